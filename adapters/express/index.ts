@@ -1,0 +1,142 @@
+/**
+ * authgate for Express 4 and 5: `createOAuthRouter(server)` mounts the OAuth endpoints and
+ * `requireToken(server)` protects a resource API. Translation only: the protocol is in the core.
+ * @packageDocumentation
+ */
+import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
+import {
+  handleDecisionForm,
+  handleResume,
+  interactionResponse,
+  type AuthorizationServer,
+  type AuthorizeDecision,
+  type Interaction,
+  type InteractionUiOptions,
+  type OAuthRequest,
+  type OAuthResponse,
+  type VerifiedToken,
+} from '../../src/index.js';
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Locals {
+      /** The verified access token, set by `requireToken`. */
+      oauth?: VerifiedToken;
+    }
+  }
+}
+
+/** Options of `createOAuthRouter`. */
+export interface OAuthRouterOptions extends InteractionUiOptions {
+  /** Largest accepted request body in bytes; bigger bodies get 413. Default 64 KiB. */
+  bodyLimit?: number;
+  /** Replace the default sign-in redirect: sign the user in, then send them to `resume`. */
+  onLogin?: (req: Request, res: Response, interaction: Interaction) => unknown;
+  /** Replace the built-in consent page: show it, then call `server.approve` / `server.deny`. */
+  onConsent?: (req: Request, res: Response, interaction: Interaction) => unknown;
+}
+
+class BodyError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+/** The raw body (a host parser may already have consumed it: then its result). */
+function readBody(req: Request, limit: number): Promise<OAuthRequest['body']> {
+  if (req.readableEnded || (req as { _body?: boolean })._body) {
+    const parsed: unknown = req.body;
+    return Promise.resolve(typeof parsed === 'string' || (typeof parsed === 'object' && parsed !== null) ? (parsed as OAuthRequest['body']) : undefined);
+  }
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) return Promise.reject(new BodyError(413, `The request body is larger than ${limit} bytes.`));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.removeAllListeners('data');
+        req.resume();
+        reject(new BodyError(413, `The request body is larger than ${limit} bytes.`));
+      } else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', () => reject(new BodyError(400, 'The request body could not be read.')));
+  });
+}
+
+function toOAuthRequest(req: Request, body?: OAuthRequest['body']): OAuthRequest {
+  return {
+    method: req.method,
+    url: `${req.protocol}://${req.get('host') ?? 'localhost'}${req.originalUrl}`,
+    headers: req.headers,
+    ...(body !== undefined && { body }),
+  };
+}
+
+function send(res: Response, response: OAuthResponse): void {
+  res.status(response.status).set(response.headers).end(response.body);
+}
+
+function sendBodyError(res: Response, error: BodyError): void {
+  res.status(error.status).set({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', connection: 'close' })
+    .end(JSON.stringify({ error: 'invalid_request', error_description: error.message }));
+}
+
+/**
+ * An Express router with `GET {basePath}/authorize`, `POST {basePath}/token`,
+ * `POST {basePath}/revoke`, and the interaction routes `GET {basePath}/authorize/resume` and
+ * `POST {basePath}/authorize/decision`. It parses its own bodies: mount no body parser for it.
+ *
+ * @example
+ * app.use(createOAuthRouter(server, { loginUrl: '/login' }));
+ * app.use('/v2', requireToken(server));
+ */
+export function createOAuthRouter(server: AuthorizationServer, options: OAuthRouterOptions = {}): Router {
+  const basePath = options.basePath ?? '/v1/oauth';
+  const limit = options.bodyLimit ?? 64 * 1024;
+  const router = express.Router();
+
+  const decide = async (req: Request, res: Response, decision: AuthorizeDecision, request: OAuthRequest) => {
+    if (decision.type === 'login' && options.onLogin) return options.onLogin(req, res, decision.interaction);
+    if (decision.type === 'consent' && options.onConsent) return options.onConsent(req, res, decision.interaction);
+    send(res, interactionResponse(decision, request, options));
+  };
+
+  const handle = (withBody: boolean, run: (request: OAuthRequest) => Promise<AuthorizeDecision | OAuthResponse>): RequestHandler =>
+    async (req, res, next) => {
+      try {
+        const body = withBody && req.method === 'POST' ? await readBody(req, limit) : undefined;
+        const request = toOAuthRequest(req, body);
+        const result = await run(request);
+        if ('type' in result) await decide(req, res, result, request);
+        else send(res, result);
+      } catch (error) {
+        if (error instanceof BodyError) sendBodyError(res, error);
+        else next(error);
+      }
+    };
+
+  router.all(`${basePath}/authorize`, handle(false, (request) => server.authorize(request)));
+  router.all(`${basePath}/authorize/resume`, handle(false, (request) => handleResume(server, request)));
+  router.all(`${basePath}/authorize/decision`, handle(true, (request) => handleDecisionForm(server, request)));
+  router.all(`${basePath}/token`, handle(true, (request) => server.token(request)));
+  router.all(`${basePath}/revoke`, handle(true, (request) => server.revoke(request)));
+  return router;
+}
+
+/**
+ * Middleware for the resource API: answers 401/403 with an RFC 6750 `WWW-Authenticate`
+ * challenge, or puts the verified token on `res.locals.oauth` and continues.
+ */
+export function requireToken(server: AuthorizationServer): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    server.authenticate(toOAuthRequest(req)).then((result) => {
+      if (!result.ok) return send(res, result.response);
+      res.locals.oauth = result.token;
+      next();
+    }, next);
+  };
+}

@@ -1,0 +1,87 @@
+import { hashSecret, timingSafeEqual } from '../crypto.js';
+import { OAuthError } from '../errors.js';
+import { header } from '../http.js';
+import type { ClientRecord, Storage } from '../storage/types.js';
+import type { OAuthRequest } from '../types.js';
+
+/** Client credentials found in a request (RFC 6749 §2.3.1). */
+export interface ClientCredentials {
+  clientId: string;
+  secret: string | undefined;
+  method: 'basic' | 'post';
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** The `application/x-www-form-urlencoded` decoding RFC 6749 §2.3.1 asks for inside Basic. */
+function formDecode(value: string): string {
+  return decodeURIComponent(value.replace(/\+/g, ' '));
+}
+
+/** `Basic <base64(id:secret)>`, or `undefined` when the header is absent or another scheme. */
+function basicCredentials(request: OAuthRequest): { clientId: string; secret: string } | undefined {
+  const value = header(request, 'authorization');
+  if (value === undefined) return undefined;
+  const match = /^basic(?: +(\S*))?\s*$/i.exec(value);
+  if (!match) return undefined; // another scheme (the revocation example sends Bearer)
+  try {
+    const encoded = match[1] ?? '';
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) throw basicFailure();
+    const text = decoder.decode(Uint8Array.from(atob(encoded), (c) => c.charCodeAt(0)));
+    const colon = text.indexOf(':');
+    if (colon <= 0) throw basicFailure();
+    return { clientId: formDecode(text.slice(0, colon)), secret: formDecode(text.slice(colon + 1)) };
+  } catch {
+    throw basicFailure();
+  }
+}
+
+/** `invalid_client` for a request that used HTTP Basic: RFC 6749 §5.2 asks for a challenge. */
+export function basicFailure(): OAuthError {
+  return new OAuthError('invalid_client', 'Client authentication failed.', 401);
+}
+
+/**
+ * The client credentials of a request, from HTTP Basic or from `client_id` / `client_secret`
+ * parameters; `null` when none were sent. Two methods at once are `invalid_request`
+ * (OAuth 2.1 §2.4: a client MUST NOT use more than one).
+ */
+export function clientCredentials(request: OAuthRequest, params: Partial<Record<'client_id' | 'client_secret', string>>): ClientCredentials | null {
+  const basic = basicCredentials(request);
+  if (basic) {
+    if (params.client_secret !== undefined) {
+      throw new OAuthError('invalid_request', 'The client used more than one authentication method.');
+    }
+    if (params.client_id !== undefined && params.client_id !== basic.clientId) {
+      throw new OAuthError('invalid_request', 'The client_id parameter differs from the client authenticated by HTTP Basic.');
+    }
+    return { clientId: basic.clientId, secret: basic.secret, method: 'basic' };
+  }
+  if (params.client_id === undefined) {
+    if (params.client_secret !== undefined) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
+    return null;
+  }
+  return { clientId: params.client_id, secret: params.client_secret, method: 'post' };
+}
+
+// Compared against when the client is unknown, so unknown and wrong take the same time.
+const DUMMY_HASH = 'x'.repeat(43);
+
+/**
+ * The authenticated client, or `invalid_client` (401). An unknown client and a wrong secret take
+ * the same path and give the same answer (RFC 6749 §5.2, RFC 6819 §4.3.5).
+ */
+export async function authenticateClient(storage: Storage, credentials: ClientCredentials): Promise<ClientRecord> {
+  const failure = credentials.method === 'basic'
+    ? basicFailure()
+    : new OAuthError('invalid_client', 'Client authentication failed.', 401);
+  const client = credentials.clientId.length <= 200 ? await storage.findClient(credentials.clientId) : null;
+  const presented = await hashSecret(credentials.secret ?? '');
+  const expected = client?.secretHash ?? DUMMY_HASH;
+  const match = timingSafeEqual(presented, expected);
+  if (!client || credentials.secret === undefined || client.secretHash === null || !match) throw failure;
+  return client;
+}
+
+/** Params names the client-authentication step reads. */
+export const CLIENT_PARAMS = ['client_id', 'client_secret'] as const;

@@ -1,0 +1,45 @@
+/**
+ * Redirect URIs. At the endpoints the comparison is an exact string comparison with the
+ * registered value, with no case folding or normalisation (RFC 9700 §4.1.3, RFC 3986 §6.2.1), so
+ * that nothing here decides what "the same URI" means. Registration refuses what could never be
+ * safe to redirect to.
+ */
+
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+/** Response parameters a registered URI may not carry, so none can be smuggled into a response. */
+const RESERVED = ['code', 'state', 'iss', 'error', 'error_description', 'access_token', 'token_type', 'expires_in', 'scope', 'refresh_token'];
+
+/** Why a URI can't be registered, or `null` when it can. */
+export function redirectUriProblem(uri: string): string | null {
+  if (uri.length > 2000) return 'is longer than 2000 characters';
+  if (/[\s\x00-\x1f\x7f\\]/.test(uri)) return 'contains whitespace, control characters or backslashes';
+  if (!URL.canParse(uri)) return 'is not an absolute URL';
+  const url = new URL(uri);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK.has(url.hostname))) {
+    return 'must use https (http only for localhost, 127.0.0.1 or [::1])';
+  }
+  if (uri.includes('#')) return 'must not contain a fragment (RFC 6749 §3.1.2)';
+  if (url.username || url.password || uri.slice(url.protocol.length + 2).split('/')[0]!.includes('@')) {
+    return 'must not contain user information';
+  }
+  if (uri.includes('*')) return 'must not contain wildcards';
+  for (const name of url.searchParams.keys()) {
+    if (RESERVED.includes(name)) return `must not carry the response parameter "${name}" in its query`;
+  }
+  return null;
+}
+
+/**
+ * The registered URI with response parameters added: in the query (keeping the registered query
+ * byte for byte) or in the fragment. Values are encoded by `URLSearchParams`, so no value can
+ * add a parameter or a header line.
+ */
+export function redirectTo(registered: string, params: Record<string, string | undefined>, mode: 'query' | 'fragment'): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined) search.append(name, value);
+  const encoded = search.toString();
+  if (mode === 'fragment') return `${registered}#${encoded}`;
+  const q = registered.indexOf('?');
+  if (q < 0) return `${registered}?${encoded}`;
+  return q === registered.length - 1 ? `${registered}${encoded}` : `${registered}&${encoded}`;
+}

@@ -1,0 +1,71 @@
+/**
+ * Randomness, hashing and comparison on Web Crypto only (`globalThis.crypto`), so the core runs
+ * unchanged on Node, Bun, Deno and edge runtimes.
+ */
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+const encoder = new TextEncoder();
+
+/** base64url without padding (RFC 4648 §5). */
+export function base64url(bytes: Uint8Array): string {
+  let out = '';
+  let i = 0;
+  for (; i + 2 < bytes.length; i += 3) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+    out += ALPHABET[n >>> 18]! + ALPHABET[(n >>> 12) & 63]! + ALPHABET[(n >>> 6) & 63]! + ALPHABET[n & 63]!;
+  }
+  const rest = bytes.length - i;
+  if (rest === 1) {
+    const n = bytes[i]! << 16;
+    out += ALPHABET[n >>> 18]! + ALPHABET[(n >>> 12) & 63]!;
+  } else if (rest === 2) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8);
+    out += ALPHABET[n >>> 18]! + ALPHABET[(n >>> 12) & 63]! + ALPHABET[(n >>> 6) & 63]!;
+  }
+  return out;
+}
+
+/** Lower-case hexadecimal. */
+export function hex(bytes: Uint8Array): string {
+  let out = '';
+  for (const b of bytes) out += (b < 16 ? '0' : '') + b.toString(16);
+  return out;
+}
+
+function randomBytes(length: number): Uint8Array {
+  return globalThis.crypto.getRandomValues(new Uint8Array(length));
+}
+
+/**
+ * A new secret value: 32 bytes (256 bits) from the CSPRNG, base64url, 43 characters.
+ * RFC 6749 §10.10 asks for at most 2^-128 guessing odds; this gives 2^-256.
+ */
+export function randomToken(): string {
+  return base64url(randomBytes(32));
+}
+
+/** A new public identifier (client ids, grant ids): 16 random bytes as 32 hex characters. */
+export function randomId(): string {
+  return hex(randomBytes(16));
+}
+
+/**
+ * SHA-256 of a secret, base64url. Tokens, codes, interaction ids and client secrets are stored
+ * only in this form (RFC 6819 §5.1.4.1.3). Every one of them is 256 random bits, so a fast hash
+ * is enough: there is nothing to brute-force that a slow password hash would protect.
+ */
+export async function hashSecret(value: string): Promise<string> {
+  const digest = await globalThis.crypto.subtle.digest('SHA-256', encoder.encode(value));
+  return base64url(new Uint8Array(digest));
+}
+
+/**
+ * Constant-time equality of two strings of the same length (hashes). Different lengths are
+ * unequal at once: lengths of hashes are public.
+ */
+export function timingSafeEqual(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}

@@ -1,0 +1,74 @@
+import { hashSecret } from '../crypto.js';
+import { requiredScope } from '../checks/scope.js';
+import type { Context } from '../context.js';
+import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
+import { queryParams } from '../http.js';
+import type { AuthenticateResult, OAuthRequest } from '../types.js';
+
+/** RFC 6750 §2.1 b64token. */
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+function challenge(ctx: Context, status: number, error?: string, description?: string, scope?: string): AuthenticateResult {
+  let value = `Bearer realm="${ctx.options.realm}"`;
+  if (error) value += `, error="${error}"`;
+  if (description) value += `, error_description="${description}"`;
+  if (scope) value += `, scope="${scope}"`;
+  // With no credentials RFC 6750 §3.1 wants no error code; the body still says what is missing.
+  const body = error ? { error, error_description: description } : { error_description: 'An access token is required (Authorization: Bearer <token>).' };
+  return {
+    ok: false,
+    response: {
+      status,
+      headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'www-authenticate': value },
+      body: JSON.stringify(body),
+    },
+  };
+}
+
+/**
+ * The resource API's check of `Authorization: Bearer <token>` (SPEC 4.4, 5.3; RFC 6750).
+ * Scope follows the HTTP method (SPEC 2.5): `read` for GET and HEAD, `write` for the rest.
+ */
+export async function authenticate(ctx: Context, request: OAuthRequest): Promise<AuthenticateResult> {
+  const raw = request.headers['authorization'];
+  if (Array.isArray(raw) && raw.length > 1) {
+    return challenge(ctx, 400, 'invalid_request', 'The request carries more than one Authorization header.');
+  }
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  const inQuery = queryParams(request).has('access_token');
+  // RFC 6750 §3: no authentication information at all → 401 with no error code. A token in
+  // the URL is ignored (OAuth 2.1 §5.1): URLs end up in logs.
+  if (value === undefined || !/^bearer(\s|$)/i.test(value)) return challenge(ctx, 401);
+  if (inQuery) return challenge(ctx, 400, 'invalid_request', 'The access token was sent in more than one place.');
+  const match = /^bearer +(\S+)$/i.exec(value);
+  if (!match) return challenge(ctx, 400, 'invalid_request', 'The Authorization header is malformed.');
+  const token = match[1]!;
+  if (token.length > MAX_TOKEN_LENGTH || !B64TOKEN.test(token)) {
+    return challenge(ctx, 401, 'invalid_token', 'The access token is invalid, expired or revoked.');
+  }
+
+  const found = await ctx.storage.findToken(await hashSecret(token));
+  const now = ctx.clock.now();
+  if (
+    !found ||
+    found.token.kind !== 'access' ||
+    found.token.revokedAt !== null ||
+    found.grant.revokedAt !== null ||
+    (found.token.expiresAt !== null && now >= found.token.expiresAt)
+  ) {
+    return challenge(ctx, 401, 'invalid_token', 'The access token is invalid, expired or revoked.');
+  }
+  const needed = requiredScope(request.method);
+  if (!found.token.scope.includes(needed)) {
+    return challenge(ctx, 403, 'insufficient_scope', 'The access token does not allow this request method.', needed === 'write' ? 'read write' : 'read');
+  }
+  return {
+    ok: true,
+    token: {
+      clientId: found.token.clientId,
+      account: found.grant.account,
+      scope: [...found.token.scope],
+      expiresAt: found.token.expiresAt ?? Number.MAX_SAFE_INTEGER,
+    },
+  };
+}

@@ -1,0 +1,274 @@
+import { z } from 'zod';
+import { hashSecret, randomId, randomToken } from '../crypto.js';
+import { covers, formatScope, parseScope } from '../checks/scope.js';
+import { redirectTo } from '../checks/redirect-uri.js';
+import type { Context } from '../context.js';
+import { OAuthError } from '../errors.js';
+import { mintAccessToken } from '../grants/issue.js';
+import { queryParams, single, type Params } from '../http.js';
+import type { AuthorizationRequestRecord, ClientRecord, GrantRecord, InteractionRecord } from '../storage/types.js';
+import type { Account, AuthorizeDecision, OAuthRequest } from '../types.js';
+
+/**
+ * The authorization endpoint (SPEC 4.1, RFC 6749 §4.1.1, §4.2.1) and the interaction steps that
+ * continue it: `resume` after sign-in, `approve` / `deny` after consent.
+ *
+ * Order of checks ("ad acta", RFC 6749 §3.1.2.4, §4.1.2.1): client and redirect URI first, and
+ * until both are verified every error is an error page, never a redirect; then scope, also an
+ * error page (SPEC 7.1); only then errors go back to the client's callback.
+ */
+
+type Mode = 'query' | 'fragment';
+
+/** An error page: the browser stays here (SPEC 7.1). */
+export function errorPage(error: string, description: string, status = 400): AuthorizeDecision {
+  return { type: 'error', status, error, description };
+}
+
+const PROMPTS = ['none', 'login', 'select_account'] as const;
+
+// The remaining parameters, validated once they are known to be single (zod issue → invalid_request).
+const restSchema = z.object({
+  state: z.string().max(2048, 'state is longer than 2048 characters').optional(),
+  prompt: z.string().max(200).optional()
+    .transform((v) => (v === undefined ? ['select_account'] : v.split(' ')))
+    .refine((values) => values.every((p) => (PROMPTS as readonly string[]).includes(p)), 'prompt holds an unknown value')
+    .refine((values) => !values.includes('none') || values.every((p) => p === 'none'), 'prompt=none cannot be combined with other values'),
+  max_auth_age: z.string().regex(/^\d{1,10}$/, 'max_auth_age must be a non-negative integer number of seconds')
+    .transform(Number).optional(),
+  i: z.string().regex(/^[0-9A-Fa-f-]{1,36}$/, 'i must be the start of an account UUID').optional(),
+});
+
+function redirectError(
+  req: Pick<AuthorizationRequestRecord, 'redirectUri' | 'state'>,
+  mode: Mode,
+  ctx: Context,
+  error: string,
+  description: string,
+): AuthorizeDecision {
+  return {
+    type: 'redirect',
+    location: redirectTo(req.redirectUri, { error, error_description: description, state: req.state, iss: ctx.options.issuer }, mode),
+  };
+}
+
+const modeOf = (req: AuthorizationRequestRecord): Mode => (req.responseType === 'token' ? 'fragment' : 'query');
+
+/** GET /v1/oauth/authorize */
+export async function authorize(ctx: Context, request: OAuthRequest): Promise<AuthorizeDecision> {
+  const method = request.method.toUpperCase();
+  if (method !== 'GET' && method !== 'HEAD') {
+    return errorPage('invalid_request', 'The authorization endpoint only accepts GET requests.');
+  }
+  const params = queryParams(request);
+
+  const clientIds = params.get('client_id');
+  if (!clientIds || clientIds.length !== 1 || !clientIds[0]) {
+    return errorPage('invalid_request', 'The request must name the application exactly once (client_id).');
+  }
+  const client = clientIds[0].length <= 200 ? await ctx.storage.findClient(clientIds[0]) : null;
+  if (!client) return errorPage('invalid_client', 'The application (client_id) is not known.');
+
+  const redirectUris = params.get('redirect_uri');
+  if (!redirectUris || redirectUris.length !== 1 || redirectUris[0] !== client.redirectUri) {
+    return errorPage('invalid_redirect_uri', 'The redirect URI is not valid: it must equal the callback URL registered for this application.');
+  }
+
+  const scopes = params.get('scope');
+  const scope = scopes && scopes.length > 1 ? null : parseScope(scopes?.[0] || undefined);
+  if (!scope) {
+    return errorPage('invalid_scope', 'The requested scope is invalid, unknown or malformed. Use "read" or "read write".');
+  }
+
+  // From here on the callback is trusted: errors go back to it.
+  const responseTypes = params.get('response_type');
+  const states = params.get('state');
+  const echo = { redirectUri: client.redirectUri, state: states?.length === 1 && states[0] ? states[0] : undefined };
+  const mode: Mode = responseTypes?.length === 1 && responseTypes[0] === 'token' ? 'fragment' : 'query';
+  if (!responseTypes || responseTypes.length !== 1 || !responseTypes[0]) {
+    return redirectError(echo, mode, ctx, 'invalid_request', 'The response_type parameter is missing or was sent more than once.');
+  }
+  const responseType = responseTypes[0];
+  if (responseType !== 'code' && responseType !== 'token') {
+    return redirectError(echo, mode, ctx, 'unsupported_response_type', 'The response_type must be "code" or "token".');
+  }
+
+  let rest: z.output<typeof restSchema>;
+  try {
+    const parsed = restSchema.safeParse(single(params as Params, ['state', 'prompt', 'max_auth_age', 'i'] as const));
+    if (!parsed.success) {
+      return redirectError({ ...echo, state: undefined }, mode, ctx, 'invalid_request', `The request is malformed: ${parsed.error.issues[0]!.message}.`);
+    }
+    rest = parsed.data;
+  } catch (error) {
+    if (error instanceof OAuthError) return redirectError({ ...echo, state: undefined }, mode, ctx, error.code, error.description);
+    throw error;
+  }
+
+  const req: AuthorizationRequestRecord = {
+    clientId: client.id,
+    redirectUri: client.redirectUri,
+    responseType,
+    scope,
+    prompt: rest.prompt,
+    ...(rest.state !== undefined && { state: rest.state }),
+    ...(rest.max_auth_age !== undefined && { maxAuthAge: rest.max_auth_age }),
+    ...(rest.i !== undefined && { accountHint: rest.i }),
+  };
+  return decide(ctx, client, req, request);
+}
+
+/** The signed-in session that fits the request's `i` hint, if any (DESIGN: a mismatch is "not signed in"). */
+async function matchingSession(ctx: Context, req: AuthorizationRequestRecord, request: OAuthRequest) {
+  const session = await ctx.sessions.current(request);
+  if (!session) return null;
+  if (req.accountHint && !session.account.uuid.toLowerCase().startsWith(req.accountHint.toLowerCase())) return null;
+  return session;
+}
+
+async function decide(ctx: Context, client: ClientRecord, req: AuthorizationRequestRecord, request: OAuthRequest): Promise<AuthorizeDecision> {
+  const now = ctx.clock.now();
+  const session = await matchingSession(ctx, req, request);
+  const tooOld = session !== null && req.maxAuthAge !== undefined && now - session.authenticatedAt > req.maxAuthAge * 1000;
+
+  if (req.prompt.includes('none')) {
+    // SPEC 2.6: no user interaction at all; every outcome goes back to the callback.
+    if (!session || tooOld) return redirectError(req, modeOf(req), ctx, 'login_required', 'The user is not signed in.');
+    const consent = await ctx.storage.findConsent(session.account.uuid, client.id);
+    if (!consent || !covers(consent.scope, req.scope)) {
+      return redirectError(req, modeOf(req), ctx, 'consent_required', 'The user has not authorized this application for the requested scope.');
+    }
+    return issue(ctx, client, req, session.account, now);
+  }
+
+  if (!session || tooOld || req.prompt.includes('login')) {
+    // prompt=login and max_auth_age need a sign-in that happens after this request.
+    const loginAfter = req.prompt.includes('login') || req.maxAuthAge !== undefined ? now : null;
+    return interaction(ctx, client, 'login', req, now, loginAfter);
+  }
+  // select_account (the default): a signed-in user is asked every time.
+  return interaction(ctx, client, 'consent', req, now, null, session.account);
+}
+
+async function interaction(
+  ctx: Context,
+  client: ClientRecord,
+  kind: 'login' | 'consent',
+  req: AuthorizationRequestRecord,
+  requestedAt: number,
+  loginAfter: number | null,
+  account?: Account,
+): Promise<AuthorizeDecision> {
+  const id = randomToken();
+  const expiresAt = ctx.clock.now() + ctx.options.lifetimes.interaction * 1000;
+  const record: InteractionRecord = {
+    idHash: await hashSecret(id),
+    kind,
+    request: req,
+    requestedAt,
+    expiresAt,
+    loginAfter,
+    ...(account && { account }),
+  };
+  await ctx.storage.saveInteraction(record);
+  return {
+    type: kind,
+    interaction: {
+      id,
+      client: { id: client.id, name: client.name },
+      scope: [...req.scope],
+      ...(account && { account }),
+      ...(req.accountHint !== undefined && { accountHint: req.accountHint }),
+      expiresAt,
+    },
+  };
+}
+
+/** Issue what the request asked for: a code (query) or an access token (fragment, no refresh token). */
+async function issue(ctx: Context, client: ClientRecord, req: AuthorizationRequestRecord, account: Account, now: number): Promise<AuthorizeDecision> {
+  const grant: GrantRecord = { id: randomId(), clientId: client.id, account, scope: req.scope, createdAt: now, revokedAt: null };
+  const iss = ctx.options.issuer;
+  if (req.responseType === 'code') {
+    const code = randomToken();
+    await ctx.storage.createGrant(grant, {
+      code: {
+        hash: await hashSecret(code),
+        grantId: grant.id,
+        clientId: client.id,
+        redirectUri: req.redirectUri,
+        scope: req.scope,
+        expiresAt: now + ctx.options.lifetimes.code * 1000,
+        usedAt: null,
+      },
+    });
+    return { type: 'redirect', location: redirectTo(req.redirectUri, { code, state: req.state, iss }, 'query') };
+  }
+  const access = await mintAccessToken(ctx, { grantId: grant.id, clientId: grant.clientId }, req.scope, now);
+  await ctx.storage.createGrant(grant, { tokens: [access.record] });
+  return {
+    type: 'redirect',
+    location: redirectTo(req.redirectUri, {
+      access_token: access.token,
+      token_type: 'bearer',
+      expires_in: String(ctx.options.lifetimes.accessToken),
+      scope: formatScope(req.scope),
+      state: req.state,
+      iss,
+    }, 'fragment'),
+  };
+}
+
+const EXPIRED = 'This authorization step has expired or was already completed. Start again from the application.';
+
+function validId(id: unknown): id is string {
+  return typeof id === 'string' && id.length > 0 && id.length <= 200;
+}
+
+/** After the host signed the user in: continue the request behind a `login` decision. */
+export async function resume(ctx: Context, interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
+  if (!validId(interactionId)) return errorPage('invalid_request', EXPIRED);
+  const record = await ctx.storage.takeInteraction(await hashSecret(interactionId), ctx.clock.now());
+  if (!record || record.kind !== 'login') return errorPage('invalid_request', EXPIRED);
+  const client = await ctx.storage.findClient(record.request.clientId);
+  if (!client) return errorPage('invalid_client', 'The application (client_id) is not known.');
+  const session = await ctx.sessions.current(request);
+  if (!session || (record.loginAfter !== null && session.authenticatedAt < record.loginAfter)) {
+    return interaction(ctx, client, 'login', record.request, record.requestedAt, record.loginAfter);
+  }
+  return interaction(ctx, client, 'consent', record.request, record.requestedAt, null, session.account);
+}
+
+/**
+ * The consent record behind a decision, checked against the signed-in user and then taken
+ * (single use, so two concurrent approvals give one code).
+ */
+async function takeConsent(ctx: Context, interactionId: string, request: OAuthRequest): Promise<InteractionRecord | AuthorizeDecision> {
+  if (!validId(interactionId)) return errorPage('invalid_request', EXPIRED);
+  const idHash = await hashSecret(interactionId);
+  const found = await ctx.storage.findInteraction(idHash);
+  if (!found || found.kind !== 'consent' || ctx.clock.now() >= found.expiresAt) return errorPage('invalid_request', EXPIRED);
+  const session = await ctx.sessions.current(request);
+  if (!session || session.account.uuid !== found.account?.uuid) {
+    return errorPage('invalid_request', 'The signed-in account is not the one this authorization was shown to.');
+  }
+  const taken = await ctx.storage.takeInteraction(idHash, ctx.clock.now());
+  return taken ?? errorPage('invalid_request', EXPIRED);
+}
+
+/** The user authorized the application. */
+export async function approve(ctx: Context, interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
+  const record = await takeConsent(ctx, interactionId, request);
+  if ('type' in record) return record;
+  const client = await ctx.storage.findClient(record.request.clientId);
+  if (!client || !record.account) return errorPage('invalid_client', 'The application (client_id) is not known.');
+  const now = ctx.clock.now();
+  await ctx.storage.saveConsent({ accountUuid: record.account.uuid, clientId: client.id, scope: record.request.scope, grantedAt: now });
+  return issue(ctx, client, record.request, record.account, now);
+}
+
+/** The user denied the application: `access_denied` back to the callback (SPEC 7.1). */
+export async function deny(ctx: Context, interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
+  const record = await takeConsent(ctx, interactionId, request);
+  if ('type' in record) return record;
+  return redirectError(record.request, modeOf(record.request), ctx, 'access_denied', 'The user denied the authorization request.');
+}

@@ -1,0 +1,33 @@
+import { hashSecret } from '../crypto.js';
+import type { Context } from '../context.js';
+import { OAuthError } from '../errors.js';
+import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
+import { jsonResponse, requestParams, single } from '../http.js';
+import type { OAuthRequest, OAuthResponse } from '../types.js';
+import { optionalClient, requirePost } from './token.js';
+
+const REVOKE_PARAMS = ['token', 'token_type_hint', 'client_id', 'client_secret'] as const;
+
+/**
+ * POST /v1/oauth/revoke (SPEC 4.3, RFC 7009). Holding the token is enough; credentials that are
+ * sent must be right and the token must be theirs. Revoking either token of a pair revokes the
+ * grant, and so both (RFC 7009 §2.1). An unknown or already revoked token also answers `200 {}`
+ * (RFC 7009 §2.2), so the answer tells nothing about which tokens exist.
+ */
+export async function revoke(ctx: Context, request: OAuthRequest): Promise<OAuthResponse> {
+  requirePost(request);
+  const params = single(requestParams(request), REVOKE_PARAMS);
+  const client = await optionalClient(ctx, request, params);
+  if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');
+  // token_type_hint is accepted and not needed: one lookup finds either kind (RFC 7009 §2.1).
+  if (params.token.length <= MAX_TOKEN_LENGTH) {
+    const found = await ctx.storage.findToken(await hashSecret(params.token));
+    if (found) {
+      if (client && client.id !== found.token.clientId) {
+        throw new OAuthError('unauthorized_client', 'The token was not issued to this client.');
+      }
+      await ctx.storage.revokeGrant(found.token.grantId, ctx.clock.now());
+    }
+  }
+  return jsonResponse(200, {});
+}

@@ -1,0 +1,50 @@
+import { authenticateClient, clientCredentials } from '../checks/client-auth.js';
+import type { Context } from '../context.js';
+import { OAuthError } from '../errors.js';
+import { authorizationCodeGrant } from '../grants/authorization-code.js';
+import { refreshTokenGrant } from '../grants/refresh-token.js';
+import { jsonResponse, requestParams, single } from '../http.js';
+import type { ClientRecord } from '../storage/types.js';
+import type { OAuthRequest, OAuthResponse } from '../types.js';
+
+/** Every parameter the token endpoint defines; each may appear once (RFC 6749 §3.2). */
+const TOKEN_PARAMS = ['grant_type', 'code', 'redirect_uri', 'refresh_token', 'scope', 'client_id', 'client_secret'] as const;
+type TokenParams = Partial<Record<(typeof TOKEN_PARAMS)[number], string>>;
+
+type Grant = (ctx: Context, params: TokenParams, client: ClientRecord | null) => Promise<Record<string, unknown>>;
+
+/** The grants, by `grant_type`. */
+const GRANTS: Record<string, Grant> = {
+  authorization_code: authorizationCodeGrant,
+  refresh_token: refreshTokenGrant,
+};
+
+/** Reject a non-POST request before reading anything (RFC 6749 §3.2). */
+export function requirePost(request: OAuthRequest): void {
+  if (request.method.toUpperCase() !== 'POST') {
+    throw new OAuthError('invalid_request', 'This endpoint only accepts POST requests.', 405);
+  }
+}
+
+/** Authenticate the client if the request carries credentials; `null` when it carries none. */
+export async function optionalClient(ctx: Context, request: OAuthRequest, params: TokenParams): Promise<ClientRecord | null> {
+  const credentials = clientCredentials(request, params);
+  return credentials ? authenticateClient(ctx.storage, credentials) : null;
+}
+
+/**
+ * POST /v1/oauth/token. Order (DESIGN): POST only; parse (a parameter twice is
+ * `invalid_request`); client credentials, when sent, checked first; `grant_type`; then the
+ * grant's own checks.
+ */
+export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthResponse> {
+  requirePost(request);
+  const params: TokenParams = single(requestParams(request), TOKEN_PARAMS);
+  const client = await optionalClient(ctx, request, params);
+  if (params.grant_type === undefined) throw new OAuthError('invalid_request', 'The grant_type parameter is missing.');
+  const grant = Object.hasOwn(GRANTS, params.grant_type) ? GRANTS[params.grant_type] : undefined;
+  if (!grant) {
+    throw new OAuthError('unsupported_grant_type', 'The grant_type must be "authorization_code" or "refresh_token".');
+  }
+  return jsonResponse(200, await grant(ctx, params, client));
+}

@@ -1,0 +1,45 @@
+import { hashSecret } from '../crypto.js';
+import type { Context } from '../context.js';
+import { OAuthError } from '../errors.js';
+import type { ClientRecord } from '../storage/types.js';
+import { mintPair, tokenResponseBody } from './issue.js';
+
+const INVALID_GRANT = 'The grant is invalid, expired, revoked, does not match the redirection URI, or was issued to another client.';
+
+/** `invalid_grant` with the description SPEC 7.2 gives. */
+export const invalidGrant = () => new OAuthError('invalid_grant', INVALID_GRANT);
+
+/** Longest code or token the token endpoint looks up; ours are 43 characters. */
+export const MAX_TOKEN_LENGTH = 512;
+
+/**
+ * `grant_type=authorization_code` (SPEC 3.1, 4.2; RFC 6749 §4.1.3). Checks that can fail
+ * without using the code come first (DESIGN: a failed exchange does not use up the code); the
+ * code is then redeemed in one atomic storage step together with the new tokens.
+ */
+export async function authorizationCodeGrant(
+  ctx: Context,
+  params: Partial<Record<'code' | 'redirect_uri', string>>,
+  client: ClientRecord | null,
+): Promise<Record<string, unknown>> {
+  // SPEC 4.2 lists client_id and client_secret as required for this grant.
+  if (!client) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
+  if (params.code === undefined) throw new OAuthError('invalid_request', 'The code parameter is missing.');
+  if (params.redirect_uri === undefined) throw new OAuthError('invalid_request', 'The redirect_uri parameter is missing.');
+  if (params.code.length > MAX_TOKEN_LENGTH) throw invalidGrant();
+
+  const hash = await hashSecret(params.code);
+  const code = await ctx.storage.findCode(hash);
+  // Bound to its client and its redirect URI (RFC 6749 §4.1.3); a mismatch uses nothing up.
+  if (!code || code.clientId !== client.id || code.redirectUri !== params.redirect_uri) throw invalidGrant();
+
+  const now = ctx.clock.now();
+  const pair = await mintPair(ctx, { grantId: code.grantId, clientId: code.clientId }, code.scope, now);
+  const outcome = await ctx.storage.redeemCode(hash, now, pair.records);
+  if (!outcome.ok) {
+    // RFC 6749 §4.1.2: a code used twice SHOULD revoke every token issued from it.
+    if (outcome.reason === 'used' && outcome.grantId) await ctx.storage.revokeGrant(outcome.grantId, now);
+    throw invalidGrant();
+  }
+  return tokenResponseBody(ctx, outcome.grant, pair);
+}

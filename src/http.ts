@@ -1,0 +1,107 @@
+import { OAuthError } from './errors.js';
+import type { OAuthRequest, OAuthResponse } from './types.js';
+
+/**
+ * Request parsing and response building shared by every endpoint. The core parses the raw query
+ * and body itself, so a duplicated parameter looks the same whatever framework sent it
+ * (RFC 6749 §3.1: "Request and response parameters MUST NOT be included more than once").
+ */
+
+/** Parameter name → every value received, from the query and the body together. */
+export type Params = Map<string, string[]>;
+
+/** Header value, or the first of several. */
+export function header(request: OAuthRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The raw query string of the request URL, without `?` and fragment. */
+export function rawQuery(url: string): string {
+  const start = url.indexOf('?');
+  if (start < 0) return '';
+  const end = url.indexOf('#', start);
+  return url.slice(start + 1, end < 0 ? undefined : end);
+}
+
+function append(params: Params, name: string, value: string): void {
+  const values = params.get(name);
+  if (values) values.push(value);
+  else params.set(name, [value]);
+}
+
+/** Parameters of the query string. `+` is a space and bad `%` escapes are kept as written (WHATWG). */
+export function queryParams(request: OAuthRequest): Params {
+  const params: Params = new Map();
+  for (const [name, value] of new URLSearchParams(rawQuery(request.url))) append(params, name, value);
+  return params;
+}
+
+const FORM = 'application/x-www-form-urlencoded';
+
+/**
+ * Parameters of the query string and of a form body together (SPEC 4.2 sends them in the query
+ * of a POST; RFC 6749 §3.2 in the body). A body that is not a form is `invalid_request`.
+ */
+export function requestParams(request: OAuthRequest): Params {
+  const params = queryParams(request);
+  const body = request.body;
+  if (body === undefined || body === '') return params;
+  const type = (header(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== FORM) {
+    // A host body parser may already have turned an empty form into `{}`.
+    if (typeof body === 'object' && Object.keys(body).length === 0) return params;
+    throw new OAuthError('invalid_request', `The request body must be ${FORM}.`);
+  }
+  if (typeof body === 'string') {
+    for (const [name, value] of new URLSearchParams(body)) append(params, name, value);
+    return params;
+  }
+  // A form the host already parsed: accept strings and arrays of strings only, never objects
+  // (an extended parser turns `a[b]=1` into `{ a: { b: '1' } }`).
+  for (const name of Object.keys(body)) {
+    const value = body[name];
+    const values = Array.isArray(value) ? value : [value];
+    for (const v of values) {
+      if (typeof v !== 'string') throw new OAuthError('invalid_request', `The parameter "${safeName(name)}" is malformed.`);
+      append(params, name, v);
+    }
+  }
+  return params;
+}
+
+/** A parameter name fit to quote in an error description (RFC 6749 §5.2 character set). */
+export function safeName(name: string): string {
+  return name.length <= 40 && /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/.test(name) ? name : '(parameter)';
+}
+
+/**
+ * The single value of each named parameter. A parameter sent more than once, even with the same
+ * value in query and body, is `invalid_request`. An empty value counts as absent.
+ */
+export function single<K extends string>(params: Params, names: readonly K[]): Partial<Record<K, string>> {
+  const out: Partial<Record<K, string>> = {};
+  for (const name of names) {
+    const values = params.get(name);
+    if (!values) continue;
+    if (values.length > 1) throw new OAuthError('invalid_request', `The parameter "${name}" was sent more than once.`);
+    if (values[0] !== '') out[name] = values[0];
+  }
+  return out;
+}
+
+const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
+
+/** A JSON response that no cache may keep (RFC 6749 §5.1). */
+export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): OAuthResponse {
+  return {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...NO_STORE, ...headers },
+    body: JSON.stringify(body),
+  };
+}
+
+/** An OAuth error as JSON (RFC 6749 §5.2). */
+export function errorResponse(error: OAuthError, headers: Record<string, string> = {}): OAuthResponse {
+  return jsonResponse(error.status, { error: error.code, error_description: error.description }, headers);
+}

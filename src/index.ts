@@ -1,0 +1,14 @@
+/**
+ * authgate: an embeddable OAuth 2.0 authorization server.
+ * @packageDocumentation
+ */
+export { AuthorizationServer } from './server.js';
+export type { AuthorizationServerOptions, ResolvedOptions } from './options.js';
+export { MemoryStorage } from './storage/memory.js';
+export type * from './storage/types.js';
+export type * from './types.js';
+export { OAuthError, ConfigError, isOAuthError, type OAuthErrorCode } from './errors.js';
+export { systemClock } from './clock.js';
+export { escapeHtml, renderErrorPage, renderConsentPage, decisionResponse, PAGE_HEADERS } from './pages.js';
+export { parseScope, formatScope, requiredScope } from './checks/scope.js';
+export { interactionResponse, handleResume, handleDecisionForm, CSRF_COOKIE, type InteractionUiOptions } from './interaction-ui.js';

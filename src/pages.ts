@@ -1,0 +1,80 @@
+import type { AuthorizeDecision, Interaction, OAuthRequest, OAuthResponse } from './types.js';
+
+/**
+ * The HTML the adapters serve by default: the error page and the consent page, and the response
+ * for a redirect. Kept in the core so that every adapter serves the same bytes and headers.
+ */
+
+/** Escape text for HTML element content and quoted attribute values. */
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"'`]/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/**
+ * Headers for every HTML page: no framing (clickjacking, RFC 9700 §4.16), no referrer, no
+ * caching, no sniffing, and no script at all.
+ */
+export const PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-store',
+  'x-frame-options': 'DENY',
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+});
+
+const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1b1f24}
+h1{font-size:1.4rem}.box{border:1px solid #d0d7de;border-radius:8px;padding:1rem 1.25rem}
+button{font:inherit;padding:.5rem 1.2rem;border-radius:6px;border:1px solid #0069ff;margin-right:.5rem;cursor:pointer}
+.primary{background:#0069ff;color:#fff}.secondary{background:#fff;color:#0069ff}code{background:#f6f8fa;padding:0 .2rem}`;
+
+function page(status: number, title: string, content: string, headers: Record<string, string> = {}): OAuthResponse {
+  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${content}</body></html>`;
+  return { status, headers: { ...PAGE_HEADERS, ...headers }, body };
+}
+
+/** The error page for an `error` decision: says what is wrong in plain words; never redirects. */
+export function renderErrorPage(decision: Extract<AuthorizeDecision, { type: 'error' }>): OAuthResponse {
+  return page(decision.status, 'Authorization error', `<h1>This authorization request cannot be completed</h1>
+<div class="box"><p>${escapeHtml(decision.description)}</p><p>Error code: <code>${escapeHtml(decision.error)}</code></p></div>
+<p>Go back to the application and try again, or contact its developer.</p>`);
+}
+
+/** What each scope value means to a user (SPEC 2.5). */
+const SCOPE_WORDS: Record<string, string> = {
+  read: 'See your account and resources (read-only).',
+  write: 'Create, change and delete resources in your account.',
+};
+
+/** The default consent page: the application, the scope in plain words, Authorize and Deny. */
+export function renderConsentPage(interaction: Interaction, form: { action: string; csrfToken: string }): OAuthResponse {
+  const items = interaction.scope.map((s) => `<li>${escapeHtml(SCOPE_WORDS[s] ?? s)}</li>`).join('');
+  const who = interaction.account
+    ? `<p>Signed in as <strong>${escapeHtml(interaction.account.name)}</strong> (${escapeHtml(interaction.account.email)}).</p>`
+    : '';
+  return page(200, `Authorize ${interaction.client.name}`, `<h1>Authorize <strong>${escapeHtml(interaction.client.name)}</strong>?</h1>
+<div class="box">${who}<p>This application asks to:</p><ul>${items}</ul>
+<form method="post" action="${escapeHtml(form.action)}">
+<input type="hidden" name="interaction" value="${escapeHtml(interaction.id)}">
+<input type="hidden" name="csrf" value="${escapeHtml(form.csrfToken)}">
+<button class="primary" type="submit" name="decision" value="approve">Authorize</button>
+<button class="secondary" type="submit" name="decision" value="deny">Deny</button>
+</form></div>
+<p>You can revoke this access at any time.</p>`);
+}
+
+/**
+ * The response for a `redirect` or `error` decision: 302 after a GET, 303 after a POST (so the
+ * browser never re-posts the form to the client, RFC 9700 §4.12), or the error page.
+ */
+export function decisionResponse(
+  decision: Extract<AuthorizeDecision, { type: 'redirect' | 'error' }>,
+  request: Pick<OAuthRequest, 'method'>,
+): OAuthResponse {
+  if (decision.type === 'error') return renderErrorPage(decision);
+  return {
+    status: request.method.toUpperCase() === 'POST' ? 303 : 302,
+    headers: { location: decision.location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' },
+    body: '',
+  };
+}

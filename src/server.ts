@@ -1,0 +1,148 @@
+import { redirectUriProblem } from './checks/redirect-uri.js';
+import type { Context } from './context.js';
+import { hashSecret, randomId, randomToken } from './crypto.js';
+import * as authorizeEndpoint from './endpoints/authorize.js';
+import { authenticate } from './endpoints/authenticate.js';
+import { revoke } from './endpoints/revoke.js';
+import { token } from './endpoints/token.js';
+import { isOAuthError, OAuthError } from './errors.js';
+import { errorResponse, header } from './http.js';
+import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions } from './options.js';
+import type { AuthenticateResult, AuthorizeDecision, OAuthRequest, OAuthResponse, RegisteredClient } from './types.js';
+
+/**
+ * The authorization server: one method per endpoint, each taking plain values and returning a
+ * plain decision or response. It never throws at its caller for anything a client can send;
+ * storage failures become `server_error` (and reach the `onError` option).
+ *
+ * @example
+ * const server = new AuthorizationServer({ storage: new MemoryStorage(), sessions });
+ * const { clientId, clientSecret } = await server.registerClient({
+ *   name: 'Example App',
+ *   redirectUri: 'https://app.example/callback',
+ * });
+ */
+export class AuthorizationServer {
+  /** The resolved options, frozen. */
+  readonly options: ResolvedOptions;
+  private readonly ctx: Context;
+
+  /** @throws ConfigError naming the first bad option. */
+  constructor(options: AuthorizationServerOptions) {
+    this.options = resolveOptions(options);
+    this.ctx = { options: this.options, storage: this.options.storage, sessions: this.options.sessions, clock: this.options.clock };
+  }
+
+  /**
+   * Register an application (SPEC 2.1). The client secret is returned once; only its hash is
+   * stored. The callback URL must be https (http only for loopback hosts), with no fragment,
+   * user information, wildcard or response parameter.
+   * @throws OAuthError `invalid_request` (use `isOAuthError`) when the name or URL is refused.
+   */
+  async registerClient(input: { name: string; redirectUri: string }): Promise<RegisteredClient> {
+    const name = typeof input?.name === 'string' ? input.name.trim() : '';
+    if (!name || name.length > 200) throw new OAuthError('invalid_request', 'The application name must be 1 to 200 characters.');
+    const redirectUri = input.redirectUri;
+    const problem = typeof redirectUri === 'string' ? redirectUriProblem(redirectUri) : 'is not a string';
+    if (problem) throw new OAuthError('invalid_request', `The callback URL ${problem}.`);
+    const clientId = randomId() + randomId();
+    const clientSecret = randomToken();
+    await this.ctx.storage.saveClient({
+      id: clientId,
+      name,
+      redirectUri,
+      secretHash: await hashSecret(clientSecret),
+      createdAt: this.ctx.clock.now(),
+    });
+    return { clientId, clientSecret, name, redirectUri };
+  }
+
+  /** GET /v1/oauth/authorize: the start of the code and implicit flows (SPEC 4.1). */
+  authorize(request: OAuthRequest): Promise<AuthorizeDecision> {
+    return this.page(() => authorizeEndpoint.authorize(this.ctx, request));
+  }
+
+  /** After a `login` decision, once the host has signed the user in. */
+  resume(interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
+    return this.page(() => authorizeEndpoint.resume(this.ctx, interactionId, request));
+  }
+
+  /** After a `consent` decision: the signed-in user authorized the application. */
+  approve(interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
+    return this.page(() => authorizeEndpoint.approve(this.ctx, interactionId, request));
+  }
+
+  /** After a `consent` decision: the user refused; redirects with `error=access_denied`. */
+  deny(interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
+    return this.page(() => authorizeEndpoint.deny(this.ctx, interactionId, request));
+  }
+
+  /** POST /v1/oauth/token (SPEC 4.2): code exchange and refresh. */
+  token(request: OAuthRequest): Promise<OAuthResponse> {
+    return this.json(request, () => token(this.ctx, request), 500);
+  }
+
+  /** POST /v1/oauth/revoke (SPEC 4.3, RFC 7009). A revocation storage could not record is 503, never 200. */
+  revoke(request: OAuthRequest): Promise<OAuthResponse> {
+    return this.json(request, () => revoke(this.ctx, request), 503);
+  }
+
+  /**
+   * Check the bearer token of a resource API request (SPEC 4.4): `read` allows GET and HEAD,
+   * `read write` also POST, PUT, PATCH and DELETE.
+   */
+  async authenticate(request: OAuthRequest): Promise<AuthenticateResult> {
+    try {
+      return await authenticate(this.ctx, request);
+    } catch (error) {
+      this.report(error);
+      // 503 without `invalid_token`, so clients do not throw away good tokens during an outage.
+      return { ok: false, response: errorResponse(new OAuthError('temporarily_unavailable', 'The service is temporarily unavailable.', 503)) };
+    }
+  }
+
+  /**
+   * The user revokes an application (SPEC 3.2): its consent, and every grant, code and token it
+   * holds for this user. The next `prompt=none` answers `consent_required`.
+   */
+  async revokeAccess(input: { accountUuid: string; clientId: string }): Promise<void> {
+    await this.ctx.storage.revokeAccess(input.accountUuid, input.clientId, this.ctx.clock.now());
+  }
+
+  private async page(step: () => Promise<AuthorizeDecision>): Promise<AuthorizeDecision> {
+    try {
+      return await step();
+    } catch (error) {
+      if (isOAuthError(error)) return authorizeEndpoint.errorPage(error.code, error.description);
+      this.report(error);
+      return authorizeEndpoint.errorPage('server_error', 'The server could not complete the request. Try again later.', 500);
+    }
+  }
+
+  private async json(request: OAuthRequest, step: () => Promise<OAuthResponse>, faultStatus: number): Promise<OAuthResponse> {
+    try {
+      return await step();
+    } catch (error) {
+      if (isOAuthError(error)) {
+        const headers: Record<string, string> = {};
+        if (error.status === 405) headers['allow'] = 'POST';
+        // RFC 6749 §5.2: a client that tried HTTP Basic gets a Basic challenge back.
+        if (error.code === 'invalid_client' && /^basic(\s|$)/i.test(header(request, 'authorization') ?? '')) {
+          headers['www-authenticate'] = `Basic realm="${this.options.realm}"`;
+        }
+        return errorResponse(error, headers);
+      }
+      this.report(error);
+      const code = faultStatus === 503 ? 'temporarily_unavailable' : 'server_error';
+      return errorResponse(new OAuthError(code, 'The server could not complete the request. Try again later.', faultStatus));
+    }
+  }
+
+  private report(error: unknown): void {
+    try {
+      this.options.onError?.(error);
+    } catch {
+      // A failing hook must not turn a clean 500 into a crash.
+    }
+  }
+}

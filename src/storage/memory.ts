@@ -1,0 +1,132 @@
+import type {
+  ClientRecord,
+  CodeRecord,
+  ConsentRecord,
+  GrantRecord,
+  InteractionRecord,
+  SingleUseOutcome,
+  Storage,
+  TokenRecord,
+} from './types.js';
+
+const copy = <T>(value: T): T => structuredClone(value);
+const pairKey = (accountUuid: string, clientId: string) => `${accountUuid}\u0000${clientId}`;
+
+/**
+ * A complete in-memory `Storage`, for tests, the demo and single-process development.
+ *
+ * Every single-use step runs as one synchronous block with no `await` inside, so two concurrent
+ * calls in one process can never both succeed. Records are copied in and out, as a database
+ * would, so a caller can never change stored state by mutating a returned object. State lives in
+ * this process only: several processes need a shared store (PostgreSQL).
+ */
+export class MemoryStorage implements Storage {
+  private readonly clients = new Map<string, ClientRecord>();
+  private readonly interactions = new Map<string, InteractionRecord>();
+  private readonly consents = new Map<string, ConsentRecord>();
+  private readonly grants = new Map<string, GrantRecord>();
+  private readonly grantsByPair = new Map<string, Set<string>>();
+  private readonly codes = new Map<string, CodeRecord>();
+  private readonly tokens = new Map<string, TokenRecord>();
+
+  async saveClient(client: ClientRecord): Promise<void> {
+    this.clients.set(client.id, copy(client));
+  }
+
+  async findClient(clientId: string): Promise<ClientRecord | null> {
+    const client = this.clients.get(clientId);
+    return client ? copy(client) : null;
+  }
+
+  async saveInteraction(interaction: InteractionRecord): Promise<void> {
+    this.interactions.set(interaction.idHash, copy(interaction));
+  }
+
+  async findInteraction(idHash: string): Promise<InteractionRecord | null> {
+    const interaction = this.interactions.get(idHash);
+    return interaction ? copy(interaction) : null;
+  }
+
+  async takeInteraction(idHash: string, now: number): Promise<InteractionRecord | null> {
+    const interaction = this.interactions.get(idHash);
+    if (!interaction) return null;
+    this.interactions.delete(idHash);
+    return now < interaction.expiresAt ? interaction : null;
+  }
+
+  async saveConsent(consent: ConsentRecord): Promise<void> {
+    const key = pairKey(consent.accountUuid, consent.clientId);
+    const existing = this.consents.get(key);
+    const scope = existing ? [...new Set([...existing.scope, ...consent.scope])] : [...consent.scope];
+    this.consents.set(key, { ...copy(consent), scope });
+  }
+
+  async findConsent(accountUuid: string, clientId: string): Promise<ConsentRecord | null> {
+    const consent = this.consents.get(pairKey(accountUuid, clientId));
+    return consent ? copy(consent) : null;
+  }
+
+  async createGrant(grant: GrantRecord, issued: { code?: CodeRecord; tokens?: TokenRecord[] }): Promise<void> {
+    this.grants.set(grant.id, copy(grant));
+    const key = pairKey(grant.account.uuid, grant.clientId);
+    let ids = this.grantsByPair.get(key);
+    if (!ids) this.grantsByPair.set(key, (ids = new Set()));
+    ids.add(grant.id);
+    if (issued.code) this.codes.set(issued.code.hash, copy(issued.code));
+    for (const token of issued.tokens ?? []) this.tokens.set(token.hash, copy(token));
+  }
+
+  async findCode(hash: string): Promise<CodeRecord | null> {
+    const code = this.codes.get(hash);
+    return code ? copy(code) : null;
+  }
+
+  async redeemCode(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
+    const code = this.codes.get(hash);
+    if (!code) return { ok: false, reason: 'missing' };
+    if (code.usedAt !== null) return { ok: false, reason: 'used', grantId: code.grantId };
+    if (now >= code.expiresAt) return { ok: false, reason: 'expired' };
+    if (this.isRevoked(code.grantId)) return { ok: false, reason: 'revoked' };
+    code.usedAt = now;
+    for (const token of tokens) this.tokens.set(token.hash, copy(token));
+    return { ok: true, grant: copy(this.grants.get(code.grantId)!) };
+  }
+
+  async findToken(hash: string): Promise<{ token: TokenRecord; grant: GrantRecord } | null> {
+    const token = this.tokens.get(hash);
+    const grant = token && this.grants.get(token.grantId);
+    return token && grant ? { token: copy(token), grant: copy(grant) } : null;
+  }
+
+  async rotateRefreshToken(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
+    const token = this.tokens.get(hash);
+    if (!token || token.kind !== 'refresh') return { ok: false, reason: 'missing' };
+    if (token.rotatedAt !== null) return { ok: false, reason: 'used', grantId: token.grantId };
+    if (token.revokedAt !== null || this.isRevoked(token.grantId)) return { ok: false, reason: 'revoked' };
+    if (token.expiresAt !== null && now >= token.expiresAt) return { ok: false, reason: 'expired' };
+    token.rotatedAt = now;
+    const pair = token.pairHash === null ? undefined : this.tokens.get(token.pairHash);
+    if (pair && pair.revokedAt === null) pair.revokedAt = now;
+    for (const issued of tokens) this.tokens.set(issued.hash, copy(issued));
+    return { ok: true, grant: copy(this.grants.get(token.grantId)!) };
+  }
+
+  async revokeGrant(grantId: string, now: number): Promise<void> {
+    const grant = this.grants.get(grantId);
+    if (grant && grant.revokedAt === null) grant.revokedAt = now;
+  }
+
+  async revokeAccess(accountUuid: string, clientId: string, now: number): Promise<void> {
+    const key = pairKey(accountUuid, clientId);
+    this.consents.delete(key);
+    for (const id of this.grantsByPair.get(key) ?? []) {
+      const grant = this.grants.get(id);
+      if (grant && grant.revokedAt === null) grant.revokedAt = now;
+    }
+  }
+
+  private isRevoked(grantId: string): boolean {
+    const grant = this.grants.get(grantId);
+    return !grant || grant.revokedAt !== null;
+  }
+}

@@ -1,0 +1,158 @@
+import type { Account } from '../types.js';
+
+/**
+ * The records authgate keeps, and the storage seam that keeps them.
+ *
+ * Every secret (client secret, code, token, interaction id) reaches storage only as its SHA-256
+ * hash. Records are immutable except for the state fields named in each single-use operation,
+ * and each single-use operation is ONE atomic step of the storage: one conditional statement
+ * (`UPDATE ... WHERE used_at IS NULL AND expires_at > $now RETURNING ...`) or one transaction in
+ * SQL, one script in a key-value store, one synchronous block (no `await` inside) in memory.
+ * Times are ms since epoch, always passed in by the core from its injected clock.
+ */
+
+/** A registered application. */
+export interface ClientRecord {
+  id: string;
+  name: string;
+  /** The registered callback URL, compared with `redirect_uri` as an exact string. */
+  redirectUri: string;
+  /** SHA-256 of the client secret; `null` for a public client. */
+  secretHash: string | null;
+  createdAt: number;
+}
+
+/** The parsed, validated authorization request an interaction carries between steps. */
+export interface AuthorizationRequestRecord {
+  clientId: string;
+  redirectUri: string;
+  responseType: 'code' | 'token';
+  scope: string[];
+  state?: string;
+  prompt: string[];
+  maxAuthAge?: number;
+  accountHint?: string;
+}
+
+/** A pending step of an authorization request (sign-in or consent). Single use. */
+export interface InteractionRecord {
+  idHash: string;
+  kind: 'login' | 'consent';
+  request: AuthorizationRequestRecord;
+  /** When the authorization request arrived. */
+  requestedAt: number;
+  expiresAt: number;
+  /** For `login`: the sign-in must have happened at or after this time (`prompt=login`, `max_auth_age`). */
+  loginAfter: number | null;
+  /** For `consent`: the account the consent is shown to. */
+  account?: Account;
+}
+
+/** A user's standing authorization of an application, as used by `prompt=none`. */
+export interface ConsentRecord {
+  accountUuid: string;
+  clientId: string;
+  /** Every scope value the user has approved for this application. */
+  scope: string[];
+  /** When the user last approved. */
+  grantedAt: number;
+}
+
+/**
+ * One authorization: what a user approved once, and the family of every code and token that
+ * descends from it. Revoking the grant kills the whole family at once.
+ */
+export interface GrantRecord {
+  id: string;
+  clientId: string;
+  account: Account;
+  scope: string[];
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+/** An authorization code, kept (as a hash) after use until it expires so a replay is recognised. */
+export interface CodeRecord {
+  hash: string;
+  grantId: string;
+  clientId: string;
+  redirectUri: string;
+  scope: string[];
+  expiresAt: number;
+  usedAt: number | null;
+}
+
+/** An access or refresh token. */
+export interface TokenRecord {
+  hash: string;
+  kind: 'access' | 'refresh';
+  grantId: string;
+  clientId: string;
+  scope: string[];
+  issuedAt: number;
+  /** `null`: no expiry (refresh tokens by default). */
+  expiresAt: number | null;
+  /** For a refresh token: the hash of the access token issued with it (invalidated on rotation). */
+  pairHash: string | null;
+  /** For a refresh token: when it was exchanged for a new pair. */
+  rotatedAt: number | null;
+  revokedAt: number | null;
+}
+
+/** Why a single-use step did not happen. */
+export type SingleUseFailure = 'missing' | 'used' | 'expired' | 'revoked';
+
+/**
+ * The outcome of a single-use step: on success, the grant the code or token belongs to; on `used`,
+ * `grantId` names the family to revoke (a replay).
+ */
+export type SingleUseOutcome =
+  | { ok: true; grant: GrantRecord }
+  | { ok: false; reason: SingleUseFailure; grantId?: string };
+
+/**
+ * The storage seam. Implement it on any database; `MemoryStorage` is the reference, and
+ * `describeStorageConformance()` from `authgate/testing` checks an implementation.
+ *
+ * @example
+ * const server = new AuthorizationServer({ storage: new MemoryStorage(), sessions });
+ */
+export interface Storage {
+  /** Insert a client, or replace the record with the same id. */
+  saveClient(client: ClientRecord): Promise<void>;
+  findClient(clientId: string): Promise<ClientRecord | null>;
+
+  saveInteraction(interaction: InteractionRecord): Promise<void>;
+  findInteraction(idHash: string): Promise<InteractionRecord | null>;
+  /** Atomically remove and return the interaction, if present and `now < expiresAt`. Single use. */
+  takeInteraction(idHash: string, now: number): Promise<InteractionRecord | null>;
+
+  /** Insert, or merge the scope into the existing consent of the same account and client. */
+  saveConsent(consent: ConsentRecord): Promise<void>;
+  findConsent(accountUuid: string, clientId: string): Promise<ConsentRecord | null>;
+
+  /** Insert a grant together with its first code or its first tokens, atomically. */
+  createGrant(grant: GrantRecord, issued: { code?: CodeRecord; tokens?: TokenRecord[] }): Promise<void>;
+  findCode(hash: string): Promise<CodeRecord | null>;
+  /**
+   * Single use, atomic: if the code exists, is unused, `now < expiresAt` and its grant is not
+   * revoked, mark it used at `now` and insert `tokens`; otherwise change nothing and say why
+   * (`used` with the code's `grantId`, so the caller can revoke the family).
+   */
+  redeemCode(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome>;
+
+  /** A token by hash, with its grant. */
+  findToken(hash: string): Promise<{ token: TokenRecord; grant: GrantRecord } | null>;
+  /**
+   * Single use, atomic: if the refresh token exists, was never rotated or revoked,
+   * `now < expiresAt` (when set) and its grant is not revoked, mark it rotated at `now`, revoke
+   * its paired access token, and insert `tokens`; otherwise change nothing and say why (`used`
+   * with the `grantId` when it was already rotated).
+   */
+  rotateRefreshToken(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome>;
+
+  /** Revoke a grant and so every code and token of its family. Idempotent. */
+  revokeGrant(grantId: string, now: number): Promise<void>;
+  /** The user revokes an application: delete the consent and revoke every grant of the pair. */
+  revokeAccess(accountUuid: string, clientId: string, now: number): Promise<void>;
+}

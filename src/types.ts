@@ -1,0 +1,107 @@
+/**
+ * The plain values that cross the boundary between an adapter and the core.
+ * Adapters translate framework objects into these and back; the core sees nothing else.
+ */
+
+/** One HTTP request, as an adapter hands it to the core. */
+export interface OAuthRequest {
+  /** HTTP method, e.g. `'GET'` or `'POST'` (any case). */
+  method: string;
+  /** Path and query (`/v1/oauth/token?grant_type=...`) or an absolute URL. */
+  url: string;
+  /** Header names in lower case. */
+  headers: Record<string, string | string[] | undefined>;
+  /**
+   * The raw body, or a form the host already parsed. Adapters pass the raw string so that the
+   * core sees duplicated parameters the same way in every framework.
+   */
+  body?: string | Record<string, unknown>;
+}
+
+/** One HTTP response, as the core hands it to an adapter. */
+export interface OAuthResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** A user account of the host platform. Extra fields are kept but not sent to clients. */
+export interface Account {
+  /** The account identifier, a hexadecimal string (SPEC 2.3 `info.uuid`). */
+  uuid: string;
+  name: string;
+  email: string;
+}
+
+/** The signed-in user, as the host's sign-in system reports it. */
+export interface UserSession {
+  account: Account;
+  /** When the user last signed in with a credential: ms since epoch. */
+  authenticatedAt: number;
+}
+
+/**
+ * The host's sign-in, seen from the core.
+ *
+ * @example
+ * const sessions: UserSessions = {
+ *   current: (req) => mySessionStore.fromCookie(req.headers.cookie),
+ * };
+ */
+export interface UserSessions {
+  current(request: OAuthRequest): UserSession | null | Promise<UserSession | null>;
+}
+
+/** A source of time, in ms since epoch. The default is the system clock. */
+export interface Clock {
+  now(): number;
+}
+
+/** What the host must show or do in the middle of an authorization request. */
+export interface Interaction {
+  /** Unguessable, single use, short-lived. */
+  id: string;
+  client: { id: string; name: string };
+  /** The requested scope, e.g. `['read']` or `['read', 'write']`. */
+  scope: string[];
+  /** For consent: who is deciding. */
+  account?: Account;
+  /** The `i` parameter, if sent: the first characters of the expected account UUID. */
+  accountHint?: string;
+  /** When this interaction stops being usable: ms since epoch. */
+  expiresAt: number;
+}
+
+/** The outcome of an authorization-endpoint step. Adapters handle each case explicitly. */
+export type AuthorizeDecision =
+  /** Send the browser to the client's callback: a code, a fragment, or an error. */
+  | { type: 'redirect'; location: string }
+  /** The host signs the user in, then calls `resume()`. */
+  | { type: 'login'; interaction: Interaction }
+  /** The host shows the client and scope, then calls `approve()` or `deny()`. */
+  | { type: 'consent'; interaction: Interaction }
+  /** Show an error page. Never a redirect: the client or its callback could not be trusted. */
+  | { type: 'error'; status: number; error: string; description: string };
+
+/** The verified access token a resource API request carries. */
+export interface VerifiedToken {
+  clientId: string;
+  account: Account;
+  scope: string[];
+  /** ms since epoch. */
+  expiresAt: number;
+}
+
+/** The result of `AuthorizationServer.authenticate()`. */
+export type AuthenticateResult =
+  | { ok: true; token: VerifiedToken }
+  | { ok: false; response: OAuthResponse };
+
+/** A registered application, as returned once by `registerClient()`. */
+export interface RegisteredClient {
+  clientId: string;
+  /** Shown once: only its hash is stored. */
+  clientSecret: string;
+  name: string;
+  redirectUri: string;
+}

@@ -1,0 +1,63 @@
+import { AuthorizationServer, MemoryStorage, type Account, type AuthorizationServerOptions, type OAuthRequest, type OAuthResponse } from '../src/index.js';
+import { FakeClock, FakeSessions } from '../src/testing/index.js';
+
+export const ADA: Account = { uuid: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', name: 'Ada Lovelace', email: 'ada@example.com' };
+export const BOB: Account = { uuid: 'b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0', name: 'Bob Builder', email: 'bob@example.com' };
+export const CALLBACK = 'https://client.example/cb';
+
+/** A server on memory storage, a fake clock and fake sessions, with one registered client. */
+export async function setup(options: Partial<AuthorizationServerOptions> = {}) {
+  const clock = new FakeClock();
+  const sessions = new FakeSessions(clock);
+  const storage = new MemoryStorage();
+  const server = new AuthorizationServer({ storage, sessions, clock, ...options });
+  const client = await server.registerClient({ name: 'Example App', redirectUri: CALLBACK });
+  const other = await server.registerClient({ name: 'Other App', redirectUri: 'https://other.example/cb' });
+  const ada = sessions.signIn(ADA);
+
+  const get = (url: string, cookie?: string): OAuthRequest => ({ method: 'GET', url, headers: cookie ? { cookie } : {} });
+  const post = (url: string, form: Record<string, string> | string, headers: Record<string, string> = {}): OAuthRequest => ({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: typeof form === 'string' ? form : new URLSearchParams(form).toString(),
+  });
+  const authorizeUrl = (params: Record<string, string> = {}) =>
+    `/v1/oauth/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: CALLBACK, response_type: 'code', ...params })}`;
+
+  /** Run authorize → consent → approve for the signed-in cookie; returns the redirect URL. */
+  async function authorizeAndApprove(params: Record<string, string> = {}, cookie = ada): Promise<URL> {
+    const decision = await server.authorize(get(authorizeUrl(params), cookie));
+    if (decision.type !== 'consent') throw new Error(`expected consent, got ${JSON.stringify(decision)}`);
+    const approved = await server.approve(decision.interaction.id, get('/', cookie));
+    if (approved.type !== 'redirect') throw new Error(`expected redirect, got ${JSON.stringify(approved)}`);
+    return new URL(approved.location);
+  }
+
+  async function getCode(params: Record<string, string> = {}, cookie = ada): Promise<string> {
+    const url = await authorizeAndApprove(params, cookie);
+    return url.searchParams.get('code')!;
+  }
+
+  const exchange = (code: string, extra: Record<string, string> = {}) =>
+    server.token(post('/v1/oauth/token', {
+      grant_type: 'authorization_code', code, client_id: client.clientId, client_secret: client.clientSecret, redirect_uri: CALLBACK, ...extra,
+    }));
+
+  const refresh = (refreshToken: string, extra: Record<string, string> = {}) =>
+    server.token(post('/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: refreshToken, ...extra }));
+
+  const api = (method: string, token: string) =>
+    server.authenticate({ method, url: '/v2/account', headers: { authorization: `Bearer ${token}` } });
+
+  /** A full code flow: returns the token response body. */
+  async function tokens(params: Record<string, string> = {}) {
+    const res = await exchange(await getCode(params));
+    if (res.status !== 200) throw new Error(res.body);
+    return json(res) as { access_token: string; refresh_token: string; scope: string; expires_in: number; token_type: string; info: Account };
+  }
+
+  return { clock, sessions, storage, server, client, other, ada, get, post, authorizeUrl, authorizeAndApprove, getCode, exchange, refresh, api, tokens };
+}
+
+export const json = (res: OAuthResponse) => JSON.parse(res.body) as Record<string, unknown>;
