@@ -232,7 +232,7 @@ export async function resume(ctx: Context, interactionId: string, request: OAuth
   const client = await ctx.storage.findClient(record.request.clientId);
   if (!client) return errorPage('invalid_client', 'The application (client_id) is not known.');
   const session = await ctx.sessions.current(request);
-  if (!session || (record.loginAfter !== null && session.authenticatedAt < record.loginAfter)) {
+  if (!session || (record.loginAfter !== null && session.authenticatedAt <= record.loginAfter)) {
     return interaction(ctx, client, 'login', record.request, record.requestedAt, record.loginAfter);
   }
   return interaction(ctx, client, 'consent', record.request, record.requestedAt, null, session.account);

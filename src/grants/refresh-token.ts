@@ -27,6 +27,12 @@ export async function refreshTokenGrant(
   // Credentials that were sent must belong to the token's client (RFC 6749 §6); a mismatch
   // rotates and revokes nothing, or anyone could burn another client's token.
   if (!found || found.token.kind !== 'refresh' || (client && client.id !== found.token.clientId)) throw invalidGrant();
+  const now = ctx.clock.now();
+  if (found.token.rotatedAt !== null) {
+    // A replay is a replay whatever else the request says: revoke the family first.
+    await ctx.storage.revokeGrant(found.token.grantId, now);
+    throw invalidGrant();
+  }
 
   // A scope parameter may narrow the new pair, never widen it (RFC 6749 §6).
   let scope = found.token.scope;
@@ -38,7 +44,6 @@ export async function refreshTokenGrant(
     scope = requested;
   }
 
-  const now = ctx.clock.now();
   const pair = await mintPair(ctx, { grantId: found.token.grantId, clientId: found.token.clientId }, scope, now);
   const outcome = await ctx.storage.rotateRefreshToken(hash, now, pair.records);
   if (!outcome.ok) {

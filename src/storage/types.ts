@@ -42,7 +42,7 @@ export interface InteractionRecord {
   /** When the authorization request arrived. */
   requestedAt: number;
   expiresAt: number;
-  /** For `login`: the sign-in must have happened at or after this time (`prompt=login`, `max_auth_age`). */
+  /** For `login`: the sign-in must have happened after this time (`prompt=login`, `max_auth_age`). */
   loginAfter: number | null;
   /** For `consent`: the account the consent is shown to. */
   account?: Account;

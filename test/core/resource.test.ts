@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { ADA, setup } from '../helpers.js';
+
+/** SPEC 2.5 (scope values), 4.4 and 5.3 (use of a token). */
+describe('resource API bearer check (SPEC 4.4, 2.5)', () => {
+  const table: Array<[string, 'read' | 'read write', boolean]> = [
+    ['GET', 'read', true], ['HEAD', 'read', true], ['POST', 'read', false], ['PUT', 'read', false],
+    ['PATCH', 'read', false], ['DELETE', 'read', false], ['OPTIONS', 'read', false], ['PURGE', 'read', false],
+    ['GET', 'read write', true], ['HEAD', 'read write', true], ['POST', 'read write', true], ['PUT', 'read write', true],
+    ['PATCH', 'read write', true], ['DELETE', 'read write', true], ['get', 'read', true],
+  ];
+  it.each(table)('%s with a %s token → allowed: %s', async (method, scope, allowed) => {
+    const t = await setup();
+    const tokens = await t.tokens({ scope });
+    const result = await t.api(method, tokens.access_token);
+    expect(result.ok).toBe(allowed);
+    if (!result.ok) {
+      expect(result.response.status).toBe(403);
+      expect(result.response.headers['www-authenticate']).toBe(
+        'Bearer realm="authgate", error="insufficient_scope", error_description="The access token does not allow this request method.", scope="read write"',
+      );
+    }
+  });
+
+  it('a valid token gives the client, the account, the scope and the expiry time', async () => {
+    const t = await setup();
+    const tokens = await t.tokens({ scope: 'read write' });
+    const result = await t.api('GET', tokens.access_token);
+    expect(result).toEqual({
+      ok: true,
+      token: { clientId: t.client.clientId, account: ADA, scope: ['read', 'write'], expiresAt: t.clock.now() + 2_592_000_000 },
+    });
+  });
+
+  it('no Authorization header: 401 with a Bearer challenge and no error code (RFC 6750 §3.1)', async () => {
+    const t = await setup();
+    for (const headers of [{}, { authorization: 'Basic abc' }]) {
+      const result = await t.server.authenticate({ method: 'GET', url: '/v2/account', headers });
+      expect(result.ok).toBe(false);
+      if (result.ok) return;
+      expect(result.response.status).toBe(401);
+      expect(result.response.headers['www-authenticate']).toBe('Bearer realm="authgate"');
+    }
+  });
+
+  it('a token in the query string is ignored (treated as no credentials)', async () => {
+    const t = await setup();
+    const tokens = await t.tokens();
+    const result = await t.server.authenticate({ method: 'GET', url: `/v2/account?access_token=${tokens.access_token}`, headers: {} });
+    expect(!result.ok && result.response.status).toBe(401);
+  });
+
+  it('unknown, malformed, revoked or expired tokens: 401 invalid_token', async () => {
+    const t = await setup();
+    const tokens = await t.tokens();
+    await t.server.revoke(t.post('/v1/oauth/revoke', { token: tokens.access_token }));
+    const expired = await t.tokens();
+    t.clock.advance(2_592_000_000);
+    for (const token of ['unknown', 'bad!chars"', tokens.access_token, expired.access_token, 'x'.repeat(600)]) {
+      const result = await t.api('GET', token);
+      expect(result.ok).toBe(false);
+      if (result.ok) continue;
+      expect(result.response.status).toBe(401);
+      expect(result.response.headers['www-authenticate']).toMatch(/^Bearer realm="authgate", error="invalid_token"/);
+      expect(JSON.parse(result.response.body).error).toBe('invalid_token');
+    }
+  });
+
+  it('a refresh token or a code used as a bearer token: 401 invalid_token', async () => {
+    const t = await setup();
+    const tokens = await t.tokens();
+    for (const token of [tokens.refresh_token, await t.getCode()]) {
+      const result = await t.api('GET', token);
+      expect(!result.ok && result.response.status).toBe(401);
+    }
+  });
+
+  it('the scheme name is case-insensitive', async () => {
+    const t = await setup();
+    const tokens = await t.tokens();
+    for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
+      const result = await t.server.authenticate({ method: 'GET', url: '/v2', headers: { authorization: `${scheme} ${tokens.access_token}` } });
+      expect(result.ok).toBe(true);
+    }
+  });
+
+  it('malformed requests: 400 invalid_request', async () => {
+    const t = await setup();
+    const tokens = await t.tokens();
+    const cases = [
+      { authorization: 'Bearer' },
+      { authorization: `Bearer ${tokens.access_token} extra` },
+      { authorization: [`Bearer ${tokens.access_token}`, `Bearer ${tokens.access_token}`] },
+    ];
+    for (const headers of cases) {
+      const result = await t.server.authenticate({ method: 'GET', url: '/v2', headers });
+      expect(!result.ok && result.response.status).toBe(400);
+    }
+    const both = await t.server.authenticate({ method: 'GET', url: `/v2?access_token=${tokens.access_token}`, headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect(!both.ok && both.response.status).toBe(400);
+  });
+});

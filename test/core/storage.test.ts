@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { AuthorizationServer, MemoryStorage, type Storage } from '../../src/index.js';
+import { FakeClock, FakeSessions } from '../../src/testing/index.js';
+import { ADA, CALLBACK, json, setup } from '../helpers.js';
+
+/** Records every value written to storage, to prove no secret reaches it in clear. */
+function spy(inner: Storage): { storage: Storage; writes: string[] } {
+  const writes: string[] = [];
+  const storage = new Proxy(inner, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        writes.push(JSON.stringify(args));
+        return value.apply(target, args);
+      };
+    },
+  });
+  return { storage, writes };
+}
+
+describe('secrets at rest', () => {
+  it('no client secret, code, interaction id, access token or refresh token reaches storage in clear', async () => {
+    const { storage, writes } = spy(new MemoryStorage());
+    const t = await setup({ storage });
+    const secrets = [t.client.clientSecret];
+    const decision = await t.server.authorize(t.get(t.authorizeUrl(), t.ada));
+    if (decision.type !== 'consent') throw new Error(decision.type);
+    secrets.push(decision.interaction.id);
+    const approved = await t.server.approve(decision.interaction.id, t.get('/', t.ada));
+    if (approved.type !== 'redirect') throw new Error(approved.type);
+    const code = new URL(approved.location).searchParams.get('code')!;
+    secrets.push(code);
+    const first = json(await t.exchange(code));
+    const second = json(await t.refresh(first.refresh_token as string));
+    const implicit = new URLSearchParams((await t.authorizeAndApprove({ response_type: 'token' })).hash.slice(1)).get('access_token')!;
+    secrets.push(first.access_token as string, first.refresh_token as string, second.access_token as string, second.refresh_token as string, implicit);
+    await t.api('GET', second.access_token as string);
+    await t.server.revoke(t.post('/v1/oauth/revoke', { token: second.access_token as string }));
+    expect(writes.length).toBeGreaterThan(10);
+    for (const secret of secrets) {
+      for (const write of writes) expect(write).not.toContain(secret);
+    }
+  });
+});
+
+describe('MemoryStorage', () => {
+  it('copies records in and out, so callers cannot change stored state', async () => {
+    const storage = new MemoryStorage();
+    const client = { id: 'c', name: 'n', redirectUri: CALLBACK, secretHash: 'h', createdAt: 0 };
+    await storage.saveClient(client);
+    client.name = 'changed';
+    const found = await storage.findClient('c');
+    found!.redirectUri = 'https://evil.example/';
+    expect(await storage.findClient('c')).toMatchObject({ name: 'n', redirectUri: CALLBACK });
+  });
+
+  it('redeemCode is single use under concurrency and classifies failures', async () => {
+    const storage = new MemoryStorage();
+    const grant = { id: 'g', clientId: 'c', account: ADA, scope: ['read'], createdAt: 0, revokedAt: null };
+    await storage.createGrant(grant, { code: { hash: 'h', grantId: 'g', clientId: 'c', redirectUri: CALLBACK, scope: ['read'], expiresAt: 100, usedAt: null } });
+    const outcomes = await Promise.all(Array.from({ length: 10 }, () => storage.redeemCode('h', 1, [])));
+    expect(outcomes.filter((o) => o.ok)).toHaveLength(1);
+    expect(outcomes.filter((o) => !o.ok && o.reason === 'used' && o.grantId === 'g')).toHaveLength(9);
+    expect(await storage.redeemCode('nope', 1, [])).toEqual({ ok: false, reason: 'missing' });
+    await storage.createGrant({ ...grant, id: 'g2' }, { code: { hash: 'h2', grantId: 'g2', clientId: 'c', redirectUri: CALLBACK, scope: ['read'], expiresAt: 100, usedAt: null } });
+    expect(await storage.redeemCode('h2', 100, [])).toEqual({ ok: false, reason: 'expired' });
+    await storage.revokeGrant('g2', 5);
+    expect(await storage.redeemCode('h2', 5, [])).toEqual({ ok: false, reason: 'revoked' });
+  });
+
+  it('takeInteraction is single use and refuses expired interactions', async () => {
+    const storage = new MemoryStorage();
+    const record = { idHash: 'i', kind: 'consent' as const, request: { clientId: 'c', redirectUri: CALLBACK, responseType: 'code' as const, scope: ['read'], prompt: [] }, requestedAt: 0, expiresAt: 10, loginAfter: null };
+    await storage.saveInteraction(record);
+    const taken = await Promise.all([storage.takeInteraction('i', 1), storage.takeInteraction('i', 1)]);
+    expect(taken.filter(Boolean)).toHaveLength(1);
+    await storage.saveInteraction(record);
+    expect(await storage.takeInteraction('i', 10)).toBeNull();
+  });
+});
+
+describe('storage faults', () => {
+  function failing(method: keyof Storage): Storage {
+    const inner = new MemoryStorage();
+    return new Proxy(inner, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver);
+        if (name === method && typeof value === 'function') {
+          return async () => { throw new Error('connection to db-1.internal:5432 refused (SECRET-DETAIL)'); };
+        }
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  }
+
+  it('a failing storage gives server_error without detail, reports to onError, and never throws', async () => {
+    const errors: unknown[] = [];
+    const t = await setup({ storage: failing('redeemCode'), onError: (e) => errors.push(e) });
+    const res = await t.exchange(await t.getCode());
+    expect(res.status).toBe(500);
+    expect(json(res)).toEqual({ error: 'server_error', error_description: 'The server could not complete the request. Try again later.' });
+    expect(res.body).not.toContain('SECRET-DETAIL');
+    expect(errors).toHaveLength(1);
+  });
+
+  it('a revocation storage could not record answers 503, never 200 {}', async () => {
+    const t = await setup({ storage: failing('revokeGrant') });
+    const tokens = await t.tokens();
+    const res = await t.server.revoke(t.post('/v1/oauth/revoke', { token: tokens.access_token }));
+    expect(res.status).toBe(503);
+    expect(json(res).error).toBe('temporarily_unavailable');
+  });
+
+  it('the resource check answers 503 without invalid_token when storage fails', async () => {
+    const t = await setup({ storage: failing('findToken') });
+    const result = await t.api('GET', 'sometoken');
+    expect(!result.ok && result.response.status).toBe(503);
+    if (!result.ok) expect(result.response.headers['www-authenticate']).toBeUndefined();
+  });
+
+  it('the authorization endpoint shows an error page (500) when storage fails', async () => {
+    const clock = new FakeClock();
+    const server = new AuthorizationServer({ storage: failing('findClient'), sessions: new FakeSessions(clock), clock, onError: () => { throw new Error('hook fails too'); } });
+    const d = await server.authorize({ method: 'GET', url: `/v1/oauth/authorize?client_id=x&redirect_uri=${CALLBACK}&response_type=code`, headers: {} });
+    expect(d).toMatchObject({ type: 'error', status: 500, error: 'server_error' });
+  });
+});
