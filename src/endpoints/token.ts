@@ -3,13 +3,28 @@ import type { Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { authorizationCodeGrant } from '../grants/authorization-code.js';
 import { refreshTokenGrant } from '../grants/refresh-token.js';
-import { jsonResponse, requestParams, single } from '../http.js';
+import { z } from 'zod';
+import { jsonResponse, requestParams, single, validateParams } from '../http.js';
 import type { ClientRecord } from '../storage/types.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 
 /** Every parameter the token endpoint defines; each may appear once (RFC 6749 §3.2). */
 const TOKEN_PARAMS = ['grant_type', 'code', 'redirect_uri', 'refresh_token', 'scope', 'client_id', 'client_secret'] as const;
 type TokenParams = Partial<Record<(typeof TOKEN_PARAMS)[number], string>>;
+
+/** Upper bounds on every value, so nothing unbounded reaches hashing or storage. */
+const value = (max: number) => z.string().max(max).optional();
+export const tokenParamsSchema = z.object({
+  grant_type: value(100),
+  code: value(4096),
+  redirect_uri: value(4096),
+  refresh_token: value(4096),
+  scope: value(200),
+  client_id: value(512),
+  client_secret: value(512),
+  token: z.string().optional(), // RFC 7009 §2.2: any unknown or malformed token is still 200 {}
+  token_type_hint: value(100),
+});
 
 type Grant = (ctx: Context, params: TokenParams, client: ClientRecord | null) => Promise<Record<string, unknown>>;
 
@@ -39,7 +54,7 @@ export async function optionalClient(ctx: Context, request: OAuthRequest, params
  */
 export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthResponse> {
   requirePost(request);
-  const params: TokenParams = single(requestParams(request), TOKEN_PARAMS);
+  const params: TokenParams = validateParams(tokenParamsSchema, single(requestParams(request), TOKEN_PARAMS));
   const client = await optionalClient(ctx, request, params);
   if (params.grant_type === undefined) throw new OAuthError('invalid_request', 'The grant_type parameter is missing.');
   const grant = Object.hasOwn(GRANTS, params.grant_type) ? GRANTS[params.grant_type] : undefined;

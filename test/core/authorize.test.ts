@@ -151,7 +151,7 @@ describe('errors at the authorization step (SPEC 7.1)', () => {
 
   it('a bad redirect_uri wins over every other error (errors are redirected only to a verified callback)', async () => {
     const t = await setup();
-    for (const extra of [{ response_type: 'nope' }, { prompt: 'bogus' }, { scope: 'admin' }, { max_auth_age: '-1' }]) {
+    for (const extra of [{ response_type: 'nope' }, { prompt: 'bogus' }, { scope: 'admin' }, { max_auth_age: '-1' }] as Record<string, string>[]) {
       const d = await t.server.authorize(t.get(t.authorizeUrl({ redirect_uri: 'https://evil.example/cb', ...extra }), t.ada));
       expect(d.type).toBe('error');
     }

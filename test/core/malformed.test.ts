@@ -114,3 +114,12 @@ describe('malformed token and revocation requests', () => {
     expect(json(res).error).toBe('invalid_request');
   });
 });
+
+describe('parameter bounds', () => {
+  it.each(['client_id', 'client_secret', 'scope', 'grant_type', 'code'])('an over-long %s is invalid_request naming the parameter', async (name) => {
+    const t = await setup();
+    const res = await t.server.token(t.post('/v1/oauth/token', { grant_type: 'authorization_code', [name]: 'x'.repeat(5000) }));
+    expect(res.status).toBe(400);
+    expect(json(res)).toEqual({ error: 'invalid_request', error_description: `The parameter "${name}" is malformed.` });
+  });
+});
