@@ -1,0 +1,279 @@
+/**
+ * Packaging: what a user gets from `npm install authgate`. Builds the package, packs it, installs
+ * the tarball into a fresh project outside this repository, and checks it from the outside: every
+ * entry imports as ESM and loads through `require()` (Node >= 20.19), the declarations compile
+ * under strict settings, and the tarball holds only what it should.
+ *
+ * Slow (build + one `npm install`), so everything is prepared once in `beforeAll`. Set
+ * `AUTHGATE_KEEP_PACK_DIR=1` to keep the temporary project for a look after a failure.
+ */
+import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+
+const ENTRIES = ['authgate', 'authgate/express', 'authgate/fastify', 'authgate/hono', 'authgate/testing'] as const;
+const BUILT = ['index', 'express', 'fastify', 'hono', 'testing'].flatMap((name) => [`dist/${name}.js`, `dist/${name}.d.ts`]);
+
+/**
+ * The environment of every child process. Variables that npm sets for the script running this
+ * test (`npm test`) describe this repository, not the temporary project: drop them.
+ */
+function childEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^npm_(package|lifecycle)_/i.test(key) || /^npm_config_local_prefix$/i.test(key) || key === 'INIT_CWD') continue;
+    if (key === 'NODE_OPTIONS' || key === 'NODE_ENV' || key.startsWith('VITEST')) continue;
+    env[key] = value;
+  }
+  return env;
+}
+
+const timings: string[] = [];
+
+/** Run a command; on failure throw with everything needed to see why. */
+function run(command: string, args: readonly string[], options: SpawnSyncOptions & { cwd: string }): string {
+  const started = performance.now();
+  const result = spawnSync(command, args, { encoding: 'utf8', env: childEnv(), maxBuffer: 64 * 1024 * 1024, ...options });
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  const shown = `${command} ${args.map((a) => (a.length > 80 ? `${a.replace(/\s+/g, ' ').slice(0, 77)}...` : a)).join(' ')}`;
+  timings.push(`${seconds.padStart(5)} s  ${shown}`);
+  if (result.error || result.status !== 0) {
+    throw new Error([
+      `Command failed (${result.error ? String(result.error) : `exit ${result.status}${result.signal ? `, ${result.signal}` : ''}`}) after ${seconds} s:`,
+      `  ${shown}`,
+      `  in ${options.cwd}`,
+      '--- stdout ---', String(result.stdout ?? '').trimEnd(),
+      '--- stderr ---', String(result.stderr ?? '').trimEnd(),
+    ].join('\n'));
+  }
+  return String(result.stdout);
+}
+
+function write(dir: string, files: Record<string, string>): void {
+  for (const [name, text] of Object.entries(files)) {
+    const path = join(dir, name);
+    mkdirSync(join(path, '..'), { recursive: true });
+    writeFileSync(path, text);
+  }
+}
+
+let workDir = '';
+let project = '';
+let packedFiles: string[] = [];
+
+beforeAll(() => {
+  workDir = mkdtempSync(join(tmpdir(), 'authgate-pack-'));
+  project = join(workDir, 'project');
+  mkdirSync(project);
+
+  // Build and pack a copy of the working tree: a clean dist/ every time, and a concurrent test run
+  // (or a developer's `npm run build`) never sees dist/ half cleaned. Everything but build output
+  // and dependencies is copied, so a too-wide "files" field would still show in the tarball.
+  const stage = join(workDir, 'authgate');
+  const skipped = new Set(['node_modules', '.git', 'dist', 'coverage', '.tmp', 'test-results']);
+  cpSync(root, stage, {
+    recursive: true,
+    filter: (path) => {
+      const top = relative(root, path).split(sep)[0]!;
+      return !skipped.has(top) && !top.endsWith('.tgz');
+    },
+  });
+  symlinkSync(join(root, 'node_modules'), join(stage, 'node_modules'), process.platform === 'win32' ? 'junction' : 'dir');
+
+  run(npm, ['run', 'build'], { cwd: stage });
+
+  const packed = JSON.parse(run(npm, ['pack', '--json', '--pack-destination', workDir], { cwd: stage })) as
+    Array<{ filename: string; files: Array<{ path: string }> }>;
+  const tarball = join(workDir, packed[0]!.filename);
+  packedFiles = packed[0]!.files.map((file) => file.path).sort();
+
+  write(project, {
+    'package.json': JSON.stringify({ name: 'authgate-consumer', version: '0.0.0', private: true, type: 'module' }, null, 2),
+  });
+  run(npm, [
+    'install', tarball, 'express@5', '@types/express@5', 'typescript@5', '@types/node@20',
+    '--no-audit', '--no-fund', '--prefer-offline', '--no-package-lock', '--ignore-scripts', '--loglevel=error',
+  ], { cwd: project });
+}, 240_000);
+
+afterAll(() => {
+  if (timings.length) console.log(`pack test timings:\n${timings.join('\n')}`);
+  if (!workDir) return;
+  if (process.env['AUTHGATE_KEEP_PACK_DIR']) console.log(`pack test: kept ${workDir}`);
+  else rmSync(workDir, { recursive: true, force: true });
+});
+
+describe('the packed package', () => {
+  it('contains only dist/, package.json and the README, with every entry and its types', () => {
+    const unexpected = packedFiles.filter((path) => !/^(dist\/.+|package\.json|README\.md|LICENSE(\.md)?)$/.test(path));
+    expect(unexpected, `unexpected files in the tarball:\n${packedFiles.join('\n')}`).toEqual([]);
+    expect(packedFiles).toEqual(expect.arrayContaining([...BUILT, 'package.json']));
+    expect(packedFiles.filter((path) => /^(src|test|adapters|examples)\//.test(path) || path.endsWith('.ts') && !path.endsWith('.d.ts'))).toEqual([]);
+  });
+
+  it('has one copy of the core, so instanceof holds across entries', () => {
+    const dist = join(project, 'node_modules', 'authgate', 'dist');
+    const defining = readdirSync(dist)
+      .filter((name) => name.endsWith('.js'))
+      .filter((name) => /\bclass AuthorizationServer\b|\bAuthorizationServer = class\b/.test(readFileSync(join(dist, name), 'utf8')));
+    expect(defining, 'files defining AuthorizationServer').toHaveLength(1);
+  });
+
+  it('imports every entry as ESM', () => {
+    const script = `
+      const [core, expressEntry, fastify, hono, testing] = await Promise.all(${JSON.stringify(ENTRIES)}.map((name) => import(name)));
+      const expect = (ok, what) => { if (!ok) throw new Error('missing or wrong: ' + what); };
+      expect(typeof core.AuthorizationServer === 'function', 'authgate AuthorizationServer');
+      expect(typeof core.MemoryStorage === 'function', 'authgate MemoryStorage');
+      expect(typeof core.isOAuthError === 'function', 'authgate isOAuthError');
+      expect(typeof core.OAuthError === 'function' && typeof core.ConfigError === 'function', 'authgate errors');
+      expect(typeof expressEntry.createOAuthRouter === 'function', 'authgate/express createOAuthRouter');
+      expect(typeof expressEntry.requireToken === 'function', 'authgate/express requireToken');
+      expect(typeof testing.FakeClock === 'function', 'authgate/testing FakeClock');
+      expect(typeof testing.FakeSessions === 'function', 'authgate/testing FakeSessions');
+      expect(typeof fastify === 'object' && typeof hono === 'object', 'placeholder entries');
+
+      const clock = new testing.FakeClock();
+      const server = new core.AuthorizationServer({ storage: new core.MemoryStorage(), sessions: new testing.FakeSessions(clock), clock });
+      const client = await server.registerClient({ name: 'Pack test', redirectUri: 'https://app.example/callback' });
+      expect(typeof client.clientId === 'string' && typeof client.clientSecret === 'string', 'registerClient result');
+      expect(typeof expressEntry.createOAuthRouter(server) === 'function', 'a router');
+      expect(typeof expressEntry.requireToken(server) === 'function', 'a middleware');
+      try { new core.AuthorizationServer({}); throw new Error('no ConfigError'); }
+      catch (error) { expect(error instanceof core.ConfigError, 'ConfigError instanceof'); }
+      try { await server.registerClient({ name: '', redirectUri: 'x' }); throw new Error('no OAuthError'); }
+      catch (error) { expect(core.isOAuthError(error) && error instanceof core.OAuthError, 'OAuthError from registerClient'); }
+      console.log('esm ok');
+    `;
+    expect(run(process.execPath, ['--input-type=module', '-e', script], { cwd: project })).toContain('esm ok');
+  });
+
+  it('loads every entry through require() from CommonJS', () => {
+    write(project, {
+      'check.cjs': `
+        const assert = require('node:assert/strict');
+        const entries = ${JSON.stringify(ENTRIES)}.map((name) => require(name));
+        const [core, expressEntry, , , testing] = entries;
+        const { AuthorizationServer, MemoryStorage, ConfigError, isOAuthError } = core;
+        const server = new AuthorizationServer({ storage: new MemoryStorage(), sessions: { current: () => null } });
+        assert.ok(server instanceof AuthorizationServer);
+        assert.equal(typeof isOAuthError, 'function');
+        assert.equal(typeof expressEntry.createOAuthRouter(server), 'function');
+        assert.equal(typeof expressEntry.requireToken(server), 'function');
+        assert.equal(new testing.FakeClock(0).now(), 0);
+        assert.throws(() => new AuthorizationServer({ storage: {}, sessions: { current: () => null } }), ConfigError);
+        // require() and import() see the same module instances: one copy of every class.
+        import('authgate').then((esm) => {
+          assert.equal(esm.AuthorizationServer, AuthorizationServer);
+          assert.ok(server instanceof esm.AuthorizationServer);
+          console.log('cjs ok');
+        }).catch((error) => { console.error(error); process.exit(1); });
+      `,
+    });
+    expect(run(process.execPath, ['check.cjs'], { cwd: project })).toContain('cjs ok');
+  });
+
+  it('compiles a strict TypeScript consumer (ESM and CommonJS) against the declarations', () => {
+    write(project, {
+      'tsconfig.json': JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          lib: ['ES2022'],
+          types: ['node'],
+          strict: true,
+          exactOptionalPropertyTypes: true,
+          noUncheckedIndexedAccess: true,
+          // Check the published .d.ts files themselves, not only their use.
+          skipLibCheck: false,
+          noEmit: true,
+        },
+        include: ['ts'],
+      }, null, 2),
+      'ts/app.ts': `
+        import express, { type Request, type Response } from 'express';
+        import {
+          AuthorizationServer, MemoryStorage, isOAuthError,
+          type AuthorizationServerOptions, type AuthorizeDecision, type OAuthRequest, type OAuthResponse,
+          type RegisteredClient, type UserSessions, type VerifiedToken,
+        } from 'authgate';
+        import { createOAuthRouter, requireToken, type OAuthRouterOptions } from 'authgate/express';
+        import { FakeClock, FakeSessions } from 'authgate/testing';
+
+        const clock = new FakeClock();
+        const fake = new FakeSessions(clock);
+        const sessions: UserSessions = fake;
+        const options: AuthorizationServerOptions = { storage: new MemoryStorage(), sessions, clock, issuer: 'https://auth.example' };
+        const server = new AuthorizationServer(options);
+
+        const client: RegisteredClient = await server.registerClient({ name: 'Example App', redirectUri: 'https://app.example/callback' });
+        const secret: string = client.clientSecret;
+        clock.advance(60_000);
+        const cookie: string = fake.signIn({ uuid: 'a1b2c3d4e5f6', name: 'Ada', email: 'ada@example.com' });
+
+        const request: OAuthRequest = {
+          method: 'GET',
+          url: '/v1/oauth/authorize?response_type=code&client_id=' + client.clientId,
+          headers: { cookie },
+        };
+        function describeDecision(decision: AuthorizeDecision): string {
+          switch (decision.type) {
+            case 'redirect': return decision.location;
+            case 'login':
+            case 'consent': return decision.interaction.id + decision.interaction.scope.join(' ');
+            case 'error': return String(decision.status) + decision.description;
+            default: { const unhandled: never = decision; return unhandled; }
+          }
+        }
+        describeDecision(await server.authorize(request));
+        const response: OAuthResponse = await server.token({ method: 'POST', url: '/v1/oauth/token', headers: {}, body: 'grant_type=x' });
+        const status: number = response.status;
+
+        const app = express();
+        const routerOptions: OAuthRouterOptions = { loginUrl: '/login', bodyLimit: 4096 };
+        app.use(createOAuthRouter(server, routerOptions));
+        app.get('/v2/me', requireToken(server), (_req: Request, res: Response) => {
+          const uuid: string | undefined = res.locals.oauth?.account.uuid;
+          const token: VerifiedToken | undefined = res.locals.oauth;
+          // @ts-expect-error res.locals.oauth is optional: the augmentation survived and is not 'any'
+          const unchecked: string = res.locals.oauth.account.uuid;
+          res.json({ uuid, scope: token?.scope ?? [], unchecked });
+        });
+
+        try {
+          await server.registerClient({ name: '', redirectUri: 'not a url' });
+        } catch (error) {
+          if (isOAuthError(error)) {
+            const code: string = error.code;
+            const description: string = error.description;
+            console.log(code, description);
+          }
+        }
+
+        // @ts-expect-error unknown options are refused by the types too
+        new AuthorizationServer({ storage: new MemoryStorage(), sessions, notAnOption: true });
+        // @ts-expect-error storage is required
+        new AuthorizationServer({ sessions });
+
+        export { secret, status };
+      `,
+      'ts/legacy.cts': `
+        // A CommonJS TypeScript host: compiled to require(), which loads the ESM build on Node >= 20.19.
+        import { AuthorizationServer, MemoryStorage } from 'authgate';
+        import { FakeClock } from 'authgate/testing';
+        import { requireToken } from 'authgate/express';
+
+        const server = new AuthorizationServer({ storage: new MemoryStorage(), sessions: { current: () => null }, clock: new FakeClock() });
+        export const middleware = requireToken(server);
+      `,
+    });
+    run(process.execPath, [join(project, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: project });
+  });
+});
