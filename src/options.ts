@@ -6,8 +6,8 @@ import type { Clock, UserSessions } from './types.js';
 
 const STORAGE_METHODS = [
   'saveClient', 'findClient', 'saveInteraction', 'findInteraction', 'takeInteraction', 'saveConsent',
-  'findConsent', 'createGrant', 'findCode', 'redeemCode', 'findToken', 'rotateRefreshToken',
-  'revokeGrant', 'revokeAccess',
+  'findConsent', 'listConsents', 'createGrant', 'findCode', 'redeemCode', 'findToken', 'rotateRefreshToken',
+  'revokeGrant', 'revokeAccess', 'revokeClientGrants',
 ] as const;
 
 const hasMethods = (value: unknown, names: readonly string[]) =>

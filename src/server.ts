@@ -8,7 +8,8 @@ import { token } from './endpoints/token.js';
 import { isOAuthError, OAuthError } from './errors.js';
 import { errorResponse, header } from './http.js';
 import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions } from './options.js';
-import type { AuthenticateResult, AuthorizeDecision, OAuthRequest, OAuthResponse, RegisteredClient } from './types.js';
+import { formatScope } from './checks/scope.js';
+import type { AuthenticateResult, AuthorizationInfo, AuthorizeDecision, ClientInfo, OAuthRequest, OAuthResponse, RegisteredClient } from './types.js';
 
 /**
  * The authorization server: one method per endpoint, each taking plain values and returning a
@@ -107,6 +108,41 @@ export class AuthorizationServer {
    */
   async revokeAccess(input: { accountUuid: string; clientId: string }): Promise<void> {
     await this.ctx.storage.revokeAccess(input.accountUuid, input.clientId, this.ctx.clock.now());
+  }
+
+  /** A registered application, without its secret; `null` when unknown. */
+  async getClient(clientId: string): Promise<ClientInfo | null> {
+    const client = typeof clientId === 'string' && clientId.length <= 200 ? await this.ctx.storage.findClient(clientId) : null;
+    return client && { clientId: client.id, name: client.name, redirectUri: client.redirectUri, public: client.secretHash === null, createdAt: client.createdAt };
+  }
+
+  /**
+   * Give an application a new client secret, returned once; the old one stops working at once.
+   * Tokens already issued stay valid (use `revokeClientTokens` for those).
+   * @throws OAuthError `invalid_client` when the client is unknown or public.
+   */
+  async resetClientSecret(clientId: string): Promise<{ clientId: string; clientSecret: string }> {
+    const client = typeof clientId === 'string' && clientId.length <= 200 ? await this.ctx.storage.findClient(clientId) : null;
+    if (!client || client.secretHash === null) throw new OAuthError('invalid_client', 'The application is unknown or has no client secret.');
+    const clientSecret = randomToken();
+    await this.ctx.storage.saveClient({ ...client, secretHash: await hashSecret(clientSecret) });
+    return { clientId: client.id, clientSecret };
+  }
+
+  /** Revoke every code and token an application holds, for every user. Users' consents stay. */
+  async revokeClientTokens(clientId: string): Promise<void> {
+    await this.ctx.storage.revokeClientGrants(clientId, this.ctx.clock.now());
+  }
+
+  /** The applications a user has authorized, with scope and date (for an "Authorized applications" page). */
+  async listAuthorizations(accountUuid: string): Promise<AuthorizationInfo[]> {
+    const consents = await this.ctx.storage.listConsents(accountUuid);
+    const out: AuthorizationInfo[] = [];
+    for (const consent of consents) {
+      const client = await this.ctx.storage.findClient(consent.clientId);
+      if (client) out.push({ client: { id: client.id, name: client.name }, scope: formatScope(consent.scope).split(' '), grantedAt: consent.grantedAt });
+    }
+    return out.sort((a, b) => b.grantedAt - a.grantedAt);
   }
 
   private async page(step: () => Promise<AuthorizeDecision>): Promise<AuthorizeDecision> {

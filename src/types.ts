@@ -105,3 +105,22 @@ export interface RegisteredClient {
   name: string;
   redirectUri: string;
 }
+
+/** A registered application as the host may show it (never its secret). */
+export interface ClientInfo {
+  clientId: string;
+  name: string;
+  redirectUri: string;
+  /** Registered without a secret. */
+  public: boolean;
+  /** ms since epoch. */
+  createdAt: number;
+}
+
+/** One application a user has authorized. */
+export interface AuthorizationInfo {
+  client: { id: string; name: string };
+  scope: string[];
+  /** When the user last approved it: ms since epoch. */
+  grantedAt: number;
+}

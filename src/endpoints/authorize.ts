@@ -197,6 +197,8 @@ async function issue(ctx: Context, client: ClientRecord, req: AuthorizationReque
         clientId: client.id,
         redirectUri: req.redirectUri,
         scope: req.scope,
+        codeChallenge: null,
+        codeChallengeMethod: null,
         expiresAt: now + ctx.options.lifetimes.code * 1000,
         usedAt: null,
       },

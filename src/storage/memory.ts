@@ -66,6 +66,13 @@ export class MemoryStorage implements Storage {
     return consent ? copy(consent) : null;
   }
 
+  async listConsents(accountUuid: string): Promise<ConsentRecord[]> {
+    const prefix = pairKey(accountUuid, '');
+    const out: ConsentRecord[] = [];
+    for (const [key, consent] of this.consents) if (key.startsWith(prefix)) out.push(copy(consent));
+    return out;
+  }
+
   async createGrant(grant: GrantRecord, issued: { code?: CodeRecord; tokens?: TokenRecord[] }): Promise<void> {
     this.grants.set(grant.id, copy(grant));
     const key = pairKey(grant.account.uuid, grant.clientId);
@@ -84,7 +91,7 @@ export class MemoryStorage implements Storage {
   async redeemCode(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
     const code = this.codes.get(hash);
     if (!code) return { ok: false, reason: 'missing' };
-    if (code.usedAt !== null) return { ok: false, reason: 'used', grantId: code.grantId };
+    if (code.usedAt !== null) return { ok: false, reason: 'used', grantId: code.grantId, usedAt: code.usedAt };
     if (now >= code.expiresAt) return { ok: false, reason: 'expired' };
     if (this.isRevoked(code.grantId)) return { ok: false, reason: 'revoked' };
     code.usedAt = now;
@@ -101,7 +108,7 @@ export class MemoryStorage implements Storage {
   async rotateRefreshToken(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
     const token = this.tokens.get(hash);
     if (!token || token.kind !== 'refresh') return { ok: false, reason: 'missing' };
-    if (token.rotatedAt !== null) return { ok: false, reason: 'used', grantId: token.grantId };
+    if (token.rotatedAt !== null) return { ok: false, reason: 'used', grantId: token.grantId, usedAt: token.rotatedAt };
     if (token.revokedAt !== null || this.isRevoked(token.grantId)) return { ok: false, reason: 'revoked' };
     if (token.expiresAt !== null && now >= token.expiresAt) return { ok: false, reason: 'expired' };
     token.rotatedAt = now;
@@ -122,6 +129,12 @@ export class MemoryStorage implements Storage {
     for (const id of this.grantsByPair.get(key) ?? []) {
       const grant = this.grants.get(id);
       if (grant && grant.revokedAt === null) grant.revokedAt = now;
+    }
+  }
+
+  async revokeClientGrants(clientId: string, now: number): Promise<void> {
+    for (const grant of this.grants.values()) {
+      if (grant.clientId === clientId && grant.revokedAt === null) grant.revokedAt = now;
     }
   }
 

@@ -78,6 +78,10 @@ export interface CodeRecord {
   clientId: string;
   redirectUri: string;
   scope: string[];
+  /** The PKCE challenge sent with the authorization request (RFC 7636), or `null`. */
+  codeChallenge: string | null;
+  /** `S256`, or `plain` where a server allows it; `null` without a challenge. */
+  codeChallengeMethod: 'S256' | 'plain' | null;
   expiresAt: number;
   usedAt: number | null;
 }
@@ -104,11 +108,11 @@ export type SingleUseFailure = 'missing' | 'used' | 'expired' | 'revoked';
 
 /**
  * The outcome of a single-use step: on success, the grant the code or token belongs to; on `used`,
- * `grantId` names the family to revoke (a replay).
+ * `grantId` names the family to revoke (a replay) and `usedAt` says when the first use happened.
  */
 export type SingleUseOutcome =
   | { ok: true; grant: GrantRecord }
-  | { ok: false; reason: SingleUseFailure; grantId?: string };
+  | { ok: false; reason: SingleUseFailure; grantId?: string; usedAt?: number };
 
 /**
  * The storage seam. Implement it on any database; `MemoryStorage` is the reference, and
@@ -130,6 +134,8 @@ export interface Storage {
   /** Insert, or merge the scope into the existing consent of the same account and client. */
   saveConsent(consent: ConsentRecord): Promise<void>;
   findConsent(accountUuid: string, clientId: string): Promise<ConsentRecord | null>;
+  /** Every consent of an account (the user's "authorized applications"). */
+  listConsents(accountUuid: string): Promise<ConsentRecord[]>;
 
   /** Insert a grant together with its first code or its first tokens, atomically. */
   createGrant(grant: GrantRecord, issued: { code?: CodeRecord; tokens?: TokenRecord[] }): Promise<void>;
@@ -155,4 +161,6 @@ export interface Storage {
   revokeGrant(grantId: string, now: number): Promise<void>;
   /** The user revokes an application: delete the consent and revoke every grant of the pair. */
   revokeAccess(accountUuid: string, clientId: string, now: number): Promise<void>;
+  /** Revoke every grant of a client, for every user (the developer revokes all its tokens). Consents stay. */
+  revokeClientGrants(clientId: string, now: number): Promise<void>;
 }

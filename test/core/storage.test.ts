@@ -58,12 +58,12 @@ describe('MemoryStorage', () => {
   it('redeemCode is single use under concurrency and classifies failures', async () => {
     const storage = new MemoryStorage();
     const grant = { id: 'g', clientId: 'c', account: ADA, scope: ['read'], createdAt: 0, revokedAt: null };
-    await storage.createGrant(grant, { code: { hash: 'h', grantId: 'g', clientId: 'c', redirectUri: CALLBACK, scope: ['read'], expiresAt: 100, usedAt: null } });
+    await storage.createGrant(grant, { code: { hash: 'h', grantId: 'g', clientId: 'c', redirectUri: CALLBACK, scope: ['read'], codeChallenge: null, codeChallengeMethod: null, expiresAt: 100, usedAt: null } });
     const outcomes = await Promise.all(Array.from({ length: 10 }, () => storage.redeemCode('h', 1, [])));
     expect(outcomes.filter((o) => o.ok)).toHaveLength(1);
     expect(outcomes.filter((o) => !o.ok && o.reason === 'used' && o.grantId === 'g')).toHaveLength(9);
     expect(await storage.redeemCode('nope', 1, [])).toEqual({ ok: false, reason: 'missing' });
-    await storage.createGrant({ ...grant, id: 'g2' }, { code: { hash: 'h2', grantId: 'g2', clientId: 'c', redirectUri: CALLBACK, scope: ['read'], expiresAt: 100, usedAt: null } });
+    await storage.createGrant({ ...grant, id: 'g2' }, { code: { hash: 'h2', grantId: 'g2', clientId: 'c', redirectUri: CALLBACK, scope: ['read'], codeChallenge: null, codeChallengeMethod: null, expiresAt: 100, usedAt: null } });
     expect(await storage.redeemCode('h2', 100, [])).toEqual({ ok: false, reason: 'expired' });
     await storage.revokeGrant('g2', 5);
     expect(await storage.redeemCode('h2', 5, [])).toEqual({ ok: false, reason: 'revoked' });
