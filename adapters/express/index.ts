@@ -67,11 +67,24 @@ function readBody(req: Request, limit: number): Promise<OAuthRequest['body']> {
   });
 }
 
+/**
+ * The request headers as received. Node silently keeps only the first of some repeated headers
+ * (`authorization` among them); those are passed as arrays so the core sees the repetition and
+ * can refuse it (RFC 6750 §2). Headers Node joins (cookie, ...) stay as Node gives them.
+ */
+function headersOf(req: Request): OAuthRequest['headers'] {
+  const headers: OAuthRequest['headers'] = { ...req.headers };
+  for (const [name, values] of Object.entries(req.headersDistinct)) {
+    if (values && values.length > 1 && req.headers[name] === values[0]) headers[name] = values;
+  }
+  return headers;
+}
+
 function toOAuthRequest(req: Request, body?: OAuthRequest['body']): OAuthRequest {
   return {
     method: req.method,
     url: `${req.protocol}://${req.get('host') ?? 'localhost'}${req.originalUrl}`,
-    headers: req.headers,
+    headers: headersOf(req),
     ...(body !== undefined && { body }),
   };
 }

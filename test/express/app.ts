@@ -1,0 +1,294 @@
+/**
+ * Shared setup of the Express adapter's HTTP suite: a real Express 5 app listening on
+ * 127.0.0.1:0, the core on MemoryStorage + FakeClock + FakeSessions (sessions keyed by the
+ * `sid=` cookie, which the tests send themselves), and `fetch` with `redirect: 'manual'`.
+ *
+ * Every reply is recorded, and `useApp()` checks after each test that nothing answered 5xx,
+ * that no body carried a stack trace, and that the core's `onError` hook was never called.
+ */
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { type Request, type Response } from 'express';
+import { afterEach, beforeEach, expect } from 'vitest';
+import { createOAuthRouter, requireToken, type OAuthRouterOptions } from '../../adapters/express/index.js';
+import { AuthorizationServer, MemoryStorage, type Account, type AuthorizationServerOptions } from '../../src/index.js';
+import { FakeClock, FakeSessions } from '../../src/testing/index.js';
+
+export const ADA: Account = { uuid: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', name: 'Ada Lovelace', email: 'ada@example.com' };
+export const BOB: Account = { uuid: 'b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0', name: 'Bob Builder', email: 'bob@example.com' };
+export const CALLBACK = 'https://client.example/cb';
+export const LOGIN_URL = '/login';
+export const ACCESS_TOKEN_SECONDS = 2_592_000;
+export const FORM = 'application/x-www-form-urlencoded';
+
+/** One HTTP reply, read in full. */
+export interface Reply {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The raw `Location` header (relative or absolute), or null. */
+  location: string | null;
+  json<T = Record<string, unknown>>(): T;
+}
+
+export interface TokenBody {
+  access_token: string;
+  token_type: string;
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+  info: { name: string; email: string; uuid: string };
+}
+
+export interface RequestOptions {
+  headers?: Record<string, string>;
+  /** A `cookie` header value (e.g. `sid=s1; authgate_csrf=...`). */
+  cookie?: string;
+  body?: string | ReadableStream<Uint8Array>;
+}
+
+export interface AppOptions {
+  /** Mount `express.urlencoded({ extended: true })` and `express.json()` before the OAuth router. */
+  hostParsers?: boolean;
+  router?: OAuthRouterOptions;
+  server?: Partial<AuthorizationServerOptions>;
+}
+
+/** The value of a hidden form field of an HTML page, HTML entities decoded. */
+export function formValue(html: string, name: string): string | undefined {
+  const match = new RegExp(`<input[^>]*\\bname="${name}"[^>]*\\bvalue="([^"]*)"`).exec(html);
+  return match?.[1]?.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
+}
+
+/** The value a `Set-Cookie` header gives cookie `name`, or undefined. */
+export function setCookieValue(headers: Headers, name: string): { value: string; attributes: string } | undefined {
+  for (const line of headers.getSetCookie()) {
+    const [pair = '', ...attributes] = line.split(';');
+    const eq = pair.indexOf('=');
+    if (eq > 0 && pair.slice(0, eq).trim() === name) return { value: pair.slice(eq + 1).trim(), attributes: attributes.join(';') };
+  }
+  return undefined;
+}
+
+/** Parameters of a callback URL's fragment. */
+export const fragmentParams = (url: URL) => new URLSearchParams(url.hash.slice(1));
+
+/** Looks like a stack trace or a source path leaked into a body. */
+const STACK = /\n\s+at\s|\bat\s\S+\s\(|node_modules|\.ts:\d+:\d+|\.js:\d+:\d+/;
+
+/** Start a fresh app on a free loopback port. */
+export async function startApp(options: AppOptions = {}) {
+  const clock = new FakeClock();
+  const sessions = new FakeSessions(clock);
+  const storage = new MemoryStorage();
+  const coreErrors: unknown[] = [];
+  const server = new AuthorizationServer({ storage, sessions, clock, onError: (e) => coreErrors.push(e), ...options.server });
+  const client = await server.registerClient({ name: 'Example App', redirectUri: CALLBACK });
+  const other = await server.registerClient({ name: 'Other App', redirectUri: 'https://other.example/cb' });
+
+  /** Status of every response the app finished, seen from the server side. */
+  const served: { method: string; url: string; status: number }[] = [];
+  /** Every reply the tests read, seen from the client side. */
+  const replies: { method: string; path: string; reply: Reply }[] = [];
+
+  const app = express();
+  app.use((req, res, next) => {
+    res.on('finish', () => served.push({ method: req.method, url: req.originalUrl, status: res.statusCode }));
+    next();
+  });
+  if (options.hostParsers) {
+    app.use(express.urlencoded({ extended: true }));
+    app.use(express.json());
+  }
+  app.use(createOAuthRouter(server, { loginUrl: LOGIN_URL, ...options.router }));
+  app.use('/v2', requireToken(server));
+  app.get('/v2/account', (_req: Request, res: Response) => {
+    res.json({ oauth: res.locals.oauth });
+  });
+  app.post('/v2/things', (_req: Request, res: Response) => {
+    res.status(201).json({ created: true, oauth: res.locals.oauth });
+  });
+  // No error handler of our own: Express's default one would answer 500 with a stack trace
+  // (NODE_ENV is not "production" here), which the after-each check then catches.
+
+  const listener: Server = app.listen(0, '127.0.0.1');
+  await once(listener, 'listening');
+  const { port } = listener.address() as AddressInfo;
+  const base = `http://127.0.0.1:${port}`;
+
+  async function request(method: string, path: string, opts: RequestOptions = {}): Promise<Reply> {
+    const headers: Record<string, string> = { ...opts.headers };
+    if (opts.cookie !== undefined) headers['cookie'] = opts.cookie;
+    const init: RequestInit & { duplex?: 'half' } = { method, headers, redirect: 'manual' };
+    if (opts.body !== undefined) init.body = opts.body;
+    if (opts.body instanceof ReadableStream) init.duplex = 'half';
+    const res = await fetch(base + path, init);
+    const text = await res.text();
+    const reply: Reply = {
+      status: res.status,
+      headers: res.headers,
+      text,
+      location: res.headers.get('location'),
+      json<T>() {
+        return JSON.parse(text) as T;
+      },
+    };
+    replies.push({ method, path, reply });
+    return reply;
+  }
+
+  const get = (path: string, cookie?: string) => request('GET', path, cookie === undefined ? {} : { cookie });
+
+  /** POST a form: an object (URL-encoded here) or a raw string body. */
+  const postForm = (path: string, form: Record<string, string> | string, opts: Omit<RequestOptions, 'body'> = {}) =>
+    request('POST', path, {
+      ...opts,
+      headers: { 'content-type': FORM, ...opts.headers },
+      body: typeof form === 'string' ? form : new URLSearchParams(form).toString(),
+    });
+
+  /** Sign an account in; returns the `cookie` header value `sid=…`. */
+  const signIn = (account: Account = ADA, authenticatedAt?: number) => sessions.signIn(account, authenticatedAt);
+
+  const authorizeUrl = (params: Record<string, string> = {}) =>
+    `/v1/oauth/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: CALLBACK, response_type: 'code', state: 'st-123', ...params })}`;
+
+  /** The built-in consent page, and what its form and cookie carry. */
+  async function readConsent(page: Reply) {
+    expect(page.status, page.text).toBe(200);
+    const interaction = formValue(page.text, 'interaction');
+    const csrf = formValue(page.text, 'csrf');
+    const cookie = setCookieValue(page.headers, 'authgate_csrf');
+    expect(interaction).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(csrf).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(cookie?.value).toBe(csrf);
+    return { page, interaction: interaction!, csrf: csrf!, csrfCookie: `authgate_csrf=${cookie!.value}` };
+  }
+  type Consent = Awaited<ReturnType<typeof readConsent>>;
+
+  /** GET the authorization endpoint as a signed-in user and read the consent page. */
+  const openConsent = async (params: Record<string, string> = {}, sid: string) => readConsent(await get(authorizeUrl(params), sid));
+
+  /** POST the consent form the way a browser would (session cookie + CSRF cookie + form fields). */
+  const decide = (consent: Consent, decision: 'approve' | 'deny', sid: string, overrides: { cookie?: string; form?: Record<string, string> } = {}) =>
+    postForm('/v1/oauth/authorize/decision', { interaction: consent.interaction, csrf: consent.csrf, decision, ...overrides.form }, {
+      cookie: overrides.cookie ?? `${sid}; ${consent.csrfCookie}`,
+    });
+
+  /** authorize → consent page → approve; returns the callback URL the browser is sent to. */
+  async function authorizeAndApprove(params: Record<string, string> = {}, sid: string = signIn(ADA)): Promise<URL> {
+    const consent = await openConsent(params, sid);
+    const reply = await decide(consent, 'approve', sid);
+    expect(reply.status, reply.text).toBe(303);
+    return new URL(reply.location!);
+  }
+
+  async function getCode(params: Record<string, string> = {}, sid?: string): Promise<string> {
+    const url = await authorizeAndApprove(params, sid);
+    const code = url.searchParams.get('code');
+    expect(code).toBeTruthy();
+    return code!;
+  }
+
+  const codeParams = (code: string, extra: Record<string, string> = {}) => ({
+    grant_type: 'authorization_code',
+    code,
+    client_id: client.clientId,
+    client_secret: client.clientSecret,
+    redirect_uri: CALLBACK,
+    ...extra,
+  });
+
+  /** The code exchange with every parameter in the form body. */
+  const exchange = (code: string, extra: Record<string, string> = {}, opts: Omit<RequestOptions, 'body'> = {}) =>
+    postForm('/v1/oauth/token', codeParams(code, extra), opts);
+
+  /** The code exchange as SPEC 4.2 shows it: parameters in the query string of a POST, no body. */
+  const exchangeInQuery = (code: string, extra: Record<string, string> = {}) =>
+    request('POST', `/v1/oauth/token?${new URLSearchParams(codeParams(code, extra))}`);
+
+  /** A full code flow over HTTP; returns the token response body. */
+  async function tokens(params: Record<string, string> = {}, sid?: string): Promise<TokenBody> {
+    const reply = await exchange(await getCode(params, sid));
+    expect(reply.status, reply.text).toBe(200);
+    return reply.json<TokenBody>();
+  }
+
+  /** A resource API call with a bearer token (or none). */
+  const api = (method: string, path: string, token?: string, headers: Record<string, string> = {}) =>
+    request(method, path, { headers: { ...(token !== undefined && { authorization: `Bearer ${token}` }), ...headers } });
+
+  async function close(): Promise<void> {
+    listener.closeAllConnections();
+    await new Promise<void>((resolve) => listener.close(() => resolve()));
+  }
+
+  /** Nothing answered 5xx, no body leaked a stack trace, the core reported no unexpected error. */
+  function checkHealthy(): void {
+    expect(served.filter((s) => s.status >= 500)).toEqual([]);
+    expect(replies.filter((r) => r.reply.status >= 500).map((r) => `${r.method} ${r.path} → ${r.reply.status}`)).toEqual([]);
+    expect(replies.filter((r) => STACK.test(r.reply.text)).map((r) => `${r.method} ${r.path}: ${r.reply.text.slice(0, 200)}`)).toEqual([]);
+    expect(coreErrors).toEqual([]);
+  }
+
+  return {
+    base, clock, sessions, storage, server, client, other, served, replies,
+    request, get, postForm, signIn, authorizeUrl, readConsent, openConsent, decide, authorizeAndApprove, getCode,
+    codeParams, exchange, exchangeInQuery, tokens, api, close, checkHealthy,
+  };
+}
+
+export type TestApp = Awaited<ReturnType<typeof startApp>>;
+
+/**
+ * A fresh app for every test of the enclosing `describe`, with the health check after each.
+ * @returns a getter for the current test's app.
+ */
+export function useApp(options: AppOptions = {}): () => TestApp {
+  let current: TestApp | undefined;
+  beforeEach(async () => {
+    current = await startApp(options);
+  });
+  afterEach(async () => {
+    const app = current;
+    current = undefined;
+    if (!app) return;
+    try {
+      app.checkHealthy();
+    } finally {
+      await app.close();
+    }
+  });
+  return () => {
+    if (!current) throw new Error('useApp(): no app outside a test');
+    return current;
+  };
+}
+
+/** Token-endpoint hygiene (RFC 6749 §5.1): JSON, not cacheable. */
+export function expectNoStoreJson(reply: Reply): void {
+  expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
+  expect(reply.headers.get('cache-control')).toBe('no-store');
+  expect(reply.headers.get('pragma')).toBe('no-cache');
+}
+
+/** A JSON OAuth error with this status and code. */
+export function expectJsonError(reply: Reply, status: number, error: string): void {
+  expect(reply.status, reply.text).toBe(status);
+  expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
+  const body = reply.json<{ error: string; error_description?: string }>();
+  expect(body.error).toBe(error);
+  expect(typeof body.error_description).toBe('string');
+}
+
+/** An HTML error page: 400 by default, never a redirect, framing forbidden. */
+export function expectErrorPage(reply: Reply, error: string, status = 400): void {
+  expect(reply.status, reply.text).toBe(status);
+  expect(reply.location).toBeNull();
+  expect(reply.headers.get('content-type')).toMatch(/^text\/html/);
+  expect(reply.headers.get('x-frame-options')).toBe('DENY');
+  expect(reply.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+  expect(reply.text).toContain(`<code>${error}</code>`);
+  expect(reply.text).not.toMatch(/[?&#](code|access_token)=/);
+}
