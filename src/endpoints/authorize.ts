@@ -56,8 +56,8 @@ const modeOf = (req: AuthorizationRequestRecord): Mode => (req.responseType === 
 
 /** GET /v1/oauth/authorize */
 export async function authorize(ctx: Context, request: OAuthRequest): Promise<AuthorizeDecision> {
-  const method = request.method.toUpperCase();
-  if (method !== 'GET' && method !== 'HEAD') {
+  // GET only: a HEAD must not start an interaction or issue a code.
+  if (request.method.toUpperCase() !== 'GET') {
     return errorPage('invalid_request', 'The authorization endpoint only accepts GET requests.');
   }
   const params = queryParams(request);

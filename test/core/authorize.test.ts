@@ -183,8 +183,10 @@ describe('errors at the authorization step (SPEC 7.1)', () => {
 
   it('a non-GET request to the authorization endpoint is an error page', async () => {
     const t = await setup();
-    const d = await t.server.authorize({ method: 'POST', url: t.authorizeUrl(), headers: { cookie: t.ada } });
-    expect(d).toMatchObject({ type: 'error', error: 'invalid_request' });
+    for (const method of ['POST', 'HEAD', 'PUT']) {
+      const d = await t.server.authorize({ method, url: t.authorizeUrl(), headers: { cookie: t.ada } });
+      expect(d).toMatchObject({ type: 'error', error: 'invalid_request' });
+    }
   });
 });
 
