@@ -10,7 +10,9 @@ import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from './types.js'
  * adapters only translate requests and responses:
  * - `login`: 302 to the host's `loginUrl` with `?interaction=<id>`; after signing the user in the
  *   host sends the browser to `GET {basePath}/authorize/resume?interaction=<id>`.
- * - `consent`: the built-in consent page, which posts to `POST {basePath}/authorize/decision`.
+ * - `consent`: the built-in consent page, which posts to `POST {basePath}/authorize/decision`,
+ *   with a "Use another account" link to `loginUrl?interaction=<id>` (resuming a consent
+ *   interaction asks the consent anew of whoever is signed in then).
  *   The form is protected against CSRF twice: the unguessable interaction id only ever appears
  *   in the page body, and a double-submit cookie must match the form's `csrf` field. `approve`
  *   and `deny` also check that the signed-in user is the one the page was shown to.
@@ -59,7 +61,9 @@ export function interactionResponse(decision: AuthorizeDecision, request: OAuthR
     case 'consent': {
       const existing = cookie(request, CSRF_COOKIE);
       const csrfToken = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomToken();
-      const response = renderConsentPage(decision.interaction, { action: `${basePath}/authorize/decision`, csrfToken });
+      const loginUrl = options.loginUrl ?? '/login';
+      const switchAccountUrl = `${loginUrl}${loginUrl.includes('?') ? '&' : '?'}interaction=${encodeURIComponent(decision.interaction.id)}`;
+      const response = renderConsentPage(decision.interaction, { action: `${basePath}/authorize/decision`, csrfToken, switchAccountUrl });
       response.headers['set-cookie'] =
         `${CSRF_COOKIE}=${csrfToken}; Path=${basePath}/authorize; HttpOnly; SameSite=Lax${isHttps(request) ? '; Secure' : ''}`;
       return response;

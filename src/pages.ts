@@ -47,10 +47,11 @@ const SCOPE_WORDS: Record<string, string> = {
 };
 
 /** The default consent page: the application, the scope in plain words, Authorize and Deny. */
-export function renderConsentPage(interaction: Interaction, form: { action: string; csrfToken: string }): OAuthResponse {
+export function renderConsentPage(interaction: Interaction, form: { action: string; csrfToken: string; switchAccountUrl?: string }): OAuthResponse {
   const items = interaction.scope.map((s) => `<li>${escapeHtml(SCOPE_WORDS[s] ?? s)}</li>`).join('');
   const who = interaction.account
-    ? `<p>Signed in as <strong>${escapeHtml(interaction.account.name)}</strong> (${escapeHtml(interaction.account.email)}).</p>`
+    ? `<p>Signed in as <strong>${escapeHtml(interaction.account.name)}</strong> (${escapeHtml(interaction.account.email)}).${
+      form.switchAccountUrl ? ` <a href="${escapeHtml(form.switchAccountUrl)}">Use another account</a>` : ''}</p>`
     : '';
   return page(200, `Authorize ${interaction.client.name}`, `<h1>Authorize <strong>${escapeHtml(interaction.client.name)}</strong>?</h1>
 <div class="box">${who}<p>This application asks to:</p><ul>${items}</ul>

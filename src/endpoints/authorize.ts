@@ -226,11 +226,15 @@ function validId(id: unknown): id is string {
   return typeof id === 'string' && id.length > 0 && id.length <= 200;
 }
 
-/** After the host signed the user in: continue the request behind a `login` decision. */
+/**
+ * After the host signed the user in: continue the request behind a `login` decision. A
+ * `consent` interaction may be resumed too: that is "use another account" (SPEC 2.6
+ * `select_account`), and the consent is then asked anew of whoever is signed in now.
+ */
 export async function resume(ctx: Context, interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
   if (!validId(interactionId)) return errorPage('invalid_request', EXPIRED);
   const record = await ctx.storage.takeInteraction(await hashSecret(interactionId), ctx.clock.now());
-  if (!record || record.kind !== 'login') return errorPage('invalid_request', EXPIRED);
+  if (!record) return errorPage('invalid_request', EXPIRED);
   const client = await ctx.storage.findClient(record.request.clientId);
   if (!client) return errorPage('invalid_client', 'The application (client_id) is not known.');
   const session = await ctx.sessions.current(request);

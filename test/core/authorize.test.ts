@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ADA, BOB, CALLBACK, setup } from '../helpers.js';
+import { ADA, BOB, CALLBACK, json, setup } from '../helpers.js';
 
 /** SPEC 4.1 (authorization endpoint), 2.4 (implicit grant), 2.6 (prompt), 7.1 (errors). */
 describe('authorization endpoint (SPEC 4.1)', () => {
@@ -375,13 +375,26 @@ describe('interactions', () => {
     }
   });
 
-  it('a login interaction cannot be approved, and a consent interaction cannot be resumed', async () => {
+  it('a login interaction cannot be approved', async () => {
     const t = await setup();
     const login = await t.server.authorize(t.get(t.authorizeUrl()));
     if (login.type !== 'login') throw new Error(login.type);
     expect((await t.server.approve(login.interaction.id, t.get('/', t.ada))).type).toBe('error');
-    const consent = await t.server.authorize(t.get(t.authorizeUrl(), t.ada));
+  });
+
+  it('select_account: resuming a consent interaction switches account, and the old consent id is used up', async () => {
+    const t = await setup();
+    const consent = await t.server.authorize(t.get(t.authorizeUrl({ state: 'sw' }), t.ada));
     if (consent.type !== 'consent') throw new Error(consent.type);
-    expect((await t.server.resume(consent.interaction.id, t.get('/', t.ada))).type).toBe('error');
+    const bob = t.sessions.signIn(BOB);
+    const switched = await t.server.resume(consent.interaction.id, t.get('/', bob));
+    if (switched.type !== 'consent') throw new Error(switched.type);
+    expect(switched.interaction.account).toEqual(BOB);
+    expect(switched.interaction.id).not.toBe(consent.interaction.id);
+    expect((await t.server.approve(consent.interaction.id, t.get('/', t.ada))).type).toBe('error');
+    const approved = await t.server.approve(switched.interaction.id, t.get('/', bob));
+    if (approved.type !== 'redirect') throw new Error(approved.type);
+    const token = json(await t.exchange(new URL(approved.location).searchParams.get('code')!));
+    expect((token.info as { uuid: string }).uuid).toBe(BOB.uuid);
   });
 });
