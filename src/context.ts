@@ -1,6 +1,6 @@
 import type { ResolvedOptions } from './options.js';
 import type { Storage } from './storage/types.js';
-import type { Clock, UserSessions } from './types.js';
+import type { AuditEventInput, Clock, UserSessions } from './types.js';
 
 /** What every endpoint needs: the resolved options and the three seams. */
 export interface Context {
@@ -8,4 +8,15 @@ export interface Context {
   storage: Storage;
   sessions: UserSessions;
   clock: Clock;
+}
+
+/** Report a security event to the host's `onAudit` hook. A failing hook never fails the request. */
+export function audit(ctx: Context, event: AuditEventInput): void {
+  const hook = ctx.options.onAudit;
+  if (!hook) return;
+  try {
+    hook({ ...event, at: ctx.clock.now() } as Parameters<typeof hook>[0]);
+  } catch {
+    // The audit log is the host's; its failure must not change the protocol's answer.
+  }
 }

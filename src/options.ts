@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { systemClock } from './clock.js';
 import { ConfigError } from './errors.js';
 import type { Storage } from './storage/types.js';
-import type { Clock, UserSessions } from './types.js';
+import type { AuditEvent, Clock, UserSessions } from './types.js';
 
 const STORAGE_METHODS = [
   'saveClient', 'findClient', 'saveInteraction', 'findInteraction', 'takeInteraction', 'saveConsent',
@@ -40,8 +40,34 @@ const schema = z.object({
     refreshToken: seconds.nullable().default(null),
     interaction: seconds.default(600),
   }).strict().prefault({}),
-  /** SPEC 4.2 lists no client credentials for refresh; `true` makes them required (RFC 6749 §6). */
-  requireClientAuthOnRefresh: z.boolean().default(false),
+  /**
+   * `compatible` (default) reproduces SPEC.md. `strict` applies OAuth 2.1 / RFC 9700 defaults:
+   * no implicit flow, PKCE for every client, client authentication on refresh, no client
+   * credentials in the query string, and an `issuer` (so `iss` is always sent). Each of those
+   * knobs can still be set on its own below.
+   */
+  profile: z.enum(['compatible', 'strict']).default('compatible'),
+  /** `response_type=token` (SPEC 1, 4.1). Default: on in `compatible`, off in `strict` (RFC 9700 §2.1.2). */
+  allowImplicit: z.boolean().optional(),
+  /** PKCE (RFC 7636) for every code request, not only public clients'. Default: off in `compatible`, on in `strict`. */
+  requirePkce: z.boolean().optional(),
+  /** `code_challenge_method=plain`. Default off: S256 only (RFC 9700 §2.1.1). */
+  allowPlainPkce: z.boolean().default(false),
+  /** SPEC 4.2 lists no client credentials for refresh; `true` makes them required (RFC 6749 §6). Default: off in `compatible`, on in `strict`. */
+  requireClientAuthOnRefresh: z.boolean().optional(),
+  /** `client_secret` in the query string, as SPEC 4.2's examples send it (RFC 6749 §2.3.1 forbids it). Default: on in `compatible`, off in `strict`. */
+  allowCredentialsInQuery: z.boolean().optional(),
+  /**
+   * Seconds after a refresh during which presenting the just-rotated refresh token again is
+   * refused WITHOUT revoking the family (two tabs refreshing at once need not log the user out).
+   * Default 0: every reuse revokes the family (RFC 9700 §4.14.2). A larger window lets a thief
+   * who replays a stolen token within it go undetected for that one attempt.
+   */
+  refreshReuseGraceSeconds: z.number().int().min(0).max(300).default(0),
+  /** Checked at every code exchange and refresh: an inactive account gets `invalid_grant` and its grant is revoked. */
+  isAccountActive: z.custom<(accountUuid: string) => boolean | Promise<boolean>>((v) => typeof v === 'function', 'expected a function').optional(),
+  /** Security events (tokens issued and revoked, replays detected, consents), with ids but never secrets. */
+  onAudit: z.custom<(event: AuditEvent) => void>((v) => typeof v === 'function', 'expected a function').optional(),
   /** The `realm` of `WWW-Authenticate` challenges (RFC 6750 §3). */
   realm: z.string().regex(/^[\x20\x21\x23-\x5b\x5d-\x7e]{1,64}$/, 'expected printable ASCII without quotes or backslashes, at most 64 characters').default('authgate'),
   /** Called with every unexpected error (a storage outage, a bug). The client only sees `server_error`. */
@@ -50,8 +76,14 @@ const schema = z.object({
 
 /** What `new AuthorizationServer(options)` accepts. */
 export type AuthorizationServerOptions = z.input<typeof schema>;
-/** Options after defaults, frozen. */
-export type ResolvedOptions = Readonly<z.output<typeof schema>>;
+type Knobs = 'allowImplicit' | 'requirePkce' | 'requireClientAuthOnRefresh' | 'allowCredentialsInQuery';
+/** Options after defaults (the profile's, for the knobs not set), frozen. */
+export type ResolvedOptions = Readonly<Omit<z.output<typeof schema>, Knobs> & Record<Knobs, boolean>>;
+
+const PROFILES: Record<'compatible' | 'strict', Record<Knobs, boolean>> = {
+  compatible: { allowImplicit: true, requirePkce: false, requireClientAuthOnRefresh: false, allowCredentialsInQuery: true },
+  strict: { allowImplicit: false, requirePkce: true, requireClientAuthOnRefresh: true, allowCredentialsInQuery: false },
+};
 
 /** Parse once, name the first bad option, freeze the result. */
 export function resolveOptions(options: unknown): ResolvedOptions {
@@ -64,7 +96,18 @@ export function resolveOptions(options: unknown): ResolvedOptions {
       : issue.message;
     throw new ConfigError(issue.code === 'unrecognized_keys' && path === '(options)' ? issue.keys[0]! : path, expected);
   }
-  const resolved = result.data;
+  const data = result.data;
+  const defaults = PROFILES[data.profile];
+  const resolved: ResolvedOptions = {
+    ...data,
+    allowImplicit: data.allowImplicit ?? defaults.allowImplicit,
+    requirePkce: data.requirePkce ?? defaults.requirePkce,
+    requireClientAuthOnRefresh: data.requireClientAuthOnRefresh ?? defaults.requireClientAuthOnRefresh,
+    allowCredentialsInQuery: data.allowCredentialsInQuery ?? defaults.allowCredentialsInQuery,
+  };
+  if (data.profile === 'strict' && !data.issuer) {
+    throw new ConfigError('issuer', 'expected an https URL: the strict profile sends `iss` on every authorization response (RFC 9207)');
+  }
   Object.freeze(resolved.lifetimes);
   return Object.freeze(resolved);
 }

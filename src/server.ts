@@ -1,5 +1,5 @@
 import { redirectUriProblem } from './checks/redirect-uri.js';
-import type { Context } from './context.js';
+import { audit, type Context } from './context.js';
 import { hashSecret, randomId, randomToken } from './crypto.js';
 import * as authorizeEndpoint from './endpoints/authorize.js';
 import { authenticate } from './endpoints/authenticate.js';
@@ -9,7 +9,7 @@ import { isOAuthError, OAuthError } from './errors.js';
 import { errorResponse, header } from './http.js';
 import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions } from './options.js';
 import { formatScope } from './checks/scope.js';
-import type { AuthenticateResult, AuthorizationInfo, AuthorizeDecision, ClientInfo, OAuthRequest, OAuthResponse, RegisteredClient } from './types.js';
+import type { AuthenticateResult, AuthorizationInfo, AuthorizeDecision, ClientInfo, OAuthRequest, OAuthResponse, RegisteredClient, RegisteredPublicClient } from './types.js';
 
 /**
  * The authorization server: one method per endpoint, each taking plain values and returning a
@@ -40,22 +40,31 @@ export class AuthorizationServer {
    * user information, wildcard or response parameter.
    * @throws OAuthError `invalid_request` (use `isOAuthError`) when the name or URL is refused.
    */
-  async registerClient(input: { name: string; redirectUri: string }): Promise<RegisteredClient> {
+  async registerClient(input: { name: string; redirectUri: string; public?: false }): Promise<RegisteredClient>;
+  /**
+   * Register a public application (a native or CLI app that cannot keep a secret, RFC 8252):
+   * no client secret, PKCE required, and a loopback callback (`http://127.0.0.1/cb`) matches on
+   * any port (RFC 8252 §7.3); a private-use scheme (`com.example.app:/cb`) is allowed too.
+   */
+  async registerClient(input: { name: string; redirectUri: string; public: true }): Promise<RegisteredPublicClient>;
+  async registerClient(input: { name: string; redirectUri: string; public?: boolean }): Promise<RegisteredClient | RegisteredPublicClient> {
     const name = typeof input?.name === 'string' ? input.name.trim() : '';
     if (!name || name.length > 200) throw new OAuthError('invalid_request', 'The application name must be 1 to 200 characters.');
+    const isPublic = input.public === true;
     const redirectUri = input.redirectUri;
-    const problem = typeof redirectUri === 'string' ? redirectUriProblem(redirectUri) : 'is not a string';
+    const problem = typeof redirectUri === 'string' ? redirectUriProblem(redirectUri, isPublic) : 'is not a string';
     if (problem) throw new OAuthError('invalid_request', `The callback URL ${problem}.`);
     const clientId = randomId() + randomId();
-    const clientSecret = randomToken();
+    const clientSecret = isPublic ? null : randomToken();
     await this.ctx.storage.saveClient({
       id: clientId,
       name,
       redirectUri,
-      secretHash: await hashSecret(clientSecret),
+      secretHash: clientSecret === null ? null : await hashSecret(clientSecret),
       createdAt: this.ctx.clock.now(),
     });
-    return { clientId, clientSecret, name, redirectUri };
+    audit(this.ctx, { type: 'client.registered', clientId, public: isPublic });
+    return clientSecret === null ? { clientId, name, redirectUri, public: true } : { clientId, clientSecret, name, redirectUri };
   }
 
   /** GET /v1/oauth/authorize: the start of the code and implicit flows (SPEC 4.1). */
@@ -108,6 +117,7 @@ export class AuthorizationServer {
    */
   async revokeAccess(input: { accountUuid: string; clientId: string }): Promise<void> {
     await this.ctx.storage.revokeAccess(input.accountUuid, input.clientId, this.ctx.clock.now());
+    audit(this.ctx, { type: 'access.revoked', clientId: input.clientId, accountUuid: input.accountUuid });
   }
 
   /** A registered application, without its secret; `null` when unknown. */
@@ -126,12 +136,14 @@ export class AuthorizationServer {
     if (!client || client.secretHash === null) throw new OAuthError('invalid_client', 'The application is unknown or has no client secret.');
     const clientSecret = randomToken();
     await this.ctx.storage.saveClient({ ...client, secretHash: await hashSecret(clientSecret) });
+    audit(this.ctx, { type: 'client.secret_reset', clientId: client.id });
     return { clientId: client.id, clientSecret };
   }
 
   /** Revoke every code and token an application holds, for every user. Users' consents stay. */
   async revokeClientTokens(clientId: string): Promise<void> {
     await this.ctx.storage.revokeClientGrants(clientId, this.ctx.clock.now());
+    audit(this.ctx, { type: 'client.tokens_revoked', clientId });
   }
 
   /** The applications a user has authorized, with scope and date (for an "Authorized applications" page). */

@@ -97,7 +97,7 @@ export type AuthenticateResult =
   | { ok: true; token: VerifiedToken }
   | { ok: false; response: OAuthResponse };
 
-/** A registered application, as returned once by `registerClient()`. */
+/** A registered confidential application, as returned once by `registerClient()`. */
 export interface RegisteredClient {
   clientId: string;
   /** Shown once: only its hash is stored. */
@@ -105,6 +105,36 @@ export interface RegisteredClient {
   name: string;
   redirectUri: string;
 }
+
+/** A registered public application (native or CLI app): no secret, PKCE required. */
+export interface RegisteredPublicClient {
+  clientId: string;
+  name: string;
+  redirectUri: string;
+  public: true;
+}
+
+/**
+ * A security event for the host's audit log or alerting. Carries ids, never a secret, token,
+ * code or verifier. `at` is ms since epoch.
+ */
+export type AuditEvent = { at: number } & (
+  | { type: 'token.issued'; grantType: 'authorization_code' | 'refresh_token' | 'implicit'; clientId: string; accountUuid: string; grantId: string; scope: string[] }
+  | { type: 'token.revoked'; clientId: string; accountUuid: string; grantId: string }
+  | { type: 'code.reused'; clientId: string; grantId: string }
+  | { type: 'refresh_token.reused'; clientId: string; grantId: string; familyRevoked: boolean }
+  | { type: 'consent.granted'; clientId: string; accountUuid: string; scope: string[] }
+  | { type: 'consent.denied'; clientId: string; accountUuid: string }
+  | { type: 'access.revoked'; clientId: string; accountUuid: string }
+  | { type: 'account.inactive'; clientId: string; accountUuid: string; grantId: string }
+  | { type: 'client.authentication_failed'; clientId: string }
+  | { type: 'client.registered'; clientId: string; public: boolean }
+  | { type: 'client.secret_reset'; clientId: string }
+  | { type: 'client.tokens_revoked'; clientId: string }
+);
+
+/** An audit event before the core stamps its time. */
+export type AuditEventInput = AuditEvent extends infer E ? (E extends { at: number } ? Omit<E, 'at'> : never) : never;
 
 /** A registered application as the host may show it (never its secret). */
 export interface ClientInfo {

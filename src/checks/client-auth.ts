@@ -69,7 +69,8 @@ const DUMMY_HASH = 'x'.repeat(43);
 
 /**
  * The authenticated client, or `invalid_client` (401). An unknown client and a wrong secret take
- * the same path and give the same answer (RFC 6749 §5.2, RFC 6819 §4.3.5).
+ * the same path and give the same answer (RFC 6749 §5.2, RFC 6819 §4.3.5). A public client is
+ * identified by `client_id` alone; its codes are bound to it and protected by PKCE.
  */
 export async function authenticateClient(storage: Storage, credentials: ClientCredentials): Promise<ClientRecord> {
   const failure = credentials.method === 'basic'
@@ -79,7 +80,12 @@ export async function authenticateClient(storage: Storage, credentials: ClientCr
   const presented = await hashSecret(credentials.secret ?? '');
   const expected = client?.secretHash ?? DUMMY_HASH;
   const match = timingSafeEqual(presented, expected);
-  if (!client || credentials.secret === undefined || client.secretHash === null || !match) throw failure;
+  if (client && client.secretHash === null) {
+    // A public client identifies itself with client_id alone and must not send a secret.
+    if (credentials.secret !== undefined) throw failure;
+    return client;
+  }
+  if (!client || credentials.secret === undefined || !match) throw failure;
   return client;
 }
 

@@ -9,13 +9,20 @@ const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** Response parameters a registered URI may not carry, so none can be smuggled into a response. */
 const RESERVED = ['code', 'state', 'iss', 'error', 'error_description', 'access_token', 'token_type', 'expires_in', 'scope', 'refresh_token'];
 
-/** Why a URI can't be registered, or `null` when it can. */
-export function redirectUriProblem(uri: string): string | null {
+/** A private-use URI scheme of a native app (RFC 8252 §7.1): reverse domain notation, with a dot. */
+const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/;
+
+/**
+ * Why a URI can't be registered, or `null` when it can. Public (native) clients may also
+ * register a private-use scheme such as `com.example.app:/callback` (RFC 8252 §7.1).
+ */
+export function redirectUriProblem(uri: string, isPublic = false): string | null {
   if (uri.length > 2000) return 'is longer than 2000 characters';
   if (/[\s\x00-\x1f\x7f\\]/.test(uri)) return 'contains whitespace, control characters or backslashes';
   if (!URL.canParse(uri)) return 'is not an absolute URL';
   const url = new URL(uri);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK.has(url.hostname))) {
+  const privateUse = isPublic && PRIVATE_USE_SCHEME.test(url.protocol);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK.has(url.hostname)) && !privateUse) {
     return 'must use https (http only for localhost, 127.0.0.1 or [::1])';
   }
   if (uri.includes('#')) return 'must not contain a fragment (RFC 6749 §3.1.2)';
@@ -27,6 +34,26 @@ export function redirectUriProblem(uri: string): string | null {
     if (RESERVED.includes(name)) return `must not carry the response parameter "${name}" in its query`;
   }
   return null;
+}
+
+const LOOPBACK_URI = /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost)(?::(\d{1,5}))?(\/[^#]*)?$/;
+
+function loopbackParts(uri: string): { host: string; rest: string } | null {
+  const match = LOOPBACK_URI.exec(uri);
+  if (!match || (match[2] !== undefined && Number(match[2]) > 65535)) return null;
+  return { host: match[1]!, rest: match[3] ?? '' };
+}
+
+/**
+ * Whether a requested `redirect_uri` is the registered one: the exact same string, or, for a
+ * public client with a loopback callback, the same URI on any port (RFC 8252 §7.3).
+ */
+export function redirectUriMatches(registered: string, requested: string, loopbackAnyPort: boolean): boolean {
+  if (requested === registered) return true;
+  if (!loopbackAnyPort) return false;
+  const a = loopbackParts(registered);
+  const b = loopbackParts(requested);
+  return a !== null && b !== null && a.host === b.host && a.rest === b.rest;
 }
 
 /**

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { hashSecret, randomId, randomToken } from '../crypto.js';
 import { covers, formatScope, parseScope } from '../checks/scope.js';
-import { redirectTo } from '../checks/redirect-uri.js';
-import type { Context } from '../context.js';
+import { redirectTo, redirectUriMatches } from '../checks/redirect-uri.js';
+import { parseChallenge } from '../checks/pkce.js';
+import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { mintAccessToken } from '../grants/issue.js';
 import { queryParams, single, type Params } from '../http.js';
@@ -70,7 +71,8 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
   if (!client) return errorPage('invalid_client', 'The application (client_id) is not known.');
 
   const redirectUris = params.get('redirect_uri');
-  if (!redirectUris || redirectUris.length !== 1 || redirectUris[0] !== client.redirectUri) {
+  const isPublic = client.secretHash === null;
+  if (!redirectUris || redirectUris.length !== 1 || !redirectUriMatches(client.redirectUri, redirectUris[0]!, isPublic)) {
     return errorPage('invalid_redirect_uri', 'The redirect URI is not valid: it must equal the callback URL registered for this application.');
   }
 
@@ -83,7 +85,8 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
   // From here on the callback is trusted: errors go back to it.
   const responseTypes = params.get('response_type');
   const states = params.get('state');
-  const echo = { redirectUri: client.redirectUri, state: states?.length === 1 && states[0] ? states[0] : undefined };
+  const redirectUri = redirectUris[0]!;
+  const echo = { redirectUri, state: states?.length === 1 && states[0] ? states[0] : undefined };
   const mode: Mode = responseTypes?.length === 1 && responseTypes[0] === 'token' ? 'fragment' : 'query';
   if (!responseTypes || responseTypes.length !== 1 || !responseTypes[0]) {
     return redirectError(echo, mode, ctx, 'invalid_request', 'The response_type parameter is missing or was sent more than once.');
@@ -92,28 +95,48 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
   if (responseType !== 'code' && responseType !== 'token') {
     return redirectError(echo, mode, ctx, 'unsupported_response_type', 'The response_type must be "code" or "token".');
   }
+  if (responseType === 'token' && !ctx.options.allowImplicit) {
+    // RFC 9700 §2.1.2: the implicit grant SHOULD NOT be used; the strict profile turns it off.
+    return redirectError(echo, mode, ctx, 'unauthorized_client', 'The implicit flow (response_type=token) is not enabled on this server.');
+  }
 
-  let rest: z.output<typeof restSchema>;
+  let values: Partial<Record<'state' | 'prompt' | 'max_auth_age' | 'i' | 'code_challenge' | 'code_challenge_method', string>>;
   try {
-    const parsed = restSchema.safeParse(single(params as Params, ['state', 'prompt', 'max_auth_age', 'i'] as const));
-    if (!parsed.success) {
-      return redirectError({ ...echo, state: undefined }, mode, ctx, 'invalid_request', `The request is malformed: ${parsed.error.issues[0]!.message}.`);
-    }
-    rest = parsed.data;
+    values = single(params as Params, ['state', 'prompt', 'max_auth_age', 'i', 'code_challenge', 'code_challenge_method'] as const);
   } catch (error) {
+    // A parameter sent twice; a duplicated state is not echoed (either value could be forged).
     if (error instanceof OAuthError) return redirectError({ ...echo, state: undefined }, mode, ctx, error.code, error.description);
     throw error;
+  }
+  const parsed = restSchema.safeParse(values);
+  if (!parsed.success) {
+    const echoState = parsed.error.issues.every((issue) => issue.path[0] !== 'state');
+    return redirectError(echoState ? echo : { ...echo, state: undefined }, mode, ctx, 'invalid_request', `The request is malformed: ${parsed.error.issues[0]!.message}.`);
+  }
+  const rest = parsed.data;
+  let pkce: ReturnType<typeof parseChallenge> = null;
+  try {
+    pkce = responseType === 'code' ? parseChallenge(values.code_challenge, values.code_challenge_method, ctx.options.allowPlainPkce) : null;
+  } catch (error) {
+    if (error instanceof OAuthError) return redirectError(echo, mode, ctx, error.code, error.description);
+    throw error;
+  }
+
+  if (responseType === 'code' && !pkce && (isPublic || ctx.options.requirePkce)) {
+    // RFC 9700 §2.1.1: public clients MUST use PKCE; the strict profile requires it of every client.
+    return redirectError(echo, mode, ctx, 'invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.');
   }
 
   const req: AuthorizationRequestRecord = {
     clientId: client.id,
-    redirectUri: client.redirectUri,
+    redirectUri,
     responseType,
     scope,
     prompt: rest.prompt,
     ...(rest.state !== undefined && { state: rest.state }),
     ...(rest.max_auth_age !== undefined && { maxAuthAge: rest.max_auth_age }),
     ...(rest.i !== undefined && { accountHint: rest.i }),
+    ...(pkce && pkce),
   };
   return decide(ctx, client, req, request);
 }
@@ -197,8 +220,8 @@ async function issue(ctx: Context, client: ClientRecord, req: AuthorizationReque
         clientId: client.id,
         redirectUri: req.redirectUri,
         scope: req.scope,
-        codeChallenge: null,
-        codeChallengeMethod: null,
+        codeChallenge: req.codeChallenge ?? null,
+        codeChallengeMethod: req.codeChallengeMethod ?? null,
         expiresAt: now + ctx.options.lifetimes.code * 1000,
         usedAt: null,
       },
@@ -207,6 +230,7 @@ async function issue(ctx: Context, client: ClientRecord, req: AuthorizationReque
   }
   const access = await mintAccessToken(ctx, { grantId: grant.id, clientId: grant.clientId }, req.scope, now);
   await ctx.storage.createGrant(grant, { tokens: [access.record] });
+  audit(ctx, { type: 'token.issued', grantType: 'implicit', clientId: client.id, accountUuid: account.uuid, grantId: grant.id, scope: req.scope });
   return {
     type: 'redirect',
     location: redirectTo(req.redirectUri, {
@@ -269,6 +293,7 @@ export async function approve(ctx: Context, interactionId: string, request: OAut
   if (!client || !record.account) return errorPage('invalid_client', 'The application (client_id) is not known.');
   const now = ctx.clock.now();
   await ctx.storage.saveConsent({ accountUuid: record.account.uuid, clientId: client.id, scope: record.request.scope, grantedAt: now });
+  audit(ctx, { type: 'consent.granted', clientId: client.id, accountUuid: record.account.uuid, scope: record.request.scope });
   return issue(ctx, client, record.request, record.account, now);
 }
 
@@ -276,5 +301,6 @@ export async function approve(ctx: Context, interactionId: string, request: OAut
 export async function deny(ctx: Context, interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
   const record = await takeConsent(ctx, interactionId, request);
   if ('type' in record) return record;
+  audit(ctx, { type: 'consent.denied', clientId: record.request.clientId, accountUuid: record.account?.uuid ?? '' });
   return redirectError(record.request, modeOf(record.request), ctx, 'access_denied', 'The user denied the authorization request.');
 }

@@ -1,5 +1,5 @@
 import { hashSecret } from '../crypto.js';
-import type { Context } from '../context.js';
+import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
 import { jsonResponse, requestParams, single, validateParams } from '../http.js';
@@ -27,6 +27,7 @@ export async function revoke(ctx: Context, request: OAuthRequest): Promise<OAuth
         throw new OAuthError('unauthorized_client', 'The token was not issued to this client.');
       }
       await ctx.storage.revokeGrant(found.token.grantId, ctx.clock.now());
+      audit(ctx, { type: 'token.revoked', clientId: found.token.clientId, accountUuid: found.grant.account.uuid, grantId: found.token.grantId });
     }
   }
   return jsonResponse(200, {});

@@ -1,15 +1,15 @@
 import { authenticateClient, clientCredentials } from '../checks/client-auth.js';
-import type { Context } from '../context.js';
+import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { authorizationCodeGrant } from '../grants/authorization-code.js';
 import { refreshTokenGrant } from '../grants/refresh-token.js';
 import { z } from 'zod';
-import { jsonResponse, requestParams, single, validateParams } from '../http.js';
+import { jsonResponse, queryParams, requestParams, single, validateParams } from '../http.js';
 import type { ClientRecord } from '../storage/types.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 
 /** Every parameter the token endpoint defines; each may appear once (RFC 6749 §3.2). */
-const TOKEN_PARAMS = ['grant_type', 'code', 'redirect_uri', 'refresh_token', 'scope', 'client_id', 'client_secret'] as const;
+const TOKEN_PARAMS = ['grant_type', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'scope', 'client_id', 'client_secret'] as const;
 type TokenParams = Partial<Record<(typeof TOKEN_PARAMS)[number], string>>;
 
 /** Upper bounds on every value, so nothing unbounded reaches hashing or storage. */
@@ -18,6 +18,7 @@ export const tokenParamsSchema = z.object({
   grant_type: value(100),
   code: value(4096),
   redirect_uri: value(4096),
+  code_verifier: value(4096),
   refresh_token: value(4096),
   scope: value(200),
   client_id: value(512),
@@ -41,10 +42,24 @@ export function requirePost(request: OAuthRequest): void {
   }
 }
 
-/** Authenticate the client if the request carries credentials; `null` when it carries none. */
+/**
+ * Authenticate the client if the request carries credentials; `null` when it carries none.
+ * Every failure is reported to `onAudit` (with the claimed client id only), so a host can rate
+ * limit guessing (RFC 6819 §4.3.5).
+ */
 export async function optionalClient(ctx: Context, request: OAuthRequest, params: TokenParams): Promise<ClientRecord | null> {
+  if (!ctx.options.allowCredentialsInQuery && queryParams(request).has('client_secret')) {
+    // RFC 6749 §2.3.1: client credentials MUST NOT be included in the request URI.
+    throw new OAuthError('invalid_request', 'Client credentials must not be sent in the query string.');
+  }
   const credentials = clientCredentials(request, params);
-  return credentials ? authenticateClient(ctx.storage, credentials) : null;
+  if (!credentials) return null;
+  try {
+    return await authenticateClient(ctx.storage, credentials);
+  } catch (error) {
+    audit(ctx, { type: 'client.authentication_failed', clientId: credentials.clientId.slice(0, 200) });
+    throw error;
+  }
 }
 
 /**

@@ -1,7 +1,8 @@
 import { hashSecret } from '../crypto.js';
-import type { Context } from '../context.js';
+import { checkVerifier } from '../checks/pkce.js';
+import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
-import type { ClientRecord } from '../storage/types.js';
+import type { ClientRecord, GrantRecord } from '../storage/types.js';
 import { mintPair, tokenResponseBody } from './issue.js';
 
 const INVALID_GRANT = 'The grant is invalid, expired, revoked, does not match the redirection URI, or was issued to another client.';
@@ -19,7 +20,7 @@ export const MAX_TOKEN_LENGTH = 512;
  */
 export async function authorizationCodeGrant(
   ctx: Context,
-  params: Partial<Record<'code' | 'redirect_uri', string>>,
+  params: Partial<Record<'code' | 'redirect_uri' | 'code_verifier', string>>,
   client: ClientRecord | null,
 ): Promise<Record<string, unknown>> {
   // SPEC 4.2 lists client_id and client_secret as required for this grant.
@@ -32,14 +33,33 @@ export async function authorizationCodeGrant(
   const code = await ctx.storage.findCode(hash);
   // Bound to its client and its redirect URI (RFC 6749 §4.1.3); a mismatch uses nothing up.
   if (!code || code.clientId !== client.id || code.redirectUri !== params.redirect_uri) throw invalidGrant();
+  // PKCE (RFC 7636 §4.6): a wrong or missing verifier uses nothing up either.
+  await checkVerifier(code, params.code_verifier, invalidGrant);
 
   const now = ctx.clock.now();
   const pair = await mintPair(ctx, { grantId: code.grantId, clientId: code.clientId }, code.scope, now);
   const outcome = await ctx.storage.redeemCode(hash, now, pair.records);
   if (!outcome.ok) {
     // RFC 6749 §4.1.2: a code used twice SHOULD revoke every token issued from it.
-    if (outcome.reason === 'used' && outcome.grantId) await ctx.storage.revokeGrant(outcome.grantId, now);
+    if (outcome.reason === 'used' && outcome.grantId) {
+      await ctx.storage.revokeGrant(outcome.grantId, now);
+      audit(ctx, { type: 'code.reused', clientId: client.id, grantId: outcome.grantId });
+    }
     throw invalidGrant();
   }
+  await checkAccountActive(ctx, outcome.grant, now);
+  audit(ctx, { type: 'token.issued', grantType: 'authorization_code', clientId: client.id, accountUuid: outcome.grant.account.uuid, grantId: outcome.grant.id, scope: pair.scope });
   return tokenResponseBody(ctx, outcome.grant, pair);
+}
+
+/**
+ * The host's `isAccountActive` check after a grant was used: a disabled or deleted account gets
+ * `invalid_grant` and its grant is revoked, so nothing issued for it keeps working.
+ */
+export async function checkAccountActive(ctx: Context, grant: GrantRecord, now: number): Promise<void> {
+  const check = ctx.options.isAccountActive;
+  if (!check || (await check(grant.account.uuid))) return;
+  await ctx.storage.revokeGrant(grant.id, now);
+  audit(ctx, { type: 'account.inactive', clientId: grant.clientId, accountUuid: grant.account.uuid, grantId: grant.id });
+  throw invalidGrant();
 }

@@ -1,9 +1,9 @@
 import { hashSecret } from '../crypto.js';
 import { covers, parseScope } from '../checks/scope.js';
-import type { Context } from '../context.js';
+import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { ClientRecord } from '../storage/types.js';
-import { invalidGrant, MAX_TOKEN_LENGTH } from './authorization-code.js';
+import { checkAccountActive, invalidGrant, MAX_TOKEN_LENGTH } from './authorization-code.js';
 import { mintPair, tokenResponseBody } from './issue.js';
 
 /**
@@ -28,11 +28,8 @@ export async function refreshTokenGrant(
   // rotates and revokes nothing, or anyone could burn another client's token.
   if (!found || found.token.kind !== 'refresh' || (client && client.id !== found.token.clientId)) throw invalidGrant();
   const now = ctx.clock.now();
-  if (found.token.rotatedAt !== null) {
-    // A replay is a replay whatever else the request says: revoke the family first.
-    await ctx.storage.revokeGrant(found.token.grantId, now);
-    throw invalidGrant();
-  }
+  // A replay is a replay whatever else the request says: handle it before any other check.
+  if (found.token.rotatedAt !== null) return replay(ctx, found.token.grantId, found.token.clientId, found.token.rotatedAt, now);
 
   // A scope parameter may narrow the new pair, never widen it (RFC 6749 §6).
   let scope = found.token.scope;
@@ -47,8 +44,23 @@ export async function refreshTokenGrant(
   const pair = await mintPair(ctx, { grantId: found.token.grantId, clientId: found.token.clientId }, scope, now);
   const outcome = await ctx.storage.rotateRefreshToken(hash, now, pair.records);
   if (!outcome.ok) {
-    if (outcome.reason === 'used' && outcome.grantId) await ctx.storage.revokeGrant(outcome.grantId, now);
+    // Lost a race against another use of the same token: that is a replay too.
+    if (outcome.reason === 'used' && outcome.grantId) return replay(ctx, outcome.grantId, found.token.clientId, outcome.usedAt ?? now, now);
     throw invalidGrant();
   }
+  await checkAccountActive(ctx, outcome.grant, now);
+  audit(ctx, { type: 'token.issued', grantType: 'refresh_token', clientId: found.token.clientId, accountUuid: outcome.grant.account.uuid, grantId: outcome.grant.id, scope: pair.scope });
   return tokenResponseBody(ctx, outcome.grant, pair);
+}
+
+/**
+ * A rotated refresh token presented again (RFC 9700 §4.14.2): revoke the whole family, unless it
+ * was rotated within `refreshReuseGraceSeconds` (two tabs refreshing at once), which is refused
+ * without revoking. Always `invalid_grant`: never two live refresh tokens in one family.
+ */
+async function replay(ctx: Context, grantId: string, clientId: string, rotatedAt: number, now: number): Promise<never> {
+  const inGrace = now - rotatedAt <= ctx.options.refreshReuseGraceSeconds * 1000 && ctx.options.refreshReuseGraceSeconds > 0;
+  if (!inGrace) await ctx.storage.revokeGrant(grantId, now);
+  audit(ctx, { type: 'refresh_token.reused', clientId, grantId, familyRevoked: !inGrace });
+  throw invalidGrant();
 }

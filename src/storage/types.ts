@@ -32,6 +32,9 @@ export interface AuthorizationRequestRecord {
   prompt: string[];
   maxAuthAge?: number;
   accountHint?: string;
+  /** PKCE (RFC 7636), fixed here and copied to the code. */
+  codeChallenge?: string;
+  codeChallengeMethod?: 'S256' | 'plain';
 }
 
 /** A pending step of an authorization request (sign-in or consent). Single use. */

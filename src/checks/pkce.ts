@@ -1,0 +1,64 @@
+import { base64url, timingSafeEqual } from '../crypto.js';
+import { OAuthError } from '../errors.js';
+
+/**
+ * PKCE (RFC 7636). The challenge and its method are fixed at the authorization request; the
+ * token endpoint only ever compares the verifier against what was stored, so a method sent to
+ * the token endpoint changes nothing (no downgrade, RFC 9700 §4.8.2).
+ */
+
+const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+/** RFC 7636 §4.1: 43 to 128 unreserved characters. */
+const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+
+const encoder = new TextEncoder();
+
+/**
+ * The challenge of an authorization request, or `null` when none was sent.
+ * @throws OAuthError `invalid_request` for a malformed or refused challenge.
+ */
+export function parseChallenge(
+  challenge: string | undefined,
+  method: string | undefined,
+  allowPlain: boolean,
+): { codeChallenge: string; codeChallengeMethod: 'S256' | 'plain' } | null {
+  if (challenge === undefined) {
+    if (method !== undefined) throw new OAuthError('invalid_request', 'code_challenge_method was sent without code_challenge.');
+    return null;
+  }
+  // RFC 7636 §4.3: no method means plain. Method names are case-sensitive.
+  const chosen = method ?? 'plain';
+  if (chosen === 'S256') {
+    if (!S256_CHALLENGE.test(challenge)) throw new OAuthError('invalid_request', 'code_challenge must be 43 base64url characters (S256).');
+    return { codeChallenge: challenge, codeChallengeMethod: 'S256' };
+  }
+  if (chosen === 'plain') {
+    if (!allowPlain) throw new OAuthError('invalid_request', 'code_challenge_method must be S256.');
+    if (!VERIFIER.test(challenge)) throw new OAuthError('invalid_request', 'code_challenge is malformed.');
+    return { codeChallenge: challenge, codeChallengeMethod: 'plain' };
+  }
+  throw new OAuthError('invalid_request', 'code_challenge_method must be S256.');
+}
+
+/**
+ * Check a `code_verifier` against the stored challenge (RFC 7636 §4.6).
+ * @throws OAuthError `invalid_request` for a verifier without a challenge (downgrade) or a
+ *   malformed verifier, `invalid_grant` for a missing or wrong one.
+ */
+export async function checkVerifier(
+  stored: { codeChallenge: string | null; codeChallengeMethod: 'S256' | 'plain' | null },
+  verifier: string | undefined,
+  invalidGrant: () => OAuthError,
+): Promise<void> {
+  if (stored.codeChallenge === null) {
+    // RFC 9700 §4.8.2: a verifier for a code issued without a challenge is a downgrade attempt.
+    if (verifier !== undefined) throw new OAuthError('invalid_request', 'code_verifier was sent for a code issued without a code_challenge.');
+    return;
+  }
+  if (verifier === undefined) throw invalidGrant();
+  if (!VERIFIER.test(verifier)) throw new OAuthError('invalid_request', 'code_verifier must be 43 to 128 unreserved characters.');
+  const computed = stored.codeChallengeMethod === 'plain'
+    ? verifier
+    : base64url(new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', encoder.encode(verifier))));
+  if (!timingSafeEqual(computed, stored.codeChallenge)) throw invalidGrant();
+}
