@@ -64,16 +64,16 @@ export function requestParams(request: OAuthRequest): Params {
     const value = body[name];
     const values = Array.isArray(value) ? value : [value];
     for (const v of values) {
-      if (typeof v !== 'string') throw new OAuthError('invalid_request', `The parameter "${safeName(name)}" is malformed.`);
+      if (typeof v !== 'string') throw new OAuthError('invalid_request', `The parameter '${safeName(name)}' is malformed.`);
       append(params, name, v);
     }
   }
   return params;
 }
 
-/** A parameter name fit to quote in an error description (RFC 6749 §5.2 character set). */
+/** A parameter name fit to quote in an error description (RFC 6749 §5.2 character set, no quotes). */
 export function safeName(name: string): string {
-  return name.length <= 40 && /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/.test(name) ? name : '(parameter)';
+  return name.length <= 40 && /^[\x20\x21\x23-\x26\x28-\x5b\x5d-\x7e]*$/.test(name) ? name : '(parameter)';
 }
 
 /**
@@ -85,7 +85,7 @@ export function single<K extends string>(params: Params, names: readonly K[]): P
   for (const name of names) {
     const values = params.get(name);
     if (!values) continue;
-    if (values.length > 1) throw new OAuthError('invalid_request', `The parameter "${name}" was sent more than once.`);
+    if (values.length > 1) throw new OAuthError('invalid_request', `The parameter '${name}' was sent more than once.`);
     if (values[0] !== '') out[name] = values[0];
   }
   return out;
@@ -115,5 +115,5 @@ export function validateParams<T>(schema: z.ZodType<T>, values: unknown): T {
   const result = schema.safeParse(values);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
-  throw new OAuthError('invalid_request', `The parameter "${safeName(String(issue.path[0] ?? ''))}" is malformed.`);
+  throw new OAuthError('invalid_request', `The parameter '${safeName(String(issue.path[0] ?? ''))}' is malformed.`);
 }

@@ -96,5 +96,5 @@ export async function handleDecisionForm(server: AuthorizationServer, request: O
   }
   if (form.decision === 'approve') return server.approve(form.interaction ?? '', request);
   if (form.decision === 'deny') return server.deny(form.interaction ?? '', request);
-  return errorPage('invalid_request', 'The decision must be "approve" or "deny".');
+  return errorPage('invalid_request', "The decision must be 'approve' or 'deny'.");
 }

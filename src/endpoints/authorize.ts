@@ -79,7 +79,7 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
   const scopes = params.get('scope');
   const scope = scopes && scopes.length > 1 ? null : parseScope(scopes?.[0] || undefined);
   if (!scope) {
-    return errorPage('invalid_scope', 'The requested scope is invalid, unknown or malformed. Use "read" or "read write".');
+    return errorPage('invalid_scope', "The requested scope is invalid, unknown or malformed. Use 'read' or 'read write'.");
   }
 
   // From here on the callback is trusted: errors go back to it.
@@ -93,7 +93,7 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
   }
   const responseType = responseTypes[0];
   if (responseType !== 'code' && responseType !== 'token') {
-    return redirectError(echo, mode, ctx, 'unsupported_response_type', 'The response_type must be "code" or "token".');
+    return redirectError(echo, mode, ctx, 'unsupported_response_type', "The response_type must be 'code' or 'token'.");
   }
   if (responseType === 'token' && !ctx.options.allowImplicit) {
     // RFC 9700 §2.1.2: the implicit grant SHOULD NOT be used; the strict profile turns it off.

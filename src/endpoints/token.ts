@@ -74,7 +74,7 @@ export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthR
   if (params.grant_type === undefined) throw new OAuthError('invalid_request', 'The grant_type parameter is missing.');
   const grant = Object.hasOwn(GRANTS, params.grant_type) ? GRANTS[params.grant_type] : undefined;
   if (!grant) {
-    throw new OAuthError('unsupported_grant_type', 'The grant_type must be "authorization_code" or "refresh_token".');
+    throw new OAuthError('unsupported_grant_type', "The grant_type must be 'authorization_code' or 'refresh_token'.");
   }
   return jsonResponse(200, await grant(ctx, params, client));
 }

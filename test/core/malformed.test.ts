@@ -120,6 +120,6 @@ describe('parameter bounds', () => {
     const t = await setup();
     const res = await t.server.token(t.post('/v1/oauth/token', { grant_type: 'authorization_code', [name]: 'x'.repeat(5000) }));
     expect(res.status).toBe(400);
-    expect(json(res)).toEqual({ error: 'invalid_request', error_description: `The parameter "${name}" is malformed.` });
+    expect(json(res)).toEqual({ error: 'invalid_request', error_description: `The parameter '${name}' is malformed.` });
   });
 });

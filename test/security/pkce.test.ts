@@ -1,0 +1,172 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { isOAuthError } from '../../src/index.js';
+import { json, setup } from '../helpers.js';
+
+/** SECURITY-MATRIX P-01..P-09 (RFC 7636, RFC 9700 §2.1.1, §4.8) and public clients (RFC 8252). */
+const verifier = () => randomBytes(32).toString('base64url');
+const s256 = (v: string) => createHash('sha256').update(v).digest('base64url');
+
+describe('PKCE for confidential clients', () => {
+  it('P-01: the right verifier redeems a code issued with an S256 challenge', async () => {
+    const t = await setup();
+    const v = verifier();
+    const code = await t.getCode({ code_challenge: s256(v), code_challenge_method: 'S256' });
+    expect((await t.exchange(code, { code_verifier: v })).status).toBe(200);
+  });
+
+  it('P-02/P-03: a wrong or missing verifier is invalid_grant and does not use the code up', async () => {
+    const t = await setup();
+    const v = verifier();
+    const code = await t.getCode({ code_challenge: s256(v), code_challenge_method: 'S256' });
+    expect(json(await t.exchange(code, { code_verifier: verifier() })).error).toBe('invalid_grant');
+    expect(json(await t.exchange(code)).error).toBe('invalid_grant');
+    expect((await t.exchange(code, { code_verifier: v })).status).toBe(200);
+  });
+
+  it('P-04: a verifier for a code issued without a challenge is refused as a downgrade (invalid_request)', async () => {
+    const t = await setup();
+    const code = await t.getCode();
+    const res = await t.exchange(code, { code_verifier: verifier() });
+    expect(res.status).toBe(400);
+    expect(json(res).error).toBe('invalid_request');
+    expect((await t.exchange(code)).status).toBe(200);
+  });
+
+  it.each([
+    ['plain', undefined],
+    ['plain', 'plain'],
+    ['s256', 'S256'.toLowerCase()],
+    ['SHA256', 'SHA256'],
+  ])('P-05: code_challenge_method %s is refused at the authorization request (invalid_request)', async (_label, method) => {
+    const t = await setup();
+    const params: Record<string, string> = { code_challenge: s256(verifier()), state: 'p5' };
+    if (method !== undefined) params.code_challenge_method = method;
+    const d = await t.server.authorize(t.get(t.authorizeUrl(params), t.ada));
+    if (d.type !== 'redirect') throw new Error(d.type);
+    const url = new URL(d.location);
+    expect(url.searchParams.get('error')).toBe('invalid_request');
+    expect(url.searchParams.get('state')).toBe('p5');
+  });
+
+  it('P-05: plain is accepted only when allowPlainPkce is set', async () => {
+    const t = await setup({ allowPlainPkce: true });
+    const v = verifier();
+    const code = await t.getCode({ code_challenge: v, code_challenge_method: 'plain' });
+    expect((await t.exchange(code, { code_verifier: v })).status).toBe(200);
+  });
+
+  it('P-06: sending the S256 challenge itself as the verifier fails; a method at the token endpoint changes nothing', async () => {
+    const t = await setup();
+    const v = verifier();
+    const challenge = s256(v);
+    const code = await t.getCode({ code_challenge: challenge, code_challenge_method: 'S256' });
+    expect(json(await t.exchange(code, { code_verifier: challenge })).error).toBe('invalid_grant');
+    expect((await t.exchange(code, { code_verifier: v, code_challenge_method: 'plain' })).status).toBe(200);
+  });
+
+  it.each(['short', 'x'.repeat(42), 'x'.repeat(44) + '=', 'a'.repeat(43) + '+', ''])('P-07: a malformed S256 challenge %j is invalid_request', async (challenge) => {
+    const t = await setup();
+    const d = await t.server.authorize(t.get(t.authorizeUrl({ code_challenge: challenge || 'x', code_challenge_method: 'S256' }), t.ada));
+    expect(d.type === 'redirect' && new URL(d.location).searchParams.get('error')).toBe('invalid_request');
+  });
+
+  it.each(['x'.repeat(42), 'x'.repeat(129), `${'x'.repeat(42)}+`, `${'x'.repeat(42)} `, `${'x'.repeat(42)}é`])('P-07: a malformed verifier %j is refused', async (bad) => {
+    const t = await setup();
+    const v = verifier();
+    const code = await t.getCode({ code_challenge: s256(v), code_challenge_method: 'S256' });
+    const res = await t.exchange(code, { code_verifier: bad });
+    expect(res.status).toBe(400);
+    expect(['invalid_request', 'invalid_grant']).toContain(json(res).error);
+    expect((await t.exchange(code, { code_verifier: v })).status).toBe(200);
+  });
+
+  it('P-09: PKCE is not client authentication: a right verifier with a wrong secret is invalid_client', async () => {
+    const t = await setup();
+    const v = verifier();
+    const code = await t.getCode({ code_challenge: s256(v), code_challenge_method: 'S256' });
+    const res = await t.exchange(code, { code_verifier: v, client_secret: 'wrong' });
+    expect(res.status).toBe(401);
+    expect(json(res).error).toBe('invalid_client');
+  });
+
+  it('code_challenge_method without code_challenge is invalid_request', async () => {
+    const t = await setup();
+    const d = await t.server.authorize(t.get(t.authorizeUrl({ code_challenge_method: 'S256' }), t.ada));
+    expect(d.type === 'redirect' && new URL(d.location).searchParams.get('error')).toBe('invalid_request');
+  });
+
+  it('requirePkce makes PKCE required for confidential clients too', async () => {
+    const t = await setup({ requirePkce: true });
+    const d = await t.server.authorize(t.get(t.authorizeUrl(), t.ada));
+    expect(d.type === 'redirect' && new URL(d.location).searchParams.get('error')).toBe('invalid_request');
+  });
+});
+
+describe('public clients (RFC 8252)', () => {
+  async function publicSetup(redirectUri = 'http://127.0.0.1/callback') {
+    const t = await setup();
+    const app = await t.server.registerClient({ name: 'CLI', redirectUri, public: true });
+    return { t, app };
+  }
+  const authorizeUrl = (clientId: string, redirectUri: string, extra: Record<string, string> = {}) =>
+    `/v1/oauth/authorize?${new URLSearchParams({ client_id: clientId, redirect_uri: redirectUri, response_type: 'code', ...extra })}`;
+
+  it('registers without a secret', async () => {
+    const { app } = await publicSetup();
+    expect(app).toEqual({ clientId: app.clientId, name: 'CLI', redirectUri: 'http://127.0.0.1/callback', public: true });
+    expect('clientSecret' in app).toBe(false);
+  });
+
+  it('P-08: a public client without a code_challenge gets invalid_request', async () => {
+    const { t, app } = await publicSetup();
+    const d = await t.server.authorize(t.get(authorizeUrl(app.clientId, 'http://127.0.0.1/callback'), t.ada));
+    expect(d.type === 'redirect' && new URL(d.location).searchParams.get('error')).toBe('invalid_request');
+  });
+
+  it('full flow: loopback callback on any port, client_id without secret, PKCE verifier', async () => {
+    const { t, app } = await publicSetup();
+    const v = verifier();
+    const redirectUri = 'http://127.0.0.1:51234/callback';
+    const d = await t.server.authorize(t.get(authorizeUrl(app.clientId, redirectUri, { code_challenge: s256(v), code_challenge_method: 'S256' }), t.ada));
+    if (d.type !== 'consent') throw new Error(d.type);
+    const approved = await t.server.approve(d.interaction.id, t.get('/', t.ada));
+    if (approved.type !== 'redirect') throw new Error(approved.type);
+    expect(approved.location.startsWith('http://127.0.0.1:51234/callback?code=')).toBe(true);
+    const code = new URL(approved.location).searchParams.get('code')!;
+    const form = { grant_type: 'authorization_code', code, client_id: app.clientId, redirect_uri: redirectUri, code_verifier: v };
+    // The redirect_uri at the token endpoint must be the one used (port included).
+    expect(json(await t.server.token(t.post('/v1/oauth/token', { ...form, redirect_uri: 'http://127.0.0.1:9/callback' }))).error).toBe('invalid_grant');
+    // A public client must not send a secret (CA-06).
+    expect((await t.server.token(t.post('/v1/oauth/token', { ...form, client_secret: 'anything' }))).status).toBe(401);
+    const res = await t.server.token(t.post('/v1/oauth/token', form));
+    expect(res.status).toBe(200);
+    const body = json(res);
+    // Refresh: client_id only.
+    expect((await t.refresh(body.refresh_token as string, { client_id: app.clientId })).status).toBe(200);
+  });
+
+  it.each([
+    'http://127.0.0.1.evil.example/callback', 'http://127.0.0.1:80@evil.example/callback', 'http://localhost/callback',
+    'http://127.0.0.1:8080/callback/', 'http://127.0.0.1:8080/other', 'https://127.0.0.1:8080/callback', 'http://127.0.0.1:99999/callback',
+    'http://[::1]:8080/callback',
+  ])('R-09: loopback variant %j that differs in more than the port is an error page', async (redirectUri) => {
+    const { t, app } = await publicSetup();
+    const d = await t.server.authorize(t.get(authorizeUrl(app.clientId, redirectUri, { code_challenge: s256(verifier()), code_challenge_method: 'S256' }), t.ada));
+    expect(d).toMatchObject({ type: 'error', error: 'invalid_redirect_uri' });
+  });
+
+  it('R-09: confidential clients get no port leeway on loopback callbacks', async () => {
+    const t = await setup();
+    const app = await t.server.registerClient({ name: 'Web', redirectUri: 'http://127.0.0.1/callback' });
+    const d = await t.server.authorize(t.get(authorizeUrl(app.clientId, 'http://127.0.0.1:8080/callback'), t.ada));
+    expect(d).toMatchObject({ type: 'error', error: 'invalid_redirect_uri' });
+  });
+
+  it('public clients may register a private-use scheme; confidential clients may not', async () => {
+    const t = await setup();
+    await expect(t.server.registerClient({ name: 'App', redirectUri: 'com.example.app:/oauth', public: true })).resolves.toMatchObject({ public: true });
+    expect(isOAuthError(await t.server.registerClient({ name: 'App', redirectUri: 'com.example.app:/oauth' }).catch((e: unknown) => e))).toBe(true);
+    expect(isOAuthError(await t.server.registerClient({ name: 'App', redirectUri: 'javascript:alert(1)', public: true }).catch((e: unknown) => e))).toBe(true);
+  });
+});
