@@ -1,0 +1,136 @@
+import fc from 'fast-check';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { renderConsentPage, renderErrorPage, type AuditEvent } from '../../src/index.js';
+import { timingSafeEqual } from '../../src/crypto.js';
+import { json, setup } from '../helpers.js';
+
+/** S-01..S-06, CA-07..CA-10, CA-13, U-13..U-15, R-03: secrets, randomness, audit, pages. */
+afterEach(() => vi.restoreAllMocks());
+
+describe('secrets', () => {
+  it('S-03/S-04: audit events and error descriptions never carry a token, code, secret or verifier', async () => {
+    const events: AuditEvent[] = [];
+    const t = await setup({ onAudit: (e) => events.push(e) });
+    const secrets: string[] = [t.client.clientSecret, t.other.clientSecret];
+    const code = await t.getCode();
+    secrets.push(code);
+    const tokens = json(await t.exchange(code));
+    secrets.push(tokens.access_token as string, tokens.refresh_token as string);
+    await t.exchange(code); // replay
+    const wrong = await t.exchange(code, { client_secret: `${t.client.clientSecret}x` });
+    secrets.push(`${t.client.clientSecret}x`);
+    await t.refresh(tokens.refresh_token as string);
+    await t.server.revoke(t.post('/v1/oauth/revoke', { token: tokens.access_token as string }));
+    await t.server.revokeClientTokens(t.client.clientId);
+    expect(new Set(events.map((e) => e.type))).toEqual(new Set([
+      'client.registered', 'consent.granted', 'token.issued', 'code.reused', 'client.authentication_failed',
+      'token.revoked', 'client.tokens_revoked',
+    ]));
+    const text = JSON.stringify(events) + wrong.body;
+    for (const secret of secrets) expect(text).not.toContain(secret);
+  });
+
+  it('CA-13: every failed client authentication is reported with the claimed client id, for rate limiting', async () => {
+    const events: AuditEvent[] = [];
+    const t = await setup({ onAudit: (e) => events.push(e) });
+    await t.exchange('x', { client_secret: 'bad' });
+    await t.exchange('x', { client_id: 'nobody', client_secret: 'bad' });
+    expect(events.filter((e) => e.type === 'client.authentication_failed').map((e) => (e as { clientId: string }).clientId)).toEqual([t.client.clientId, 'nobody']);
+  });
+
+  it('a throwing onAudit hook does not change the answer', async () => {
+    const t = await setup({ onAudit: () => { throw new Error('log pipeline down'); } });
+    expect((await t.exchange(await t.getCode())).status).toBe(200);
+  });
+
+  it('CA-08: constant-time comparison compares whole values', () => {
+    expect(timingSafeEqual('abcd', 'abcd')).toBe(true);
+    expect(timingSafeEqual('abcd', 'abcd\u0000')).toBe(false);
+    expect(timingSafeEqual('abcd', 'abcdé')).toBe(false);
+    expect(timingSafeEqual('abcd', 'abce')).toBe(false);
+    expect(timingSafeEqual('', 'a')).toBe(false);
+    fc.assert(fc.property(fc.string(), fc.string(), (a, b) => timingSafeEqual(a, b) === (a === b)), { seed: 1, numRuns: 500 });
+  });
+
+  it('CA-09: unknown client and wrong secret run the same hash work (one SHA-256 each)', async () => {
+    const t = await setup();
+    const digest = vi.spyOn(globalThis.crypto.subtle, 'digest');
+    await t.exchange('c', { client_id: 'unknown-client', client_secret: 'guess' });
+    const unknown = digest.mock.calls.length;
+    digest.mockClear();
+    await t.exchange('c', { client_secret: 'guess' });
+    expect(digest.mock.calls.length).toBe(unknown);
+    expect(unknown).toBe(1);
+  });
+
+  it('S-06: codes and tokens come from the CSPRNG; the core never reads Math.random or the system clock', async () => {
+    const t = await setup();
+    vi.spyOn(Math, 'random').mockImplementation(() => { throw new Error('Math.random used'); });
+    vi.spyOn(Date, 'now').mockImplementation(() => { throw new Error('Date.now used'); });
+    const tokens = await t.tokens();
+    expect((await t.refresh(tokens.refresh_token)).status).toBe(200);
+  });
+});
+
+describe('pages', () => {
+  const payload = '"><script>alert(1)</script><img src=x onerror=alert(1)>\'`';
+
+  /** The tag structure of a page: every tag name and attribute name, with values removed. */
+  const structure = (html: string) => (html.replace(/"[^"]*"/g, '""').match(/<[^>]*>/g) ?? []).join('');
+  const consent = (value: string) => renderConsentPage(
+    { id: value, client: { id: 'c', name: value }, scope: ['read', value], account: { uuid: 'u', name: value, email: value }, expiresAt: 0 },
+    { action: '/x', csrfToken: value, switchAccountUrl: `/login?interaction=${value}` },
+  ).body;
+
+  it('U-15: the consent page escapes the client name, account and every reflected value', () => {
+    const page = consent(payload);
+    expect(page).not.toContain('<script>');
+    expect(page).not.toContain('<img');
+    // Hostile values change no tag and add no attribute.
+    expect(structure(page)).toBe(structure(consent('harmless')));
+  });
+
+  it('U-15: the error page escapes the description', () => {
+    const page = renderErrorPage({ type: 'error', status: 400, error: payload, description: payload });
+    expect(page.body).not.toContain('<script>');
+    expect(page.status).toBe(400);
+  });
+
+  it('U-13/U-14: every page forbids framing, referrers, caching, sniffing and scripts', () => {
+    for (const page of [
+      renderErrorPage({ type: 'error', status: 400, error: 'invalid_scope', description: 'x' }),
+      renderConsentPage({ id: 'i', client: { id: 'c', name: 'n' }, scope: ['read'], expiresAt: 0 }, { action: '/x', csrfToken: 't' }),
+    ]) {
+      expect(page.headers).toMatchObject({
+        'x-frame-options': 'DENY',
+        'referrer-policy': 'no-referrer',
+        'cache-control': 'no-store',
+        'x-content-type-options': 'nosniff',
+      });
+      expect(page.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+      expect(page.headers['content-security-policy']).toContain("default-src 'none'");
+    }
+  });
+});
+
+describe('redirect URI mutations (R-03, property)', () => {
+  it('any single-character change of the registered URI is an error page, never a redirect', async () => {
+    const t = await setup();
+    const registered = 'https://client.example/cb';
+    const mutation = fc.tuple(fc.nat({ max: registered.length }), fc.constantFrom('insert', 'delete', 'flip', 'encode'), fc.string({ minLength: 1, maxLength: 1 })).map(([i, kind, ch]) => {
+      switch (kind) {
+        case 'insert': return registered.slice(0, i) + ch + registered.slice(i);
+        case 'delete': return registered.slice(0, i) + registered.slice(i + 1);
+        case 'flip': {
+          const c = registered[i] ?? 'x';
+          return registered.slice(0, i) + (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase()) + registered.slice(i + 1);
+        }
+        default: return registered.slice(0, i) + encodeURIComponent(registered[i] ?? '').replace(/^([^%])$/, (c) => `%${c.charCodeAt(0).toString(16)}`) + registered.slice(i + 1);
+      }
+    }).filter((uri) => uri !== registered);
+    await fc.assert(fc.asyncProperty(mutation, async (uri) => {
+      const d = await t.server.authorize(t.get(t.authorizeUrl({ redirect_uri: uri }), t.ada));
+      expect(d).toMatchObject({ type: 'error', error: 'invalid_redirect_uri' });
+    }), { seed: 42, numRuns: 300 });
+  });
+});
