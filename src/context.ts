@@ -1,3 +1,4 @@
+import type { ScopePolicy } from './checks/scope.js';
 import type { ResolvedOptions } from './options.js';
 import type { Storage } from './storage/types.js';
 import type { AuditEventInput, Clock, UserSessions } from './types.js';
@@ -8,6 +9,7 @@ export interface Context {
   storage: Storage;
   sessions: UserSessions;
   clock: Clock;
+  scopes: ScopePolicy;
 }
 
 /** Report a security event to the host's `onAudit` hook. A failing hook never fails the request. */

@@ -70,6 +70,13 @@ const schema = z.object({
   onAudit: z.custom<(event: AuditEvent) => void>((v) => typeof v === 'function', 'expected a function').optional(),
   /** The `realm` of `WWW-Authenticate` challenges (RFC 6750 §3). */
   realm: z.string().regex(/^[\x20\x21\x23-\x5b\x5d-\x7e]{1,64}$/, 'expected printable ASCII without quotes or backslashes, at most 64 characters').default('authgate'),
+  /** A host's own scope vocabulary and resource rule, replacing SPEC 2.5's `read` / `read write`. */
+  scopes: z.object({
+    values: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,64}$/, 'expected scope tokens (RFC 6749 §3.3)')).min(1).max(100),
+    default: z.array(z.string()).min(1),
+    allows: z.custom<(scope: readonly string[], request: { method: string; url: string }) => boolean>((v) => typeof v === 'function', 'expected a function'),
+    descriptions: z.record(z.string(), z.string()).optional(),
+  }).strict().refine((s) => s.default.every((d) => s.values.includes(d)), 'expected default to list known values only').optional(),
   /** Called with every unexpected error (a storage outage, a bug). The client only sees `server_error`. */
   onError: z.custom<(error: unknown) => void>((v) => typeof v === 'function', 'expected a function').optional(),
 }).strict();

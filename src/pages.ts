@@ -40,15 +40,9 @@ export function renderErrorPage(decision: Extract<AuthorizeDecision, { type: 'er
 <p>Go back to the application and try again, or contact its developer.</p>`);
 }
 
-/** What each scope value means to a user (SPEC 2.5). */
-const SCOPE_WORDS: Record<string, string> = {
-  read: 'See your account and resources (read-only).',
-  write: 'Create, change and delete resources in your account.',
-};
-
 /** The default consent page: the application, the scope in plain words, Authorize and Deny. */
 export function renderConsentPage(interaction: Interaction, form: { action: string; csrfToken: string; switchAccountUrl?: string }): OAuthResponse {
-  const items = interaction.scope.map((s) => `<li>${escapeHtml(SCOPE_WORDS[s] ?? s)}</li>`).join('');
+  const items = interaction.scope.map((s) => `<li>${escapeHtml(interaction.scopeDescriptions?.[s] ?? s)}</li>`).join('');
   const who = interaction.account
     ? `<p>Signed in as <strong>${escapeHtml(interaction.account.name)}</strong> (${escapeHtml(interaction.account.email)}).${
       form.switchAccountUrl ? ` <a href="${escapeHtml(form.switchAccountUrl)}">Use another account</a>` : ''}</p>`

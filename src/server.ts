@@ -8,7 +8,7 @@ import { token } from './endpoints/token.js';
 import { isOAuthError, OAuthError } from './errors.js';
 import { errorResponse, header } from './http.js';
 import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions } from './options.js';
-import { formatScope } from './checks/scope.js';
+import { ScopePolicy } from './checks/scope.js';
 import type { AuthenticateResult, AuthorizationInfo, AuthorizeDecision, ClientInfo, OAuthRequest, OAuthResponse, RegisteredClient, RegisteredPublicClient } from './types.js';
 
 /**
@@ -31,7 +31,13 @@ export class AuthorizationServer {
   /** @throws ConfigError naming the first bad option. */
   constructor(options: AuthorizationServerOptions) {
     this.options = resolveOptions(options);
-    this.ctx = { options: this.options, storage: this.options.storage, sessions: this.options.sessions, clock: this.options.clock };
+    this.ctx = {
+      options: this.options,
+      storage: this.options.storage,
+      sessions: this.options.sessions,
+      clock: this.options.clock,
+      scopes: new ScopePolicy(this.options.scopes),
+    };
   }
 
   /**
@@ -152,7 +158,7 @@ export class AuthorizationServer {
     const out: AuthorizationInfo[] = [];
     for (const consent of consents) {
       const client = await this.ctx.storage.findClient(consent.clientId);
-      if (client) out.push({ client: { id: client.id, name: client.name }, scope: formatScope(consent.scope).split(' '), grantedAt: consent.grantedAt });
+      if (client) out.push({ client: { id: client.id, name: client.name }, scope: this.ctx.scopes.format(consent.scope).split(' ').filter(Boolean), grantedAt: consent.grantedAt });
     }
     return out.sort((a, b) => b.grantedAt - a.grantedAt);
   }

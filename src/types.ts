@@ -64,6 +64,8 @@ export interface Interaction {
   client: { id: string; name: string };
   /** The requested scope, e.g. `['read']` or `['read', 'write']`. */
   scope: string[];
+  /** What each requested scope value means, in plain words for the consent page. */
+  scopeDescriptions?: Record<string, string>;
   /** For consent: who is deciding. */
   account?: Account;
   /** The `i` parameter, if sent: the first characters of the expected account UUID. */

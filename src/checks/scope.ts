@@ -1,11 +1,25 @@
 /**
- * Scope (SPEC 2.5): absent means `read`; `read` or `read write` (either order); anything else
- * is invalid. Parsing is exact: `READ`, `read,write`, `read  write` and `write` are invalid.
+ * Scope. By default the SPEC's vocabulary (SPEC 2.5): absent means `read`; `read` or
+ * `read write` (either order); anything else is invalid, and parsing is exact (`READ`,
+ * `read,write`, `read  write` and `write` are invalid). `read` allows GET and HEAD; `write` adds
+ * every other method. A host can declare its own vocabulary and rule instead (`scopes` option).
  */
 
 export type ScopeValue = 'read' | 'write';
 
-/** Parse a `scope` parameter. `undefined` (absent or empty) is `read`; `null` means invalid. */
+/** A host's own scope vocabulary (the `scopes` option). */
+export interface ScopeOptions {
+  /** Every scope value the server knows, e.g. `['account:read', 'droplet:create']`. */
+  values: string[];
+  /** The scope of a request that names none. */
+  default: string[];
+  /** Whether a token with `scope` may make this resource request. */
+  allows: (scope: readonly string[], request: { method: string; url: string }) => boolean;
+  /** Plain words for the consent page, by scope value. */
+  descriptions?: Record<string, string>;
+}
+
+/** Parse a `scope` parameter with the SPEC vocabulary. `undefined` is `read`; `null` means invalid. */
 export function parseScope(value: string | undefined): ScopeValue[] | null {
   if (value === undefined) return ['read'];
   if (value === 'read') return ['read'];
@@ -13,7 +27,7 @@ export function parseScope(value: string | undefined): ScopeValue[] | null {
   return null;
 }
 
-/** The wire form, always in canonical order (`read write`). */
+/** The wire form of a SPEC scope, always in canonical order (`read write`). */
 export function formatScope(scope: readonly string[]): string {
   return ['read', 'write'].filter((s) => scope.includes(s)).join(' ');
 }
@@ -31,4 +45,46 @@ const READ_METHODS = new Set(['GET', 'HEAD']);
  */
 export function requiredScope(method: string): ScopeValue {
   return READ_METHODS.has(method.toUpperCase()) ? 'read' : 'write';
+}
+
+/** What each SPEC scope value means to a user. */
+const SPEC_WORDS: Record<string, string> = {
+  read: 'See your account and resources (read-only).',
+  write: 'Create, change and delete resources in your account.',
+};
+
+/** Parsing, formatting and checking of scope, for the SPEC vocabulary or a host's own. */
+export class ScopePolicy {
+  constructor(private readonly custom?: ScopeOptions) {}
+
+  /** Every known value (for metadata). */
+  get values(): string[] {
+    return this.custom ? [...this.custom.values] : ['read', 'write'];
+  }
+
+  /** `undefined` (absent or empty) is the default; `null` means invalid, unknown or malformed. */
+  parse(value: string | undefined): string[] | null {
+    if (!this.custom) return parseScope(value);
+    if (value === undefined) return [...this.custom.default];
+    const parts = value.split(' ');
+    if (parts.some((p) => !this.custom!.values.includes(p)) || new Set(parts).size !== parts.length) return null;
+    return this.custom.values.filter((v) => parts.includes(v));
+  }
+
+  /** The wire form, in vocabulary order. */
+  format(scope: readonly string[]): string {
+    return this.custom ? this.custom.values.filter((v) => scope.includes(v)).join(' ') : formatScope(scope);
+  }
+
+  /** Whether a token's scope allows a resource request; `needed` names the SPEC scope it lacks. */
+  check(scope: readonly string[], request: { method: string; url: string }): { ok: true } | { ok: false; needed?: string } {
+    if (this.custom) return this.custom.allows(scope, request) ? { ok: true } : { ok: false };
+    const needed = requiredScope(request.method);
+    return scope.includes(needed) ? { ok: true } : { ok: false, needed: needed === 'write' ? 'read write' : 'read' };
+  }
+
+  /** Plain words for a scope value on the consent page. */
+  describe(value: string): string {
+    return this.custom ? this.custom.descriptions?.[value] ?? value : SPEC_WORDS[value] ?? value;
+  }
 }

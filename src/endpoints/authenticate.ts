@@ -1,5 +1,4 @@
 import { hashSecret } from '../crypto.js';
-import { requiredScope } from '../checks/scope.js';
 import type { Context } from '../context.js';
 import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
 import { queryParams } from '../http.js';
@@ -58,9 +57,9 @@ export async function authenticate(ctx: Context, request: OAuthRequest): Promise
   ) {
     return challenge(ctx, 401, 'invalid_token', 'The access token is invalid, expired or revoked.');
   }
-  const needed = requiredScope(request.method);
-  if (!found.token.scope.includes(needed)) {
-    return challenge(ctx, 403, 'insufficient_scope', 'The access token does not allow this request method.', needed === 'write' ? 'read write' : 'read');
+  const allowed = ctx.scopes.check(found.token.scope, request);
+  if (!allowed.ok) {
+    return challenge(ctx, 403, 'insufficient_scope', 'The access token does not allow this request method.', allowed.needed);
   }
   return {
     ok: true,

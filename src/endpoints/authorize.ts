@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { hashSecret, randomId, randomToken } from '../crypto.js';
-import { covers, formatScope, parseScope } from '../checks/scope.js';
+import { covers } from '../checks/scope.js';
 import { redirectTo, redirectUriMatches } from '../checks/redirect-uri.js';
 import { parseChallenge } from '../checks/pkce.js';
 import { audit, type Context } from '../context.js';
@@ -77,9 +77,9 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
   }
 
   const scopes = params.get('scope');
-  const scope = scopes && scopes.length > 1 ? null : parseScope(scopes?.[0] || undefined);
+  const scope = scopes && scopes.length > 1 ? null : ctx.scopes.parse(scopes?.[0] || undefined);
   if (!scope) {
-    return errorPage('invalid_scope', "The requested scope is invalid, unknown or malformed. Use 'read' or 'read write'.");
+    return errorPage('invalid_scope', `The requested scope is invalid, unknown or malformed. Use ${ctx.scopes.values.length === 2 && ctx.scopes.values[0] === 'read' ? "'read' or 'read write'" : 'values this server knows'}.`);
   }
 
   // From here on the callback is trusted: errors go back to it.
@@ -200,6 +200,7 @@ async function interaction(
       id,
       client: { id: client.id, name: client.name },
       scope: [...req.scope],
+      scopeDescriptions: Object.fromEntries(req.scope.map((s) => [s, ctx.scopes.describe(s)])),
       ...(account && { account }),
       ...(req.accountHint !== undefined && { accountHint: req.accountHint }),
       expiresAt,
@@ -237,7 +238,7 @@ async function issue(ctx: Context, client: ClientRecord, req: AuthorizationReque
       access_token: access.token,
       token_type: 'bearer',
       expires_in: String(ctx.options.lifetimes.accessToken),
-      scope: formatScope(req.scope),
+      scope: ctx.scopes.format(req.scope),
       state: req.state,
       iss,
     }, 'fragment'),

@@ -1,5 +1,4 @@
 import { hashSecret, randomToken } from '../crypto.js';
-import { formatScope } from '../checks/scope.js';
 import type { Context } from '../context.js';
 import type { GrantRecord, TokenRecord } from '../storage/types.js';
 
@@ -62,7 +61,7 @@ export function tokenResponseBody(ctx: Context, grant: GrantRecord, pair: Issued
     token_type: 'bearer',
     expires_in: ctx.options.lifetimes.accessToken,
     refresh_token: pair.refreshToken,
-    scope: formatScope(pair.scope),
+    scope: ctx.scopes.format(pair.scope),
     info: { name: grant.account.name, email: grant.account.email, uuid: grant.account.uuid },
   };
 }

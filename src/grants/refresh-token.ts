@@ -1,5 +1,5 @@
 import { hashSecret } from '../crypto.js';
-import { covers, parseScope } from '../checks/scope.js';
+import { covers } from '../checks/scope.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { ClientRecord } from '../storage/types.js';
@@ -34,7 +34,7 @@ export async function refreshTokenGrant(
   // A scope parameter may narrow the new pair, never widen it (RFC 6749 §6).
   let scope = found.token.scope;
   if (params.scope !== undefined) {
-    const requested = parseScope(params.scope);
+    const requested = ctx.scopes.parse(params.scope);
     if (!requested || !covers(found.token.scope, requested)) {
       throw new OAuthError('invalid_scope', 'The requested scope is invalid, unknown, malformed, or exceeds the scope granted.');
     }
