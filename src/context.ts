@@ -1,5 +1,6 @@
 import type { ScopePolicy } from './checks/scope.js';
 import type { ResolvedOptions } from './options.js';
+import type { JwtAccessTokens } from './tokens/jwt.js';
 import type { Storage } from './storage/types.js';
 import type { AuditEventInput, Clock, UserSessions } from './types.js';
 
@@ -10,6 +11,8 @@ export interface Context {
   sessions: UserSessions;
   clock: Clock;
   scopes: ScopePolicy;
+  /** Present when `accessTokenFormat` is `jwt`. */
+  jwt?: JwtAccessTokens;
 }
 
 /** Report a security event to the host's `onAudit` hook. A failing hook never fails the request. */

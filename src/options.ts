@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { systemClock } from './clock.js';
 import { ConfigError } from './errors.js';
 import type { Storage } from './storage/types.js';
-import type { AuditEvent, Clock, UserSessions } from './types.js';
+import type { JWK } from 'jose';
+import type { Account, AuditEvent, Clock, OAuthRequest, UserSessions } from './types.js';
 
 const STORAGE_METHODS = [
   'saveClient', 'findClient', 'saveInteraction', 'findInteraction', 'takeInteraction', 'saveConsent',
@@ -15,6 +16,14 @@ const hasMethods = (value: unknown, names: readonly string[]) =>
   names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
 
 const seconds = z.number().int().positive().max(10 * 365 * 24 * 3600);
+
+const prefix = z.string().regex(/^[A-Za-z0-9_]{0,24}$/, 'expected up to 24 characters of A-Z, a-z, 0-9 and _').default('');
+
+const isSigningJwk = (v: unknown): boolean => {
+  if (typeof v !== 'object' || v === null) return false;
+  const jwk = v as Record<string, unknown>;
+  return typeof jwk.kid === 'string' && (jwk.alg === 'EdDSA' || jwk.alg === 'ES256') && typeof jwk.d === 'string';
+};
 
 const isLoopback = (host: string) => host === 'localhost' || host === '127.0.0.1' || host === '[::1]';
 
@@ -70,6 +79,31 @@ const schema = z.object({
   onAudit: z.custom<(event: AuditEvent) => void>((v) => typeof v === 'function', 'expected a function').optional(),
   /** The `realm` of `WWW-Authenticate` challenges (RFC 6750 §3). */
   realm: z.string().regex(/^[\x20\x21\x23-\x5b\x5d-\x7e]{1,64}$/, 'expected printable ASCII without quotes or backslashes, at most 64 characters').default('authgate'),
+  /**
+   * A fixed prefix per kind of opaque credential, e.g. `{ accessToken: 'doo_v1_', refreshToken: 'dor_v1_' }`,
+   * so secret scanners recognise leaked tokens. After the prefix every value is 43 base64url
+   * characters (256 random bits).
+   */
+  tokenPrefixes: z.object({
+    accessToken: prefix,
+    refreshToken: prefix,
+    code: prefix,
+  }).strict().prefault({}),
+  /** `opaque` (default) or `jwt`: RFC 9068 access tokens, signed, still looked up on every use. Needs `issuer`. */
+  accessTokenFormat: z.enum(['opaque', 'jwt']).default('opaque'),
+  /** Signing keys for JWT access tokens: private JWKs with `kid` and `alg` (EdDSA or ES256); the first signs. */
+  jwt: z.object({
+    keys: z.array(z.custom<JWK>((v) => isSigningJwk(v), 'expected a private JWK with kid and alg EdDSA or ES256')).optional(),
+    algorithm: z.enum(['EdDSA', 'ES256']).default('EdDSA'),
+    /** The `aud` claim; default: the issuer. */
+    audience: z.string().min(1).optional(),
+  }).strict().prefault({}),
+  /** Extra fields for the `info` object of token responses (name, email and uuid are always there). */
+  info: z.custom<(account: Account) => Record<string, unknown>>((v) => typeof v === 'function', 'expected a function').optional(),
+  /** Dynamic client registration (RFC 7591) of public clients at POST /v1/oauth/register. Default off. */
+  allowDynamicRegistration: z.boolean().default(false),
+  /** Decide each dynamic registration: return false to refuse it. */
+  onDynamicRegistration: z.custom<(metadata: { clientName: string; redirectUri: string }, request: OAuthRequest) => boolean | Promise<boolean>>((v) => typeof v === 'function', 'expected a function').optional(),
   /** A host's own scope vocabulary and resource rule, replacing SPEC 2.5's `read` / `read write`. */
   scopes: z.object({
     values: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,64}$/, 'expected scope tokens (RFC 6749 §3.3)')).min(1).max(100),
@@ -112,9 +146,13 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     requireClientAuthOnRefresh: data.requireClientAuthOnRefresh ?? defaults.requireClientAuthOnRefresh,
     allowCredentialsInQuery: data.allowCredentialsInQuery ?? defaults.allowCredentialsInQuery,
   };
+  if (data.accessTokenFormat === 'jwt' && !data.issuer) {
+    throw new ConfigError('issuer', "expected an https URL: JWT access tokens carry it as `iss` (RFC 9068)");
+  }
   if (data.profile === 'strict' && !data.issuer) {
     throw new ConfigError('issuer', 'expected an https URL: the strict profile sends `iss` on every authorization response (RFC 9207)');
   }
   Object.freeze(resolved.lifetimes);
+  Object.freeze(resolved.tokenPrefixes);
   return Object.freeze(resolved);
 }

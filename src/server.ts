@@ -9,6 +9,7 @@ import { isOAuthError, OAuthError } from './errors.js';
 import { errorResponse, header } from './http.js';
 import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions } from './options.js';
 import { ScopePolicy } from './checks/scope.js';
+import { JwtAccessTokens } from './tokens/jwt.js';
 import type { AuthenticateResult, AuthorizationInfo, AuthorizeDecision, ClientInfo, OAuthRequest, OAuthResponse, RegisteredClient, RegisteredPublicClient } from './types.js';
 
 /**
@@ -37,6 +38,14 @@ export class AuthorizationServer {
       sessions: this.options.sessions,
       clock: this.options.clock,
       scopes: new ScopePolicy(this.options.scopes),
+      ...(this.options.accessTokenFormat === 'jwt' && {
+        jwt: new JwtAccessTokens({
+          ...(this.options.jwt.keys && { keys: this.options.jwt.keys }),
+          algorithm: this.options.jwt.algorithm,
+          issuer: this.options.issuer!,
+          audience: this.options.jwt.audience ?? this.options.issuer!,
+        }),
+      }),
     };
   }
 

@@ -1,6 +1,6 @@
-import { hashSecret } from '../crypto.js';
 import type { Context } from '../context.js';
 import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
+import { tokenKey } from '../grants/issue.js';
 import { queryParams } from '../http.js';
 import type { AuthenticateResult, OAuthRequest } from '../types.js';
 
@@ -46,7 +46,8 @@ export async function authenticate(ctx: Context, request: OAuthRequest): Promise
     return challenge(ctx, 401, 'invalid_token', 'The access token is invalid, expired or revoked.');
   }
 
-  const found = await ctx.storage.findToken(await hashSecret(token));
+  const key = await tokenKey(ctx, token);
+  const found = key === null ? null : await ctx.storage.findToken(key);
   const now = ctx.clock.now();
   if (
     !found ||

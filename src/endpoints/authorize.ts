@@ -5,7 +5,7 @@ import { redirectTo, redirectUriMatches } from '../checks/redirect-uri.js';
 import { parseChallenge } from '../checks/pkce.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
-import { mintAccessToken } from '../grants/issue.js';
+import { accessTokenValue, mintAccessToken } from '../grants/issue.js';
 import { queryParams, single, type Params } from '../http.js';
 import type { AuthorizationRequestRecord, ClientRecord, GrantRecord, InteractionRecord } from '../storage/types.js';
 import type { Account, AuthorizeDecision, OAuthRequest } from '../types.js';
@@ -213,7 +213,7 @@ async function issue(ctx: Context, client: ClientRecord, req: AuthorizationReque
   const grant: GrantRecord = { id: randomId(), clientId: client.id, account, scope: req.scope, createdAt: now, revokedAt: null };
   const iss = ctx.options.issuer;
   if (req.responseType === 'code') {
-    const code = randomToken();
+    const code = `${ctx.options.tokenPrefixes.code}${randomToken()}`;
     await ctx.storage.createGrant(grant, {
       code: {
         hash: await hashSecret(code),
@@ -235,7 +235,7 @@ async function issue(ctx: Context, client: ClientRecord, req: AuthorizationReque
   return {
     type: 'redirect',
     location: redirectTo(req.redirectUri, {
-      access_token: access.token,
+      access_token: await accessTokenValue(ctx, access, grant),
       token_type: 'bearer',
       expires_in: String(ctx.options.lifetimes.accessToken),
       scope: ctx.scopes.format(req.scope),

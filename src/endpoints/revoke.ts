@@ -1,7 +1,7 @@
-import { hashSecret } from '../crypto.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
+import { tokenKey } from '../grants/issue.js';
 import { jsonResponse, requestParams, single, validateParams } from '../http.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 import { optionalClient, requirePost, tokenParamsSchema } from './token.js';
@@ -21,7 +21,8 @@ export async function revoke(ctx: Context, request: OAuthRequest): Promise<OAuth
   if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');
   // token_type_hint is accepted and not needed: one lookup finds either kind (RFC 7009 §2.1).
   if (params.token.length <= MAX_TOKEN_LENGTH) {
-    const found = await ctx.storage.findToken(await hashSecret(params.token));
+    const key = await tokenKey(ctx, params.token);
+    const found = key === null ? null : await ctx.storage.findToken(key);
     if (found) {
       if (client && client.id !== found.token.clientId) {
         throw new OAuthError('unauthorized_client', 'The token was not issued to this client.');

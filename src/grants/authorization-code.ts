@@ -10,8 +10,8 @@ const INVALID_GRANT = 'The grant is invalid, expired, revoked, does not match th
 /** `invalid_grant` with the description SPEC 7.2 gives. */
 export const invalidGrant = () => new OAuthError('invalid_grant', INVALID_GRANT);
 
-/** Longest code or token the token endpoint looks up; ours are 43 characters. */
-export const MAX_TOKEN_LENGTH = 512;
+/** Longest code or token looked up: opaque ones are 43 characters plus a prefix, JWTs longer. */
+export const MAX_TOKEN_LENGTH = 4096;
 
 /**
  * `grant_type=authorization_code` (SPEC 3.1, 4.2; RFC 6749 §4.1.3). Checks that can fail
@@ -49,7 +49,7 @@ export async function authorizationCodeGrant(
   }
   await checkAccountActive(ctx, outcome.grant, now);
   audit(ctx, { type: 'token.issued', grantType: 'authorization_code', clientId: client.id, accountUuid: outcome.grant.account.uuid, grantId: outcome.grant.id, scope: pair.scope });
-  return tokenResponseBody(ctx, outcome.grant, pair);
+  return await tokenResponseBody(ctx, outcome.grant, pair);
 }
 
 /**

@@ -1,6 +1,8 @@
 import { hashSecret, randomToken } from '../crypto.js';
 import type { Context } from '../context.js';
 import type { GrantRecord, TokenRecord } from '../storage/types.js';
+import { looksLikeJwt } from '../tokens/jwt.js';
+import type { Account } from '../types.js';
 
 /** The grant a token belongs to. */
 export interface Family {
@@ -8,19 +10,31 @@ export interface Family {
   clientId: string;
 }
 
+/** A minted access token: its record, and its clear value (opaque) or the `jti` to sign (JWT). */
+export interface MintedAccess {
+  record: TokenRecord;
+  token?: string;
+  jti?: string;
+}
+
 /** A freshly minted access/refresh pair: the clear values for the client, records for storage. */
 export interface IssuedPair {
-  accessToken: string;
+  access: MintedAccess;
   refreshToken: string;
   records: TokenRecord[];
   scope: string[];
 }
 
-/** A new access token record (and its clear value) of a grant. Nothing is stored yet. */
-export async function mintAccessToken(ctx: Context, family: Family, scope: string[], now: number): Promise<{ token: string; record: TokenRecord }> {
-  const token = randomToken();
+/**
+ * A new access token record of a grant. Nothing is stored yet. An opaque token is its own
+ * storage key (hashed); a JWT is keyed by its `jti` (hashed) and signed once the grant's
+ * account is known.
+ */
+export async function mintAccessToken(ctx: Context, family: Family, scope: string[], now: number): Promise<MintedAccess> {
+  const secret = randomToken();
+  const token = ctx.jwt ? undefined : `${ctx.options.tokenPrefixes.accessToken}${secret}`;
   const record: TokenRecord = {
-    hash: await hashSecret(token),
+    hash: await hashSecret(token ?? secret),
     kind: 'access',
     grantId: family.grantId,
     clientId: family.clientId,
@@ -31,13 +45,38 @@ export async function mintAccessToken(ctx: Context, family: Family, scope: strin
     rotatedAt: null,
     revokedAt: null,
   };
-  return { token, record };
+  return token === undefined ? { record, jti: secret } : { record, token };
+}
+
+/** The value the client receives for a minted access token. */
+export async function accessTokenValue(ctx: Context, access: MintedAccess, grant: GrantRecord): Promise<string> {
+  if (access.token !== undefined || !ctx.jwt) return access.token!;
+  return ctx.jwt.sign({
+    sub: grant.account.uuid,
+    clientId: grant.clientId,
+    scope: ctx.scopes.format(access.record.scope),
+    jti: access.jti!,
+    iat: access.record.issuedAt,
+    exp: access.record.expiresAt!,
+  });
+}
+
+/**
+ * The storage key of a presented access or refresh token: the hash of the token, or of the
+ * `jti` of a JWT this server signed; `null` for a JWT that does not verify.
+ */
+export async function tokenKey(ctx: Context, token: string): Promise<string | null> {
+  if (ctx.jwt && looksLikeJwt(token)) {
+    const jti = await ctx.jwt.jti(token, ctx.clock.now());
+    return jti === null ? null : hashSecret(jti);
+  }
+  return hashSecret(token);
 }
 
 /** A new access + refresh pair of a grant. Nothing is stored yet. */
 export async function mintPair(ctx: Context, family: Family, scope: string[], now: number): Promise<IssuedPair> {
   const access = await mintAccessToken(ctx, family, scope, now);
-  const refreshToken = randomToken();
+  const refreshToken = `${ctx.options.tokenPrefixes.refreshToken}${randomToken()}`;
   const refreshLifetime = ctx.options.lifetimes.refreshToken;
   const refresh: TokenRecord = {
     hash: await hashSecret(refreshToken),
@@ -51,17 +90,23 @@ export async function mintPair(ctx: Context, family: Family, scope: string[], no
     rotatedAt: null,
     revokedAt: null,
   };
-  return { accessToken: access.token, refreshToken, records: [access.record, refresh], scope };
+  return { access, refreshToken, records: [access.record, refresh], scope };
+}
+
+/** The `info` object of a token response (SPEC 2.3), with the host's extra fields. */
+export function infoOf(ctx: Context, account: Account): Record<string, unknown> {
+  const extra = ctx.options.info?.(account) ?? {};
+  return { ...extra, name: account.name, email: account.email, uuid: account.uuid };
 }
 
 /** The JSON body of a successful token response (SPEC 2.3). */
-export function tokenResponseBody(ctx: Context, grant: GrantRecord, pair: IssuedPair): Record<string, unknown> {
+export async function tokenResponseBody(ctx: Context, grant: GrantRecord, pair: IssuedPair): Promise<Record<string, unknown>> {
   return {
-    access_token: pair.accessToken,
+    access_token: await accessTokenValue(ctx, pair.access, grant),
     token_type: 'bearer',
     expires_in: ctx.options.lifetimes.accessToken,
     refresh_token: pair.refreshToken,
     scope: ctx.scopes.format(pair.scope),
-    info: { name: grant.account.name, email: grant.account.email, uuid: grant.account.uuid },
+    info: infoOf(ctx, grant.account),
   };
 }

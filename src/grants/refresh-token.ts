@@ -50,7 +50,7 @@ export async function refreshTokenGrant(
   }
   await checkAccountActive(ctx, outcome.grant, now);
   audit(ctx, { type: 'token.issued', grantType: 'refresh_token', clientId: found.token.clientId, accountUuid: outcome.grant.account.uuid, grantId: outcome.grant.id, scope: pair.scope });
-  return tokenResponseBody(ctx, outcome.grant, pair);
+  return await tokenResponseBody(ctx, outcome.grant, pair);
 }
 
 /**

@@ -295,7 +295,10 @@ function storageError(operation: string, error: unknown, retried: boolean): Post
   return new PostgresStorageError('database', operation, state, `${at} failed${state ? ` (SQLSTATE ${state})` : ''}.${hint}`, { cause: error });
 }
 
-/** A 32-bit key for the migration lock, from the schema and prefix (FNV-1a). */
+/**
+ * A 32-bit key for the migration lock, from the schema name (FNV-1a): migrations of every table
+ * prefix in one schema take turns, so none races another's CREATE SCHEMA.
+ */
 function lockKey(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
@@ -366,7 +369,7 @@ export class PostgresStorage implements Storage {
    */
   async migrate(): Promise<MigrateResult> {
     return this.transaction('migrate', async (db) => {
-      await db.query('SELECT pg_advisory_xact_lock($1::int, $2::int)', [LOCK_NAMESPACE, lockKey(`${this.schema}.${this.prefix}`)]);
+      await db.query('SELECT pg_advisory_xact_lock($1::int, $2::int)', [LOCK_NAMESPACE, lockKey(this.schema)]);
       const exists = await db.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [this.schema]);
       if (exists.rowCount === 0) await db.query(`CREATE SCHEMA ${quote(this.schema)}`);
       await db.query(`CREATE TABLE IF NOT EXISTS ${this.t.migrations} (
