@@ -9,6 +9,7 @@ export default defineConfig({
     express: 'adapters/express/index.ts',
     fastify: 'adapters/fastify/index.ts',
     hono: 'adapters/hono/index.ts',
+    postgres: 'src/postgres/index.ts',
   },
   format: ['esm'],
   target: 'node20',
@@ -18,5 +19,5 @@ export default defineConfig({
   clean: true,
   splitting: true,
   treeshake: true,
-  external: ['express', 'fastify', 'hono', 'vitest'],
+  external: ['express', 'fastify', 'hono', 'vitest', 'pg'],
 });

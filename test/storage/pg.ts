@@ -1,0 +1,41 @@
+/**
+ * Shared setup of the PostgreSQL tests: the database comes from DATABASE_URL (`.ci/run` starts a
+ * throwaway server and exports it). In CI (CI=true) a missing DATABASE_URL is an error, never a
+ * skip. Locally, without it, the PostgreSQL tests are skipped with a message saying how to run them.
+ *
+ * Every test file works in a schema of its own with a random name, dropped at the end, so files
+ * (and several developers' runs on one server) never see each other's rows.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+const url = process.env['DATABASE_URL'];
+const inCI = /^(1|true|yes)$/i.test(process.env['CI'] ?? '');
+
+if (!url && inCI) {
+  throw new Error('DATABASE_URL is not set, and CI=true: the PostgreSQL tests must run in CI, never skip. .ci/run starts a server with .ci/pg-start and exports DATABASE_URL.');
+}
+if (!url) {
+  console.warn('PostgreSQL tests skipped: DATABASE_URL is not set. Run `eval "$(bash .ci/pg-start)"` (needs Debian\'s postgresql) and run the tests again in that shell.');
+}
+
+/** The connection string, or undefined when the PostgreSQL tests are skipped. */
+export const DATABASE_URL = url;
+
+/** A fresh schema name: `ag_<label>_<random>`. */
+export function schemaName(label: string): string {
+  return `ag_${label}_${randomBytes(6).toString('hex')}`;
+}
+
+/** A pool on DATABASE_URL; idle-connection errors (a killed backend) are not fatal. */
+export function makePool(max = 10): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max });
+  pool.on('error', () => {});
+  return pool;
+}
+
+/** Drop a schema made by a test, with everything in it. */
+export async function dropSchema(pool: pg.Pool, schema: string): Promise<void> {
+  if (!/^ag_[a-z0-9_]+$/.test(schema)) throw new Error(`refusing to drop ${schema}`);
+  await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}

@@ -1,0 +1,249 @@
+/**
+ * PostgresStorage on a real PostgreSQL server: the storage conformance kit, then what is
+ * PostgreSQL's own: migrations (idempotent, concurrent, versioned), prune, options, error mapping,
+ * and no values in SQL text.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresStorage, PostgresStorageError, SCHEMA_VERSION, openPostgresStorage, type PgPool, type PgPoolClient } from '../../src/postgres/index.js';
+import { describeStorageConformance } from '../../src/testing/index.js';
+import type { GrantRecord, TokenRecord } from '../../src/index.js';
+import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
+
+const pool = makePool(25);
+const schema = schemaName('conformance');
+const created: string[] = [schema];
+let storage: PostgresStorage;
+
+describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
+  beforeAll(async () => {
+    storage = new PostgresStorage(pool, { schema });
+    await storage.migrate();
+  });
+
+  afterAll(async () => {
+    for (const name of created) await dropSchema(pool, name);
+    await pool.end();
+  });
+
+  // 25 connections: the concurrent cases race on separate connections, as several servers would.
+  describeStorageConformance('PostgresStorage', () => storage, { describe, it });
+
+  const T = 1_700_000_000_000;
+  const grant = (over: Partial<GrantRecord> = {}): GrantRecord => ({
+    id: `g${Math.random().toString(36).slice(2)}`, clientId: 'client', account: { uuid: 'acct', name: 'A', email: 'a@example.com' },
+    scope: ['read'], createdAt: T, revokedAt: null, ...over,
+  });
+  const token = (g: GrantRecord, over: Partial<TokenRecord> = {}): TokenRecord => ({
+    hash: `t${Math.random().toString(36).slice(2)}`, kind: 'access', grantId: g.id, clientId: g.clientId, scope: ['read'], issuedAt: T,
+    expiresAt: T + 1000, pairHash: null, rotatedAt: null, revokedAt: null, ...over,
+  });
+
+  describe('migrate()', () => {
+    it('creates every table and index in its schema, records the version, and is idempotent', async () => {
+      const s = schemaName('migrate');
+      created.push(s);
+      const fresh = new PostgresStorage(pool, { schema: s });
+      expect(await fresh.migrate()).toEqual({ from: 0, to: SCHEMA_VERSION });
+      expect(await fresh.migrate()).toEqual({ from: SCHEMA_VERSION, to: SCHEMA_VERSION });
+      const tables = await pool.query('SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY 1', [s]);
+      expect(tables.rows.map((r) => r.tablename)).toEqual([
+        'authgate_clients', 'authgate_codes', 'authgate_consents', 'authgate_grants', 'authgate_interactions', 'authgate_migrations', 'authgate_tokens',
+      ]);
+      const versions = await pool.query(`SELECT version, name, applied_at FROM "${s}".authgate_migrations`);
+      expect(versions.rows).toHaveLength(SCHEMA_VERSION);
+      expect(typeof versions.rows[0].name).toBe('string');
+      // An index for every lookup: by hash / id (primary keys) and by grant, pair, client, expiry.
+      const indexes = await pool.query('SELECT indexdef FROM pg_indexes WHERE schemaname = $1', [s]);
+      const defs = indexes.rows.map((r) => String(r.indexdef)).join('\n');
+      for (const wanted of [
+        /authgate_grants USING btree \(account_uuid, client_id\)/, /authgate_grants USING btree \(client_id\)/,
+        /authgate_codes USING btree \(grant_id\)/, /authgate_tokens USING btree \(grant_id\)/,
+        /authgate_codes USING btree \(expires_at\)/, /authgate_tokens USING btree \(expires_at\)/, /authgate_interactions USING btree \(expires_at\)/,
+        /authgate_consents_pkey .* \(account_uuid, client_id\)/, /authgate_tokens_pkey .* \(hash\)/, /authgate_codes_pkey .* \(hash\)/,
+      ]) expect(defs).toMatch(wanted);
+    });
+
+    it('is safe when several instances start at once: one migrates, the others find nothing to do', async () => {
+      const s = schemaName('race');
+      created.push(s);
+      const results = await Promise.all(Array.from({ length: 6 }, () => new PostgresStorage(pool, { schema: s }).migrate()));
+      expect(results.filter((r) => r.from === 0)).toHaveLength(1);
+      expect(results.every((r) => r.to === SCHEMA_VERSION)).toBe(true);
+      const versions = await pool.query(`SELECT count(*)::int AS n FROM "${s}".authgate_migrations`);
+      expect(versions.rows[0].n).toBe(SCHEMA_VERSION);
+    });
+
+    it('leaves a database already at a newer version alone (a newer authgate rolled out first)', async () => {
+      const s = schemaName('newer');
+      created.push(s);
+      const fresh = new PostgresStorage(pool, { schema: s });
+      await fresh.migrate();
+      await pool.query(`INSERT INTO "${s}".authgate_migrations (version, name, applied_at) VALUES ($1, 'from the future', 0)`, [SCHEMA_VERSION + 1]);
+      expect(await fresh.migrate()).toEqual({ from: SCHEMA_VERSION + 1, to: SCHEMA_VERSION + 1 });
+    });
+
+    it('keeps two table prefixes in one schema apart', async () => {
+      const s = schemaName('prefix');
+      created.push(s);
+      const a = new PostgresStorage(pool, { schema: s, tablePrefix: 'tenant_a_' });
+      const b = new PostgresStorage(pool, { schema: s, tablePrefix: 'tenant_b_' });
+      await Promise.all([a.migrate(), b.migrate()]);
+      await a.saveClient({ id: 'c', name: 'A', redirectUri: 'https://a.example/cb', secretHash: null, createdAt: T });
+      expect(await b.findClient('c')).toBeNull();
+      expect(await a.findClient('c')).toMatchObject({ name: 'A' });
+    });
+
+    it('refuses a schema or prefix that is not a plain identifier, and an object that is not a pool', () => {
+      for (const bad of ['Public', 'a-b', 'x"; DROP TABLE y; --', '', '1abc', 'a'.repeat(64)]) {
+        expect(() => new PostgresStorage(pool, { schema: bad }), bad).toThrow(TypeError);
+      }
+      for (const bad of ['A_', 'a b', 'x";--', 'a'.repeat(31)]) {
+        expect(() => new PostgresStorage(pool, { tablePrefix: bad }), bad).toThrow(TypeError);
+      }
+      expect(() => new PostgresStorage(pool, { tablePrefix: '' })).not.toThrow();
+      expect(() => new PostgresStorage({} as PgPool)).toThrow(/pg\.Pool/);
+    });
+  });
+
+  describe('prune()', () => {
+    it('deletes expired interactions, codes and tokens, revoked and empty grants; keeps used codes and rotated refresh tokens until they expire', async () => {
+      const s = schemaName('prune');
+      created.push(s);
+      const st = new PostgresStorage(pool, { schema: s });
+      await st.migrate();
+
+      await st.saveInteraction({ idHash: 'i-old', kind: 'login', request: { clientId: 'c', redirectUri: 'x', responseType: 'code', scope: ['read'], prompt: [] }, requestedAt: T, expiresAt: T + 10, loginAfter: null });
+      await st.saveInteraction({ idHash: 'i-new', kind: 'login', request: { clientId: 'c', redirectUri: 'x', responseType: 'code', scope: ['read'], prompt: [] }, requestedAt: T, expiresAt: T + 1000, loginAfter: null });
+
+      // A used code, still within its lifetime: kept (replay detection), then pruned at expiry.
+      const g1 = grant();
+      await st.createGrant(g1, { code: { hash: 'code-used', grantId: g1.id, clientId: 'client', redirectUri: 'x', scope: ['read'], codeChallenge: null, codeChallengeMethod: null, expiresAt: T + 600, usedAt: null } });
+      const access = token(g1, { hash: 'a1', expiresAt: T + 100 });
+      const refresh = token(g1, { hash: 'r1', kind: 'refresh', expiresAt: null, pairHash: 'a1' });
+      expect((await st.redeemCode('code-used', T + 1, [access, refresh])).ok).toBe(true);
+      const next = [token(g1, { hash: 'a2', expiresAt: T + 5000 }), token(g1, { hash: 'r2', kind: 'refresh', expiresAt: null, pairHash: 'a2' })];
+      expect((await st.rotateRefreshToken('r1', T + 2, next)).ok).toBe(true);
+
+      // An unused code that expires: its grant has nothing left afterwards.
+      const g2 = grant();
+      await st.createGrant(g2, { code: { hash: 'code-stale', grantId: g2.id, clientId: 'client', redirectUri: 'x', scope: ['read'], codeChallenge: null, codeChallengeMethod: null, expiresAt: T + 600, usedAt: null } });
+      // A revoked grant with live-looking tokens: all dead already.
+      const g3 = grant();
+      await st.createGrant(g3, { tokens: [token(g3, { hash: 'a3', expiresAt: T + 100_000 })] });
+      await st.revokeGrant(g3.id, T + 3);
+      await st.saveConsent({ accountUuid: 'acct', clientId: 'client', scope: ['read'], grantedAt: T });
+
+      expect(await st.prune(T + 500)).toEqual({ interactions: 1, codes: 0, tokens: 1, grants: 1 });
+      expect(await st.findInteraction('i-old')).toBeNull();
+      expect(await st.findInteraction('i-new')).not.toBeNull();
+      expect(await st.findToken('a1')).toBeNull(); // expired access token
+      expect(await st.findToken('a3')).toBeNull(); // its grant was revoked
+      // The used code and the rotated refresh token are still there: a replay is still a replay.
+      expect(await st.redeemCode('code-used', T + 500, [])).toEqual({ ok: false, reason: 'used', grantId: g1.id, usedAt: T + 1 });
+      expect(await st.rotateRefreshToken('r1', T + 500, [])).toEqual({ ok: false, reason: 'used', grantId: g1.id, usedAt: T + 2 });
+
+      expect(await st.prune(T + 600)).toEqual({ interactions: 0, codes: 2, tokens: 0, grants: 1 });
+      expect(await st.findCode('code-used')).toBeNull();
+      expect(await st.findCode('code-stale')).toBeNull();
+      // g1 still has its refresh tokens (no lifetime): kept, and r2 still works.
+      expect((await st.findToken('r2'))?.grant.id).toBe(g1.id);
+      expect((await st.rotateRefreshToken('r2', T + 700, [])).ok).toBe(true);
+      expect(await st.findConsent('acct', 'client')).not.toBeNull(); // consents are never pruned
+      const left = await pool.query(`SELECT id FROM "${s}".authgate_grants ORDER BY id`);
+      expect(left.rows.map((r) => r.id)).toEqual([g1.id]);
+    });
+  });
+
+  describe('database errors', () => {
+    it('a duplicate key is a PostgresStorageError naming the operation, never a value; the transaction left nothing behind', async () => {
+      const g = grant();
+      const t = token(g);
+      await storage.createGrant(g, { tokens: [t] });
+      const other = grant();
+      const error = await storage.createGrant(other, { tokens: [token(other, { hash: t.hash })] }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(PostgresStorageError);
+      expect(error).toMatchObject({ kind: 'duplicate', operation: 'createGrant', sqlState: '23505' });
+      expect((error as Error).message).not.toContain(t.hash);
+      // The grant inserted before the failing token insert was rolled back with it.
+      const found = await pool.query(`SELECT 1 FROM "${schema}".authgate_grants WHERE id = $1`, [other.id]);
+      expect(found.rowCount).toBe(0);
+    });
+
+    it('a serialization failure or deadlock is retried once, then reported as kind "serialization"', async () => {
+      // A pool whose connections fail the single-use UPDATE with SQLSTATE 40001 the first `failures` times.
+      function flaky(failures: number): { pool: PgPool; attempts: () => number } {
+        let attempts = 0;
+        const wrapped: PgPool = {
+          query: (text, values) => pool.query(text, values as unknown[]),
+          connect: async () => {
+            const client = await pool.connect();
+            const proxy: PgPoolClient = {
+              query: async (text, values) => {
+                if (/^UPDATE .*authgate_codes/s.test(text.trim()) && attempts++ < failures) {
+                  throw Object.assign(new Error('could not serialize access due to concurrent update'), { code: '40001' });
+                }
+                return client.query(text, values as unknown[]);
+              },
+              release: (destroy) => client.release(destroy),
+            };
+            return proxy;
+          },
+        };
+        return { pool: wrapped, attempts: () => attempts };
+      }
+      const g = grant();
+      await storage.createGrant(g, { code: { hash: `c${g.id}`, grantId: g.id, clientId: 'client', redirectUri: 'x', scope: ['read'], codeChallenge: null, codeChallengeMethod: null, expiresAt: T + 600, usedAt: null } });
+      const once = flaky(1);
+      expect((await new PostgresStorage(once.pool, { schema }).redeemCode(`c${g.id}`, T, [])).ok).toBe(true);
+      expect(once.attempts()).toBe(2);
+
+      const g2 = grant();
+      await storage.createGrant(g2, { code: { hash: `c${g2.id}`, grantId: g2.id, clientId: 'client', redirectUri: 'x', scope: ['read'], codeChallenge: null, codeChallengeMethod: null, expiresAt: T + 600, usedAt: null } });
+      const always = flaky(2);
+      const error = await new PostgresStorage(always.pool, { schema }).redeemCode(`c${g2.id}`, T, []).catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: 'PostgresStorageError', kind: 'serialization', sqlState: '40001', operation: 'redeemCode' });
+      expect((await storage.findCode(`c${g2.id}`))?.usedAt).toBeNull();
+    });
+
+    it('a missing table says to run migrate()', async () => {
+      const error = await new PostgresStorage(pool, { schema: schemaName('missing') }).findClient('x').catch((e: unknown) => e);
+      expect(error).toMatchObject({ kind: 'database', sqlState: '42P01' });
+      expect((error as Error).message).toMatch(/migrate\(\)/);
+    });
+  });
+
+  it('sends every value as a parameter: no id, hash or time ever appears in the SQL text', async () => {
+    const texts: string[] = [];
+    const recording: PgPool = {
+      query: (text, values) => { texts.push(text); return pool.query(text, values as unknown[]); },
+      connect: async () => {
+        const client = await pool.connect();
+        return { query: (text, values) => { texts.push(text); return client.query(text, values as unknown[]); }, release: (d) => client.release(d) };
+      },
+    };
+    const st = new PostgresStorage(recording, { schema });
+    const g = grant({ id: 'grant-marker-1' });
+    await st.saveClient({ id: 'client-marker-1', name: "O'Brien", redirectUri: 'https://x.example/cb', secretHash: 'secret-hash-marker', createdAt: 1_234_567_890_123 });
+    await st.findClient('client-marker-1');
+    await st.createGrant(g, { code: { hash: 'code-marker-1', grantId: g.id, clientId: 'client', redirectUri: 'x', scope: ['read'], codeChallenge: null, codeChallengeMethod: null, expiresAt: 9_876_543_210_987, usedAt: null } });
+    await st.redeemCode('code-marker-1', 1_234_567_890_124, [token(g, { hash: 'token-marker-1' })]);
+    await st.redeemCode('code-marker-1', 1_234_567_890_125, []);
+    await st.rotateRefreshToken('token-marker-1', 1_234_567_890_126, []);
+    await st.saveConsent({ accountUuid: 'acct-marker', clientId: 'client-marker-1', scope: ['read'], grantedAt: 1 });
+    await st.revokeAccess('acct-marker', 'client-marker-1', 2);
+    await st.revokeClientGrants('client-marker-1', 3);
+    await st.revokeGrant('grant-marker-1', 4);
+    await st.prune(5);
+    expect(texts.length).toBeGreaterThan(10);
+    for (const text of texts) expect(text).not.toMatch(/marker|O'Brien|1234567890|9876543210/);
+  });
+
+  it('openPostgresStorage(url) opens a pool, migrates, and closes', async () => {
+    const s = schemaName('open');
+    created.push(s);
+    const { storage: opened, close } = await openPostgresStorage(DATABASE_URL!, { schema: s, max: 2 });
+    await opened.saveClient({ id: 'c', name: 'n', redirectUri: 'https://x.example/cb', secretHash: null, createdAt: T });
+    expect(await opened.findClient('c')).toMatchObject({ id: 'c', createdAt: T });
+    await close();
+  });
+});
