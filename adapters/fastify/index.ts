@@ -1,6 +1,161 @@
 /**
- * authgate for Fastify. Not implemented yet (see the issue "Fastify and Hono adapters"): this
- * entry exists so the package's exports map is complete.
+ * authgate for Fastify 5: register `oauthPlugin` for the OAuth endpoints and protect a resource
+ * API with `requireToken(server)`. Translation only: the protocol is in the core. Fastify is only
+ * imported for its types, so this entry loads no framework code of its own.
  * @packageDocumentation
  */
-export {};
+import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import {
+  handleDecisionForm,
+  handleResume,
+  interactionResponse,
+  type AuthorizationServer,
+  type AuthorizeDecision,
+  type Interaction,
+  type InteractionUiOptions,
+  type OAuthRequest,
+  type OAuthResponse,
+  type VerifiedToken,
+} from '../../src/index.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The verified access token, set by `requireToken`. */
+    oauth?: VerifiedToken;
+  }
+}
+
+/** Options of `oauthPlugin`. */
+export interface OAuthPluginOptions extends InteractionUiOptions {
+  /** The authorization server the endpoints answer for. */
+  server: AuthorizationServer;
+  /** Largest accepted request body in bytes; bigger bodies get 413. Default 64 KiB. */
+  bodyLimit?: number;
+  /** Replace the default sign-in redirect: sign the user in, then send them to `resume`. */
+  onLogin?: (request: FastifyRequest, reply: FastifyReply, interaction: Interaction) => unknown;
+  /** Replace the built-in consent page: show it, then call `server.approve` / `server.deny`. */
+  onConsent?: (request: FastifyRequest, reply: FastifyReply, interaction: Interaction) => unknown;
+}
+
+/**
+ * The request headers as received. Node keeps only the first of some repeated headers
+ * (`authorization` among them); those are passed as arrays so the core can refuse the repetition.
+ */
+function headersOf(request: FastifyRequest): OAuthRequest['headers'] {
+  const headers: OAuthRequest['headers'] = { ...request.headers };
+  for (const [name, values] of Object.entries(request.raw.headersDistinct)) {
+    if (values && values.length > 1 && request.headers[name] === values[0]) headers[name] = values;
+  }
+  return headers;
+}
+
+const toOAuthRequest = (request: FastifyRequest, body?: string): OAuthRequest => ({
+  method: request.method,
+  url: `${request.protocol}://${request.host}${request.url}`,
+  headers: headersOf(request),
+  ...(body !== undefined && { body }),
+});
+
+// An empty string would make Fastify add `content-type: text/plain`; Express sends none.
+const send = (reply: FastifyReply, response: OAuthResponse) =>
+  reply.code(response.status).headers(response.headers).send(response.body === '' ? undefined : response.body);
+
+const sendBodyError = (reply: FastifyReply, status: number, message: string) =>
+  reply.code(status).headers({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', connection: 'close' })
+    .send(JSON.stringify({ error: 'invalid_request', error_description: message }));
+
+/** Paths under `basePath`, the core method behind each, and whether a POST carries a form. */
+const ROUTES: ReadonlyArray<[path: string, form: boolean, run: (server: AuthorizationServer, request: OAuthRequest) => Promise<AuthorizeDecision | OAuthResponse>]> = [
+  ['/authorize', false, (server, request) => server.authorize(request)],
+  ['/authorize/resume', false, handleResume],
+  ['/authorize/decision', true, handleDecisionForm],
+  ['/token', true, (server, request) => server.token(request)],
+  ['/revoke', true, (server, request) => server.revoke(request)],
+];
+
+/** The real content type, set aside while Fastify reads the body (see the onRequest hook). */
+const contentTypes = new WeakMap<FastifyRequest, string>();
+
+/**
+ * A Fastify plugin with `GET {basePath}/authorize`, `POST {basePath}/token`,
+ * `POST {basePath}/revoke`, and the interaction routes `GET {basePath}/authorize/resume` and
+ * `POST {basePath}/authorize/decision`; every other method reaches the core too (405 or an error
+ * page). It reads its own raw bodies in its own encapsulated context: the host registers no body
+ * parser for it, and its parsers do not leak to the host's routes. A `prefix` is honoured.
+ *
+ * @example
+ * await app.register(oauthPlugin, { server, loginUrl: '/login' });
+ * app.get('/v2/account', { preHandler: requireToken(server) }, (request) => request.oauth);
+ */
+export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastify, options) => {
+  const { server } = options;
+  const basePath = options.basePath ?? '/v1/oauth';
+  const limit = options.bodyLimit ?? 64 * 1024;
+  // The pages link to where the routes really are, prefix included.
+  const ui: InteractionUiOptions = { ...(options.loginUrl !== undefined && { loginUrl: options.loginUrl }), basePath: fastify.prefix + basePath };
+
+  // The core judges content types (anything but a form is invalid_request); Fastify would answer
+  // a malformed or empty Content-Type with its own 415 before any handler. So the header is hidden
+  // from Fastify's body parsing and handed back before the handler runs.
+  fastify.addHook('onRequest', async (request) => {
+    const type = request.headers['content-type'];
+    if (type === undefined) return;
+    contentTypes.set(request, type);
+    request.headers = { 'content-type': undefined };
+  });
+  fastify.addHook('preValidation', async (request) => {
+    if (contentTypes.has(request)) request.headers = {};
+  });
+
+  fastify.setErrorHandler((error: FastifyError, _request, reply) => {
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendBodyError(reply, 413, `The request body is larger than ${limit} bytes.`);
+    if (error.code?.startsWith('FST_ERR_CTP_')) return sendBodyError(reply, 400, 'The request body could not be read.');
+    throw error; // not ours: the host's error handler
+  });
+
+  const handler = (run: (request: OAuthRequest) => Promise<AuthorizeDecision | OAuthResponse>) =>
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      const body = typeof request.body === 'string' ? request.body : undefined;
+      const oauthRequest = toOAuthRequest(request, body);
+      const result = await run(oauthRequest);
+      if (!('type' in result)) return send(reply, result);
+      if (result.type === 'login' && options.onLogin) await options.onLogin(request, reply, result.interaction);
+      else if (result.type === 'consent' && options.onConsent) await options.onConsent(request, reply, result.interaction);
+      else return send(reply, interactionResponse(result, oauthRequest, ui));
+      return reply;
+    };
+
+  // POST to the form endpoints: the raw body as a string, up to the limit, whatever its type.
+  await fastify.register(async (forms: FastifyInstance) => {
+    forms.removeAllContentTypeParsers();
+    forms.addContentTypeParser('*', { parseAs: 'string', bodyLimit: limit }, (_request, body, done) => done(null, body));
+    for (const [path, form, run] of ROUTES) if (form) forms.post(basePath + path, handler((request) => run(server, request)));
+  });
+  // Everything else reaches the core with its body unread, as in Express.
+  await fastify.register(async (rest: FastifyInstance) => {
+    rest.removeAllContentTypeParsers();
+    rest.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+    for (const [path, form, run] of ROUTES) {
+      const method = form ? rest.supportedMethods.filter((m) => m !== 'POST') : rest.supportedMethods;
+      rest.route({ method, url: basePath + path, handler: handler((request) => run(server, request)) });
+    }
+  });
+};
+
+/**
+ * A preHandler hook for the resource API: answers 401/403 with an RFC 6750 `WWW-Authenticate`
+ * challenge, or puts the verified token on `request.oauth` and continues.
+ *
+ * @example
+ * app.register(async (api) => {
+ *   api.addHook('preHandler', requireToken(server));
+ *   api.get('/v2/account', async (request) => request.oauth!.account);
+ * });
+ */
+export function requireToken(server: AuthorizationServer): preHandlerAsyncHookHandler {
+  return async (request, reply) => {
+    const result = await server.authenticate(toOAuthRequest(request));
+    if (!result.ok) return send(reply, result.response);
+    request.oauth = result.token;
+  };
+}

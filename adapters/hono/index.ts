@@ -1,6 +1,143 @@
 /**
- * authgate for Hono. Not implemented yet (see the issue "Fastify and Hono adapters"): this
- * entry exists so the package's exports map is complete.
+ * authgate for Hono 4: `createOAuthApp(server)` serves the OAuth endpoints and
+ * `requireToken(server)` protects a resource API. Web-standard `Request`/`Response` only, so it
+ * runs on Node (`@hono/node-server`), Bun, Deno and edge runtimes. Translation only: the protocol
+ * is in the core.
  * @packageDocumentation
  */
-export {};
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import {
+  handleDecisionForm,
+  handleResume,
+  interactionResponse,
+  type AuthorizationServer,
+  type AuthorizeDecision,
+  type Interaction,
+  type InteractionUiOptions,
+  type OAuthRequest,
+  type OAuthResponse,
+  type VerifiedToken,
+} from '../../src/index.js';
+
+/**
+ * The variables `requireToken` sets: `new Hono<{ Variables: OAuthVariables }>()` types
+ * `c.get('oauth')`.
+ */
+export type OAuthVariables = { oauth: VerifiedToken };
+
+/** Options of `createOAuthApp`. */
+export interface OAuthAppOptions extends InteractionUiOptions {
+  /** Largest accepted request body in bytes; bigger bodies get 413. Default 64 KiB. */
+  bodyLimit?: number;
+  /** Replace the default sign-in redirect: sign the user in, then send them to `resume`. */
+  onLogin?: (c: Context, interaction: Interaction) => Response | Promise<Response>;
+  /** Replace the built-in consent page: show it, then call `server.approve` / `server.deny`. */
+  onConsent?: (c: Context, interaction: Interaction) => Response | Promise<Response>;
+}
+
+class BodyError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+/** The raw body, at most `limit` bytes (counted as they arrive, whatever Content-Length says). */
+async function readBody(c: Context, limit: number): Promise<string> {
+  const tooLarge = () => new BodyError(413, `The request body is larger than ${limit} bytes.`);
+  if (Number(c.req.header('content-length') ?? 0) > limit) throw tooLarge();
+  const raw = c.req.raw;
+  if (!raw.body) return '';
+  if (raw.bodyUsed) {
+    // A host middleware already read it through `c.req`, which keeps a copy.
+    const text = await c.req.text().catch(() => Promise.reject(new BodyError(400, 'The request body could not be read.')));
+    if (new TextEncoder().encode(text).byteLength > limit) throw tooLarge();
+    return text;
+  }
+  let size = 0;
+  const counted = raw.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      size += chunk.byteLength;
+      if (size > limit) controller.error(tooLarge());
+      else controller.enqueue(chunk);
+    },
+  }));
+  try {
+    return await new Response(counted).text();
+  } catch {
+    throw size > limit ? tooLarge() : new BodyError(400, 'The request body could not be read.');
+  }
+}
+
+function toOAuthRequest(c: Context, body?: string): OAuthRequest {
+  // Repeated headers arrive joined by ", " (Fetch): a repeated Authorization is then malformed.
+  const headers: OAuthRequest['headers'] = {};
+  c.req.raw.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  return { method: c.req.method, url: c.req.url, headers, ...(body !== undefined && { body }) };
+}
+
+// `c.body` keeps headers other middleware set; an empty body is null, so no content-type is added.
+const send = (c: Context, response: OAuthResponse): Response =>
+  response.body === ''
+    ? c.body(null, response.status as 302, response.headers)
+    : c.body(response.body, response.status as 200, response.headers);
+
+const sendBodyError = (c: Context, error: BodyError): Response =>
+  c.body(JSON.stringify({ error: 'invalid_request', error_description: error.message }), error.status as 400, {
+    'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', connection: 'close',
+  });
+
+/**
+ * A Hono app with `GET {basePath}/authorize`, `POST {basePath}/token`, `POST {basePath}/revoke`,
+ * and the interaction routes `GET {basePath}/authorize/resume` and
+ * `POST {basePath}/authorize/decision`; every other method reaches the core too (405 or an error
+ * page). It reads its own bodies: mount it at the root (`app.route('/', ...)`) and move it with
+ * `basePath`, so the pages it serves link to the right place.
+ *
+ * @example
+ * app.route('/', createOAuthApp(server, { loginUrl: '/login' }));
+ * app.use('/v2/*', requireToken(server));
+ */
+export function createOAuthApp(server: AuthorizationServer, options: OAuthAppOptions = {}): Hono {
+  const basePath = options.basePath ?? '/v1/oauth';
+  const limit = options.bodyLimit ?? 64 * 1024;
+  const app = new Hono();
+
+  const route = (path: string, form: boolean, run: (request: OAuthRequest) => Promise<AuthorizeDecision | OAuthResponse>) =>
+    app.all(basePath + path, async (c) => {
+      let body: string | undefined;
+      try {
+        if (form && c.req.method === 'POST') body = await readBody(c, limit);
+      } catch (error) {
+        if (error instanceof BodyError) return sendBodyError(c, error);
+        throw error;
+      }
+      const request = toOAuthRequest(c, body);
+      const result = await run(request);
+      if (!('type' in result)) return send(c, result);
+      if (result.type === 'login' && options.onLogin) return options.onLogin(c, result.interaction);
+      if (result.type === 'consent' && options.onConsent) return options.onConsent(c, result.interaction);
+      return send(c, interactionResponse(result, request, options));
+    });
+
+  route('/authorize', false, (request) => server.authorize(request));
+  route('/authorize/resume', false, (request) => handleResume(server, request));
+  route('/authorize/decision', true, (request) => handleDecisionForm(server, request));
+  route('/token', true, (request) => server.token(request));
+  route('/revoke', true, (request) => server.revoke(request));
+  return app;
+}
+
+/**
+ * Middleware for the resource API: answers 401/403 with an RFC 6750 `WWW-Authenticate`
+ * challenge, or sets the verified token as `c.get('oauth')` and continues.
+ */
+export function requireToken(server: AuthorizationServer): MiddlewareHandler<{ Variables: OAuthVariables }> {
+  return async (c, next) => {
+    const result = await server.authenticate(toOAuthRequest(c));
+    if (!result.ok) return send(c, result.response);
+    c.set('oauth', result.token);
+    await next();
+  };
+}

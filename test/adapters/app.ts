@@ -1,7 +1,9 @@
 /**
- * Shared setup of the Express adapter's HTTP suite: a real Express 5 app listening on
- * 127.0.0.1:0, the core on MemoryStorage + FakeClock + FakeSessions (sessions keyed by the
- * `sid=` cookie, which the tests send themselves), and `fetch` with `redirect: 'manual'`.
+ * Shared setup of the adapters' HTTP conformance suite: the same host app built with each
+ * framework (Express 5, Fastify 5, Hono 4 on @hono/node-server), listening on 127.0.0.1:0; the
+ * core on MemoryStorage + FakeClock + FakeSessions (sessions keyed by the `sid=` cookie, which the
+ * tests send themselves); and `fetch` with `redirect: 'manual'`. Every case runs against every
+ * framework (`describe.each(FRAMEWORKS)`): a difference between them is a failing test.
  *
  * Every reply is recorded, and `useApp()` checks after each test that nothing answered 5xx,
  * that no body carried a stack trace, and that the core's `onError` hook was never called.
@@ -9,11 +11,21 @@
 import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import formbody from '@fastify/formbody';
+import { serve } from '@hono/node-server';
 import express, { type Request, type Response } from 'express';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { Hono } from 'hono';
 import { afterEach, beforeEach, expect } from 'vitest';
-import { createOAuthRouter, requireToken, type OAuthRouterOptions } from '../../adapters/express/index.js';
-import { AuthorizationServer, MemoryStorage, type Account, type AuthorizationServerOptions } from '../../src/index.js';
+import { createOAuthRouter, requireToken as expressRequireToken } from '../../adapters/express/index.js';
+import { oauthPlugin, requireToken as fastifyRequireToken } from '../../adapters/fastify/index.js';
+import { createOAuthApp, requireToken as honoRequireToken, type OAuthVariables } from '../../adapters/hono/index.js';
+import { AuthorizationServer, MemoryStorage, type Account, type AuthorizationServerOptions, type Interaction, type InteractionUiOptions } from '../../src/index.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
+
+export type Framework = 'express' | 'fastify' | 'hono';
+/** Every adapter the suite runs against. */
+export const FRAMEWORKS: readonly Framework[] = ['express', 'fastify', 'hono'];
 
 export const ADA: Account = { uuid: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', name: 'Ada Lovelace', email: 'ada@example.com' };
 export const BOB: Account = { uuid: 'b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0', name: 'Bob Builder', email: 'bob@example.com' };
@@ -45,15 +57,137 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** A `cookie` header value (e.g. `sid=s1; authgate_csrf=...`). */
   cookie?: string;
-  body?: string | ReadableStream<Uint8Array>;
+  /** A Uint8Array is sent without a content type of its own. */
+  body?: string | Uint8Array | ReadableStream<Uint8Array>;
 }
 
 export interface AppOptions {
-  /** Mount `express.urlencoded({ extended: true })` and `express.json()` before the OAuth router. */
+  /** Default `express`. */
+  framework?: Framework;
+  /**
+   * The host's own body parsers, registered before the OAuth routes. Express:
+   * `express.urlencoded({ extended: true })` and `express.json()` for every route; Fastify:
+   * `@fastify/formbody` at the root (JSON is built in). Both also get `POST /host/echo`, a host
+   * route that answers `{ body }` as its parsers saw it.
+   */
   hostParsers?: boolean;
-  router?: OAuthRouterOptions;
+  /** Options every adapter has. */
+  router?: InteractionUiOptions & { bodyLimit?: number };
+  /**
+   * Replace the default interaction handling (`onLogin` / `onConsent`): the host answers 200
+   * `text/plain` "custom login <interaction id>" or "custom consent <interaction id> <scope>".
+   */
+  customInteractions?: boolean;
+  /** Fastify only: the host's own setup, run on the root instance before the plugin is registered. */
+  fastifyHost?: (app: FastifyInstance) => void | Promise<void>;
+  /** Fastify only: register the plugin with this `prefix`. */
+  fastifyPrefix?: string;
+  /** Hono only: the host's own setup, run on the root app before the OAuth app is mounted. */
+  honoHost?: (app: Hono<{ Variables: OAuthVariables }>) => void;
   server?: Partial<AuthorizationServerOptions>;
 }
+
+/** What each framework's host app records of the responses it finished. */
+type Served = { method: string; url: string; status: number }[];
+
+/** The body the custom `onLogin` / `onConsent` handlers answer with. */
+export const customText = (kind: 'login' | 'consent', interaction: Interaction) =>
+  kind === 'login' ? `custom login ${interaction.id}` : `custom consent ${interaction.id} ${interaction.scope.join(' ')}`;
+
+/**
+ * The same host app in each framework: the OAuth routes, then `requireToken` on `/v2`, with
+ * `GET /v2/account` answering `{ oauth }` and `POST /v2/things` answering 201
+ * `{ created, oauth }`. No error handler of our own: each framework's default one answers 500
+ * (Express's with a stack trace, NODE_ENV not being "production"), which the after-each check
+ * then catches.
+ */
+const hosts: Record<Framework, (server: AuthorizationServer, options: AppOptions, served: Served) => Promise<Server>> = {
+  async express(server, options, served) {
+    const app = express();
+    app.use((req, res, next) => {
+      res.on('finish', () => served.push({ method: req.method, url: req.originalUrl, status: res.statusCode }));
+      next();
+    });
+    if (options.hostParsers) {
+      app.use(express.urlencoded({ extended: true }));
+      app.use(express.json());
+    }
+    app.use(createOAuthRouter(server, {
+      loginUrl: LOGIN_URL,
+      ...options.router,
+      ...(options.customInteractions && {
+        onLogin: (_req, res, interaction) => res.type('text/plain').send(customText('login', interaction)),
+        onConsent: (_req, res, interaction) => res.type('text/plain').send(customText('consent', interaction)),
+      }),
+    }));
+    app.use('/v2', expressRequireToken(server));
+    app.get('/v2/account', (_req: Request, res: Response) => {
+      res.json({ oauth: res.locals.oauth });
+    });
+    app.post('/v2/things', (_req: Request, res: Response) => {
+      res.status(201).json({ created: true, oauth: res.locals.oauth });
+    });
+    if (options.hostParsers) {
+      app.post('/host/echo', (req: Request, res: Response) => {
+        res.json({ body: req.body as unknown });
+      });
+    }
+    const listener = app.listen(0, '127.0.0.1');
+    await once(listener, 'listening');
+    return listener;
+  },
+
+  async fastify(server, options, served) {
+    const app = Fastify();
+    app.addHook('onResponse', async (request, reply) => {
+      served.push({ method: request.method, url: request.url, status: reply.statusCode });
+    });
+    if (options.hostParsers) await app.register(formbody);
+    await options.fastifyHost?.(app);
+    await app.register(oauthPlugin, {
+      server,
+      ...(options.fastifyPrefix !== undefined && { prefix: options.fastifyPrefix }),
+      loginUrl: LOGIN_URL,
+      ...options.router,
+      ...(options.customInteractions && {
+        onLogin: (_request, reply, interaction) => reply.type('text/plain').send(customText('login', interaction)),
+        onConsent: (_request, reply, interaction) => reply.type('text/plain').send(customText('consent', interaction)),
+      }),
+    });
+    await app.register(async (api) => {
+      api.addHook('preHandler', fastifyRequireToken(server));
+      api.get('/v2/account', async (request) => ({ oauth: request.oauth }));
+      api.post('/v2/things', async (request, reply) => reply.code(201).send({ created: true, oauth: request.oauth }));
+    });
+    if (options.hostParsers) app.post('/host/echo', async (request) => ({ body: request.body }));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    return app.server;
+  },
+
+  async hono(server, options, served) {
+    if (options.hostParsers) throw new Error('hostParsers: Hono has no body parsers to mount');
+    const app = new Hono<{ Variables: OAuthVariables }>();
+    app.use(async (c, next) => {
+      await next();
+      served.push({ method: c.req.method, url: c.req.url, status: c.res.status });
+    });
+    options.honoHost?.(app);
+    app.route('/', createOAuthApp(server, {
+      loginUrl: LOGIN_URL,
+      ...options.router,
+      ...(options.customInteractions && {
+        onLogin: (c, interaction) => c.text(customText('login', interaction)),
+        onConsent: (c, interaction) => c.text(customText('consent', interaction)),
+      }),
+    }));
+    app.use('/v2/*', honoRequireToken(server));
+    app.get('/v2/account', (c) => c.json({ oauth: c.get('oauth') }));
+    app.post('/v2/things', (c) => c.json({ created: true, oauth: c.get('oauth') }, 201));
+    const listener = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server;
+    await once(listener, 'listening');
+    return listener;
+  },
+};
 
 /** The value of a hidden form field of an HTML page, HTML entities decoded. */
 export function formValue(html: string, name: string): string | undefined {
@@ -92,28 +226,10 @@ export async function startApp(options: AppOptions = {}) {
   /** Every reply the tests read, seen from the client side. */
   const replies: { method: string; path: string; reply: Reply }[] = [];
 
-  const app = express();
-  app.use((req, res, next) => {
-    res.on('finish', () => served.push({ method: req.method, url: req.originalUrl, status: res.statusCode }));
-    next();
-  });
-  if (options.hostParsers) {
-    app.use(express.urlencoded({ extended: true }));
-    app.use(express.json());
-  }
-  app.use(createOAuthRouter(server, { loginUrl: LOGIN_URL, ...options.router }));
-  app.use('/v2', requireToken(server));
-  app.get('/v2/account', (_req: Request, res: Response) => {
-    res.json({ oauth: res.locals.oauth });
-  });
-  app.post('/v2/things', (_req: Request, res: Response) => {
-    res.status(201).json({ created: true, oauth: res.locals.oauth });
-  });
-  // No error handler of our own: Express's default one would answer 500 with a stack trace
-  // (NODE_ENV is not "production" here), which the after-each check then catches.
-
-  const listener: Server = app.listen(0, '127.0.0.1');
-  await once(listener, 'listening');
+  const framework = options.framework ?? 'express';
+  const listener = await hosts[framework](server, options, served);
+  /** Where the OAuth routes are (the helpers below use it; most tests spell `/v1/oauth` out). */
+  const paths = `${options.fastifyPrefix ?? ''}${options.router?.basePath ?? '/v1/oauth'}`;
   const { port } = listener.address() as AddressInfo;
   const base = `http://127.0.0.1:${port}`;
 
@@ -121,7 +237,7 @@ export async function startApp(options: AppOptions = {}) {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.cookie !== undefined) headers['cookie'] = opts.cookie;
     const init: RequestInit & { duplex?: 'half' } = { method, headers, redirect: 'manual' };
-    if (opts.body !== undefined) init.body = opts.body;
+    if (opts.body !== undefined) init.body = opts.body as BodyInit;
     if (opts.body instanceof ReadableStream) init.duplex = 'half';
     const res = await fetch(base + path, init);
     const text = await res.text();
@@ -152,7 +268,7 @@ export async function startApp(options: AppOptions = {}) {
   const signIn = (account: Account = ADA, authenticatedAt?: number) => sessions.signIn(account, authenticatedAt);
 
   const authorizeUrl = (params: Record<string, string> = {}) =>
-    `/v1/oauth/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: CALLBACK, response_type: 'code', state: 'st-123', ...params })}`;
+    `${paths}/authorize?${new URLSearchParams({ client_id: client.clientId, redirect_uri: CALLBACK, response_type: 'code', state: 'st-123', ...params })}`;
 
   /** The built-in consent page, and what its form and cookie carry. */
   async function readConsent(page: Reply) {
@@ -172,7 +288,7 @@ export async function startApp(options: AppOptions = {}) {
 
   /** POST the consent form the way a browser would (session cookie + CSRF cookie + form fields). */
   const decide = (consent: Consent, decision: 'approve' | 'deny', sid: string, overrides: { cookie?: string; form?: Record<string, string> } = {}) =>
-    postForm('/v1/oauth/authorize/decision', { interaction: consent.interaction, csrf: consent.csrf, decision, ...overrides.form }, {
+    postForm(`${paths}/authorize/decision`, { interaction: consent.interaction, csrf: consent.csrf, decision, ...overrides.form }, {
       cookie: overrides.cookie ?? `${sid}; ${consent.csrfCookie}`,
     });
 
@@ -202,11 +318,11 @@ export async function startApp(options: AppOptions = {}) {
 
   /** The code exchange with every parameter in the form body. */
   const exchange = (code: string, extra: Record<string, string> = {}, opts: Omit<RequestOptions, 'body'> = {}) =>
-    postForm('/v1/oauth/token', codeParams(code, extra), opts);
+    postForm(`${paths}/token`, codeParams(code, extra), opts);
 
   /** The code exchange as SPEC 4.2 shows it: parameters in the query string of a POST, no body. */
   const exchangeInQuery = (code: string, extra: Record<string, string> = {}) =>
-    request('POST', `/v1/oauth/token?${new URLSearchParams(codeParams(code, extra))}`);
+    request('POST', `${paths}/token?${new URLSearchParams(codeParams(code, extra))}`);
 
   /** A full code flow over HTTP; returns the token response body. */
   async function tokens(params: Record<string, string> = {}, sid?: string): Promise<TokenBody> {
@@ -233,7 +349,7 @@ export async function startApp(options: AppOptions = {}) {
   }
 
   return {
-    base, clock, sessions, storage, server, client, other, served, replies,
+    framework, paths, base, clock, sessions, storage, server, client, other, served, replies,
     request, get, postForm, signIn, authorizeUrl, readConsent, openConsent, decide, authorizeAndApprove, getCode,
     codeParams, exchange, exchangeInQuery, tokens, api, close, checkHealthy,
   };

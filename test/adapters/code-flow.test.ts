@@ -1,19 +1,19 @@
 /**
- * The authorization flows over real HTTP through the Express adapter (SPEC 4.1, 4.2, 7.1):
+ * The authorization flows over real HTTP through every adapter (SPEC 4.1, 4.2, 7.1):
  * code flow with the built-in consent page, deny, implicit flow, sign-in redirect and resume,
  * and prompt=none.
  */
 import { describe, expect, it } from 'vitest';
 import {
-  ACCESS_TOKEN_SECONDS, ADA, BOB, CALLBACK, LOGIN_URL, expectErrorPage, expectNoStoreJson, fragmentParams, setCookieValue, useApp,
+  ACCESS_TOKEN_SECONDS, ADA, BOB, FRAMEWORKS, CALLBACK, LOGIN_URL, expectErrorPage, expectNoStoreJson, fragmentParams, setCookieValue, useApp,
   type TokenBody,
 } from './app.js';
 
 /** The callback URL without its query or fragment: where the browser is actually sent. */
 const target = (url: URL) => `${url.origin}${url.pathname}`;
 
-describe('Express: authorization code flow over HTTP', () => {
-  const app = useApp();
+describe.each(FRAMEWORKS)('%s: authorization code flow over HTTP', (framework) => {
+  const app = useApp({ framework });
 
   it('serves the built-in consent page to a signed-in user, with anti-framing headers and a CSRF cookie', async () => {
     const { get, authorizeUrl, signIn, client } = app();
@@ -217,8 +217,8 @@ describe('Express: authorization code flow over HTTP', () => {
   });
 });
 
-describe('Express: sign-in redirect and resume', () => {
-  const app = useApp();
+describe.each(FRAMEWORKS)('%s: sign-in redirect and resume', (framework) => {
+  const app = useApp({ framework });
 
   it('not signed in → 302 to loginUrl?interaction=…; after sign-in, resume shows the consent page; approve gives a code', async () => {
     const { get, authorizeUrl, signIn, readConsent, decide, exchange } = app();
@@ -317,8 +317,8 @@ describe('Express: sign-in redirect and resume', () => {
   });
 });
 
-describe('Express: prompt=none', () => {
-  const app = useApp();
+describe.each(FRAMEWORKS)('%s: prompt=none', (framework) => {
+  const app = useApp({ framework });
 
   it('not signed in → redirect to the callback with error=login_required and state (no login page)', async () => {
     const { get, authorizeUrl } = app();

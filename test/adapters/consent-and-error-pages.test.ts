@@ -3,10 +3,10 @@
  * endpoint's error pages (SPEC 7.1; DESIGN: HTML, status 400, never a redirect).
  */
 import { describe, expect, it } from 'vitest';
-import { ADA, BOB, CALLBACK, expectErrorPage, useApp } from './app.js';
+import { ADA, BOB, CALLBACK, expectErrorPage, FRAMEWORKS, useApp } from './app.js';
 
-describe('Express: CSRF protection of the consent form', () => {
-  const app = useApp();
+describe.each(FRAMEWORKS)('%s: CSRF protection of the consent form', (framework) => {
+  const app = useApp({ framework });
 
   it('decision POST without the CSRF cookie → 403 error page, no redirect', async () => {
     const { signIn, openConsent, decide } = app();
@@ -84,8 +84,8 @@ describe('Express: CSRF protection of the consent form', () => {
   });
 });
 
-describe('Express: error pages of the authorization endpoint (400 HTML, no Location)', () => {
-  const app = useApp();
+describe.each(FRAMEWORKS)('%s: error pages of the authorization endpoint (400 HTML, no Location)', (framework) => {
+  const app = useApp({ framework });
 
   it('unknown client', async () => {
     const { get, authorizeUrl, signIn } = app();

@@ -1,11 +1,11 @@
 /**
- * `requireToken(server)` protecting Express routes under /v2 (SPEC 2.5, 4.4, 5.3; RFC 6750 §3):
- * GET /v2/account returns `res.locals.oauth`, POST /v2/things needs `write`.
+ * `requireToken(server)` protecting the host's routes under /v2 in every framework (SPEC 2.5, 4.4, 5.3; RFC 6750 §3):
+ * GET /v2/account returns the verified token (`res.locals.oauth`, `request.oauth`, `c.get("oauth")`), POST /v2/things needs `write`.
  */
 import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import type { VerifiedToken } from '../../src/index.js';
-import { ACCESS_TOKEN_SECONDS, ADA, useApp, type Reply } from './app.js';
+import { ACCESS_TOKEN_SECONDS, ADA, FRAMEWORKS, useApp, type Reply } from './app.js';
 
 /** The parameters of a `WWW-Authenticate: Bearer ...` challenge. */
 function bearerChallenge(reply: Reply): Record<string, string> {
@@ -16,8 +16,8 @@ function bearerChallenge(reply: Reply): Record<string, string> {
   return params;
 }
 
-describe('Express: requireToken on the resource API', () => {
-  const app = useApp();
+describe.each(FRAMEWORKS)('%s: requireToken on the resource API', (framework) => {
+  const app = useApp({ framework });
 
   it('no token → 401 with WWW-Authenticate Bearer realm and no error attribute; the route does not run', async () => {
     const { api } = app();
@@ -103,7 +103,7 @@ describe('Express: requireToken on the resource API', () => {
     expect(body.oauth.scope).toEqual(['read', 'write']);
   });
 
-  it('res.locals.oauth carries clientId, account, scope and expiresAt (ms since epoch)', async () => {
+  it('the verified token the route sees carries clientId, account, scope and expiresAt (ms since epoch)', async () => {
     const { tokens, api, client, clock } = app();
     const issuedAt = clock.now();
     const { access_token } = await tokens({ scope: 'read' });

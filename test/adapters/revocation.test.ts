@@ -3,10 +3,10 @@
  * tokens, revoking either token of a pair revokes both).
  */
 import { describe, expect, it } from 'vitest';
-import { expectJsonError, expectNoStoreJson, useApp } from './app.js';
+import { expectJsonError, expectNoStoreJson, FRAMEWORKS, useApp } from './app.js';
 
-describe('Express: revocation endpoint', () => {
-  const app = useApp();
+describe.each(FRAMEWORKS)('%s: revocation endpoint', (framework) => {
+  const app = useApp({ framework });
 
   it('token in the form body → 200 {} with no-store; the token then fails at the resource API', async () => {
     const { tokens, postForm, api } = app();

@@ -5,13 +5,13 @@
  */
 import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { CALLBACK, FORM, expectJsonError, expectNoStoreJson, useApp, type TokenBody } from './app.js';
+import { CALLBACK, FORM, expectJsonError, expectNoStoreJson, FRAMEWORKS, useApp, type TokenBody } from './app.js';
 
 const basic = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
-describe('Express: token endpoint, invalid_grant', () => {
-  const app = useApp();
+describe.each(FRAMEWORKS)('%s: token endpoint, invalid_grant', (framework) => {
+  const app = useApp({ framework });
 
   it('a reused code → 400 invalid_grant, and the tokens of its first use are revoked', async () => {
     const { getCode, exchange, api } = app();
@@ -72,8 +72,8 @@ describe('Express: token endpoint, invalid_grant', () => {
   });
 });
 
-describe('Express: token endpoint, client authentication', () => {
-  const app = useApp();
+describe.each(FRAMEWORKS)('%s: token endpoint, client authentication', (framework) => {
+  const app = useApp({ framework });
 
   it('a wrong client secret → 401 invalid_client (no Basic challenge when Basic was not used), code not used up', async () => {
     const { getCode, exchange } = app();
@@ -143,8 +143,8 @@ describe('Express: token endpoint, client authentication', () => {
   });
 });
 
-describe('Express: token endpoint, request syntax', () => {
-  const app = useApp();
+describe.each(FRAMEWORKS)('%s: token endpoint, request syntax', (framework) => {
+  const app = useApp({ framework });
 
   it('GET /v1/oauth/token → 405 JSON with Allow: POST', async () => {
     const { get } = app();
@@ -223,8 +223,8 @@ describe('Express: token endpoint, request syntax', () => {
   });
 });
 
-describe('Express: token endpoint, body handling by the adapter', () => {
-  const app = useApp();
+describe.each(FRAMEWORKS)('%s: token endpoint, body handling by the adapter', (framework) => {
+  const app = useApp({ framework });
   const LIMIT = 64 * 1024;
 
   it('a body over 64 KiB → 413 JSON error', async () => {

@@ -1,0 +1,87 @@
+/**
+ * The three adapters side by side: odd requests (every method on every route, bodies on methods
+ * that take none, bodies over the limit, every kind of content type) are sent to an Express, a
+ * Fastify and a Hono app at once, and Fastify and Hono must answer exactly what Express answers:
+ * status, the headers that carry meaning, and the body. The core decides all of these; an adapter
+ * that lets its framework answer instead (a 415, a 404, a 413 on a route that reads no body)
+ * shows up here.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FORM, FRAMEWORKS, startApp, type Reply, type RequestOptions, type TestApp } from './app.js';
+
+/** Headers whose value is the core's answer (date, connection, content-length etc. are the framework's). */
+const MEANINGFUL = [
+  'content-type', 'cache-control', 'pragma', 'allow', 'www-authenticate', 'location',
+  'x-frame-options', 'content-security-policy', 'referrer-policy', 'x-content-type-options',
+];
+
+function shape(reply: Reply) {
+  const headers: Record<string, string | null> = {};
+  for (const name of MEANINGFUL) headers[name] = reply.headers.get(name);
+  return { status: reply.status, headers, setCookie: reply.headers.getSetCookie().length, body: reply.text };
+}
+
+const PATHS = ['/v1/oauth/authorize', '/v1/oauth/authorize/resume', '/v1/oauth/authorize/decision', '/v1/oauth/token', '/v1/oauth/revoke'];
+const FORM_PATHS = PATHS.slice(2);
+const BIG = `grant_type=refresh_token&x=${'a'.repeat(70 * 1024)}`;
+const bytes = (text: string) => new TextEncoder().encode(text);
+
+const cases: Array<[name: string, method: string, path: string, options: RequestOptions]> = [];
+for (const path of PATHS) {
+  for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) cases.push([`${method} without a body`, method, path, {}]);
+  for (const method of ['PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
+    cases.push([`${method} with a form`, method, path, { headers: { 'content-type': FORM }, body: 'token=abc&grant_type=refresh_token' }]);
+  }
+  for (const method of ['POST', 'PUT', 'DELETE']) cases.push([`${method} with a form over the limit`, method, path, { headers: { 'content-type': FORM }, body: BIG }]);
+}
+const CONTENT_TYPES: Array<[string, string | undefined]> = [
+  ['no content type', undefined],
+  ['an empty content type', ''],
+  ['a content type without a slash', 'form'],
+  ['a malformed content type', 'application/x-www-form-urlencoded;;=;'],
+  ['text/plain', 'text/plain'],
+  ['application/json', 'application/json'],
+  ['multipart/form-data without a boundary', 'multipart/form-data'],
+  ['a form with a latin1 charset', `${FORM}; charset=iso-8859-1`],
+  ['a form in capitals', 'APPLICATION/X-WWW-FORM-URLENCODED'],
+];
+for (const path of FORM_PATHS) {
+  for (const [name, type] of CONTENT_TYPES) {
+    const headers: Record<string, string> = type === undefined ? {} : { 'content-type': type };
+    cases.push([`POST with ${name}`, 'POST', `${path}?token=q`, { headers, body: bytes('token=abc&grant_type=refresh_token&refresh_token=abc') }]);
+    cases.push([`POST with ${name} and an empty body`, 'POST', `${path}?token=q`, { headers, body: bytes('') }]);
+    cases.push([`POST with ${name} and a body of JSON`, 'POST', path, { headers, body: bytes('{"token":"abc"') }]);
+  }
+}
+
+describe('Fastify and Hono answer odd requests exactly as Express does', () => {
+  const apps = new Map<string, TestApp>();
+  beforeAll(async () => {
+    for (const framework of FRAMEWORKS) apps.set(framework, await startApp({ framework }));
+  });
+  afterAll(async () => {
+    for (const app of apps.values()) {
+      try {
+        app.checkHealthy();
+      } finally {
+        await app.close();
+      }
+    }
+  });
+
+  it('the apps under test really are Express, Fastify and Hono (their own 404s differ)', async () => {
+    const notFound = await Promise.all(FRAMEWORKS.map(async (framework) => (await apps.get(framework)!.get('/nowhere')).text));
+    expect(notFound[0]).toMatch(/Cannot GET \/nowhere/);
+    expect(notFound[1]).toMatch(/Route GET:\/nowhere not found/);
+    expect(notFound[2]).toBe('404 Not Found');
+  });
+
+  it.each(cases)('%s: %s %s', async (_name, method, path, options) => {
+    const [expected, ...others] = await Promise.all(FRAMEWORKS.map(async (framework) => {
+      const body = options.body instanceof Uint8Array ? options.body.slice() : options.body;
+      return shape(await apps.get(framework)!.request(method, path, { ...options, ...(body !== undefined && { body }) }));
+    }));
+    expect(expected!.status).toBeLessThan(500);
+    for (const [i, actual] of others.entries()) expect(actual, FRAMEWORKS[i + 1]).toEqual(expected);
+  });
+});
