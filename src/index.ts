@@ -10,5 +10,6 @@ export type * from './types.js';
 export { OAuthError, ConfigError, isOAuthError, type OAuthErrorCode } from './errors.js';
 export { systemClock } from './clock.js';
 export { escapeHtml, renderErrorPage, renderConsentPage, decisionResponse, PAGE_HEADERS } from './pages.js';
-export { parseScope, formatScope, requiredScope } from './checks/scope.js';
+export { parseScope, formatScope, requiredScope, ScopePolicy, type ScopeOptions } from './checks/scope.js';
+export { PATHS } from './endpoints/metadata.js';
 export { interactionResponse, handleResume, handleDecisionForm, CSRF_COOKIE, type InteractionUiOptions } from './interaction-ui.js';

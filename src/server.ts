@@ -5,6 +5,9 @@ import * as authorizeEndpoint from './endpoints/authorize.js';
 import { authenticate } from './endpoints/authenticate.js';
 import { revoke } from './endpoints/revoke.js';
 import { token } from './endpoints/token.js';
+import { introspect } from './endpoints/introspect.js';
+import { jwks, metadata, metadataDocument } from './endpoints/metadata.js';
+import { register } from './endpoints/register.js';
 import { isOAuthError, OAuthError } from './errors.js';
 import { errorResponse, header } from './http.js';
 import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions } from './options.js';
@@ -110,6 +113,31 @@ export class AuthorizationServer {
   /** POST /v1/oauth/revoke (SPEC 4.3, RFC 7009). A revocation storage could not record is 503, never 200. */
   revoke(request: OAuthRequest): Promise<OAuthResponse> {
     return this.json(request, () => revoke(this.ctx, request), 503);
+  }
+
+  /** POST /v1/oauth/introspect (RFC 7662): a confidential client asks about one of its tokens. */
+  introspect(request: OAuthRequest): Promise<OAuthResponse> {
+    return this.json(request, () => introspect(this.ctx, request), 500);
+  }
+
+  /** POST /v1/oauth/register (RFC 7591): dynamic registration of public clients, when enabled. */
+  registerDynamic(request: OAuthRequest): Promise<OAuthResponse> {
+    return this.json(request, () => register(this.ctx, request, (input) => this.registerClient({ ...input, public: true })), 500);
+  }
+
+  /** GET /.well-known/oauth-authorization-server (RFC 8414); 404 without an `issuer`. */
+  metadata(): OAuthResponse {
+    return metadata(this.ctx);
+  }
+
+  /** The metadata document itself, or `null` without an `issuer`. */
+  metadataDocument(): Record<string, unknown> | null {
+    return metadataDocument(this.ctx);
+  }
+
+  /** GET /.well-known/jwks.json: the public keys of JWT access tokens; 404 for opaque tokens. */
+  jwks(): Promise<OAuthResponse> {
+    return this.json({ method: 'GET', url: '/', headers: {} }, () => jwks(this.ctx), 500);
   }
 
   /**

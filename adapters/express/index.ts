@@ -100,7 +100,9 @@ function sendBodyError(res: Response, error: BodyError): void {
 
 /**
  * An Express router with `GET {basePath}/authorize`, `POST {basePath}/token`,
- * `POST {basePath}/revoke`, and the interaction routes `GET {basePath}/authorize/resume` and
+ * `POST {basePath}/revoke`, `POST {basePath}/introspect`, `POST {basePath}/register` (when
+ * enabled), `GET /.well-known/oauth-authorization-server` and `GET /.well-known/jwks.json`,
+ * and the interaction routes `GET {basePath}/authorize/resume` and
  * `POST {basePath}/authorize/decision`. It parses its own bodies: mount no body parser for it.
  *
  * @example
@@ -137,6 +139,10 @@ export function createOAuthRouter(server: AuthorizationServer, options: OAuthRou
   router.all(`${basePath}/authorize/decision`, handle(true, (request) => handleDecisionForm(server, request)));
   router.all(`${basePath}/token`, handle(true, (request) => server.token(request)));
   router.all(`${basePath}/revoke`, handle(true, (request) => server.revoke(request)));
+  router.all(`${basePath}/introspect`, handle(true, (request) => server.introspect(request)));
+  router.all(`${basePath}/register`, handle(true, (request) => server.registerDynamic(request)));
+  router.get('/.well-known/oauth-authorization-server', handle(false, async () => server.metadata()));
+  router.get('/.well-known/jwks.json', handle(false, () => server.jwks()));
   return router;
 }
 

@@ -570,22 +570,23 @@ define('revokeGrant: revokes the whole family at once, is idempotent (the first 
 
 define('revokeGrant racing rotations and redemptions leaves no live token in the family', async (make) => {
   const storage = await make();
-  const { grant, refresh } = await withPair(storage);
-  const { grant: g2, code } = await withCode(storage);
-  const rotatePairs = Array.from({ length: CONFORMANCE_RACERS }, () => makePair(grant, T0 + 20));
-  const redeemPairs = Array.from({ length: CONFORMANCE_RACERS }, () => makePair(g2, T0 + 20));
   const half = CONFORMANCE_RACERS / 2;
-  await Promise.all([
-    ...rotatePairs.slice(0, half).map((p) => storage.rotateRefreshToken(refresh.hash, T0 + 20, p)),
-    ...redeemPairs.slice(0, half).map((p) => storage.redeemCode(code.hash, T0 + 20, p)),
-    storage.revokeGrant(grant.id, T0 + 20),
-    storage.revokeGrant(g2.id, T0 + 20),
-    ...rotatePairs.slice(half).map((p) => storage.rotateRefreshToken(refresh.hash, T0 + 20, p)),
-    ...redeemPairs.slice(half).map((p) => storage.redeemCode(code.hash, T0 + 20, p)),
-  ]);
-  for (const token of [refresh, ...rotatePairs.flat(), ...redeemPairs.flat()]) {
-    const found = await storage.findToken(token.hash);
-    check(!isLive(found, T0 + 21), `a token issued while its grant was being revoked is still live afterwards: ${canonical(found)}. Revocation must reach every token of the family, also those inserted concurrently (e.g. every lookup joins the grant's revoked flag).`);
+  // Two rounds: the revocation issued before the racers, and in the middle of them.
+  for (const revokeFirst of [true, false]) {
+    const { grant, refresh } = await withPair(storage);
+    const { grant: g2, code } = await withCode(storage);
+    const rotatePairs = Array.from({ length: CONFORMANCE_RACERS }, () => makePair(grant, T0 + 20));
+    const redeemPairs = Array.from({ length: CONFORMANCE_RACERS }, () => makePair(g2, T0 + 20));
+    const rotate = (pairs: TokenRecord[][]) => pairs.map((p) => storage.rotateRefreshToken(refresh.hash, T0 + 20, p));
+    const redeem = (pairs: TokenRecord[][]) => pairs.map((p) => storage.redeemCode(code.hash, T0 + 20, p));
+    const revoke = () => [storage.revokeGrant(grant.id, T0 + 20), storage.revokeGrant(g2.id, T0 + 20)];
+    await Promise.all(revokeFirst
+      ? [...revoke(), ...rotate(rotatePairs), ...redeem(redeemPairs)]
+      : [...rotate(rotatePairs.slice(0, half)), ...redeem(redeemPairs.slice(0, half)), ...revoke(), ...rotate(rotatePairs.slice(half)), ...redeem(redeemPairs.slice(half))]);
+    for (const token of [refresh, ...rotatePairs.flat(), ...redeemPairs.flat()]) {
+      const found = await storage.findToken(token.hash);
+      check(!isLive(found, T0 + 21), `a token issued while its grant was being revoked is still live afterwards: ${canonical(found)}. Revocation must reach every token of the family, also those inserted concurrently (e.g. every lookup joins the grant's revoked flag).`);
+    }
   }
 });
 

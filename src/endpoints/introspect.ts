@@ -1,0 +1,49 @@
+import type { Context } from '../context.js';
+import { OAuthError } from '../errors.js';
+import { tokenKey } from '../grants/issue.js';
+import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
+import { jsonResponse, requestParams, single, validateParams } from '../http.js';
+import type { OAuthRequest, OAuthResponse } from '../types.js';
+import { optionalClient, requirePost, tokenParamsSchema } from './token.js';
+
+const PARAMS = ['token', 'token_type_hint', 'client_id', 'client_secret'] as const;
+
+/**
+ * POST /v1/oauth/introspect (RFC 7662). The caller must authenticate as a confidential client,
+ * and learns only about its own tokens: anything unknown, expired, revoked, rotated or another
+ * client's is `{ "active": false }`, so introspection cannot be used to probe for tokens.
+ */
+export async function introspect(ctx: Context, request: OAuthRequest): Promise<OAuthResponse> {
+  requirePost(request);
+  const params = validateParams(tokenParamsSchema, single(requestParams(request), PARAMS));
+  const client = await optionalClient(ctx, request, params);
+  if (!client || client.secretHash === null) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
+  if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');
+  const inactive = jsonResponse(200, { active: false });
+  if (params.token.length > MAX_TOKEN_LENGTH) return inactive;
+  const key = await tokenKey(ctx, params.token);
+  const found = key === null ? null : await ctx.storage.findToken(key);
+  const now = ctx.clock.now();
+  if (
+    !found ||
+    found.token.clientId !== client.id ||
+    found.token.revokedAt !== null ||
+    found.token.rotatedAt !== null ||
+    found.grant.revokedAt !== null ||
+    (found.token.expiresAt !== null && now >= found.token.expiresAt)
+  ) {
+    return inactive;
+  }
+  const { token, grant } = found;
+  return jsonResponse(200, {
+    active: true,
+    scope: ctx.scopes.format(token.scope),
+    client_id: token.clientId,
+    username: grant.account.email,
+    sub: grant.account.uuid,
+    ...(token.kind === 'access' && { token_type: 'bearer' }),
+    iat: Math.floor(token.issuedAt / 1000),
+    ...(token.expiresAt !== null && { exp: Math.floor(token.expiresAt / 1000) }),
+    ...(ctx.options.issuer && { iss: ctx.options.issuer }),
+  });
+}

@@ -1,0 +1,68 @@
+import type { Context } from '../context.js';
+import { header, jsonResponse } from '../http.js';
+import type { OAuthRequest, OAuthResponse, RegisteredPublicClient } from '../types.js';
+
+/**
+ * POST /v1/oauth/register: dynamic client registration (RFC 7591) of public clients, off by
+ * default. The body is JSON; exactly one redirect URI (authgate binds one callback to a client);
+ * `token_endpoint_auth_method`, when sent, must be `none`. The host's `onDynamicRegistration`
+ * hook decides each registration.
+ */
+export async function register(
+  ctx: Context,
+  request: OAuthRequest,
+  registerPublic: (input: { name: string; redirectUri: string }) => Promise<RegisteredPublicClient>,
+): Promise<OAuthResponse> {
+  if (!ctx.options.allowDynamicRegistration) {
+    return jsonResponse(404, { error: 'not_found', error_description: 'Dynamic client registration is not enabled on this server.' });
+  }
+  if (request.method.toUpperCase() !== 'POST') {
+    return jsonResponse(405, { error: 'invalid_request', error_description: 'This endpoint only accepts POST requests.' }, { allow: 'POST' });
+  }
+  const bad = (error: string, description: string, status = 400) => jsonResponse(status, { error, error_description: description });
+  const type = (header(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== 'application/json' || typeof request.body !== 'string') return bad('invalid_client_metadata', 'The request body must be a JSON object (application/json).');
+  let metadata: unknown;
+  try {
+    metadata = JSON.parse(request.body);
+  } catch {
+    return bad('invalid_client_metadata', 'The request body is not valid JSON.');
+  }
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) return bad('invalid_client_metadata', 'The request body must be a JSON object.');
+  const m = metadata as Record<string, unknown>;
+  const uris = m.redirect_uris;
+  if (!Array.isArray(uris) || uris.length !== 1 || typeof uris[0] !== 'string') {
+    return bad('invalid_redirect_uri', 'redirect_uris must hold exactly one URI.');
+  }
+  const name = m.client_name === undefined ? 'Unnamed application' : m.client_name;
+  if (typeof name !== 'string') return bad('invalid_client_metadata', 'client_name must be a string.');
+  if (m.token_endpoint_auth_method !== undefined && m.token_endpoint_auth_method !== 'none') {
+    return bad('invalid_client_metadata', 'Only public clients can register dynamically: token_endpoint_auth_method must be none.');
+  }
+  const grants = m.grant_types ?? ['authorization_code'];
+  if (!Array.isArray(grants) || grants.some((g) => g !== 'authorization_code' && g !== 'refresh_token')) {
+    return bad('invalid_client_metadata', 'grant_types may only hold authorization_code and refresh_token.');
+  }
+  const responses = m.response_types ?? ['code'];
+  if (!Array.isArray(responses) || responses.some((r) => r !== 'code')) return bad('invalid_client_metadata', 'response_types may only hold code.');
+  const allow = ctx.options.onDynamicRegistration;
+  if (allow && !(await allow({ clientName: name, redirectUri: uris[0] }, request))) {
+    return bad('access_denied', 'This registration was refused.', 403);
+  }
+  let client: RegisteredPublicClient;
+  try {
+    client = await registerPublic({ name, redirectUri: uris[0] });
+  } catch (error) {
+    const description = error instanceof Error && 'description' in error ? String((error as { description: string }).description) : 'The client metadata was refused.';
+    return bad(/callback URL/.test(description) ? 'invalid_redirect_uri' : 'invalid_client_metadata', description);
+  }
+  return jsonResponse(201, {
+    client_id: client.clientId,
+    client_id_issued_at: Math.floor(ctx.clock.now() / 1000),
+    client_name: client.name,
+    redirect_uris: [client.redirectUri],
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+  });
+}
