@@ -1,0 +1,41 @@
+/**
+ * `npm run demo`: Nimbus, a demo cloud platform using authgate, on http://127.0.0.1:3000, and
+ * StatusBoard, a third-party app using it, on http://127.0.0.1:3001. Everything is in memory.
+ * Environment: HOST, PLATFORM_PORT, APP_PORT; DATABASE_URL (see platform/storage.ts).
+ */
+import { startDemo } from './start-demo.js';
+import { chooseStorage } from './platform/storage.js';
+import { DEMO_USERS } from './platform/sign-in.js';
+
+const { storage, close } = await chooseStorage();
+const demo = await startDemo({
+  host: process.env.HOST ?? '127.0.0.1',
+  platformPort: Number(process.env.PLATFORM_PORT ?? 3000),
+  appPort: Number(process.env.APP_PORT ?? 3001),
+  storage,
+}).catch(async (error: NodeJS.ErrnoException) => {
+  console.error(`The demo cannot start: ${error.message}${error.code === 'EADDRINUSE' ? ' (set PLATFORM_PORT / APP_PORT to use other ports)' : ''}`);
+  await close();
+  process.exit(1);
+});
+
+console.log(`
+  Nimbus, the platform (authgate inside):  ${demo.platformUrl}/
+  StatusBoard, a third-party app:          ${demo.appUrl}/
+
+  Demo accounts:
+${DEMO_USERS.map((u) => `    ${u.account.email.padEnd(18)} password ${u.password}`).join('\n')}
+
+  Open ${demo.appUrl}/ and click "Connect with Nimbus": sign in, authorize, then call the API,
+  refresh and revoke. On Nimbus, see "Authorized applications" and "Developer".
+  StatusBoard's client ID: ${demo.client.clientId}
+  Ctrl-C stops both.
+`);
+
+const stop = async () => {
+  await demo.close();
+  await close();
+  process.exit(0);
+};
+process.once('SIGINT', stop);
+process.once('SIGTERM', stop);

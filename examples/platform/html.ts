@@ -1,0 +1,75 @@
+/**
+ * The platform's HTML: `html` escapes every interpolated value with authgate's `escapeHtml`
+ * unless the value is itself `html`, and `sendPage` wraps a page in the layout and sends it with
+ * authgate's `PAGE_HEADERS` (X-Frame-Options DENY, CSP `frame-ancestors 'none'` and no script,
+ * no-store, no referrer), so no page of the platform can be framed (clickjacking).
+ */
+import type { Response } from 'express';
+import { PAGE_HEADERS, escapeHtml, type Account } from '../../src/index.js';
+
+export class Html {
+  constructor(readonly value: string) {}
+}
+
+export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
+  return new Html(strings.reduce((out, s, i) => out + render(values[i - 1]) + s));
+}
+
+function render(value: unknown): string {
+  if (value instanceof Html) return value.value;
+  if (Array.isArray(value)) return value.map(render).join('');
+  return value == null || value === false ? '' : escapeHtml(String(value));
+}
+
+/** A date as users read it, in UTC so every reader sees the same. */
+export const formatDate = (ms: number) =>
+  new Date(ms).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }) + ' UTC';
+
+/** What `read` and `read write` mean, in the words the consent page uses too (SPEC 2.5). */
+export const scopeWords = (scope: string[]) =>
+  scope.includes('write') ? 'Read and write: see, create, change and delete resources' : 'Read-only: see the account and its resources';
+
+/** A hidden field carrying the session's CSRF token; every POST form of the platform has one. */
+export const csrfField = (csrf: string) => html`<input type="hidden" name="csrf" value="${csrf}">`;
+
+export interface PageContext {
+  title: string;
+  /** The signed-in user, for the header. */
+  user?: Account | undefined;
+  /** The session's CSRF token, for the header's sign-out form. */
+  csrf?: string | undefined;
+  /** A one-time message shown above the page. */
+  flash?: string | undefined;
+}
+
+export function sendPage(res: Response, page: PageContext, body: Html, status = 200): void {
+  const nav = page.user
+    ? html`<a href="/account/applications">Authorized applications</a><a href="/developer">Developer</a>
+<form method="post" action="/logout">${csrfField(page.csrf ?? '')}<span class="who">${page.user.name}</span><button class="link">Sign out</button></form>`
+    : html`<a href="/login">Sign in</a>`;
+  res.status(status).set(PAGE_HEADERS).send(render(html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${page.title} · Nimbus</title><style>${new Html(STYLE)}</style></head>
+<body><header><a class="brand" href="/">☁ Nimbus</a><nav>${nav}</nav></header>
+<main>${page.flash ? html`<p class="flash">${page.flash}</p>` : ''}<h1>${page.title}</h1>${body}</main></body></html>`));
+}
+
+const STYLE = `
+body{margin:0;font:16px/1.5 system-ui,sans-serif;color:#1b1f24;background:#f5f7fa}
+header{display:flex;align-items:center;justify-content:space-between;padding:.75rem 1.5rem;background:#031b4e;color:#fff}
+header a{color:#fff;text-decoration:none;margin-left:1.25rem}.brand{font-weight:700;font-size:1.2rem;margin-left:0}
+nav{display:flex;align-items:center}nav form{display:inline;margin-left:1.25rem}.who{opacity:.8;margin-right:.5rem}
+main{max-width:48rem;margin:2rem auto;padding:0 1rem}h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem}
+.box{background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:1rem 1.25rem;margin:1rem 0}
+table{width:100%;border-collapse:collapse;background:#fff;border:1px solid #d0d7de;border-radius:8px}
+th,td{text-align:left;padding:.6rem .75rem;border-bottom:1px solid #eaeef2;vertical-align:top}tr:last-child td{border-bottom:none}th{font-size:.85rem;color:#57606a}
+label{display:block;margin:.75rem 0 .25rem;font-weight:600}input[type=text],input[type=email],input[type=password],input[type=url]{font:inherit;width:100%;box-sizing:border-box;padding:.45rem .6rem;border:1px solid #d0d7de;border-radius:6px}
+button{font:inherit;padding:.4rem 1rem;border-radius:6px;border:1px solid #0069ff;background:#0069ff;color:#fff;cursor:pointer}
+button.secondary{background:#fff;color:#0069ff}button.danger{background:#fff;color:#cf222e;border-color:#cf222e}
+button.link{background:none;border:none;color:#fff;padding:0;text-decoration:underline}
+td form{display:inline-block;margin:0 .25rem .25rem 0}.actions{margin-top:1rem}
+code{background:#eef1f4;padding:.05rem .3rem;border-radius:4px;word-break:break-all}
+.secret{font-family:ui-monospace,monospace;background:#fff8c5;border:1px solid #d4a72c;padding:.5rem;border-radius:6px;word-break:break-all}
+.flash{background:#dafbe1;border:1px solid #4ac26b;padding:.5rem .75rem;border-radius:6px}
+.error{background:#ffebe9;border:1px solid #ff8182;padding:.5rem .75rem;border-radius:6px}
+.muted{color:#57606a;font-size:.9rem}`;

@@ -1,0 +1,106 @@
+/**
+ * Browser end-to-end harness: the whole demo (Nimbus + StatusBoard, examples/start-demo.ts) on
+ * free ports of 127.0.0.1, in this process, on MemoryStorage; and Debian's Chromium driven by
+ * playwright-core (no browser is ever downloaded). Each test gets a fresh browser context, that
+ * is a fresh cookie jar: a new user at a new browser. Screenshots go to test-results/e2e/
+ * (git-ignored).
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { startDemo } from '../../examples/start-demo.js';
+import { DEMO_USERS } from '../../examples/platform/sign-in.js';
+import { MemoryStorage } from '../../src/index.js';
+
+export const CHROMIUM = '/usr/bin/chromium';
+/** Locally without Chromium the suite is skipped; in CI (CI=true) it always runs, and fails if Chromium is missing. */
+export const browserAvailable = existsSync(CHROMIUM) || process.env.CI === 'true';
+export const SCREENSHOTS = join(process.cwd(), 'test-results', 'e2e');
+
+export const [ADA, BOB] = DEMO_USERS.map((u) => ({ ...u.account, password: u.password })) as [
+  { email: string; password: string; name: string; uuid: string },
+  { email: string; password: string; name: string; uuid: string },
+];
+export type User = typeof ADA;
+
+type Demo = Awaited<ReturnType<typeof startDemo>>;
+
+/** Start the demo and the browser once per file; a fresh context per `newPage()`, closed after each test. */
+export function useBrowserDemo() {
+  let demo: Demo;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    demo = await startDemo({ platformPort: 0, appPort: 0, storage: new MemoryStorage() });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      // Playwright gives every launch a fresh temporary profile (user data dir) of its own.
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+    });
+  });
+  afterEach(async () => {
+    await Promise.all(contexts.splice(0).map((c) => c.close()));
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await demo?.close();
+  });
+
+  return {
+    get platformUrl() { return demo.platformUrl; },
+    get appUrl() { return demo.appUrl; },
+    get demo() { return demo; },
+    get browser() { return browser; },
+    async newPage(): Promise<Page> {
+      const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
+      context.setDefaultTimeout(10_000);
+      contexts.push(context);
+      return context.newPage();
+    },
+  };
+}
+
+/** A full-page screenshot, to look at: test-results/e2e/<name>.png */
+export async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** Click something that navigates (a link, a form button) and wait until the next page has loaded. */
+export async function navigate(page: Page, target: Locator): Promise<void> {
+  await Promise.all([page.waitForEvent('load'), target.click()]);
+}
+
+/** On the platform's sign-in page: sign in. */
+export async function signIn(page: Page, user: User): Promise<void> {
+  await page.getByLabel('E-mail').fill(user.email);
+  await page.getByLabel('Password').fill(user.password);
+  await navigate(page, page.getByRole('button', { name: 'Sign in' }));
+}
+
+/** The text of an element, white space collapsed. */
+export const text = async (page: Page, selector: string) => ((await page.locator(selector).textContent()) ?? '').replace(/\s+/g, ' ').trim();
+export const json = async (page: Page, selector: string) => JSON.parse((await page.locator(selector).textContent()) ?? '') as Record<string, any>;
+
+/** Every page the browser showed (committed navigations of the main frame), to prove a flow showed none of the platform's. */
+export function pagesShown(page: Page): string[] {
+  const urls: string[] = [];
+  page.on('framenavigated', (frame) => frame === page.mainFrame() && urls.push(frame.url()));
+  return urls;
+}
+
+/**
+ * From StatusBoard's home page: "Connect with Nimbus", sign in if asked, Authorize; back on
+ * StatusBoard, connected. Returns the token response the app shows.
+ */
+export async function connect(page: Page, appUrl: string, user: User): Promise<Record<string, any>> {
+  await page.goto(`${appUrl}/`);
+  await navigate(page, page.locator('#connect'));
+  if (new URL(page.url()).pathname === '/login') await signIn(page, user);
+  await navigate(page, page.getByRole('button', { name: 'Authorize' }));
+  if (!page.url().startsWith(`${appUrl}/`)) throw new Error(`expected to be back on the app, at ${page.url()}`);
+  return json(page, '#token-response');
+}
