@@ -43,7 +43,8 @@ export interface OAuthPluginOptions extends InteractionUiOptions {
  */
 function headersOf(request: FastifyRequest): OAuthRequest['headers'] {
   const headers: OAuthRequest['headers'] = { ...request.headers };
-  for (const [name, values] of Object.entries(request.raw.headersDistinct)) {
+  // `headersDistinct` is missing on the fake requests of `fastify.inject()`.
+  for (const [name, values] of Object.entries(request.raw.headersDistinct ?? {})) {
     if (values && values.length > 1 && request.headers[name] === values[0]) headers[name] = values;
   }
   return headers;
