@@ -1,7 +1,9 @@
 /**
- * Randomness, hashing and comparison on Web Crypto only (`globalThis.crypto`), so the core runs
- * unchanged on Node, Bun, Deno and edge runtimes.
+ * Randomness, hashing and comparison with Web platform APIs and pure JavaScript only
+ * (`globalThis.crypto.getRandomValues`, `@noble/hashes`), so the core runs unchanged on Node,
+ * Bun, Deno and edge runtimes.
  */
+import { sha256 } from '@noble/hashes/sha2.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const encoder = new TextEncoder();
@@ -32,8 +34,21 @@ export function hex(bytes: Uint8Array): string {
   return out;
 }
 
+// One getRandomValues call fills a pool that serves many tokens: the call's fixed cost (about
+// 3 µs on Node) dominates for 32 bytes. Every pooled byte is handed out once.
+const POOL_SIZE = 4096;
+let pool = new Uint8Array(0);
+let poolOffset = 0;
+
 function randomBytes(length: number): Uint8Array {
-  return globalThis.crypto.getRandomValues(new Uint8Array(length));
+  if (length > POOL_SIZE) return globalThis.crypto.getRandomValues(new Uint8Array(length));
+  if (poolOffset + length > pool.length) {
+    pool = globalThis.crypto.getRandomValues(new Uint8Array(POOL_SIZE));
+    poolOffset = 0;
+  }
+  const bytes = pool.subarray(poolOffset, poolOffset + length);
+  poolOffset += length;
+  return bytes;
 }
 
 /**
@@ -53,10 +68,15 @@ export function randomId(): string {
  * SHA-256 of a secret, base64url. Tokens, codes, interaction ids and client secrets are stored
  * only in this form (RFC 6819 §5.1.4.1.3). Every one of them is 256 random bits, so a fast hash
  * is enough: there is nothing to brute-force that a slow password hash would protect.
+ * Synchronous (Web Crypto's digest is asynchronous and several times slower for short input).
  */
+export function sha256Base64url(value: string): string {
+  return base64url(sha256(encoder.encode(value)));
+}
+
+/** `sha256Base64url` behind the asynchronous signature the endpoints were written against. */
 export async function hashSecret(value: string): Promise<string> {
-  const digest = await globalThis.crypto.subtle.digest('SHA-256', encoder.encode(value));
-  return base64url(new Uint8Array(digest));
+  return sha256Base64url(value);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { base64url, timingSafeEqual } from '../crypto.js';
+import { sha256Base64url, timingSafeEqual } from '../crypto.js';
 import { OAuthError } from '../errors.js';
 
 /**
@@ -10,8 +10,6 @@ import { OAuthError } from '../errors.js';
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 /** RFC 7636 §4.1: 43 to 128 unreserved characters. */
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
-
-const encoder = new TextEncoder();
 
 /**
  * The challenge of an authorization request, or `null` when none was sent.
@@ -57,8 +55,6 @@ export async function checkVerifier(
   }
   if (verifier === undefined) throw invalidGrant();
   if (!VERIFIER.test(verifier)) throw new OAuthError('invalid_request', 'code_verifier must be 43 to 128 unreserved characters.');
-  const computed = stored.codeChallengeMethod === 'plain'
-    ? verifier
-    : base64url(new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', encoder.encode(verifier))));
+  const computed = stored.codeChallengeMethod === 'plain' ? verifier : sha256Base64url(verifier);
   if (!timingSafeEqual(computed, stored.codeChallenge)) throw invalidGrant();
 }

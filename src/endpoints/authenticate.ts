@@ -34,7 +34,8 @@ export async function authenticate(ctx: Context, request: OAuthRequest): Promise
     return challenge(ctx, 400, 'invalid_request', 'The request carries more than one Authorization header.');
   }
   const value = Array.isArray(raw) ? raw[0] : raw;
-  const inQuery = queryParams(request).has('access_token');
+  // Parse the query only when it could hold a token: this runs on every API request.
+  const inQuery = request.url.includes('access_token') && queryParams(request).has('access_token');
   // RFC 6750 §3: no authentication information at all → 401 with no error code. A token in
   // the URL is ignored (OAuth 2.1 §5.1): URLs end up in logs.
   if (value === undefined || !/^bearer(\s|$)/i.test(value)) return challenge(ctx, 401);

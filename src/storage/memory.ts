@@ -9,7 +9,12 @@ import type {
   TokenRecord,
 } from './types.js';
 
+// Records are flat except for `scope` arrays, the account object and an interaction's request:
+// copy exactly those (structuredClone costs ~3 µs a record; these copies a few hundred ns).
 const copy = <T>(value: T): T => structuredClone(value);
+const copyToken = (t: TokenRecord): TokenRecord => ({ ...t, scope: [...t.scope] });
+const copyGrant = (g: GrantRecord): GrantRecord => ({ ...g, scope: [...g.scope], account: { ...g.account } });
+const copyCode = (c: CodeRecord): CodeRecord => ({ ...c, scope: [...c.scope] });
 const pairKey = (accountUuid: string, clientId: string) => `${accountUuid}\u0000${clientId}`;
 
 /**
@@ -74,18 +79,18 @@ export class MemoryStorage implements Storage {
   }
 
   async createGrant(grant: GrantRecord, issued: { code?: CodeRecord; tokens?: TokenRecord[] }): Promise<void> {
-    this.grants.set(grant.id, copy(grant));
+    this.grants.set(grant.id, { ...grant, scope: [...grant.scope], account: copy(grant.account) });
     const key = pairKey(grant.account.uuid, grant.clientId);
     let ids = this.grantsByPair.get(key);
     if (!ids) this.grantsByPair.set(key, (ids = new Set()));
     ids.add(grant.id);
-    if (issued.code) this.codes.set(issued.code.hash, copy(issued.code));
-    for (const token of issued.tokens ?? []) this.tokens.set(token.hash, copy(token));
+    if (issued.code) this.codes.set(issued.code.hash, copyCode(issued.code));
+    for (const token of issued.tokens ?? []) this.tokens.set(token.hash, copyToken(token));
   }
 
   async findCode(hash: string): Promise<CodeRecord | null> {
     const code = this.codes.get(hash);
-    return code ? copy(code) : null;
+    return code ? copyCode(code) : null;
   }
 
   async redeemCode(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
@@ -95,14 +100,14 @@ export class MemoryStorage implements Storage {
     if (now >= code.expiresAt) return { ok: false, reason: 'expired' };
     if (this.isRevoked(code.grantId)) return { ok: false, reason: 'revoked' };
     code.usedAt = now;
-    for (const token of tokens) this.tokens.set(token.hash, copy(token));
-    return { ok: true, grant: copy(this.grants.get(code.grantId)!) };
+    for (const token of tokens) this.tokens.set(token.hash, copyToken(token));
+    return { ok: true, grant: copyGrant(this.grants.get(code.grantId)!) };
   }
 
   async findToken(hash: string): Promise<{ token: TokenRecord; grant: GrantRecord } | null> {
     const token = this.tokens.get(hash);
     const grant = token && this.grants.get(token.grantId);
-    return token && grant ? { token: copy(token), grant: copy(grant) } : null;
+    return token && grant ? { token: copyToken(token), grant: copyGrant(grant) } : null;
   }
 
   async rotateRefreshToken(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
@@ -114,8 +119,8 @@ export class MemoryStorage implements Storage {
     token.rotatedAt = now;
     const pair = token.pairHash === null ? undefined : this.tokens.get(token.pairHash);
     if (pair && pair.revokedAt === null) pair.revokedAt = now;
-    for (const issued of tokens) this.tokens.set(issued.hash, copy(issued));
-    return { ok: true, grant: copy(this.grants.get(token.grantId)!) };
+    for (const issued of tokens) this.tokens.set(issued.hash, copyToken(issued));
+    return { ok: true, grant: copyGrant(this.grants.get(token.grantId)!) };
   }
 
   async revokeGrant(grantId: string, now: number): Promise<void> {
