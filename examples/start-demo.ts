@@ -40,7 +40,7 @@ export async function startDemo({ host = '127.0.0.1', platformPort = 3000, appPo
   nimbus.http.on('request', platform.app);
 
   const client = await platform.registerApp(DEMO_USERS[0]!.account.uuid, { name: 'StatusBoard', redirectUri: `${statusBoard.url}/callback` });
-  statusBoard.http.on('request', createThirdPartyApp({
+  statusBoard.http.on('request', await createThirdPartyApp({
     url: statusBoard.url, platformUrl: nimbus.url, clientId: client.clientId, clientSecret: client.clientSecret,
   }));
 

@@ -8,15 +8,14 @@ import { MemoryStorage, type Storage } from '../../src/index.js';
  *
  * ─── POSTGRES GOES HERE ───────────────────────────────────────────────────────────────────────
  * With DATABASE_URL set the demo is meant to use PostgreSQL through `authgate/postgres`
- * (DESIGN.md: `new PostgresStorage(pool)`, `await storage.migrate()`). Until that lands, it says
- * so and keeps to memory. The wiring will look like:
+ * (`openPostgresStorage` in src/postgres). Until it is wired in here, the demo says so and keeps
+ * to memory. The wiring will look like:
  *
- *   const { Pool } = await import('pg');
- *   const { PostgresStorage } = await import('../../src/postgres/index.js');
- *   const pool = new Pool({ connectionString: env.DATABASE_URL });
- *   const storage = new PostgresStorage(pool);
- *   await storage.migrate();
- *   return { storage, close: () => pool.end() };
+ *   const { openPostgresStorage } = await import('../../src/postgres/index.js');
+ *   return openPostgresStorage(env.DATABASE_URL); // pool, migration; close() ends the pool
+ *
+ * Mind: the platform's sessions and the developer page's app owners stay in memory, and the demo
+ * registers StatusBoard anew at every start.
  * ──────────────────────────────────────────────────────────────────────────────────────────────
  */
 export async function chooseStorage(env: NodeJS.ProcessEnv = process.env): Promise<{ storage: Storage; close(): Promise<void> }> {

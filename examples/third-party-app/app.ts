@@ -1,8 +1,8 @@
 /**
  * StatusBoard, a third-party application of the Nimbus platform, written the way any developer
  * would write one: with a well-known OAuth 2.0 client library (openid-client), knowing nothing of
- * the platform but its URLs and the client ID and secret from its developer page. It shares no
- * code with the platform.
+ * the platform but its URL (the library reads the rest from its RFC 8414 metadata) and the client
+ * ID and secret from its developer page. It shares no code with the platform.
  *
  * - Code flow (server side): "Connect" sends the browser to the platform with a fresh `state`
  *   kept in this app's session; the callback checks it, exchanges the code with the client
@@ -36,23 +36,19 @@ interface AppSession {
 const COOKIE = 'statusboard_session';
 const SCOPES = ['read write', 'read'];
 
-export function createThirdPartyApp(options: ThirdPartyAppOptions) {
+export async function createThirdPartyApp(options: ThirdPartyAppOptions) {
   const { url, platformUrl } = options;
   const redirectUri = `${url}/callback`;
 
-  // The platform publishes no discovery document yet, so its endpoints are written out here.
-  // Once it does: `await oauth.discovery(new URL(platformUrl), clientId, clientSecret)`.
-  const config = new oauth.Configuration(
-    {
-      issuer: platformUrl,
-      authorization_endpoint: `${platformUrl}/v1/oauth/authorize`,
-      token_endpoint: `${platformUrl}/v1/oauth/token`,
-      revocation_endpoint: `${platformUrl}/v1/oauth/revoke`,
-    },
+  // What the library needs to know about the platform comes from its metadata document
+  // (RFC 8414, /.well-known/oauth-authorization-server): endpoints, and the issuer to expect.
+  const config = await oauth.discovery(
+    new URL(platformUrl),
     options.clientId,
     options.clientSecret, // sent as client_id + client_secret in the token request body
+    undefined,
+    { algorithm: 'oauth2', execute: platformUrl.startsWith('http:') ? [oauth.allowInsecureRequests] : [] }, // plain http: local demo only
   );
-  if (platformUrl.startsWith('http:')) oauth.allowInsecureRequests(config); // local demo only: plain http
 
   // ── Sessions (in memory; a real app uses its framework's session store) ─────────────────────
   const sessions = new Map<string, AppSession>();
@@ -129,8 +125,8 @@ ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/
   app.get('/callback', async (req, res) => {
     if (req.query.code === undefined && req.query.error === undefined) {
       // The implicit flow: the token is in the fragment, which only the browser can read.
-      return page(res, 'Implicit flow callback', `<div id="implicit-callback" data-issuer="${esc(platformUrl)}" data-api="${esc(`${platformUrl}/v2/account`)}"
-  data-revoke="${esc(`${platformUrl}/v1/oauth/revoke`)}"><p id="implicit-status">Reading the URL fragment…</p>
+      return page(res, 'Implicit flow callback', `<div id="implicit-callback" data-issuer="${esc(config.serverMetadata().issuer)}" data-api="${esc(`${platformUrl}/v2/account`)}"
+  data-revoke="${esc(config.serverMetadata().revocation_endpoint ?? '')}"><p id="implicit-status">Reading the URL fragment…</p>
 <div class="row" hidden id="implicit-actions"><button id="implicit-call">GET /v2/account</button><button id="implicit-revoke" class="danger">Revoke the token</button></div>
 <pre id="implicit-api" hidden></pre><h2>From the URL fragment</h2><pre id="implicit-output"></pre></div><p><a href="/">Back to StatusBoard</a></p>`);
     }

@@ -4,9 +4,9 @@
  * prompt=login / max_auth_age, and "Use another account".
  */
 import { describe, expect, it } from 'vitest';
-import { ADA, BOB, browserAvailable, connect, json, navigate, pagesShown, shot, signIn, text, useBrowserDemo } from './harness.js';
+import { ADA, BOB, browserAvailable, connect, E2E_TIMEOUT, json, navigate, pagesShown, shot, signIn, text, useBrowserDemo } from './harness.js';
 
-describe.skipIf(!browserAvailable)('OAuth flows in Chromium', () => {
+describe.skipIf(!browserAvailable)('OAuth flows in Chromium', { timeout: E2E_TIMEOUT }, () => {
   const h = useBrowserDemo();
   const apiAccount = (token: string) => fetch(`${h.platformUrl}/v2/account`, { headers: { authorization: `Bearer ${token}` } });
 

@@ -7,9 +7,9 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { ADA, BOB, browserAvailable, connect, json, navigate, shot, signIn, text, useBrowserDemo } from './harness.js';
+import { ADA, BOB, browserAvailable, connect, E2E_TIMEOUT, json, navigate, shot, signIn, text, useBrowserDemo } from './harness.js';
 
-describe.skipIf(!browserAvailable)('Nimbus pages in Chromium', () => {
+describe.skipIf(!browserAvailable)('Nimbus pages in Chromium', { timeout: E2E_TIMEOUT }, () => {
   const h = useBrowserDemo();
 
   it('Authorized applications: the user revokes StatusBoard, whose next API call is 401 and next prompt=none consent_required', async () => {
