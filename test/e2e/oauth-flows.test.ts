@@ -21,7 +21,10 @@ describe.skipIf(!browserAvailable)('OAuth flows in Chromium', { timeout: E2E_TIM
     expect(await text(page, 'main')).toContain('ada@example.com');
     await shot(page, 'flows-02-platform-sign-in');
 
-    await signIn(page, ADA);
+    await signIn(page, { ...ADA, password: 'wrong' });
+    expect(await text(page, '.error')).toBe('Wrong e-mail or password.');
+    expect(await page.getByLabel('E-mail').inputValue()).toBe('ada@example.com');
+    await signIn(page, ADA); // still in the same authorization request
     const cookie = (await page.context().cookies(h.platformUrl)).find((c) => c.name === 'nimbus_session');
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax' });
     expect(await page.title()).toBe('Authorize StatusBoard');
