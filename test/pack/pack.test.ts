@@ -97,7 +97,7 @@ beforeAll(() => {
     'package.json': JSON.stringify({ name: 'authgate-consumer', version: '0.0.0', private: true, type: 'module' }, null, 2),
   });
   run(npm, [
-    'install', tarball, 'express@5', '@types/express@5', 'typescript@5', '@types/node@20',
+    'install', tarball, 'express@5', '@types/express@5', 'fastify@5', 'hono@4', 'typescript@5', '@types/node@20',
     '--no-audit', '--no-fund', '--prefer-offline', '--no-package-lock', '--ignore-scripts', '--loglevel=error',
   ], { cwd: project });
 }, 240_000);
@@ -125,6 +125,21 @@ describe('the packed package', () => {
     expect(defining, 'files defining AuthorizationServer').toHaveLength(1);
   });
 
+  it('loads no framework it does not need: the core none, authgate/fastify only types, authgate/hono no node: module', () => {
+    const dist = join(project, 'node_modules', 'authgate', 'dist');
+    /** Every module specifier a built entry imports, following its own chunks. */
+    const importsOf = (file: string, seen = new Set<string>()): string[] => {
+      if (seen.has(file)) return [];
+      seen.add(file);
+      const specifiers = [...readFileSync(join(dist, file), 'utf8').matchAll(/\b(?:from|import)\s*\(?\s*["']([^"']+)["']/g)].map((m) => m[1]!);
+      return specifiers.flatMap((s) => (s.startsWith('./') ? importsOf(s.slice(2), seen) : [s]));
+    };
+    expect(importsOf('index.js').filter((s) => /^(express|fastify|hono)(\/|$)/.test(s))).toEqual([]);
+    expect(importsOf('fastify.js').filter((s) => /^fastify(\/|$)/.test(s))).toEqual([]);
+    expect(importsOf('hono.js').filter((s) => s.startsWith('node:'))).toEqual([]);
+    expect(importsOf('hono.js')).toContain('hono');
+  });
+
   it('imports every entry as ESM', () => {
     const script = `
       const [core, expressEntry, fastify, hono, testing] = await Promise.all(${JSON.stringify(ENTRIES)}.map((name) => import(name)));
@@ -137,7 +152,8 @@ describe('the packed package', () => {
       expect(typeof expressEntry.requireToken === 'function', 'authgate/express requireToken');
       expect(typeof testing.FakeClock === 'function', 'authgate/testing FakeClock');
       expect(typeof testing.FakeSessions === 'function', 'authgate/testing FakeSessions');
-      expect(typeof fastify === 'object' && typeof hono === 'object', 'placeholder entries');
+      expect(typeof fastify.oauthPlugin === 'function' && typeof fastify.requireToken === 'function', 'authgate/fastify');
+      expect(typeof hono.createOAuthApp === 'function' && typeof hono.requireToken === 'function', 'authgate/hono');
 
       const clock = new testing.FakeClock();
       const server = new core.AuthorizationServer({ storage: new core.MemoryStorage(), sessions: new testing.FakeSessions(clock), clock });
@@ -145,6 +161,14 @@ describe('the packed package', () => {
       expect(typeof client.clientId === 'string' && typeof client.clientSecret === 'string', 'registerClient result');
       expect(typeof expressEntry.createOAuthRouter(server) === 'function', 'a router');
       expect(typeof expressEntry.requireToken(server) === 'function', 'a middleware');
+      const { default: Fastify } = await import('fastify');
+      const fastifyApp = Fastify();
+      await fastifyApp.register(fastify.oauthPlugin, { server });
+      const revoked = await fastifyApp.inject({ method: 'POST', url: '/v1/oauth/revoke', payload: 'token=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      expect(revoked.statusCode === 200 && revoked.body === '{}', 'authgate/fastify revocation');
+      const honoApp = hono.createOAuthApp(server);
+      const honoRevoked = await honoApp.request('/v1/oauth/revoke', { method: 'POST', body: 'token=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      expect(honoRevoked.status === 200 && (await honoRevoked.text()) === '{}', 'authgate/hono revocation');
       try { new core.AuthorizationServer({}); throw new Error('no ConfigError'); }
       catch (error) { expect(error instanceof core.ConfigError, 'ConfigError instanceof'); }
       try { await server.registerClient({ name: '', redirectUri: 'x' }); throw new Error('no OAuthError'); }
@@ -159,13 +183,17 @@ describe('the packed package', () => {
       'check.cjs': `
         const assert = require('node:assert/strict');
         const entries = ${JSON.stringify(ENTRIES)}.map((name) => require(name));
-        const [core, expressEntry, , , testing] = entries;
+        const [core, expressEntry, fastifyEntry, honoEntry, testing] = entries;
         const { AuthorizationServer, MemoryStorage, ConfigError, isOAuthError } = core;
         const server = new AuthorizationServer({ storage: new MemoryStorage(), sessions: { current: () => null } });
         assert.ok(server instanceof AuthorizationServer);
         assert.equal(typeof isOAuthError, 'function');
         assert.equal(typeof expressEntry.createOAuthRouter(server), 'function');
         assert.equal(typeof expressEntry.requireToken(server), 'function');
+        assert.equal(typeof fastifyEntry.oauthPlugin, 'function');
+        assert.equal(typeof fastifyEntry.requireToken(server), 'function');
+        assert.equal(typeof honoEntry.createOAuthApp(server).fetch, 'function');
+        assert.equal(typeof honoEntry.requireToken(server), 'function');
         assert.equal(new testing.FakeClock(0).now(), 0);
         assert.throws(() => new AuthorizationServer({ storage: {}, sessions: { current: () => null } }), ConfigError);
         // require() and import() see the same module instances: one copy of every class.
@@ -263,6 +291,42 @@ describe('the packed package', () => {
         new AuthorizationServer({ sessions });
 
         export { secret, status };
+      `,
+      'ts/fastify.ts': `
+        import Fastify from 'fastify';
+        import { AuthorizationServer, MemoryStorage, type VerifiedToken } from 'authgate';
+        import { oauthPlugin, requireToken, type OAuthPluginOptions } from 'authgate/fastify';
+
+        const server = new AuthorizationServer({ storage: new MemoryStorage(), sessions: { current: () => null } });
+        const app = Fastify();
+        const options: OAuthPluginOptions = { server, loginUrl: '/login', bodyLimit: 4096, onLogin: (_request, reply, interaction) => reply.redirect('/login?i=' + interaction.id) };
+        await app.register(oauthPlugin, options);
+        // @ts-expect-error the server option is required
+        await app.register(oauthPlugin, { loginUrl: '/login' });
+        app.get('/v2/me', { preHandler: requireToken(server) }, async (request) => {
+          const token: VerifiedToken | undefined = request.oauth;
+          // @ts-expect-error request.oauth is optional: the declaration merging survived and is not 'any'
+          const unchecked: string = request.oauth.account.uuid;
+          return { scope: token?.scope ?? [], unchecked };
+        });
+      `,
+      'ts/hono.ts': `
+        import { Hono } from 'hono';
+        import { AuthorizationServer, MemoryStorage, type VerifiedToken } from 'authgate';
+        import { createOAuthApp, requireToken, type OAuthAppOptions, type OAuthVariables } from 'authgate/hono';
+
+        const server = new AuthorizationServer({ storage: new MemoryStorage(), sessions: { current: () => null } });
+        const app = new Hono<{ Variables: OAuthVariables }>();
+        const options: OAuthAppOptions = { loginUrl: '/login', onConsent: (c, interaction) => c.text(interaction.client.name) };
+        app.route('/', createOAuthApp(server, options));
+        app.use('/v2/*', requireToken(server));
+        app.get('/v2/me', (c) => {
+          const token: VerifiedToken = c.get('oauth');
+          // @ts-expect-error only the declared variables exist
+          c.get('nothing');
+          return c.json({ scope: token.scope });
+        });
+        export default app;
       `,
       'ts/legacy.cts': `
         // A CommonJS TypeScript host: compiled to require(), which loads the ESM build on Node >= 20.19.
