@@ -18,7 +18,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 const ENTRIES = ['authgate', 'authgate/express', 'authgate/fastify', 'authgate/hono', 'authgate/testing'] as const;
-const BUILT = ['index', 'express', 'fastify', 'hono', 'testing'].flatMap((name) => [`dist/${name}.js`, `dist/${name}.d.ts`]);
+const BUILT = ['index', 'express', 'fastify', 'hono', 'testing', 'postgres'].flatMap((name) => [`dist/${name}.js`, `dist/${name}.d.ts`]);
 
 /**
  * The environment of every child process. Variables that npm sets for the script running this
@@ -339,5 +339,70 @@ describe('the packed package', () => {
       `,
     });
     run(process.execPath, [join(project, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: project });
+  });
+  it('authgate/postgres loads without pg installed (optional peer); with pg, PostgresStorage takes a pg.Pool under strict types; authgate/testing runs its conformance kit under node:test, without vitest', () => {
+    write(project, {
+      'postgres-without-pg.mjs': `
+        const { PostgresStorage, PostgresStorageError, openPostgresStorage } = await import('authgate/postgres');
+        const storage = new PostgresStorage({ query: async () => ({ rows: [], rowCount: 0 }), connect: async () => { throw new Error('no'); } }, { schema: 'auth' });
+        if (typeof storage.migrate !== 'function' || typeof PostgresStorageError !== 'function') throw new Error('authgate/postgres exports');
+        const error = await openPostgresStorage('postgres://127.0.0.1:1/x').then(() => null, (e) => e);
+        if (!error || !/pg/.test(String(error.message))) throw new Error('openPostgresStorage without pg should say pg is missing: ' + error);
+        console.log('postgres esm ok');
+      `,
+      'postgres-without-pg.cjs': `
+        const { PostgresStorage } = require('authgate/postgres');
+        if (typeof PostgresStorage !== 'function') throw new Error('require(authgate/postgres)');
+        console.log('postgres cjs ok');
+      `,
+      'conformance.test.mjs': `
+        // node:test, no vitest in this project: authgate/testing must not need it.
+        import { describe, it } from 'node:test';
+        import { MemoryStorage } from 'authgate';
+        import { describeStorageConformance } from 'authgate/testing';
+        describeStorageConformance('MemoryStorage (packed)', () => new MemoryStorage(), { describe, it });
+      `,
+    });
+    expect(run(process.execPath, ['postgres-without-pg.mjs'], { cwd: project })).toContain('postgres esm ok');
+    expect(run(process.execPath, ['postgres-without-pg.cjs'], { cwd: project })).toContain('postgres cjs ok');
+    expect(readdirSync(join(project, 'node_modules')).includes('vitest')).toBe(false);
+    expect(run(process.execPath, ['--test', 'conformance.test.mjs'], { cwd: project })).toMatch(/# fail 0/);
+
+    run(npm, ['install', 'pg@8', '@types/pg@8', '--no-audit', '--no-fund', '--prefer-offline', '--no-package-lock', '--ignore-scripts', '--loglevel=error'], { cwd: project });
+    write(project, {
+      'tsconfig.postgres.json': JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022'], types: ['node'],
+          strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, skipLibCheck: false, noEmit: true,
+        },
+        include: ['pg-ts'],
+      }, null, 2),
+      'pg-ts/app.ts': `
+        import pg from 'pg';
+        import { describe, it } from 'node:test';
+        import { AuthorizationServer, MemoryStorage, type Storage } from 'authgate';
+        import { openPostgresStorage, PostgresStorage, PostgresStorageError, type MigrateResult, type PostgresStorageOptions, type PruneResult } from 'authgate/postgres';
+        import { describeStorageConformance, runStorageConformance, storageConformanceCases, type StorageConformanceCase } from 'authgate/testing';
+
+        const pool = new pg.Pool({ connectionString: 'postgres://localhost/app' });
+        const options: PostgresStorageOptions = { schema: 'auth', tablePrefix: 'oauth_' };
+        const storage: Storage = new PostgresStorage(pool, options);
+        const postgres = new PostgresStorage(pool);
+        const migrated: Promise<MigrateResult> = postgres.migrate();
+        const pruned: Promise<PruneResult> = postgres.prune(Date.now());
+        new AuthorizationServer({ storage, sessions: { current: () => null } });
+        // @ts-expect-error a pool is required
+        new PostgresStorage();
+        const opened = await openPostgresStorage('postgres://localhost/app', { schema: 'auth', max: 5 });
+        const kind: 'duplicate' | 'serialization' | 'database' = new PostgresStorageError('database', 'x', undefined, 'm').kind;
+
+        describeStorageConformance('MemoryStorage', () => new MemoryStorage(), { describe, it });
+        const first: StorageConformanceCase | undefined = storageConformanceCases[0];
+        const results = await runStorageConformance(() => new MemoryStorage(), { only: ['redeemCode'] });
+        const failed: boolean = results.some((r) => !r.ok);
+        export { migrated, pruned, opened, kind, first, failed };
+      `,
+    });
+    run(process.execPath, [join(project, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.postgres.json'], { cwd: project });
   });
 });
