@@ -675,7 +675,12 @@ export async function openPostgresStorage(
   connectionString: string,
   options: PostgresStorageOptions & { max?: number } = {},
 ): Promise<{ storage: PostgresStorage; pool: PgPool; close(): Promise<void> }> {
-  const { default: pg } = await import('pg');
+  let pg: typeof import('pg').default;
+  try {
+    pg = (await import('pg')).default;
+  } catch (error) {
+    throw new Error('openPostgresStorage needs the pg package: npm install pg', { cause: error });
+  }
   const { max, ...storageOptions } = options;
   const pool = new pg.Pool({ connectionString, ...(max !== undefined && { max }) });
   // An idle connection that dies (database restart) must not crash the process.
