@@ -60,7 +60,7 @@ header{display:flex;align-items:center;justify-content:space-between;padding:.75
 header a{color:#fff;text-decoration:none;margin-left:1.25rem}.brand{font-weight:700;font-size:1.2rem;margin-left:0}
 nav{display:flex;align-items:center}nav form{display:inline;margin-left:1.25rem}.who{opacity:.8;margin-right:.5rem}
 main{max-width:48rem;margin:2rem auto;padding:0 1rem}h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem}
-.box{background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:1rem 1.25rem;margin:1rem 0}
+.box{background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:1rem 1.25rem;margin:1rem 0}.box h2{margin:0 0 .5rem}.box p:last-child{margin-bottom:0}
 table{width:100%;border-collapse:collapse;background:#fff;border:1px solid #d0d7de;border-radius:8px}
 th,td{text-align:left;padding:.6rem .75rem;border-bottom:1px solid #eaeef2;vertical-align:top}tr:last-child td{border-bottom:none}th{font-size:.85rem;color:#57606a}
 label{display:block;margin:.75rem 0 .25rem;font-weight:600}input[type=text],input[type=email],input[type=password],input[type=url]{font:inherit;width:100%;box-sizing:border-box;padding:.45rem .6rem;border:1px solid #d0d7de;border-radius:6px}

@@ -159,7 +159,11 @@ describe.skipIf(!browserAvailable)('Nimbus pages in Chromium', { timeout: E2E_TI
     await page.goto(`${h.platformUrl}/account/applications`);
     expect(await text(page, 'main')).toContain('StatusBoard'); // still authorized
 
+    await page.goto(`${h.platformUrl}/`);
+    expect(await text(page, 'h1')).toBe('Welcome, Bob Builder');
+    await shot(page, 'platform-11-home');
     await navigate(page, page.getByRole('button', { name: 'Sign out' }));
+    await shot(page, 'platform-12-signed-out');
     expect(await page.locator('header').getByRole('link', { name: 'Sign in' }).count()).toBe(1);
     await page.goto(`${h.appUrl}/`);
     await navigate(page, page.locator('#connect-silent'));
