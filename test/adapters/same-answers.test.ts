@@ -4,7 +4,7 @@
  * Fastify and a Hono app at once, and Fastify and Hono must answer exactly what Express answers:
  * status, the headers that carry meaning, and the body. The core decides all of these; an adapter
  * that lets its framework answer instead (a 415, a 404, a 413 on a route that reads no body)
- * shows up here.
+ * shows up here. `requireToken` is compared the same way for malformed Authorization headers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FORM, FRAMEWORKS, startApp, type Reply, type RequestOptions, type TestApp } from './app.js';
@@ -53,6 +53,12 @@ for (const path of FORM_PATHS) {
     cases.push([`POST with ${name} and a body of JSON`, 'POST', path, { headers, body: bytes('{"token":"abc"') }]);
   }
 }
+for (const authorization of ['Bearer', 'Bearer ', 'Bearer  abc', 'Bearer abc def', 'bearer abc', 'BEARER abc', 'Basic YTpi', 'Bearer abc=', 'Bearer %41', `Bearer ${'a'.repeat(5000)}`, 'Token abc']) {
+  for (const [method, path] of [['GET', '/v2/account'], ['HEAD', '/v2/account'], ['POST', '/v2/things']]) {
+    cases.push([`requireToken with ${JSON.stringify(authorization.slice(0, 20))}`, method!, path!, { headers: { authorization } }]);
+  }
+}
+cases.push(['requireToken with the token in the query too', 'GET', '/v2/account?access_token=abc', { headers: { authorization: 'Bearer abc' } }]);
 
 describe('Fastify and Hono answer odd requests exactly as Express does', () => {
   const apps = new Map<string, TestApp>();
