@@ -9,7 +9,7 @@ export type * from './storage/types.js';
 export type * from './types.js';
 export { OAuthError, ConfigError, isOAuthError, type OAuthErrorCode } from './errors.js';
 export { systemClock } from './clock.js';
-export { escapeHtml, renderErrorPage, renderConsentPage, decisionResponse, PAGE_HEADERS } from './pages.js';
+export { escapeHtml, renderErrorPage, renderConsentPage, decisionResponse, PAGE_HEADERS, type PageOptions } from './pages.js';
 export { parseScope, formatScope, requiredScope, ScopePolicy, type ScopeOptions } from './checks/scope.js';
 export { PATHS } from './endpoints/metadata.js';
 export { interactionResponse, handleResume, handleDecisionForm, CSRF_COOKIE, type InteractionUiOptions } from './interaction-ui.js';

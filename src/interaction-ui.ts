@@ -23,6 +23,8 @@ export interface InteractionUiOptions {
   loginUrl?: string;
   /** Where the OAuth routes are mounted. Default `/v1/oauth`. */
   basePath?: string;
+  /** The platform's name, shown on the consent and error pages. */
+  siteName?: string;
 }
 
 /** The double-submit cookie of the consent form. */
@@ -48,7 +50,7 @@ export function interactionResponse(decision: AuthorizeDecision, request: OAuthR
   switch (decision.type) {
     case 'redirect':
     case 'error':
-      return decisionResponse(decision, request);
+      return decisionResponse(decision, request, options);
     case 'login': {
       const loginUrl = options.loginUrl ?? '/login';
       const sep = loginUrl.includes('?') ? '&' : '?';
@@ -63,7 +65,7 @@ export function interactionResponse(decision: AuthorizeDecision, request: OAuthR
       const csrfToken = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomToken();
       const loginUrl = options.loginUrl ?? '/login';
       const switchAccountUrl = `${loginUrl}${loginUrl.includes('?') ? '&' : '?'}interaction=${encodeURIComponent(decision.interaction.id)}`;
-      const response = renderConsentPage(decision.interaction, { action: `${basePath}/authorize/decision`, csrfToken, switchAccountUrl });
+      const response = renderConsentPage(decision.interaction, { action: `${basePath}/authorize/decision`, csrfToken, switchAccountUrl, ...(options.siteName !== undefined && { siteName: options.siteName }) });
       response.headers['set-cookie'] =
         `${CSRF_COOKIE}=${csrfToken}; Path=${basePath}/authorize; HttpOnly; SameSite=Lax${isHttps(request) ? '; Secure' : ''}`;
       return response;

@@ -26,22 +26,29 @@ export const PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1b1f24}
 h1{font-size:1.4rem}.box{border:1px solid #d0d7de;border-radius:8px;padding:1rem 1.25rem}
 button{font:inherit;padding:.5rem 1.2rem;border-radius:6px;border:1px solid #0069ff;margin-right:.5rem;cursor:pointer}
-.primary{background:#0069ff;color:#fff}.secondary{background:#fff;color:#0069ff}code{background:#f6f8fa;padding:0 .2rem}`;
+.site{font-weight:600;color:#57606a;margin:0 0 1rem}.primary{background:#0069ff;color:#fff}.secondary{background:#fff;color:#0069ff}code{background:#f6f8fa;padding:0 .2rem}`;
 
-function page(status: number, title: string, content: string, headers: Record<string, string> = {}): OAuthResponse {
-  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body>${content}</body></html>`;
+/** How the built-in pages name the platform, so users can tell which site is asking. */
+export interface PageOptions {
+  siteName?: string;
+}
+
+function page(status: number, title: string, content: string, options: PageOptions = {}, headers: Record<string, string> = {}): OAuthResponse {
+  const site = options.siteName ? `<p class="site">${escapeHtml(options.siteName)}</p>` : '';
+  const fullTitle = options.siteName ? `${title} · ${options.siteName}` : title;
+  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(fullTitle)}</title><style>${STYLE}</style></head><body>${site}${content}</body></html>`;
   return { status, headers: { ...PAGE_HEADERS, ...headers }, body };
 }
 
 /** The error page for an `error` decision: says what is wrong in plain words; never redirects. */
-export function renderErrorPage(decision: Extract<AuthorizeDecision, { type: 'error' }>): OAuthResponse {
+export function renderErrorPage(decision: Extract<AuthorizeDecision, { type: 'error' }>, options: PageOptions = {}): OAuthResponse {
   return page(decision.status, 'Authorization error', `<h1>This authorization request cannot be completed</h1>
 <div class="box"><p>${escapeHtml(decision.description)}</p><p>Error code: <code>${escapeHtml(decision.error)}</code></p></div>
-<p>Go back to the application and try again, or contact its developer.</p>`);
+<p>Go back to the application and try again, or contact its developer.</p>`, options);
 }
 
 /** The default consent page: the application, the scope in plain words, Authorize and Deny. */
-export function renderConsentPage(interaction: Interaction, form: { action: string; csrfToken: string; switchAccountUrl?: string }): OAuthResponse {
+export function renderConsentPage(interaction: Interaction, form: { action: string; csrfToken: string; switchAccountUrl?: string } & PageOptions): OAuthResponse {
   const items = interaction.scope.map((s) => `<li>${escapeHtml(interaction.scopeDescriptions?.[s] ?? s)}</li>`).join('');
   const who = interaction.account
     ? `<p>Signed in as <strong>${escapeHtml(interaction.account.name)}</strong> (${escapeHtml(interaction.account.email)}).${
@@ -55,7 +62,7 @@ export function renderConsentPage(interaction: Interaction, form: { action: stri
 <button class="primary" type="submit" name="decision" value="approve">Authorize</button>
 <button class="secondary" type="submit" name="decision" value="deny">Deny</button>
 </form></div>
-<p>You can revoke this access at any time.</p>`);
+<p>You can revoke this access at any time.</p>`, form);
 }
 
 /**
@@ -65,8 +72,9 @@ export function renderConsentPage(interaction: Interaction, form: { action: stri
 export function decisionResponse(
   decision: Extract<AuthorizeDecision, { type: 'redirect' | 'error' }>,
   request: Pick<OAuthRequest, 'method'>,
+  options: PageOptions = {},
 ): OAuthResponse {
-  if (decision.type === 'error') return renderErrorPage(decision);
+  if (decision.type === 'error') return renderErrorPage(decision, options);
   return {
     status: request.method.toUpperCase() === 'POST' ? 303 : 302,
     headers: { location: decision.location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' },

@@ -163,6 +163,25 @@ export class AuthorizationServer {
     audit(this.ctx, { type: 'access.revoked', clientId: input.clientId, accountUuid: input.accountUuid });
   }
 
+  /**
+   * What a pending interaction is about, without using it up: for a sign-in page that says
+   * "Sign in to continue to <app>" and pre-fills the `i` hint. `null` when unknown or expired.
+   */
+  async describeInteraction(interactionId: string): Promise<{ kind: 'login' | 'consent'; client: { id: string; name: string }; scope: string[]; accountHint?: string; expiresAt: number } | null> {
+    if (typeof interactionId !== 'string' || !interactionId || interactionId.length > 200) return null;
+    const record = await this.ctx.storage.findInteraction(await hashSecret(interactionId));
+    if (!record || this.ctx.clock.now() >= record.expiresAt) return null;
+    const client = await this.ctx.storage.findClient(record.request.clientId);
+    if (!client) return null;
+    return {
+      kind: record.kind,
+      client: { id: client.id, name: client.name },
+      scope: [...record.request.scope],
+      ...(record.request.accountHint !== undefined && { accountHint: record.request.accountHint }),
+      expiresAt: record.expiresAt,
+    };
+  }
+
   /** A registered application, without its secret; `null` when unknown. */
   async getClient(clientId: string): Promise<ClientInfo | null> {
     const client = typeof clientId === 'string' && clientId.length <= 200 ? await this.ctx.storage.findClient(clientId) : null;

@@ -157,6 +157,15 @@ function makeInteraction(over: Partial<InteractionRecord> = {}): InteractionReco
   };
 }
 
+/**
+ * Open the storage's connections before a race: `CONFORMANCE_RACERS` concurrent lookups. On a
+ * cold pool the first racer would finish alone while the others wait for new connections, and a
+ * non-atomic storage would pass by luck.
+ */
+async function warmUp(storage: Storage): Promise<void> {
+  await Promise.all(Array.from({ length: CONFORMANCE_RACERS }, () => storage.findCode(hash())));
+}
+
 /** Usable as a credential at `now`: not revoked, its grant not revoked, not rotated, not expired. */
 function isLive(found: { token: TokenRecord; grant: GrantRecord } | null, now: number): boolean {
   return !!found && found.token.revokedAt === null && found.grant.revokedAt === null && found.token.rotatedAt === null &&
@@ -215,6 +224,7 @@ define(`takeInteraction: exactly one of ${CONFORMANCE_RACERS} concurrent takes g
   const storage = await make();
   const record = makeInteraction();
   await storage.saveInteraction(record);
+  await warmUp(storage);
   const taken = await Promise.all(Array.from({ length: CONFORMANCE_RACERS }, () => storage.takeInteraction(record.idHash, T0 + 1)));
   const winners = taken.filter((r) => r !== null);
   check(winners.length === 1, `takeInteraction must be single use under concurrency: ${winners.length} of ${CONFORMANCE_RACERS} concurrent calls got the interaction (expected exactly 1). Check and delete must be one atomic step (DELETE ... RETURNING, GETDEL, no await in between).`);
@@ -252,6 +262,7 @@ define('consents: concurrent saveConsent calls for one account and client lose n
   const storage = await make();
   const accountUuid = id();
   const clientId = id();
+  await warmUp(storage);
   await Promise.all(Array.from({ length: CONFORMANCE_RACERS }, (_, i) =>
     storage.saveConsent({ accountUuid, clientId, scope: [i % 2 ? 'write' : 'read'], grantedAt: T0 + i })));
   const consent = await storage.findConsent(accountUuid, clientId);
@@ -451,6 +462,7 @@ define(`redeemCode: exactly one of ${CONFORMANCE_RACERS} concurrent redemptions 
   const storage = await make();
   const { grant, code } = await withCode(storage);
   const pairs = Array.from({ length: CONFORMANCE_RACERS }, (_, i) => makePair(grant, T0 + 10 + i));
+  await warmUp(storage);
   const results = await Promise.all(pairs.map((pair, i) => storage.redeemCode(code.hash, T0 + 10 + i, pair)));
   const winners = results.flatMap((r, i) => (r.ok ? [i] : []));
   check(winners.length === 1, `redeemCode must be single use under concurrency: ${winners.length} of ${CONFORMANCE_RACERS} concurrent redemptions succeeded (expected exactly 1). The check (unused, unexpired, grant not revoked) and the write must be one atomic step: a conditional UPDATE ... WHERE used_at IS NULL ... RETURNING, a script, or no await in between.`);
@@ -532,6 +544,7 @@ define(`rotateRefreshToken: exactly one of ${CONFORMANCE_RACERS} concurrent rota
   const storage = await make();
   const { grant, access, refresh } = await withPair(storage);
   const pairs = Array.from({ length: CONFORMANCE_RACERS }, (_, i) => makePair(grant, T0 + 10 + i));
+  await warmUp(storage);
   const results = await Promise.all(pairs.map((pair, i) => storage.rotateRefreshToken(refresh.hash, T0 + 10 + i, pair)));
   const winners = results.flatMap((r, i) => (r.ok ? [i] : []));
   check(winners.length === 1, `rotateRefreshToken must be single use under concurrency: ${winners.length} of ${CONFORMANCE_RACERS} concurrent rotations succeeded (expected exactly 1). Check, mark rotated, revoke the pair and insert the new pair in one atomic step.`);
@@ -580,6 +593,7 @@ define('revokeGrant racing rotations and redemptions leaves no live token in the
     const rotate = (pairs: TokenRecord[][]) => pairs.map((p) => storage.rotateRefreshToken(refresh.hash, T0 + 20, p));
     const redeem = (pairs: TokenRecord[][]) => pairs.map((p) => storage.redeemCode(code.hash, T0 + 20, p));
     const revoke = () => [storage.revokeGrant(grant.id, T0 + 20), storage.revokeGrant(g2.id, T0 + 20)];
+    await warmUp(storage);
     await Promise.all(revokeFirst
       ? [...revoke(), ...rotate(rotatePairs), ...redeem(redeemPairs)]
       : [...rotate(rotatePairs.slice(0, half)), ...redeem(redeemPairs.slice(0, half)), ...revoke(), ...rotate(rotatePairs.slice(half)), ...redeem(redeemPairs.slice(half))]);

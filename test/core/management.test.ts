@@ -57,3 +57,26 @@ describe('management API', () => {
     expect((await t.api('GET', (await t.tokens()).access_token)).ok).toBe(true);
   });
 });
+
+describe('interaction details for the host', () => {
+  it('describeInteraction names the app and the hint without using the interaction up', async () => {
+    const t = await setup();
+    const d = await t.server.authorize(t.get(t.authorizeUrl({ scope: 'read write', i: 'a1b2c3' })));
+    if (d.type !== 'login') throw new Error(d.type);
+    const described = await t.server.describeInteraction(d.interaction.id);
+    expect(described).toEqual({ kind: 'login', client: { id: t.client.clientId, name: 'Example App' }, scope: ['read', 'write'], accountHint: 'a1b2c3', expiresAt: t.clock.now() + 600_000 });
+    expect((await t.server.resume(d.interaction.id, t.get('/', t.ada))).type).toBe('consent');
+    expect(await t.server.describeInteraction(d.interaction.id)).toBeNull();
+    expect(await t.server.describeInteraction('nope')).toBeNull();
+  });
+
+  it('siteName puts the platform on the consent and error pages', async () => {
+    const { interactionResponse } = await import('../../src/index.js');
+    const t = await setup();
+    const d = await t.server.authorize(t.get(t.authorizeUrl(), t.ada));
+    const consent = interactionResponse(d, t.get('/'), { siteName: 'Nimbus <Cloud>' });
+    expect(consent.body).toContain('Nimbus &#60;Cloud&#62;');
+    const error = interactionResponse({ type: 'error', status: 400, error: 'invalid_scope', description: 'x' }, t.get('/'), { siteName: 'Nimbus' });
+    expect(error.body).toContain('<title>Authorization error · Nimbus</title>');
+  });
+});
