@@ -149,7 +149,7 @@ async function race(instances: Instance[], path: string, form: Record<string, st
   }
 }
 
-describe.skipIf(!DATABASE_URL)('several authgate processes on one PostgreSQL database', () => {
+describe.skipIf(!DATABASE_URL)('several authgate processes on one PostgreSQL database', { timeout: 90_000 }, () => {
   let a: Instance;
   let b: Instance;
 

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStorage, PostgresStorageError, SCHEMA_VERSION, openPostgresStorage, type PgPool, type PgPoolClient } from '../../src/postgres/index.js';
-import { describeStorageConformance } from '../../src/testing/index.js';
+import { describeStorageConformance, runStorageConformance } from '../../src/testing/index.js';
 import type { GrantRecord, TokenRecord } from '../../src/index.js';
 import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
 
@@ -210,6 +210,30 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       expect(error).toMatchObject({ kind: 'database', sqlState: '42P01' });
       expect((error as Error).message).toMatch(/migrate\(\)/);
     });
+  });
+
+  it('the kit catches a check-then-write redeemCode on real connections (the race case is not vacuous on PostgreSQL)', async () => {
+    /** SELECT, then an unconditional UPDATE in another statement: two racers can both see the code unused. */
+    class CheckThenWrite extends PostgresStorage {
+      override async redeemCode(hash: string, now: number, tokens: TokenRecord[]) {
+        const code = await this.findCode(hash);
+        if (!code) return { ok: false as const, reason: 'missing' as const };
+        if (code.usedAt !== null) return { ok: false as const, reason: 'used' as const, grantId: code.grantId, usedAt: code.usedAt };
+        if (now >= code.expiresAt) return { ok: false as const, reason: 'expired' as const };
+        await pool.query(`UPDATE "${schema}".authgate_codes SET used_at = $2 WHERE hash = $1`, [hash, now]);
+        for (const t of tokens) {
+          await pool.query(`INSERT INTO "${schema}".authgate_tokens (hash, kind, grant_id, client_id, scope, issued_at, expires_at, pair_hash)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [t.hash, t.kind, t.grantId, t.clientId, t.scope, t.issuedAt, t.expiresAt, t.pairHash]);
+        }
+        const { rows } = await pool.query(`SELECT * FROM "${schema}".authgate_grants WHERE id = $1`, [code.grantId]);
+        const g = rows[0];
+        return { ok: true as const, grant: { id: g.id, clientId: g.client_id, account: g.account, scope: g.scope, createdAt: Number(g.created_at), revokedAt: null } };
+      }
+    }
+    const broken = new CheckThenWrite(pool, { schema });
+    const [result] = await runStorageConformance(() => broken, { only: ['redeemCode: exactly one of'] });
+    expect(result?.ok).toBe(false);
+    expect(String((result?.error as Error).message)).toMatch(/\d+ of 20 concurrent redemptions succeeded \(expected exactly 1\)/);
   });
 
   it('sends every value as a parameter: no id, hash or time ever appears in the SQL text', async () => {
