@@ -9,7 +9,7 @@
  * that no body carried a stack trace, and that the core's `onError` hook was never called.
  */
 import { once } from 'node:events';
-import type { Server } from 'node:http';
+import { request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import formbody from '@fastify/formbody';
 import { serve } from '@hono/node-server';
@@ -254,6 +254,23 @@ export async function startApp(options: AppOptions = {}) {
     return reply;
   }
 
+  /**
+   * A request written with node:http from a raw header list, for what fetch cannot send: a header
+   * repeated on its own line (fetch joins them) or a body still outstanding.
+   */
+  const rawRequest = (method: string, path: string, headers: Array<[string, string]>, body = '') =>
+    new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }>((resolve, reject) => {
+      const list = [['host', new URL(base).host], ['content-length', String(Buffer.byteLength(body))], ...headers].flat();
+      const req = httpRequest(`${base}${path}`, { method, headers: list }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+
   const get = (path: string, cookie?: string) => request('GET', path, cookie === undefined ? {} : { cookie });
 
   /** POST a form: an object (URL-encoded here) or a raw string body. */
@@ -350,7 +367,7 @@ export async function startApp(options: AppOptions = {}) {
 
   return {
     framework, paths, base, clock, sessions, storage, server, client, other, served, replies,
-    request, get, postForm, signIn, authorizeUrl, readConsent, openConsent, decide, authorizeAndApprove, getCode,
+    request, rawRequest, get, postForm, signIn, authorizeUrl, readConsent, openConsent, decide, authorizeAndApprove, getCode,
     codeParams, exchange, exchangeInQuery, tokens, api, close, checkHealthy,
   };
 }

@@ -3,7 +3,7 @@
  * endpoint's error pages (SPEC 7.1; DESIGN: HTML, status 400, never a redirect).
  */
 import { describe, expect, it } from 'vitest';
-import { ADA, BOB, CALLBACK, expectErrorPage, FRAMEWORKS, useApp } from './app.js';
+import { ADA, BOB, CALLBACK, FORM, expectErrorPage, FRAMEWORKS, useApp } from './app.js';
 
 describe.each(FRAMEWORKS)('%s: CSRF protection of the consent form', (framework) => {
   const app = useApp({ framework });
@@ -72,6 +72,16 @@ describe.each(FRAMEWORKS)('%s: CSRF protection of the consent form', (framework)
     expectErrorPage(bad, 'invalid_request');
     const twice = `interaction=${consent.interaction}&interaction=${consent.interaction}&csrf=${consent.csrf}&decision=approve`;
     expectErrorPage(await postForm('/v1/oauth/authorize/decision', twice, { cookie }), 'invalid_request');
+  });
+
+  it('session and CSRF cookies on two Cookie lines (as HTTP/2 browsers send them) are both read', async () => {
+    const { signIn, openConsent, rawRequest } = app();
+    const sid = signIn(ADA);
+    const consent = await openConsent({}, sid);
+    const form = new URLSearchParams({ interaction: consent.interaction, csrf: consent.csrf, decision: 'approve' }).toString();
+    const reply = await rawRequest('POST', '/v1/oauth/authorize/decision', [['content-type', FORM], ['cookie', sid], ['cookie', consent.csrfCookie]], form);
+    expect(reply.status, reply.text).toBe(303);
+    expect(new URL(String(reply.headers['location'])).searchParams.get('code')).toBeTruthy();
   });
 
   it('a second consent page reuses a valid CSRF cookie the browser already holds', async () => {

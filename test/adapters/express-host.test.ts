@@ -1,6 +1,7 @@
 /**
  * A host that mounted `express.urlencoded({ extended: true })` and `express.json()` before the
- * OAuth router (SECURITY-MATRIX I-03, I-04, I-06): the router must still work for normal forms,
+ * OAuth router (SECURITY-MATRIX I-03, I-04, I-06; Express only: the Fastify and Hono host setups are
+ * in fastify-host.test.ts and hono-host.test.ts): the router must still work for normal forms,
  * and nested params (`client_id[$ne]=x`) or JSON bodies must be `invalid_request`, never a 500
  * and never reach storage as objects.
  */
@@ -8,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { CALLBACK, FORM, expectJsonError, expectNoStoreJson, useApp, type TokenBody } from './app.js';
 
 describe('Express: host body parsers mounted before the router', () => {
-  const app = useApp({ hostParsers: true });
+  const app = useApp({ framework: 'express', hostParsers: true });
 
   it('the full code flow still works: consent decision form and token form parsed by the host', async () => {
     const { getCode, exchange } = app();

@@ -90,4 +90,33 @@ describe('Fastify and Hono answer odd requests exactly as Express does', () => {
     expect(expected!.status).toBeLessThan(500);
     for (const [i, actual] of others.entries()) expect(actual, FRAMEWORKS[i + 1]).toEqual(expected);
   });
+
+  /** The same raw request (a header repeated on its own line) to the three apps, answers compared. */
+  async function compareRaw(method: string, path: string, headers: Array<[string, string]>, body = '') {
+    const [expected, ...others] = await Promise.all(FRAMEWORKS.map(async (framework) => {
+      const reply = await apps.get(framework)!.rawRequest(method, path, headers, body);
+      const meaningful: Record<string, unknown> = {};
+      for (const name of MEANINGFUL) meaningful[name] = reply.headers[name] ?? null;
+      return { status: reply.status, headers: meaningful, body: reply.text };
+    }));
+    expect(expected!.status).toBeLessThan(500);
+    for (const [i, actual] of others.entries()) expect(actual, FRAMEWORKS[i + 1]).toEqual(expected);
+  }
+
+  it('two Cookie lines are joined as one cookie list everywhere', async () => {
+    await compareRaw('POST', '/v1/oauth/authorize/decision', [['content-type', FORM], ['cookie', 'sid=s1'], ['cookie', 'authgate_csrf=x']], 'decision=approve&csrf=x');
+  });
+
+  // KNOWN DIFFERENCES, left to the core (see the report of the adapters issue). Node keeps the
+  // first of two Content-Type or Authorization lines in `req.headers`; Express and Fastify hand the
+  // core both (an array, as DESIGN.md asks), and the core reads the first Content-Type and names
+  // the repeated Authorization. Fetch, and so Hono, joins the lines with ", ": no form, and a
+  // malformed Authorization. Once the core refuses a repeated Content-Type (invalid_request) and
+  // gives one description for both shapes of a repeated Authorization, these pass: drop `.fails`.
+  it.fails('two Content-Type lines (form first): the same answer everywhere', async () => {
+    await compareRaw('POST', '/v1/oauth/revoke', [['content-type', FORM], ['content-type', 'text/plain']], 'token=abc');
+  });
+  it.fails('two Authorization lines: the same answer everywhere (Hono differs only in error_description)', async () => {
+    await compareRaw('GET', '/v2/account', [['authorization', 'Bearer abc'], ['authorization', 'Bearer def']]);
+  });
 });
