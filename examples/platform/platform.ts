@@ -45,9 +45,9 @@ export function createPlatform({ url, storage }: PlatformOptions) {
     res.set('access-control-allow-origin', '*');
     next();
   });
-  app.use(createOAuthRouter(server, { loginUrl: '/login' }));
+  app.use(createOAuthRouter(server, { loginUrl: '/login', siteName: 'Nimbus' }));
 
-  app.use(signInRoutes(sessions));
+  app.use(signInRoutes(sessions, server));
   app.use(authorizedAppsRoutes(server, sessions));
   app.use(developerRoutes(server, developerApps, sessions));
   app.use('/v2', resourceApi(server));

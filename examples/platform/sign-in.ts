@@ -6,7 +6,7 @@
  * `/v1/oauth/authorize/resume?interaction=…` and authgate takes over again.
  */
 import express, { type Router } from 'express';
-import type { Account } from '../../src/index.js';
+import type { Account, AuthorizationServer } from '../../src/index.js';
 import { csrfField, html, sendPage } from './html.js';
 import { checkCsrf, type SessionStore } from './sessions.js';
 
@@ -20,17 +20,20 @@ const str = (v: unknown) => (typeof v === 'string' ? v : '');
 /** Only our own pages as a destination after sign-in: no open redirect. */
 const localPath = (v: unknown) => (typeof v === 'string' && /^\/(?!\/)[\w\-/]*$/.test(v) ? v : '/');
 
-export function signInRoutes(sessions: SessionStore): Router {
+export function signInRoutes(sessions: SessionStore, server: AuthorizationServer): Router {
   const router = express.Router();
   const form = express.urlencoded({ extended: false, limit: '4kb' });
 
-  const signInPage = (req: express.Request, res: express.Response, fields: { interaction: string; next: string; email?: string; error?: string }) => {
+  const signInPage = async (req: express.Request, res: express.Response, fields: { interaction: string; next: string; email?: string; error?: string }) => {
     const session = sessions.ensure(req, res);
+    // Which application is waiting (authgate tells without using the interaction up).
+    const about = fields.interaction ? await server.describeInteraction(fields.interaction) : null;
+    const appName = about?.client.name ?? 'An application';
     const intro = fields.interaction
       ? session.user
-        ? html`<p>You are signed in as <strong>${session.user.account.name}</strong>. To continue to the application,
+        ? html`<p>You are signed in as <strong>${session.user.account.name}</strong>. To continue to <strong>${appName}</strong>,
 sign in again, with this account or another one.</p>`
-        : html`<p>An application asks for access to your Nimbus account. Sign in first; you will then see what it asks for.</p>`
+        : html`<p><strong>${appName}</strong> asks for access to your Nimbus account. Sign in first; you will then see what it asks for.</p>`
       : '';
     sendPage(res, { title: 'Sign in', user: session.user?.account, csrf: session.csrf }, html`${intro}
 ${fields.error ? html`<p class="error">${fields.error}</p>` : ''}
@@ -45,12 +48,14 @@ ${DEMO_USERS.map((u) => html`<li>${u.account.name}: <code>${u.account.email}</co
     fields.error ? 401 : 200);
   };
 
-  router.get('/login', (req, res) => signInPage(req, res, { interaction: str(req.query.interaction), next: localPath(req.query.next) }));
+  router.get('/login', (req, res, next) => {
+    signInPage(req, res, { interaction: str(req.query.interaction), next: localPath(req.query.next) }).catch(next);
+  });
 
-  router.post('/login', form, checkCsrf(sessions), (req, res) => {
+  router.post('/login', form, checkCsrf(sessions), async (req, res) => {
     const interaction = str(req.body.interaction);
     const user = DEMO_USERS.find((u) => u.account.email === str(req.body.email).trim().toLowerCase() && u.password === str(req.body.password));
-    if (!user) return signInPage(req, res, { interaction, next: localPath(req.body.next), email: str(req.body.email), error: 'Wrong e-mail or password.' });
+    if (!user) return void (await signInPage(req, res, { interaction, next: localPath(req.body.next), email: str(req.body.email), error: 'Wrong e-mail or password.' }));
     sessions.signIn(req, res, user.account);
     // In the middle of an authorization request: hand the browser back to authgate.
     res.redirect(303, interaction ? `/v1/oauth/authorize/resume?interaction=${encodeURIComponent(interaction)}` : localPath(req.body.next));

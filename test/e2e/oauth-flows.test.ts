@@ -17,7 +17,7 @@ describe.skipIf(!browserAvailable)('OAuth flows in Chromium', { timeout: E2E_TIM
 
     await navigate(page, page.locator('#connect'));
     expect(page.url()).toMatch(new RegExp(`^${h.platformUrl}/login\\?interaction=`));
-    expect(await text(page, 'main')).toContain('An application asks for access to your Nimbus account');
+    expect(await text(page, 'main')).toContain('StatusBoard asks for access to your Nimbus account');
     expect(await text(page, 'main')).toContain('ada@example.com');
     await shot(page, 'flows-02-platform-sign-in');
 
@@ -27,7 +27,7 @@ describe.skipIf(!browserAvailable)('OAuth flows in Chromium', { timeout: E2E_TIM
     await signIn(page, ADA); // still in the same authorization request
     const cookie = (await page.context().cookies(h.platformUrl)).find((c) => c.name === 'nimbus_session');
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax' });
-    expect(await page.title()).toBe('Authorize StatusBoard');
+    expect(await page.title()).toBe('Authorize StatusBoard · Nimbus');
     const consent = await text(page, 'body');
     expect(consent).toContain('Signed in as Ada Lovelace (ada@example.com)');
     expect(consent).toContain('See your account and resources (read-only).');
@@ -155,20 +155,20 @@ describe.skipIf(!browserAvailable)('OAuth flows in Chromium', { timeout: E2E_TIM
 
     await navigate(page, page.locator('#connect-login'));
     expect(new URL(page.url()).pathname).toBe('/login');
-    expect(await text(page, 'main')).toContain('You are signed in as Ada Lovelace. To continue to the application, sign in again');
+    expect(await text(page, 'main')).toContain('You are signed in as Ada Lovelace. To continue to StatusBoard, sign in again');
     await shot(page, 'flows-12-sign-in-again');
     await signIn(page, ADA);
-    expect(await page.title()).toBe('Authorize StatusBoard');
+    expect(await page.title()).toBe('Authorize StatusBoard · Nimbus');
     await navigate(page, page.getByRole('button', { name: 'Authorize' }));
     expect(await text(page, '#result h2')).toContain('Connected');
 
     // Signed in seconds ago: max_auth_age=60 goes straight to the consent page; max_auth_age=0 does not.
     await navigate(page, page.locator('#connect-max-age'));
-    expect(await page.title()).toBe('Authorize StatusBoard');
+    expect(await page.title()).toBe('Authorize StatusBoard · Nimbus');
     await page.goto(`${h.appUrl}/connect?max_auth_age=0`);
     expect(new URL(page.url()).pathname).toBe('/login');
     await signIn(page, ADA);
-    expect(await page.title()).toBe('Authorize StatusBoard');
+    expect(await page.title()).toBe('Authorize StatusBoard · Nimbus');
   });
 
   it('select_account: "Use another account" on the consent page signs in someone else, who is asked anew', async () => {
