@@ -1,0 +1,175 @@
+/**
+ * The physical floor of each workload: only what no implementation of the same contract can
+ * avoid, with nothing around it (no parsing, validation, copies, promises beyond the crypto).
+ *
+ * - every token, code, interaction id and grant id minted: CSPRNG bytes (32; 16 for a grant id),
+ *   encoded for the wire;
+ * - every secret minted or presented: SHA-256, because only hashes are stored (DESIGN), which
+ *   includes the client secret at the token and revocation endpoints;
+ * - the Map operations of a minimal store (get, set, delete; marking a record used or revoked).
+ *
+ * `floor` makes the same calls as src/crypto.ts, whatever they are today (its synchronous
+ * `sha256Base64url` when it has one, else its `hashSecret`; its `randomToken` and `randomId`), so
+ * the floor follows the core's portable crypto (Web platform APIs and pure JavaScript only).
+ * `floor, node:crypto` does the same work with node:crypto's native, synchronous `createHash` and
+ * `randomFillSync`: not portable to edge runtimes, but the lowest cost there is on Node.
+ */
+import { createHash, randomFillSync } from 'node:crypto';
+import * as coreCrypto from '../src/crypto.js';
+import type { WorkloadId } from './authgate.js';
+import type { Contender } from './lib/measure.js';
+
+const encoder = new TextEncoder();
+
+export interface FloorCrypto {
+  random(bytes: 16 | 32): string;
+  sha256(value: string): Promise<string> | string;
+}
+
+/** The core's own primitives, looked up at run time so a renamed helper does not break the bench. */
+export function coreCryptoPrimitives(): FloorCrypto & { describe: string } {
+  const m = coreCrypto as unknown as Record<string, unknown>;
+  const fn = (name: string) => (typeof m[name] === 'function' ? (m[name] as (...args: unknown[]) => unknown) : undefined);
+  const syncHash = fn('sha256Base64url') as ((v: string) => string) | undefined;
+  const asyncHash = fn('hashSecret') as ((v: string) => Promise<string>) | undefined;
+  const token = fn('randomToken') as (() => string) | undefined;
+  const id = fn('randomId') as (() => string) | undefined;
+  const webHash = async (value: string) => Buffer.from(await globalThis.crypto.subtle.digest('SHA-256', encoder.encode(value))).toString('base64url');
+  const webRandom = (bytes: number) => Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(bytes))).toString('base64url');
+  return {
+    random: (bytes) => (bytes === 32 ? token?.() : id?.()) ?? webRandom(bytes),
+    sha256: syncHash ?? asyncHash ?? webHash,
+    describe: `src/crypto.ts ${syncHash ? 'sha256Base64url' : asyncHash ? 'hashSecret' : '(none: subtle.digest)'} + ${token ? 'randomToken/randomId' : '(none: getRandomValues)'}`,
+  };
+}
+
+const nodeCrypto: FloorCrypto = {
+  random: (bytes) => randomFillSync(Buffer.allocUnsafe(bytes)).toString('base64url'),
+  sha256: (value) => createHash('sha256').update(value).digest('base64url'),
+};
+
+interface Rec {
+  grant: string;
+  used: boolean;
+  revoked: boolean;
+}
+
+export function floorContenders(flavour: 'core' | 'node'): Record<WorkloadId, Contender> {
+  const c = flavour === 'core' ? coreCryptoPrimitives() : nodeCrypto;
+  const name = flavour === 'core' ? 'floor' : 'floor, node:crypto';
+  const kind = flavour === 'core' ? 'floor' : 'floor-node';
+  const clients = new Map<string, string>();
+  const interactions = new Map<string, string>();
+  const grants = new Map<string, Rec>();
+  const codes = new Map<string, Rec>();
+  const tokens = new Map<string, Rec>();
+  const clientId = c.random(16);
+  const clientSecret = c.random(32);
+  const clientSecretHash = Promise.resolve(c.sha256(clientSecret)).then((hash) => clients.set(clientId, hash));
+
+  /** Client authentication: hash the presented secret, compare with the stored hash. */
+  async function authenticateClient(): Promise<void> {
+    const presented = await c.sha256(clientSecret);
+    if (clients.get(clientId) !== presented) throw new Error('floor: client authentication failed');
+  }
+  /** A code of a fresh grant, stored by hash. */
+  async function mintCode(): Promise<string> {
+    const grant = c.random(16);
+    const code = c.random(32);
+    grants.set(grant, { grant, used: false, revoked: false });
+    codes.set(await c.sha256(code), { grant, used: false, revoked: false });
+    return code;
+  }
+  /** An access + refresh pair of `grant`, stored by hash. */
+  async function mintPair(grant: string): Promise<{ access: string; refresh: string }> {
+    const access = c.random(32);
+    const refresh = c.random(32);
+    tokens.set(await c.sha256(access), { grant, used: false, revoked: false });
+    tokens.set(await c.sha256(refresh), { grant, used: false, revoked: false });
+    return { access, refresh };
+  }
+  async function exchange(code: string): Promise<{ access: string; refresh: string }> {
+    await authenticateClient();
+    const record = codes.get(await c.sha256(code));
+    if (!record || record.used) throw new Error('floor: bad code');
+    record.used = true;
+    return mintPair(record.grant);
+  }
+  async function flow(): Promise<{ access: string; refresh: string }> {
+    // authorize: an interaction id, stored by hash; approve: look it up by hash and take it.
+    const id = c.random(32);
+    interactions.set(await c.sha256(id), clientId);
+    const hash = await c.sha256(id);
+    if (interactions.get(hash) === undefined) throw new Error('floor: no interaction');
+    interactions.delete(hash);
+    return exchange(await mintCode());
+  }
+
+  let pending: string[] = [];
+  let refresh: string | undefined;
+  let bearer: string | undefined;
+  let live: string[] = [];
+  return {
+    W1: { name, kind, prepare: () => clientSecretHash.then(() => undefined), op: flow },
+    W1x: {
+      name,
+      kind,
+      async prepare(count) {
+        await clientSecretHash;
+        pending = [];
+        for (let i = 0; i < count; i++) pending.push(await mintCode());
+      },
+      op: (i) => exchange(pending[i]!),
+    },
+    W2: {
+      name,
+      kind,
+      async prepare() {
+        await clientSecretHash;
+        refresh ??= (await mintPair(c.random(16))).refresh;
+      },
+      async op() {
+        await authenticateClient();
+        const record = tokens.get(await c.sha256(refresh!));
+        if (!record || record.used) throw new Error('floor: bad refresh token');
+        record.used = true;
+        refresh = (await mintPair(record.grant)).refresh;
+      },
+    },
+    W3: {
+      name,
+      kind,
+      async prepare() {
+        await clientSecretHash;
+        if (bearer) return;
+        const grant = c.random(16);
+        grants.set(grant, { grant, used: false, revoked: false });
+        bearer = (await mintPair(grant)).access;
+      },
+      async op() {
+        const record = tokens.get(await c.sha256(bearer!));
+        if (!record || record.revoked || grants.get(record.grant)?.revoked !== false) throw new Error('floor: bad access token');
+      },
+    },
+    W4: {
+      name,
+      kind,
+      async prepare(count) {
+        await clientSecretHash;
+        live = [];
+        for (let i = 0; i < count; i++) {
+          const grant = c.random(16);
+          grants.set(grant, { grant, used: false, revoked: false });
+          live.push((await mintPair(grant)).access);
+        }
+      },
+      async op(i) {
+        await authenticateClient();
+        const record = tokens.get(await c.sha256(live[i]!));
+        const grant = record && grants.get(record.grant);
+        if (!grant) throw new Error('floor: unknown token');
+        grant.revoked = true;
+      },
+    },
+  };
+}

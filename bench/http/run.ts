@@ -1,0 +1,137 @@
+/**
+ * The HTTP section: for each adapter, autocannon against W1x (`POST /v1/oauth/token`, codes
+ * issued beforehand by the server process, untimed), W3 (a `requireToken`-protected GET) and the
+ * same framework's trivial JSON route, interleaved round by round. Each server runs in a child
+ * process, so the load generator (this process) and the server each have a core of their own.
+ * An adapter whose module is missing or lacks the exports the bench needs is skipped and named.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { CALLBACK, FORM } from '../lib/fixture.js';
+import { fmtOps, series, type Series } from '../lib/measure.js';
+import type { BenchOptions } from '../lib/options.js';
+import { FRAMEWORKS, startServer, type Framework, type RunningServer, type Target } from './server.js';
+
+export const ROUTES = {
+  trivial: 'trivial GET /ping',
+  W3: 'W3 GET /v2/me (requireToken)',
+  W1x: 'W1x POST /v1/oauth/token',
+} as const;
+type Route = keyof typeof ROUTES;
+
+interface Handle {
+  target: Target;
+  codes(n: number): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const SERVER = fileURLToPath(new URL('./server.ts', import.meta.url));
+
+/** The server of `framework` in a child process (or in this one), or why it was skipped. */
+async function start(framework: Framework, options: BenchOptions): Promise<Handle | { skip: string }> {
+  if (options.httpInProcess) {
+    const running: RunningServer | { skip: string } = await startServer(framework, options.dist);
+    if ('skip' in running) return running;
+    return { target: running, codes: (n) => running.codes(n), close: () => running.close() };
+  }
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', SERVER, framework, ...(options.dist ? ['--dist'] : [])], {
+    cwd: REPO,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const [first] = (await Promise.race([once(child, 'message'), once(child, 'exit').then(() => [{ type: 'exit' }])])) as [{ type: string; reason?: string } & Target];
+  if (first.type === 'skip') return { skip: first.reason! };
+  if (first.type !== 'ready') throw new Error(`the ${framework} server process did not start`);
+  const { type: _type, ...target } = first;
+  return {
+    target,
+    async codes(n) {
+      child.send({ type: 'codes', n });
+      const [reply] = (await once(child, 'message')) as [{ type: string; codes: string[] }];
+      return reply.codes;
+    },
+    async close() {
+      const exited = once(child, 'exit');
+      child.send({ type: 'close' });
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
+      if (child.exitCode === null) child.kill();
+    },
+  };
+}
+
+/** One autocannon run; requests per second of 2xx answers. Anything but 2xx is an error. */
+async function load(handle: Handle, route: Route, options: BenchOptions): Promise<number> {
+  const { target } = handle;
+  const byAmount = route === 'W1x' || options.httpSeconds === 0;
+  const requests: autocannon.Request[] = [];
+  if (route === 'trivial') requests.push({ method: 'GET', path: '/ping' });
+  if (route === 'W3') requests.push({ method: 'GET', path: '/v2/me', headers: { authorization: `Bearer ${target.accessToken}` } });
+  if (route === 'W1x') {
+    const redirect = encodeURIComponent(CALLBACK);
+    const forms = (await handle.codes(options.httpRequests)).map((code) =>
+      `grant_type=authorization_code&code=${code}&redirect_uri=${redirect}&client_id=${target.clientId}&client_secret=${target.clientSecret}`);
+    let next = 0;
+    requests.push({ method: 'POST', path: '/v1/oauth/token', headers: { 'content-type': FORM }, setupRequest: (request) => ({ ...request, body: forms[next++] ?? 'exhausted' }) });
+  }
+  const result = await autocannon({
+    url: `http://127.0.0.1:${target.port}`,
+    connections: options.httpConnections,
+    pipelining: 1,
+    // autocannon only notices the end of a run at its sampling tick (1 s by default): with a
+    // fixed amount of requests that tick, not the server, would set the measured duration.
+    sampleInt: 10,
+    ...(byAmount ? { amount: options.httpRequests } : { duration: options.httpSeconds }),
+    requests,
+  });
+  if (result.errors || result.non2xx || result.timeouts) {
+    throw new Error(`HTTP ${route} on port ${target.port}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`);
+  }
+  const seconds = (result.finish.getTime() - result.start.getTime()) / 1000;
+  return result['2xx'] / seconds;
+}
+
+export interface HttpResult {
+  series: Series[];
+  skipped: string[];
+  frameworks: Framework[];
+}
+
+export async function httpSection(options: BenchOptions): Promise<HttpResult> {
+  const routes: Route[] = ['trivial', ...(['W3', 'W1x'] as const).filter((w) => options.workloads.includes(w))];
+  const handles = new Map<Framework, Handle>();
+  const skipped: string[] = [];
+  for (const framework of FRAMEWORKS) {
+    const started = await start(framework, options);
+    if ('skip' in started) {
+      skipped.push(`HTTP ${framework}: skipped, ${started.skip}.`);
+      options.log(`  ${framework}: skipped (${started.skip})`);
+    } else handles.set(framework, started);
+  }
+  const frameworks = [...handles.keys()];
+  const runs = new Map<string, number[]>();
+  try {
+    for (let round = 0; round < options.rounds; round++) {
+      const line: string[] = [];
+      for (let f = 0; f < frameworks.length; f++) {
+        const framework = frameworks[(f + round) % frameworks.length]!;
+        for (let r = 0; r < routes.length; r++) {
+          const route = routes[(r + round) % routes.length]!;
+          const rate = await load(handles.get(framework)!, route, options);
+          const key = `${framework}\u0000${route}`;
+          runs.set(key, [...(runs.get(key) ?? []), rate]);
+          line.push(`${framework} ${route} ${fmtOps(rate)}`);
+        }
+      }
+      options.log(`  HTTP round ${round + 1}/${options.rounds}: ${line.join(', ')}`);
+    }
+  } finally {
+    for (const handle of handles.values()) await handle.close();
+  }
+  const out: Series[] = [];
+  for (const framework of frameworks) {
+    for (const route of routes) out.push(series(`HTTP ${framework}`, ROUTES[route], 'variant', runs.get(`${framework}\u0000${route}`)!));
+  }
+  return { series: out, skipped, frameworks };
+}

@@ -1,0 +1,127 @@
+/**
+ * One host app per framework for the HTTP section: the adapter's OAuth routes, a `requireToken`
+ * protected `GET /v2/me`, and a trivial `GET /ping` JSON route of the same framework as the
+ * baseline. Started in a child process by the HTTP section (so the load generator and the server
+ * do not share a core), or in the bench's own process (smoke mode).
+ *
+ * As a child: `node --import tsx bench/http/server.ts <framework> [--dist]`; it reports
+ * `{ type: 'ready', ... }` or `{ type: 'skip', reason }` over IPC, answers `{ type: 'codes', n }`
+ * with n fresh authorization codes, and exits on `{ type: 'close' }`.
+ */
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { AuthorizationServer, VerifiedToken } from '../../src/index.js';
+import { authgateFixture } from '../lib/fixture.js';
+import { loadCore, loadOptional } from '../lib/load.js';
+
+export type Framework = 'express' | 'fastify' | 'hono';
+export const FRAMEWORKS: Framework[] = ['express', 'fastify', 'hono'];
+
+/** The exports the bench needs of each adapter (DESIGN.md's table). */
+export const ADAPTER_EXPORTS: Record<Framework, string[]> = {
+  express: ['createOAuthRouter', 'requireToken'],
+  fastify: ['oauthPlugin', 'requireToken'],
+  hono: ['createOAuthApp', 'requireToken'],
+};
+
+export interface Target {
+  port: number;
+  clientId: string;
+  clientSecret: string;
+  accessToken: string;
+}
+
+export interface RunningServer extends Target {
+  codes(n: number): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+// The adapters as the bench uses them, typed loosely: they may be loaded from a module that is still being written.
+/* eslint-disable @typescript-eslint/no-explicit-any */
+type Handler = (...args: any[]) => any;
+interface ExpressAdapter { createOAuthRouter(server: AuthorizationServer): Handler; requireToken(server: AuthorizationServer): Handler }
+interface FastifyAdapter { oauthPlugin: Handler; requireToken(server: AuthorizationServer): Handler }
+interface HonoAdapter { createOAuthApp(server: AuthorizationServer): any; requireToken(server: AuthorizationServer): Handler }
+
+async function listen(server: Server): Promise<number> {
+  if (!server.listening) await once(server, 'listening');
+  return (server.address() as AddressInfo).port;
+}
+
+/** Start `framework`'s app on 127.0.0.1 (a free port), or say why it cannot run. */
+export async function startServer(framework: Framework, dist: boolean): Promise<RunningServer | { skip: string }> {
+  const adapter = await loadOptional<ExpressAdapter & FastifyAdapter & HonoAdapter>(framework, ADAPTER_EXPORTS[framework], dist);
+  if (!adapter.ok) return { skip: adapter.reason };
+  const core = await loadCore(dist);
+  const fixture = await authgateFixture(core, new core.MemoryStorage());
+  const { server } = fixture;
+  const { accessToken } = await fixture.issuePair();
+  const ping = { ok: true };
+  let port: number;
+  let close: () => Promise<void>;
+
+  if (framework === 'express') {
+    const { default: express } = await import('express');
+    const app = express();
+    app.use(adapter.module.createOAuthRouter(server));
+    app.get('/ping', (_req, res) => { res.json(ping); });
+    app.get('/v2/me', adapter.module.requireToken(server), (_req, res) => { res.json({ uuid: (res.locals.oauth as VerifiedToken).account.uuid }); });
+    const http = app.listen(0, '127.0.0.1');
+    port = await listen(http);
+    close = () => new Promise((resolve) => { http.closeAllConnections(); http.close(() => resolve()); });
+  } else if (framework === 'fastify') {
+    const { default: Fastify } = await import('fastify');
+    const app = Fastify();
+    await app.register(adapter.module.oauthPlugin, { server });
+    app.get('/ping', async () => ping);
+    app.get('/v2/me', { preHandler: adapter.module.requireToken(server) }, async (request) => ({ uuid: (request as unknown as { oauth: VerifiedToken }).oauth.account.uuid }));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    port = (app.server.address() as AddressInfo).port;
+    close = () => app.close();
+  } else {
+    const { Hono } = await import('hono');
+    const { serve } = await import('@hono/node-server');
+    const app = new Hono<{ Variables: { oauth: VerifiedToken } }>();
+    app.route('/', adapter.module.createOAuthApp(server));
+    app.get('/ping', (c) => c.json(ping));
+    app.get('/v2/me', adapter.module.requireToken(server), (c) => c.json({ uuid: c.get('oauth').account.uuid }));
+    const http = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server;
+    port = await listen(http);
+    close = () => new Promise((resolve) => { http.closeAllConnections(); http.close(() => resolve()); });
+  }
+
+  return {
+    port,
+    clientId: fixture.clientId,
+    clientSecret: fixture.clientSecret,
+    accessToken,
+    async codes(n) {
+      const out: string[] = [];
+      for (let i = 0; i < n; i++) out.push(await fixture.issueCode());
+      return out;
+    },
+    close,
+  };
+}
+
+// Child process mode.
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1] && process.send) {
+  const framework = process.argv[2] as Framework;
+  const started = await startServer(framework, process.argv.includes('--dist'));
+  if ('skip' in started) {
+    process.send({ type: 'skip', reason: started.skip });
+    process.disconnect();
+  } else {
+    const { codes, close, ...target } = started;
+    process.on('message', async (message: { type: string; n?: number }) => {
+      if (message.type === 'codes') process.send!({ type: 'codes', codes: await codes(message.n!) });
+      if (message.type === 'close') {
+        await close();
+        process.disconnect();
+      }
+    });
+    process.send({ type: 'ready', ...target });
+  }
+}

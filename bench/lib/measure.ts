@@ -1,0 +1,117 @@
+/**
+ * Interleaved measurement. Every contender of a workload (authgate, its floor, each peer) is run
+ * once per round, in an order that rotates from round to round, so slow drift of a shared
+ * machine (other processes, thermal state, GC of earlier rounds) falls on every contender alike.
+ * Each run is one tinybench task whose samples are batches of `batch` sequential operations
+ * timed as a whole (per-call timer overhead is amortised); inputs a batch consumes (codes,
+ * tokens to revoke) are made in tinybench's `beforeEach` hook, outside the timed window.
+ */
+import { Bench } from 'tinybench';
+
+export type ContenderKind = 'authgate' | 'floor' | 'floor-node' | 'peer' | 'variant';
+
+export interface Contender {
+  /** Shown in the table: 'authgate', 'floor', '@node-oauth/oauth2-server', ... */
+  name: string;
+  kind: ContenderKind;
+  /** Make the inputs of the next `count` operations (untimed). */
+  prepare?(count: number): Promise<void> | void;
+  /** One operation; `index` counts 0..count-1 within the batch `prepare` made. Throws on a wrong answer. */
+  op(index: number): Promise<unknown>;
+}
+
+export interface Workload {
+  id: string;
+  title: string;
+  contenders: Contender[];
+}
+
+export interface MeasureOptions {
+  rounds: number;
+  /** Time budget of one run (one contender in one round), ms. */
+  timeMs: number;
+  /** Minimum number of batches per run. */
+  minBatches: number;
+  /** Operations per timed batch. */
+  batch: number;
+  /** Warm every contender up before the first round (JIT, caches). */
+  warmupMs: number;
+  log?: (line: string) => void;
+}
+
+export interface Series {
+  workload: string;
+  contender: string;
+  kind: ContenderKind;
+  /** ops/s of each run, in round order. */
+  runs: number[];
+  median: number;
+  min: number;
+  max: number;
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export function series(workload: string, contender: string, kind: ContenderKind, runs: number[]): Series {
+  return { workload, contender, kind, runs, median: median(runs), min: Math.min(...runs), max: Math.max(...runs) };
+}
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+/** ops/s of one contender over one tinybench run. */
+async function runOnce(contender: Contender, options: { timeMs: number; minBatches: number; batch: number; warmup: boolean; warmupMs: number }): Promise<number> {
+  const { batch } = options;
+  const bench = new Bench({
+    time: options.timeMs,
+    iterations: options.minBatches,
+    warmup: options.warmup,
+    warmupTime: options.warmupMs,
+    warmupIterations: options.warmup ? 2 : 0,
+    throws: true,
+    // A full collection before each run, so one contender's garbage is not collected on the next one's time.
+    setup: () => gc?.(),
+  });
+  bench.add(contender.name, async () => {
+    const start = performance.now();
+    for (let i = 0; i < batch; i++) await contender.op(i);
+    const elapsed = performance.now() - start;
+    return { overriddenDuration: elapsed / batch, overriddenIterationCost: elapsed };
+  }, { async: true, beforeEach: () => contender.prepare?.(batch) });
+  await bench.run();
+  const task = bench.tasks[0]!;
+  const result = task.result;
+  if (result.state !== 'completed') throw new Error(`${contender.name}: the benchmark run did not complete (${result.state})`);
+  return 1000 / result.latency.mean;
+}
+
+/** Run every contender of `workload` `rounds` times, interleaved; ops/s per run. */
+export async function measure(workload: Workload, options: MeasureOptions): Promise<Series[]> {
+  const runs = new Map<Contender, number[]>(workload.contenders.map((c) => [c, []]));
+  const n = workload.contenders.length;
+  for (let round = 0; round < options.rounds; round++) {
+    // Rotate the order: contender k runs at position (k + round) mod n.
+    const order = workload.contenders.map((_, k) => workload.contenders[(k + round) % n]!);
+    for (const contender of order) {
+      const opsPerSecond = await runOnce(contender, { ...options, warmup: round === 0 && options.warmupMs > 0 });
+      runs.get(contender)!.push(opsPerSecond);
+    }
+    options.log?.(`  ${workload.id} round ${round + 1}/${options.rounds}: ${order.map((c) => `${c.name} ${fmtOps(runs.get(c)!.at(-1)!)}`).join(', ')}`);
+  }
+  return workload.contenders.map((c) => series(workload.id, c.name, c.kind, runs.get(c)!));
+}
+
+/** 12 345/s style, three significant digits at most. */
+export function fmtOps(value: number): string {
+  if (!Number.isFinite(value)) return '–';
+  const rounded = value >= 1000 ? Number(value.toPrecision(3)) : Math.round(value);
+  return rounded.toLocaleString('en-US').replace(/,/g, ' ');
+}
+
+export function fmtRatio(value: number): string {
+  if (!Number.isFinite(value)) return '–';
+  return value >= 10 ? value.toFixed(0) : value >= 1 ? value.toFixed(2) : value.toFixed(3);
+}

@@ -1,0 +1,87 @@
+/**
+ * The benchmark harness in smoke mode (`npm run bench -- --smoke`): every workload of every
+ * section a handful of times, so CI notices when a change breaks the harness (or makes a workload
+ * answer wrongly: every benchmarked operation checks its answer). No timing is asserted: the
+ * numbers of a smoke run mean nothing. The HTTP servers run in this process; the PostgreSQL
+ * section runs when DATABASE_URL is set (as in CI) and is skipped otherwise.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { WORKLOAD_IDS } from '../../bench/authgate.js';
+import { runBench, type BenchResult } from '../../bench/harness.js';
+import { FRAMEWORKS } from '../../bench/http/server.js';
+import { parseOptions } from '../../bench/lib/options.js';
+import { JMONDI } from '../../bench/peers/jmondi.js';
+import { NODE_OAUTH } from '../../bench/peers/node-oauth.js';
+
+const out = mkdtempSync(join(tmpdir(), 'authgate-bench-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+const positive = (values: number[]) => values.every((v) => Number.isFinite(v) && v > 0);
+
+describe('benchmark harness, smoke mode', () => {
+  let result: BenchResult;
+
+  it('runs every section and writes its report', async () => {
+    const lines: string[] = [];
+    const options = parseOptions(['--smoke', '--out', out], { DATABASE_URL: process.env.DATABASE_URL }, (line) => lines.push(line));
+    if (options === 'help') throw new Error('unexpected help');
+    expect(options.smoke).toBe(true);
+    result = await runBench(options);
+    expect(readFileSync(join(out, 'table.md'), 'utf8')).toContain('### In-process');
+    expect(JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')).machine.nproc).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('measured authgate, both floors and the peers on every in-process workload they support', () => {
+    const series = result.inproc!.series;
+    for (const id of WORKLOAD_IDS) {
+      const names = series.filter((s) => s.workload === id).map((s) => s.contender);
+      expect(names, id).toEqual(expect.arrayContaining(['authgate', 'floor', 'floor, node:crypto']));
+      if (id !== 'W4') expect(names, id).toContain(NODE_OAUTH);
+      if (id !== 'W3') expect(names, id).toContain(JMONDI);
+    }
+    expect(series.every((s) => positive(s.runs))).toBe(true);
+    expect(result.primitives!.every((s) => positive(s.runs))).toBe(true);
+  });
+
+  it('measured growth and memory', () => {
+    const growth = result.growth!;
+    expect(growth.series.map((s) => s.workload).sort()).toEqual(['W2', 'W2', 'W3', 'W3']);
+    expect(growth.heapBytesPerToken).toBeGreaterThan(0);
+    expect(growth.chain.samples.length).toBeGreaterThan(1);
+  });
+
+  it('ran the HTTP workloads on every adapter, or says why an adapter was skipped', () => {
+    const http = result.http!;
+    for (const framework of FRAMEWORKS) {
+      if (http.frameworks.includes(framework)) {
+        const runs = http.series.filter((s) => s.workload === `HTTP ${framework}`);
+        expect(runs.map((s) => s.contender)).toHaveLength(3);
+        expect(runs.every((s) => positive(s.runs))).toBe(true);
+      } else {
+        expect(http.skipped.join('\n')).toContain(`HTTP ${framework}: skipped`);
+      }
+    }
+  });
+
+  it('ran the PostgreSQL section when DATABASE_URL is set, and counted round trips', () => {
+    const pg = result.postgres!;
+    if (!process.env.DATABASE_URL) {
+      expect('skipped' in pg && pg.skipped).toMatch(/DATABASE_URL/);
+      return;
+    }
+    if ('skipped' in pg) throw new Error(pg.skipped);
+    for (const id of WORKLOAD_IDS) expect(pg.roundTrips[id]!.queries, id).toBeGreaterThan(0);
+    expect(pg.series.every((s) => positive(s.runs))).toBe(true);
+  });
+
+  it('took a CPU profile of each in-process workload and found where the time goes', () => {
+    expect(result.profiles!.map((p) => p.workload)).toEqual(WORKLOAD_IDS);
+    for (const profile of result.profiles!) {
+      expect(profile.functions.length).toBeGreaterThan(0);
+      expect(JSON.parse(readFileSync(profile.file, 'utf8')).nodes.length).toBeGreaterThan(0);
+    }
+  });
+});
