@@ -404,5 +404,5 @@ describe('the packed package', () => {
       `,
     });
     run(process.execPath, [join(project, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.postgres.json'], { cwd: project });
-  });
+  }, 120_000); // two node runs, an npm install and a full tsc: 15 s alone, more when the whole suite shares 2 cores
 });
