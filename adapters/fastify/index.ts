@@ -74,8 +74,8 @@ const ROUTES: ReadonlyArray<[path: string, form: boolean, run: (server: Authoriz
   ['/revoke', true, (server, request) => server.revoke(request)],
 ];
 
-/** The real content type, set aside while Fastify reads the body (see the onRequest hook). */
-const contentTypes = new WeakMap<FastifyRequest, string>();
+/** The headers as they were before the Content-Type was hidden from Fastify (see the onRequest hook). */
+const hidden = new WeakMap<FastifyRequest, FastifyRequest['headers']>();
 
 /**
  * A Fastify plugin with `GET {basePath}/authorize`, `POST {basePath}/token`,
@@ -99,13 +99,14 @@ export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastif
   // a malformed or empty Content-Type with its own 415 before any handler. So the header is hidden
   // from Fastify's body parsing and handed back before the handler runs.
   fastify.addHook('onRequest', async (request) => {
-    const type = request.headers['content-type'];
-    if (type === undefined) return;
-    contentTypes.set(request, type);
-    request.headers = { 'content-type': undefined };
+    const headers = request.headers;
+    if (headers['content-type'] === undefined) return;
+    hidden.set(request, headers);
+    request.headers = { ...headers, 'content-type': undefined };
   });
   fastify.addHook('preValidation', async (request) => {
-    if (contentTypes.has(request)) request.headers = {};
+    const headers = hidden.get(request);
+    if (headers) request.headers = headers;
   });
 
   fastify.setErrorHandler((error: FastifyError, _request, reply) => {
