@@ -12,7 +12,7 @@ import Fastify from 'fastify';
 import { oauthPlugin, requireToken } from '../../adapters/fastify/index.js';
 import { afterSignIn, banner, callbackText, createDemo, loginPage, signIn } from '../shared/demo-platform.js';
 
-const port = Number(process.env.PORT ?? 3001);
+const port = Number(process.env.PORT ?? 3010);
 const base = `http://127.0.0.1:${port}`;
 const demo = await createDemo(base);
 const { server } = demo;

@@ -13,7 +13,7 @@ import { Hono } from 'hono';
 import { createOAuthApp, requireToken, type OAuthVariables } from '../../adapters/hono/index.js';
 import { afterSignIn, banner, callbackText, createDemo, loginPage, signIn } from '../shared/demo-platform.js';
 
-const port = Number(process.env.PORT ?? 3002);
+const port = Number(process.env.PORT ?? 3020);
 const base = `http://127.0.0.1:${port}`;
 const demo = await createDemo(base);
 const { server } = demo;
