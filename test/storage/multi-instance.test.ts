@@ -124,7 +124,7 @@ async function tokens(instance: Instance, code: string): Promise<{ access: strin
 async function liveRefreshTokens(anyTokenOfTheFamily: string): Promise<{ grantRevoked: boolean; live: string[] }> {
   const hash = await hashSecret(anyTokenOfTheFamily);
   const { rows } = await pool.query(
-    `SELECT g.revoked_at, array_remove(array_agg(t.hash) FILTER (WHERE t.kind = 'refresh' AND t.rotated_at IS NULL AND t.revoked_at IS NULL), NULL) AS live
+    `SELECT g.revoked_at, coalesce(array_agg(t.hash) FILTER (WHERE t.kind = 'refresh' AND t.rotated_at IS NULL AND t.revoked_at IS NULL), '{}') AS live
        FROM "${schema}".authgate_tokens AS mine
        JOIN "${schema}".authgate_grants AS g ON g.id = mine.grant_id
        JOIN "${schema}".authgate_tokens AS t ON t.grant_id = g.id
