@@ -339,7 +339,7 @@ describe('the packed package', () => {
       `,
     });
     run(process.execPath, [join(project, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], { cwd: project });
-  });
+  }, 120_000); // a full tsc with skipLibCheck off: 13 s alone, 23-27 s while the whole suite shares 2 cores (default 20 s)
   it('authgate/postgres loads without pg installed (optional peer); with pg, PostgresStorage takes a pg.Pool under strict types; authgate/testing runs its conformance kit under node:test, without vitest', () => {
     write(project, {
       'postgres-without-pg.mjs': `
