@@ -63,6 +63,29 @@ export async function growthSection(core: CoreModule, options: BenchOptions): Pr
   const large = options.growthSize;
   const wanted = options.workloads.filter((w): w is 'W2' | 'W3' => w === 'W2' || w === 'W3');
 
+  // First, on a heap with nothing else of the section on it: a long refresh chain on a fresh
+  // store, heap after a full GC at five points along it.
+  const storage = new core.MemoryStorage();
+  const fixture = await authgateFixture(core, storage);
+  const prune = (storage as unknown as { prune?: (now: number) => Promise<unknown> }).prune;
+  const chain = authgateContenders(fixture, 'chain', 'variant').W2;
+  await chain.prepare!(1);
+  const samples: { rotations: number; heapBytes: number }[] = [];
+  const chainStarted = performance.now();
+  const step = Math.max(1, Math.floor(options.chainLength / 4));
+  for (let done = 0; ; ) {
+    if (prune) await prune.call(storage, Date.now());
+    samples.push({ rotations: done, heapBytes: heapUsed() });
+    if (done >= options.chainLength) break;
+    const next = Math.min(options.chainLength, done + step);
+    for (; done < next; done++) await chain.op(done);
+  }
+  const first = samples[0]!;
+  const last = samples.at(-1)!;
+  const heapBytesPerRotation = (last.heapBytes - first.heapBytes) / (last.rotations - first.rotations);
+  const seconds = (performance.now() - chainStarted) / 1000;
+  options.log(`  refresh chain of ${options.chainLength}: ${heapBytesPerRotation.toFixed(0)} heap bytes per rotation${prune ? ' (pruned)' : ' (MemoryStorage has no prune)'}`);
+
   const smallStorage = new core.MemoryStorage();
   const smallFixture = await authgateFixture(core, smallStorage);
   await fill(smallStorage, smallFixture, small);
@@ -92,28 +115,6 @@ export async function growthSection(core: CoreModule, options: BenchOptions): Pr
       log: options.log,
     })));
   }
-
-  // A long refresh chain on a fresh store: heap after a full GC at five points along it.
-  const storage = new core.MemoryStorage();
-  const fixture = await authgateFixture(core, storage);
-  const prune = (storage as unknown as { prune?: (now: number) => Promise<unknown> }).prune;
-  const chain = authgateContenders(fixture, 'chain', 'variant').W2;
-  await chain.prepare!(1);
-  const samples: { rotations: number; heapBytes: number }[] = [];
-  const chainStarted = performance.now();
-  const step = Math.max(1, Math.floor(options.chainLength / 4));
-  for (let done = 0; ; ) {
-    if (prune) await prune.call(storage, Date.now());
-    samples.push({ rotations: done, heapBytes: heapUsed() });
-    if (done >= options.chainLength) break;
-    const next = Math.min(options.chainLength, done + step);
-    for (; done < next; done++) await chain.op(done);
-  }
-  const first = samples[0]!;
-  const last = samples.at(-1)!;
-  const heapBytesPerRotation = (last.heapBytes - first.heapBytes) / (last.rotations - first.rotations);
-  const seconds = (performance.now() - chainStarted) / 1000;
-  options.log(`  refresh chain of ${options.chainLength}: ${heapBytesPerRotation.toFixed(0)} heap bytes per rotation${prune ? ' (pruned)' : ' (MemoryStorage has no prune)'}`);
 
   return {
     series,

@@ -10,7 +10,7 @@ import { growthSection, type GrowthResult } from './growth.js';
 import { httpSection, ROUTES, type HttpResult } from './http/run.js';
 import { inprocSection, primitivesSection, type InprocResult } from './inproc.js';
 import { loadCore } from './lib/load.js';
-import { fmtOps, type Series } from './lib/measure.js';
+import { cpuView, fmtOps, type Series } from './lib/measure.js';
 import type { BenchOptions, Section } from './lib/options.js';
 import { cell, pairedRatio, ratioCell, table } from './lib/report.js';
 import { JMONDI } from './peers/jmondi.js';
@@ -56,10 +56,26 @@ function inprocMarkdown(result: InprocResult, rounds: number): string {
       ratioCell(pairedRatio(authgate, find(s, w, 'floor, node:crypto')), true),
     ];
   });
+  const cpu = (w: string, name: string) => cpuView(find(s, w, name));
+  const cpuRows = workloads.map((w) => {
+    const authgate = cpu(w, 'authgate');
+    return [
+      title(w),
+      cell(authgate),
+      ratioCell(pairedRatio(authgate, cpu(w, 'floor')), true),
+      ratioCell(pairedRatio(authgate, cpu(w, NODE_OAUTH))),
+      ratioCell(pairedRatio(authgate, cpu(w, JMONDI))),
+      ratioCell(pairedRatio(authgate, cpu(w, 'floor, node:crypto')), true),
+    ];
+  });
   return [
     `### In-process, MemoryStorage: ops/s, median [min–max] of ${rounds} interleaved runs`,
     '',
     table(['workload', 'authgate', 'floor', 'authgate ÷ floor', NODE_OAUTH, 'authgate ÷ it', JMONDI, 'authgate ÷ it', 'floor, node:crypto', 'authgate ÷ it'], rows),
+    '',
+    'The same runs per CPU-second of this process (user + system time of all its threads during the timed batches): the cost of the work, far less disturbed than the wall clock when other processes compete for the cores.',
+    '',
+    table(['workload', 'authgate, ops per CPU-s', 'authgate ÷ floor', `authgate ÷ ${NODE_OAUTH}`, `authgate ÷ ${JMONDI}`, 'authgate ÷ floor, node:crypto'], cpuRows),
     '',
     'Ratios: the median [min–max] of the per-round ratios (every round runs each contender once, in rotating order).',
     '`floor`: the same crypto calls as src/crypto.ts plus the Map operations, nothing else; `floor, node:crypto`: the same work with native synchronous node:crypto.',
@@ -71,7 +87,7 @@ function primitivesMarkdown(list: Series[]): string {
   return [
     '### Primitives: calls/s, median [min–max]',
     '',
-    table(['primitive', 'calls/s', 'µs per call'], list.map((x) => [x.contender, cell(x), (1e6 / x.median).toFixed(2)])),
+    table(['primitive', 'calls/s', 'µs per call', 'µs of CPU per call'], list.map((x) => [x.contender, cell(x), (1e6 / x.median).toFixed(2), x.cpuRuns ? (1e6 / cpuView(x)!.median).toFixed(2) : '–'])),
   ].join('\n');
 }
 
@@ -82,13 +98,13 @@ function growthMarkdown(g: GrowthResult): string {
   const rows = workloads.map((w) => {
     const a = find(g.series, w, small);
     const b = find(g.series, w, large);
-    return [title(w), cell(a), cell(b), ratioCell(pairedRatio(b, a))];
+    return [title(w), cell(a), cell(b), ratioCell(pairedRatio(b, a)), ratioCell(pairedRatio(cpuView(b), cpuView(a)))];
   });
   const samples = g.chain.samples.map((x) => `${fmtOps(x.rotations)}: ${(x.heapBytes / 1048576).toFixed(1)} MiB`).join(', ');
   return [
     '### Growth (authgate, MemoryStorage)',
     '',
-    table(['workload', small, large, 'large ÷ small'], rows),
+    table(['workload', small, large, 'large ÷ small', 'large ÷ small, CPU time'], rows),
     '',
     `- Heap per live token: **${g.heapBytesPerToken.toFixed(0)} bytes** (${fmtOps(g.sizes.large)} tokens as access + refresh pairs of one grant each, records and Map entries; filled in ${g.fillSeconds.toFixed(1)} s).`,
     `- Long refresh chain: ${fmtOps(g.chain.rotations)} rotations in ${g.chain.seconds.toFixed(1)} s, heap after a full GC grows **${g.chain.heapBytesPerRotation.toFixed(0)} bytes per rotation** (${samples})${g.chain.pruned ? ', pruning at each sample' : '; MemoryStorage has no prune, and rotated refresh tokens (no lifetime by default) and revoked access tokens are kept for reuse detection'}.`,
@@ -101,14 +117,25 @@ function httpMarkdown(h: HttpResult, options: BenchOptions): string {
     const trivial = find(h.series, w, ROUTES.trivial);
     const w3 = find(h.series, w, ROUTES.W3);
     const w1x = find(h.series, w, ROUTES.W1x);
-    return [framework, cell(trivial), cell(w3), ratioCell(pairedRatio(w3, trivial), true), cell(w1x), ratioCell(pairedRatio(w1x, trivial), true)];
+    return [
+      framework,
+      cell(trivial),
+      cell(w3),
+      ratioCell(pairedRatio(w3, trivial), true),
+      ratioCell(pairedRatio(cpuView(w3), cpuView(trivial)), true),
+      cell(w1x),
+      ratioCell(pairedRatio(w1x, trivial), true),
+      ratioCell(pairedRatio(cpuView(w1x), cpuView(trivial)), true),
+    ];
   });
   return [
     `### Over HTTP: requests/s, median [min–max] of ${options.rounds} interleaved runs`,
     '',
     `autocannon, ${options.httpConnections} connections, no pipelining, server ${options.httpInProcess ? 'in the same process (smoke)' : 'in a child process'}; W3 and the trivial route for ${options.httpSeconds || '–'} s per run, W1x ${fmtOps(options.httpRequests)} exchanges per run (codes issued beforehand).`,
     '',
-    table(['framework', ROUTES.trivial, ROUTES.W3, 'W3 ÷ trivial', ROUTES.W1x, 'W1x ÷ trivial'], rows),
+    table(['framework', ROUTES.trivial, ROUTES.W3, 'W3 ÷ trivial', 'W3 ÷ trivial, server CPU', ROUTES.W1x, 'W1x ÷ trivial', 'W1x ÷ trivial, server CPU'], rows),
+    '',
+    '`server CPU`: the same runs as requests per second of the server process\'s CPU time (user + system): what a request costs the server, less disturbed by other processes than the wall clock.',
   ].join('\n');
 }
 

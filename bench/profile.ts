@@ -106,13 +106,15 @@ export async function profileSection(core: CoreModule, options: BenchOptions): P
     await session.post('Profiler.setSamplingInterval', { interval: 100 });
     for (const id of options.workloads) {
       const contender = authgateContenders(await authgateFixture(core, new core.MemoryStorage()))[id];
-      // Calibrate: how many operations fill the profiling time?
-      const probe = 64;
-      await contender.prepare?.(probe);
-      const started = performance.now();
-      for (let i = 0; i < probe; i++) await contender.op(i);
-      const rate = probe / Math.max(0.001, (performance.now() - started) / 1000);
-      const operations = Math.max(probe, Math.min(200_000, Math.round((rate * options.profileMs) / 1000)));
+      // Warm up, then calibrate: how many operations fill the profiling time?
+      let rate = 0;
+      for (const probe of [64, 256]) {
+        await contender.prepare?.(probe);
+        const started = performance.now();
+        for (let i = 0; i < probe; i++) await contender.op(i);
+        rate = probe / Math.max(0.001, (performance.now() - started) / 1000);
+      }
+      const operations = Math.max(64, Math.min(300_000, Math.round((rate * options.profileMs) / 1000)));
       await contender.prepare?.(operations);
       (globalThis as { gc?: () => void }).gc?.();
 

@@ -12,7 +12,7 @@ import autocannon from 'autocannon';
 import { CALLBACK, FORM } from '../lib/fixture.js';
 import { fmtOps, series, type Series } from '../lib/measure.js';
 import type { BenchOptions } from '../lib/options.js';
-import { FRAMEWORKS, startServer, type Framework, type RunningServer, type Target } from './server.js';
+import { cpuMicros, FRAMEWORKS, startServer, type Framework, type RunningServer, type Target } from './server.js';
 
 export const ROUTES = {
   trivial: 'trivial GET /ping',
@@ -24,6 +24,8 @@ type Route = keyof typeof ROUTES;
 interface Handle {
   target: Target;
   codes(n: number): Promise<string[]>;
+  /** CPU time the server has used so far, µs. */
+  cpu(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -35,7 +37,8 @@ async function start(framework: Framework, options: BenchOptions): Promise<Handl
   if (options.httpInProcess) {
     const running: RunningServer | { skip: string } = await startServer(framework, options.dist);
     if ('skip' in running) return running;
-    return { target: running, codes: (n) => running.codes(n), close: () => running.close() };
+    // Same process (smoke): the CPU time includes the load generator's.
+    return { target: running, codes: (n) => running.codes(n), cpu: async () => cpuMicros(), close: () => running.close() };
   }
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', SERVER, framework, ...(options.dist ? ['--dist'] : [])], {
     cwd: REPO,
@@ -52,6 +55,11 @@ async function start(framework: Framework, options: BenchOptions): Promise<Handl
       const [reply] = (await once(child, 'message')) as [{ type: string; codes: string[] }];
       return reply.codes;
     },
+    async cpu() {
+      child.send({ type: 'cpu' });
+      const [reply] = (await once(child, 'message')) as [{ type: string; micros: number }];
+      return reply.micros;
+    },
     async close() {
       const exited = once(child, 'exit');
       child.send({ type: 'close' });
@@ -61,20 +69,25 @@ async function start(framework: Framework, options: BenchOptions): Promise<Handl
   };
 }
 
-/** One autocannon run; requests per second of 2xx answers. Anything but 2xx is an error. */
-async function load(handle: Handle, route: Route, options: BenchOptions): Promise<number> {
+/**
+ * One autocannon run: 2xx answers per second of wall clock and per second of the server's CPU
+ * time. Anything but 2xx is an error. `warmup` runs a short untimed run instead.
+ */
+async function load(handle: Handle, route: Route, options: BenchOptions, warmup = false): Promise<{ wall: number; cpu: number }> {
   const { target } = handle;
-  const byAmount = route === 'W1x' || options.httpSeconds === 0;
+  const byAmount = warmup || route === 'W1x' || options.httpSeconds === 0;
+  const amount = warmup ? Math.max(1, options.httpRequests >> 3) : options.httpRequests;
   const requests: autocannon.Request[] = [];
   if (route === 'trivial') requests.push({ method: 'GET', path: '/ping' });
   if (route === 'W3') requests.push({ method: 'GET', path: '/v2/me', headers: { authorization: `Bearer ${target.accessToken}` } });
   if (route === 'W1x') {
     const redirect = encodeURIComponent(CALLBACK);
-    const forms = (await handle.codes(options.httpRequests)).map((code) =>
+    const forms = (await handle.codes(amount)).map((code) =>
       `grant_type=authorization_code&code=${code}&redirect_uri=${redirect}&client_id=${target.clientId}&client_secret=${target.clientSecret}`);
     let next = 0;
     requests.push({ method: 'POST', path: '/v1/oauth/token', headers: { 'content-type': FORM }, setupRequest: (request) => ({ ...request, body: forms[next++] ?? 'exhausted' }) });
   }
+  const cpuBefore = await handle.cpu();
   const result = await autocannon({
     url: `http://127.0.0.1:${target.port}`,
     connections: options.httpConnections,
@@ -82,14 +95,15 @@ async function load(handle: Handle, route: Route, options: BenchOptions): Promis
     // autocannon only notices the end of a run at its sampling tick (1 s by default): with a
     // fixed amount of requests that tick, not the server, would set the measured duration.
     sampleInt: 10,
-    ...(byAmount ? { amount: options.httpRequests } : { duration: options.httpSeconds }),
+    ...(byAmount ? { amount } : { duration: options.httpSeconds }),
     requests,
   });
   if (result.errors || result.non2xx || result.timeouts) {
     throw new Error(`HTTP ${route} on port ${target.port}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`);
   }
+  const cpuSeconds = ((await handle.cpu()) - cpuBefore) / 1e6;
   const seconds = (result.finish.getTime() - result.start.getTime()) / 1000;
-  return result['2xx'] / seconds;
+  return { wall: result['2xx'] / seconds, cpu: result['2xx'] / cpuSeconds };
 }
 
 export interface HttpResult {
@@ -111,7 +125,10 @@ export async function httpSection(options: BenchOptions): Promise<HttpResult> {
   }
   const frameworks = [...handles.keys()];
   const runs = new Map<string, number[]>();
+  const cpuRuns = new Map<string, number[]>();
   try {
+    // Warm every server and route up (JIT) before the first measured round.
+    if (!options.smoke) for (const framework of frameworks) for (const route of routes) await load(handles.get(framework)!, route, options, true);
     for (let round = 0; round < options.rounds; round++) {
       const line: string[] = [];
       for (let f = 0; f < frameworks.length; f++) {
@@ -120,8 +137,9 @@ export async function httpSection(options: BenchOptions): Promise<HttpResult> {
           const route = routes[(r + round) % routes.length]!;
           const rate = await load(handles.get(framework)!, route, options);
           const key = `${framework}\u0000${route}`;
-          runs.set(key, [...(runs.get(key) ?? []), rate]);
-          line.push(`${framework} ${route} ${fmtOps(rate)}`);
+          runs.set(key, [...(runs.get(key) ?? []), rate.wall]);
+          cpuRuns.set(key, [...(cpuRuns.get(key) ?? []), rate.cpu]);
+          line.push(`${framework} ${route} ${fmtOps(rate.wall)}`);
         }
       }
       options.log(`  HTTP round ${round + 1}/${options.rounds}: ${line.join(', ')}`);
@@ -131,7 +149,10 @@ export async function httpSection(options: BenchOptions): Promise<HttpResult> {
   }
   const out: Series[] = [];
   for (const framework of frameworks) {
-    for (const route of routes) out.push(series(`HTTP ${framework}`, ROUTES[route], 'variant', runs.get(`${framework}\u0000${route}`)!));
+    for (const route of routes) {
+      const key = `${framework}\u0000${route}`;
+      out.push(series(`HTTP ${framework}`, ROUTES[route], 'variant', runs.get(key)!, cpuRuns.get(key)!));
+    }
   }
   return { series: out, skipped, frameworks };
 }

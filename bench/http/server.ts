@@ -6,7 +6,8 @@
  *
  * As a child: `node --import tsx bench/http/server.ts <framework> [--dist]`; it reports
  * `{ type: 'ready', ... }` or `{ type: 'skip', reason }` over IPC, answers `{ type: 'codes', n }`
- * with n fresh authorization codes, and exits on `{ type: 'close' }`.
+ * with n fresh authorization codes and `{ type: 'cpu' }` with the CPU time it has used, and exits
+ * on `{ type: 'close' }`.
  */
 import { once } from 'node:events';
 import type { Server } from 'node:http';
@@ -106,6 +107,12 @@ export async function startServer(framework: Framework, dist: boolean): Promise<
   };
 }
 
+/** CPU time this process has used, µs (user + system, all threads). */
+export function cpuMicros(): number {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+}
+
 // Child process mode.
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1] && process.send) {
   const framework = process.argv[2] as Framework;
@@ -117,6 +124,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1] && pro
     const { codes, close, ...target } = started;
     process.on('message', async (message: { type: string; n?: number }) => {
       if (message.type === 'codes') process.send!({ type: 'codes', codes: await codes(message.n!) });
+      if (message.type === 'cpu') process.send!({ type: 'cpu', micros: cpuMicros() });
       if (message.type === 'close') {
         await close();
         process.disconnect();

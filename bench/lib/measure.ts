@@ -43,11 +43,17 @@ export interface Series {
   workload: string;
   contender: string;
   kind: ContenderKind;
-  /** ops/s of each run, in round order. */
+  /** ops/s of each run, in round order (wall clock). */
   runs: number[];
   median: number;
   min: number;
   max: number;
+  /**
+   * Operations per second of this process's CPU time (user + system, all threads) during the
+   * timed batches of each run: what the work costs, much less disturbed than the wall clock by
+   * other processes competing for the cores.
+   */
+  cpuRuns?: number[];
 }
 
 export function median(values: number[]): number {
@@ -56,15 +62,23 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-export function series(workload: string, contender: string, kind: ContenderKind, runs: number[]): Series {
-  return { workload, contender, kind, runs, median: median(runs), min: Math.min(...runs), max: Math.max(...runs) };
+export function series(workload: string, contender: string, kind: ContenderKind, runs: number[], cpuRuns?: number[]): Series {
+  return { workload, contender, kind, runs, median: median(runs), min: Math.min(...runs), max: Math.max(...runs), ...(cpuRuns && { cpuRuns }) };
+}
+
+/** The same series seen through CPU time (`cpuRuns` as `runs`), if it has one. */
+export function cpuView(s: Series | undefined): Series | undefined {
+  return s?.cpuRuns ? series(s.workload, s.contender, s.kind, s.cpuRuns) : undefined;
 }
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
-/** ops/s of one contender over one tinybench run. */
-async function runOnce(contender: Contender, options: { timeMs: number; minBatches: number; batch: number; warmup: boolean; warmupMs: number }): Promise<number> {
+/** ops/s (wall clock, and per CPU second) of one contender over one tinybench run. */
+async function runOnce(contender: Contender, options: { timeMs: number; minBatches: number; batch: number; warmup: boolean; warmupMs: number }): Promise<{ wall: number; cpu: number }> {
   const { batch } = options;
+  let phase = 'run';
+  let cpuMicros = 0;
+  let operations = 0;
   const bench = new Bench({
     time: options.timeMs,
     iterations: options.minBatches,
@@ -76,32 +90,46 @@ async function runOnce(contender: Contender, options: { timeMs: number; minBatch
     setup: () => gc?.(),
   });
   bench.add(contender.name, async () => {
+    const cpu = process.cpuUsage();
     const start = performance.now();
     for (let i = 0; i < batch; i++) await contender.op(i);
     const elapsed = performance.now() - start;
+    if (phase === 'run') {
+      const used = process.cpuUsage(cpu);
+      cpuMicros += used.user + used.system;
+      operations += batch;
+    }
     return { overriddenDuration: elapsed / batch, overriddenIterationCost: elapsed };
-  }, { async: true, beforeEach: () => contender.prepare?.(batch) });
+  }, {
+    async: true,
+    beforeEach: (mode) => {
+      phase = mode ?? 'run';
+      return contender.prepare?.(batch);
+    },
+  });
   await bench.run();
   const task = bench.tasks[0]!;
   const result = task.result;
   if (result.state !== 'completed') throw new Error(`${contender.name}: the benchmark run did not complete (${result.state})`);
-  return 1000 / result.latency.mean;
+  return { wall: 1000 / result.latency.mean, cpu: cpuMicros > 0 ? operations / (cpuMicros / 1e6) : NaN };
 }
 
 /** Run every contender of `workload` `rounds` times, interleaved; ops/s per run. */
 export async function measure(workload: Workload, options: MeasureOptions): Promise<Series[]> {
   const runs = new Map<Contender, number[]>(workload.contenders.map((c) => [c, []]));
+  const cpuRuns = new Map<Contender, number[]>(workload.contenders.map((c) => [c, []]));
   const n = workload.contenders.length;
   for (let round = 0; round < options.rounds; round++) {
     // Rotate the order: contender k runs at position (k + round) mod n.
     const order = workload.contenders.map((_, k) => workload.contenders[(k + round) % n]!);
     for (const contender of order) {
-      const opsPerSecond = await runOnce(contender, { ...options, warmup: round === 0 && options.warmupMs > 0 });
-      runs.get(contender)!.push(opsPerSecond);
+      const { wall, cpu } = await runOnce(contender, { ...options, warmup: round === 0 && options.warmupMs > 0 });
+      runs.get(contender)!.push(wall);
+      cpuRuns.get(contender)!.push(cpu);
     }
     options.log?.(`  ${workload.id} round ${round + 1}/${options.rounds}: ${order.map((c) => `${c.name} ${fmtOps(runs.get(c)!.at(-1)!)}`).join(', ')}`);
   }
-  return workload.contenders.map((c) => series(workload.id, c.name, c.kind, runs.get(c)!));
+  return workload.contenders.map((c) => series(workload.id, c.name, c.kind, runs.get(c)!, cpuRuns.get(c)!));
 }
 
 /** 12 345/s style, three significant digits at most. */

@@ -38,11 +38,11 @@ export const USAGE = `npm run bench [-- options]
   --sections a,b       only these sections: ${SECTIONS.join(', ')} (default: all)
   --no-peers           authgate and its floors only
   --rounds N           interleaved rounds per workload (default 5)
-  --time MS            ms per run of one contender (default 400)
+  --time MS            ms per run of one contender (default 300)
   --batch N            operations per timed sample (default 32)
   --growth-size N      live tokens of the large store (default 1000000)
   --chain N            rotations of the long refresh chain (default 50000)
-  --http-requests N    requests per HTTP W1x run (default 3000); --http-seconds S for the others (default 1)
+  --http-requests N    requests per HTTP W1x run (default 5000); --http-seconds S for the others (default 1)
   --connections N      HTTP connections (default 16)
   --profile-ms MS      ms of CPU profile per workload (default 1500)
   --dist               measure the built package (npm run build first) instead of the sources
@@ -59,11 +59,11 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     workloads: [...WORKLOAD_IDS],
     peers: true,
     rounds: smoke ? 1 : 5,
-    timeMs: smoke ? 0 : 400,
+    timeMs: smoke ? 0 : 300,
     batch: smoke ? 3 : 32,
     growthSize: smoke ? 5_000 : 1_000_000,
     chainLength: smoke ? 200 : 50_000,
-    httpRequests: smoke ? 20 : 3_000,
+    httpRequests: smoke ? 20 : 5_000,
     httpSeconds: smoke ? 0 : 1,
     httpConnections: smoke ? 2 : 16,
     httpInProcess: smoke,

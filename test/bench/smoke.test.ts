@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { WORKLOAD_IDS } from '../../bench/authgate.js';
 import { runBench, type BenchResult } from '../../bench/harness.js';
 import { FRAMEWORKS } from '../../bench/http/server.js';
+import { loadOptional } from '../../bench/lib/load.js';
 import { parseOptions } from '../../bench/lib/options.js';
 import { JMONDI } from '../../bench/peers/jmondi.js';
 import { NODE_OAUTH } from '../../bench/peers/node-oauth.js';
@@ -64,6 +65,12 @@ describe('benchmark harness, smoke mode', () => {
         expect(http.skipped.join('\n')).toContain(`HTTP ${framework}: skipped`);
       }
     }
+  });
+
+  it('names what is missing when an adapter module lacks an export the bench needs', async () => {
+    const missing = await loadOptional('express', ['createOAuthRouter', 'notThereYet'], false);
+    expect(missing.ok).toBe(false);
+    expect(!missing.ok && missing.reason).toMatch(/does not export notThereYet yet/);
   });
 
   it('ran the PostgreSQL section when DATABASE_URL is set, and counted round trips', () => {
