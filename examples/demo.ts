@@ -29,6 +29,7 @@ ${DEMO_USERS.map((u) => `    ${u.account.email.padEnd(18)} password ${u.password
   Open ${demo.appUrl}/ and click "Connect with Nimbus": sign in, authorize, then call the API,
   refresh and revoke. On Nimbus, see "Authorized applications" and "Developer".
   StatusBoard's client ID: ${demo.client.clientId}
+  OAuth data: ${process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : 'in memory (set DATABASE_URL for PostgreSQL)'}.
   Ctrl-C stops both.
 `);
 
