@@ -106,7 +106,10 @@ export interface TokenRecord {
   revokedAt: number | null;
 }
 
-/** Why a single-use step did not happen. */
+/**
+ * Why a single-use step did not happen. `used` is reported before any other reason, so a replay
+ * is recognised as one even after the code or token expired or its grant was revoked.
+ */
 export type SingleUseFailure = 'missing' | 'used' | 'expired' | 'revoked';
 
 /**
