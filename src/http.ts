@@ -17,6 +17,15 @@ export function header(request: OAuthRequest, name: string): string | undefined 
   return Array.isArray(value) ? value[0] : value;
 }
 
+/**
+ * Whether a header was sent more than once: an array of several values (Node), or values joined
+ * with a comma (Fetch). Neither Content-Type, Authorization nor their values ever hold a comma.
+ */
+export function repeatedHeader(request: OAuthRequest, name: string): boolean {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value.length > 1 || (value[0] ?? '').includes(',') : value !== undefined && value.includes(',');
+}
+
 /** The raw query string of the request URL, without `?` and fragment. */
 export function rawQuery(url: string): string {
   const start = url.indexOf('?');
@@ -48,6 +57,9 @@ export function requestParams(request: OAuthRequest): Params {
   const params = queryParams(request);
   const body = request.body;
   if (body === undefined || body === '') return params;
+  // Two Content-Type lines reach the core as an array (Node) or joined with ", " (Fetch): refuse
+  // both the same way, rather than guessing which one the sender meant.
+  if (repeatedHeader(request, 'content-type')) throw new OAuthError('invalid_request', 'The request carries more than one Content-Type.');
   const type = (header(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== FORM) {
     // A host body parser may already have turned an empty form into `{}`.

@@ -1,6 +1,6 @@
 import { hashSecret, timingSafeEqual } from '../crypto.js';
 import { OAuthError } from '../errors.js';
-import { header } from '../http.js';
+import { header, repeatedHeader } from '../http.js';
 import type { ClientRecord, Storage } from '../storage/types.js';
 import type { OAuthRequest } from '../types.js';
 
@@ -20,10 +20,13 @@ function formDecode(value: string): string {
 
 /** `Basic <base64(id:secret)>`, or `undefined` when the header is absent or another scheme. */
 function basicCredentials(request: OAuthRequest): { clientId: string; secret: string } | undefined {
+  if (repeatedHeader(request, 'authorization')) {
+    throw new OAuthError('invalid_request', 'The request carries more than one Authorization header.');
+  }
   const value = header(request, 'authorization');
-  if (value === undefined) return undefined;
+  if (value === undefined || !/^basic(\s|$)/i.test(value)) return undefined; // another scheme (the revocation example sends Bearer)
   const match = /^basic(?: +(\S*))?\s*$/i.exec(value);
-  if (!match) return undefined; // another scheme (the revocation example sends Bearer)
+  if (!match) throw basicFailure();
   try {
     const encoded = match[1] ?? '';
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) throw basicFailure();

@@ -1,7 +1,7 @@
 import type { Context } from '../context.js';
 import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
 import { tokenKey } from '../grants/issue.js';
-import { queryParams } from '../http.js';
+import { queryParams, repeatedHeader } from '../http.js';
 import type { AuthenticateResult, OAuthRequest } from '../types.js';
 
 /** RFC 6750 §2.1 b64token. */
@@ -30,7 +30,7 @@ function challenge(ctx: Context, status: number, error?: string, description?: s
  */
 export async function authenticate(ctx: Context, request: OAuthRequest): Promise<AuthenticateResult> {
   const raw = request.headers['authorization'];
-  if (Array.isArray(raw) && raw.length > 1) {
+  if (repeatedHeader(request, 'authorization')) {
     return challenge(ctx, 400, 'invalid_request', 'The request carries more than one Authorization header.');
   }
   const value = Array.isArray(raw) ? raw[0] : raw;

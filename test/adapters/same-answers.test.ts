@@ -108,23 +108,17 @@ describe('Fastify and Hono answer odd requests exactly as Express does', () => {
     await compareRaw('POST', '/v1/oauth/authorize/decision', [['content-type', FORM], ['cookie', 'sid=s1'], ['cookie', 'authgate_csrf=x']], 'decision=approve&csrf=x');
   });
 
-  // KNOWN DIFFERENCES, left to the core (see the report of the adapters issue). Node keeps the
-  // first of two Content-Type or Authorization lines in `req.headers`; Express and Fastify hand the
-  // core both (an array, as DESIGN.md asks); the core reads the first Content-Type and the first
-  // Basic credentials, and names a repeated Bearer header. Fetch, and so Hono, joins the lines
-  // with ", ": no form; Basic credentials the core does not recognise as Basic and so ignores (no
-  // client authentication at all); a malformed Bearer header. Once the core
-  // refuses a repeated Content-Type and a repeated Authorization at the token and revocation
-  // endpoints (invalid_request), and gives one description for both shapes of a repeated Bearer
-  // header, these pass: drop `.fails`.
-  it.fails('two Content-Type lines (form first): the same answer everywhere', async () => {
+  // Node keeps repeated Content-Type and Authorization lines as arrays, Fetch (Hono) joins them
+  // with ", ": the core refuses both shapes the same way (invalid_request), so every framework
+  // answers alike.
+  it('two Content-Type lines (form first): the same answer everywhere', async () => {
     await compareRaw('POST', '/v1/oauth/revoke', [['content-type', FORM], ['content-type', 'text/plain']], 'token=abc');
   });
-  it.fails('two Authorization lines at the token endpoint, wrong Basic credentials first: the same answer everywhere', async () => {
+  it('two Authorization lines at the token endpoint, wrong Basic credentials first: the same answer everywhere', async () => {
     const basic = (app: TestApp) => `Basic ${Buffer.from(`${app.client.clientId}:${encodeURIComponent(app.client.clientSecret)}`).toString('base64')}`;
     await compareRaw('POST', '/v1/oauth/token', (app) => [['content-type', FORM], ['authorization', 'Basic eDp5'], ['authorization', basic(app)]], 'grant_type=refresh_token&refresh_token=abc');
   });
-  it.fails('two Authorization lines at the resource API: the same answer everywhere (Hono differs only in error_description)', async () => {
+  it('two Authorization lines at the resource API: the same answer everywhere', async () => {
     await compareRaw('GET', '/v2/account', [['authorization', 'Bearer abc'], ['authorization', 'Bearer def']]);
   });
 });
