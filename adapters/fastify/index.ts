@@ -9,6 +9,7 @@ import {
   handleDecisionForm,
   handleResume,
   interactionResponse,
+  PATHS,
   type AuthorizationServer,
   type AuthorizeDecision,
   type Interaction,
@@ -65,13 +66,21 @@ const sendBodyError = (reply: FastifyReply, status: number, message: string) =>
   reply.code(status).headers({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', connection: 'close' })
     .send(JSON.stringify({ error: 'invalid_request', error_description: message }));
 
-/** Paths under `basePath`, the core method behind each, and whether a POST carries a form. */
+/** Paths under `basePath`, the core method behind each, and whether a POST carries a body (a form; JSON for register). */
 const ROUTES: ReadonlyArray<[path: string, form: boolean, run: (server: AuthorizationServer, request: OAuthRequest) => Promise<AuthorizeDecision | OAuthResponse>]> = [
   ['/authorize', false, (server, request) => server.authorize(request)],
   ['/authorize/resume', false, handleResume],
   ['/authorize/decision', true, handleDecisionForm],
   ['/token', true, (server, request) => server.token(request)],
   ['/revoke', true, (server, request) => server.revoke(request)],
+  ['/introspect', true, (server, request) => server.introspect(request)],
+  ['/register', true, (server, request) => server.registerDynamic(request)],
+];
+
+/** Documents at fixed paths (not under `basePath`), GET and HEAD only, as in Express. */
+const DOCUMENTS: ReadonlyArray<[path: string, run: (server: AuthorizationServer) => Promise<OAuthResponse>]> = [
+  [PATHS.metadata, async (server) => server.metadata()],
+  [PATHS.jwks, (server) => server.jwks()],
 ];
 
 /** The headers as they were before the Content-Type was hidden from Fastify (see the onRequest hook). */
@@ -79,10 +88,14 @@ const hidden = new WeakMap<FastifyRequest, FastifyRequest['headers']>();
 
 /**
  * A Fastify plugin with `GET {basePath}/authorize`, `POST {basePath}/token`,
- * `POST {basePath}/revoke`, and the interaction routes `GET {basePath}/authorize/resume` and
+ * `POST {basePath}/revoke`, `POST {basePath}/introspect`, `POST {basePath}/register` (when
+ * enabled), and the interaction routes `GET {basePath}/authorize/resume` and
  * `POST {basePath}/authorize/decision`; every other method reaches the core too (405 or an error
- * page). It reads its own raw bodies in its own encapsulated context: the host registers no body
- * parser for it, and its parsers do not leak to the host's routes. A `prefix` is honoured.
+ * page). `GET /.well-known/oauth-authorization-server` and `GET /.well-known/jwks.json` answer
+ * GET and HEAD only; other methods are left to Fastify (404), as Express does. It reads its own
+ * raw bodies in its own encapsulated context: the host registers no body parser for it, and its
+ * parsers do not leak to the host's routes. A `prefix` is honoured (for every route, the
+ * well-known ones included, as when an Express router is mounted under a path).
  *
  * @example
  * await app.register(oauthPlugin, { server, loginUrl: '/login' });
@@ -141,6 +154,8 @@ export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastif
       const method = form ? rest.supportedMethods.filter((m) => m !== 'POST') : rest.supportedMethods;
       rest.route({ method, url: basePath + path, handler: handler((request) => run(server, request)) });
     }
+    // HEAD comes with GET (Fastify's exposeHeadRoutes).
+    for (const [path, run] of DOCUMENTS) rest.get(path, handler(() => run(server)));
   });
 };
 

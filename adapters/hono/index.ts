@@ -10,6 +10,7 @@ import {
   handleDecisionForm,
   handleResume,
   interactionResponse,
+  PATHS,
   type AuthorizationServer,
   type AuthorizeDecision,
   type Interaction,
@@ -90,10 +91,13 @@ const sendBodyError = (c: Context, error: BodyError): Response =>
 
 /**
  * A Hono app with `GET {basePath}/authorize`, `POST {basePath}/token`, `POST {basePath}/revoke`,
- * and the interaction routes `GET {basePath}/authorize/resume` and
- * `POST {basePath}/authorize/decision`; every other method reaches the core too (405 or an error
- * page). It reads its own bodies: mount it at the root (`app.route('/', ...)`) and move it with
- * `basePath`, so the pages it serves link to the right place.
+ * `POST {basePath}/introspect`, `POST {basePath}/register` (when enabled), and the interaction
+ * routes `GET {basePath}/authorize/resume` and `POST {basePath}/authorize/decision`; every other
+ * method reaches the core too (405 or an error page). `GET /.well-known/oauth-authorization-server`
+ * and `GET /.well-known/jwks.json` answer GET and HEAD only; other methods are left to the host
+ * app (404), as Express does. It reads its own bodies: mount it at the root
+ * (`app.route('/', ...)`) and move it with `basePath`, so the pages it serves link to the right
+ * place.
  *
  * @example
  * app.route('/', createOAuthApp(server, { loginUrl: '/login' }));
@@ -126,6 +130,11 @@ export function createOAuthApp(server: AuthorizationServer, options: OAuthAppOpt
   route('/authorize/decision', true, (request) => handleDecisionForm(server, request));
   route('/token', true, (request) => server.token(request));
   route('/revoke', true, (request) => server.revoke(request));
+  route('/introspect', true, (request) => server.introspect(request));
+  route('/register', true, (request) => server.registerDynamic(request));
+  // Hono answers HEAD with the GET route, without the body.
+  app.get(PATHS.metadata, (c) => send(c, server.metadata()));
+  app.get(PATHS.jwks, async (c) => send(c, await server.jwks()));
   return app;
 }
 
