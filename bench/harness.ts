@@ -136,6 +136,11 @@ function httpMarkdown(h: HttpResult, options: BenchOptions): string {
     table(['framework', ROUTES.trivial, ROUTES.W3, 'W3 ÷ trivial', 'W3 ÷ trivial, server CPU', ROUTES.W1x, 'W1x ÷ trivial', 'W1x ÷ trivial, server CPU'], rows),
     '',
     '`server CPU`: the same runs as requests per second of the server process\'s CPU time (user + system): what a request costs the server, less disturbed by other processes than the wall clock.',
+    ...(h.profiles?.length ? ['', 'Server CPU profiles (--http-profile), self time in % of the busy time of all runs of the route:', ''] : []),
+    ...(h.profiles ?? []).flatMap((p) => [
+      `- **${p.framework}, ${p.route}** (idle ${p.idle.toFixed(0)}% of the run): ${p.functions.slice(0, 6).map((f) => `${f.percent.toFixed(1)}% ${f.name} (${f.where})`).join('; ')}`,
+      `  - by place: ${p.places.slice(0, 7).map((f) => `${f.percent.toFixed(1)}% ${f.name}`).join('; ')}`,
+    ]),
   ].join('\n');
 }
 
@@ -188,7 +193,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
     options.log('== in-process workloads');
     result.inproc = await inprocSection(core, options);
     parts.push('', inprocMarkdown(result.inproc, options.rounds));
-    result.primitives = await primitivesSection(options);
+    result.primitives = await primitivesSection(core, options);
     parts.push('', primitivesMarkdown(result.primitives));
     lap('in-process');
   }

@@ -61,7 +61,7 @@ export async function inprocSection(core: CoreModule, options: BenchOptions): Pr
  * The per-call cost of the primitives every workload is made of, in the same run: what the
  * floors are built from, and the alternatives the core could call.
  */
-export async function primitivesSection(options: BenchOptions): Promise<Series[]> {
+export async function primitivesSection(authgate: CoreModule, options: BenchOptions): Promise<Series[]> {
   const { createHash, randomFillSync } = await import('node:crypto');
   const core = coreCryptoPrimitives();
   const encoder = new TextEncoder();
@@ -75,6 +75,7 @@ export async function primitivesSection(options: BenchOptions): Promise<Series[]
     { name: 'core SHA-256 (base64url)', kind: 'variant', op: async () => core.sha256(value) },
     { name: 'node:crypto createHash SHA-256', kind: 'variant', op: async () => createHash('sha256').update(value).digest('base64url') },
     { name: 'structuredClone of a token record', kind: 'variant', op: async () => structuredClone(record) },
+    { name: 'new OAuthError (not thrown)', kind: 'variant', op: async () => new authgate.OAuthError('invalid_client', 'Client authentication failed.', 401) },
   ];
   options.log(`primitives (core = ${core.describe})`);
   return measure({ id: 'primitives', title: 'primitives', contenders }, {

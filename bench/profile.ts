@@ -28,6 +28,7 @@ export interface ProfileSummary {
   ms: number;
   functions: Hotspot[];
   places: Hotspot[];
+  idle: number;
 }
 
 const REPO = fileURLToPath(new URL('../', import.meta.url));
@@ -70,13 +71,22 @@ export function originalPosition(frame: CallFrame): { line: number; text?: strin
   return { line };
 }
 
-export function summarize(profile: CpuProfile, top = 10): { functions: Hotspot[]; places: Hotspot[] } {
-  const total = profile.nodes.reduce((sum, n) => sum + (n.hitCount ?? 0), 0) || 1;
+const isIdle = (node: ProfileNode) => node.callFrame.functionName === '(idle)' && !node.callFrame.url;
+
+/**
+ * Self time by function and by place, in percent of the busy samples: `(idle)` (the thread
+ * waiting for I/O, as an HTTP server does between requests) is left out and given apart, as a
+ * percentage of all samples.
+ */
+export function summarize(profile: CpuProfile, top = 10): { functions: Hotspot[]; places: Hotspot[]; idle: number } {
+  const all = profile.nodes.reduce((sum, n) => sum + (n.hitCount ?? 0), 0) || 1;
+  const idleHits = profile.nodes.filter(isIdle).reduce((sum, n) => sum + (n.hitCount ?? 0), 0);
+  const total = all - idleHits || 1;
   const functions = new Map<string, Hotspot>();
   const places = new Map<string, Hotspot>();
   for (const node of profile.nodes) {
     const hits = node.hitCount ?? 0;
-    if (!hits) continue;
+    if (!hits || isIdle(node)) continue;
     const { functionName, url } = node.callFrame;
     const place = placeOf(url);
     const position = url ? originalPosition(node.callFrame) : { line: 0 };
@@ -92,7 +102,7 @@ export function summarize(profile: CpuProfile, top = 10): { functions: Hotspot[]
     places.set(placeKey, p);
   }
   const sorted = (m: Map<string, Hotspot>) => [...m.values()].sort((a, b) => b.percent - a.percent).slice(0, top);
-  return { functions: sorted(functions), places: sorted(places) };
+  return { functions: sorted(functions), places: sorted(places), idle: (100 * idleHits) / all };
 }
 
 export async function profileSection(core: CoreModule, options: BenchOptions): Promise<ProfileSummary[]> {

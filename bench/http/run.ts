@@ -7,11 +7,15 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { CALLBACK, FORM } from '../lib/fixture.js';
 import { fmtOps, series, type Series } from '../lib/measure.js';
 import type { BenchOptions } from '../lib/options.js';
+import { loadOptional } from '../lib/load.js';
+import { summarize, type Hotspot } from '../profile.js';
 import { cpuMicros, FRAMEWORKS, startServer, type Framework, type RunningServer, type Target } from './server.js';
 
 export const ROUTES = {
@@ -26,6 +30,8 @@ interface Handle {
   codes(n: number): Promise<string[]>;
   /** CPU time the server has used so far, µs. */
   cpu(): Promise<number>;
+  /** With --http-profile (child processes only): profile what happens until `stop(file)`. */
+  profile?: { start(): Promise<void>; stop(file: string): Promise<void> };
   close(): Promise<void>;
 }
 
@@ -40,7 +46,8 @@ async function start(framework: Framework, options: BenchOptions): Promise<Handl
     // Same process (smoke): the CPU time includes the load generator's.
     return { target: running, codes: (n) => running.codes(n), cpu: async () => cpuMicros(), close: () => running.close() };
   }
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', SERVER, framework, ...(options.dist ? ['--dist'] : [])], {
+  const flags = [...(options.dist ? ['--dist'] : []), ...(options.httpProfile ? ['--profile'] : [])];
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', SERVER, framework, ...flags], {
     cwd: REPO,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -48,18 +55,24 @@ async function start(framework: Framework, options: BenchOptions): Promise<Handl
   if (first.type === 'skip') return { skip: first.reason! };
   if (first.type !== 'ready') throw new Error(`the ${framework} server process did not start`);
   const { type: _type, ...target } = first;
+  /** Send a message and wait for the child's answer of the same type. */
+  const ask = async <T>(message: { type: string } & Record<string, unknown>): Promise<T> => {
+    child.send(message);
+    for (;;) {
+      const [reply] = (await once(child, 'message')) as [{ type: string } & T];
+      if (reply.type === message.type) return reply;
+    }
+  };
   return {
     target,
-    async codes(n) {
-      child.send({ type: 'codes', n });
-      const [reply] = (await once(child, 'message')) as [{ type: string; codes: string[] }];
-      return reply.codes;
-    },
-    async cpu() {
-      child.send({ type: 'cpu' });
-      const [reply] = (await once(child, 'message')) as [{ type: string; micros: number }];
-      return reply.micros;
-    },
+    codes: async (n) => (await ask<{ codes: string[] }>({ type: 'codes', n })).codes,
+    cpu: async () => (await ask<{ micros: number }>({ type: 'cpu' })).micros,
+    ...(options.httpProfile && {
+      profile: {
+        start: async () => void (await ask({ type: 'profile-start' })),
+        stop: async (file: string) => void (await ask({ type: 'profile-stop', file })),
+      },
+    }),
     async close() {
       const exited = once(child, 'exit');
       child.send({ type: 'close' });
@@ -73,7 +86,7 @@ async function start(framework: Framework, options: BenchOptions): Promise<Handl
  * One autocannon run: 2xx answers per second of wall clock and per second of the server's CPU
  * time. Anything but 2xx is an error. `warmup` runs a short untimed run instead.
  */
-async function load(handle: Handle, route: Route, options: BenchOptions, warmup = false): Promise<{ wall: number; cpu: number }> {
+async function load(handle: Handle, route: Route, options: BenchOptions, warmup = false, profileFile?: string): Promise<{ wall: number; cpu: number }> {
   const { target } = handle;
   const byAmount = warmup || route === 'W1x' || options.httpSeconds === 0;
   const amount = warmup ? Math.max(1, options.httpRequests >> 3) : options.httpRequests;
@@ -88,6 +101,7 @@ async function load(handle: Handle, route: Route, options: BenchOptions, warmup 
     requests.push({ method: 'POST', path: '/v1/oauth/token', headers: { 'content-type': FORM }, setupRequest: (request) => ({ ...request, body: forms[next++] ?? 'exhausted' }) });
   }
   const cpuBefore = await handle.cpu();
+  if (profileFile) await handle.profile?.start();
   const result = await autocannon({
     url: `http://127.0.0.1:${target.port}`,
     connections: options.httpConnections,
@@ -101,15 +115,20 @@ async function load(handle: Handle, route: Route, options: BenchOptions, warmup 
   if (result.errors || result.non2xx || result.timeouts) {
     throw new Error(`HTTP ${route} on port ${target.port}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`);
   }
+  if (profileFile) await handle.profile?.stop(profileFile);
   const cpuSeconds = ((await handle.cpu()) - cpuBefore) / 1e6;
   const seconds = (result.finish.getTime() - result.start.getTime()) / 1000;
   return { wall: result['2xx'] / seconds, cpu: result['2xx'] / cpuSeconds };
 }
 
+const profileDir = (options: BenchOptions) => join(options.out, 'profiles', 'http');
+
 export interface HttpResult {
   series: Series[];
   skipped: string[];
   frameworks: Framework[];
+  /** With --http-profile: the server's hottest functions over all its runs, per framework. */
+  profiles?: { framework: Framework; route: string; file: string; functions: Hotspot[]; places: Hotspot[]; idle: number }[];
 }
 
 export async function httpSection(options: BenchOptions): Promise<HttpResult> {
@@ -124,6 +143,7 @@ export async function httpSection(options: BenchOptions): Promise<HttpResult> {
     } else handles.set(framework, started);
   }
   const frameworks = [...handles.keys()];
+  if (options.httpProfile) await mkdir(profileDir(options), { recursive: true });
   const runs = new Map<string, number[]>();
   const cpuRuns = new Map<string, number[]>();
   try {
@@ -135,7 +155,8 @@ export async function httpSection(options: BenchOptions): Promise<HttpResult> {
         const framework = frameworks[(f + round) % frameworks.length]!;
         for (let r = 0; r < routes.length; r++) {
           const route = routes[(r + round) % routes.length]!;
-          const rate = await load(handles.get(framework)!, route, options);
+          const profileFile = options.httpProfile ? join(profileDir(options), `${framework}-${route}-${round + 1}.cpuprofile`) : undefined;
+          const rate = await load(handles.get(framework)!, route, options, false, profileFile);
           const key = `${framework}\u0000${route}`;
           runs.set(key, [...(runs.get(key) ?? []), rate.wall]);
           cpuRuns.set(key, [...(cpuRuns.get(key) ?? []), rate.cpu]);
@@ -147,6 +168,20 @@ export async function httpSection(options: BenchOptions): Promise<HttpResult> {
   } finally {
     for (const handle of handles.values()) await handle.close();
   }
+  let profiles: HttpResult['profiles'];
+  if (options.httpProfile && !options.httpInProcess) {
+    profiles = [];
+    for (const framework of frameworks) {
+      await loadOptional(framework, [], options.dist); // its source maps, for the profile's line numbers
+      for (const route of routes) {
+        // Every run of the route in one summary: the nodes of all its profiles together.
+        const files = Array.from({ length: options.rounds }, (_, r) => join(profileDir(options), `${framework}-${route}-${r + 1}.cpuprofile`));
+        const nodes = [];
+        for (const file of files) nodes.push(...(JSON.parse(await readFile(file, 'utf8')) as { nodes: unknown[] }).nodes);
+        profiles.push({ framework, route: ROUTES[route], file: files.at(-1)!, ...summarize({ nodes, startTime: 0, endTime: 0 } as Parameters<typeof summarize>[0]) });
+      }
+    }
+  }
   const out: Series[] = [];
   for (const framework of frameworks) {
     for (const route of routes) {
@@ -154,5 +189,5 @@ export async function httpSection(options: BenchOptions): Promise<HttpResult> {
       out.push(series(`HTTP ${framework}`, ROUTES[route], 'variant', runs.get(key)!, cpuRuns.get(key)!));
     }
   }
-  return { series: out, skipped, frameworks };
+  return { series: out, skipped, frameworks, ...(profiles && { profiles }) };
 }

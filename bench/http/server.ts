@@ -6,10 +6,12 @@
  *
  * As a child: `node --import tsx bench/http/server.ts <framework> [--dist]`; it reports
  * `{ type: 'ready', ... }` or `{ type: 'skip', reason }` over IPC, answers `{ type: 'codes', n }`
- * with n fresh authorization codes and `{ type: 'cpu' }` with the CPU time it has used, and exits
- * on `{ type: 'close' }`.
+ * with n fresh authorization codes and `{ type: 'cpu' }` with the CPU time it has used, profiles
+ * between `profile-start` and `profile-stop` (with --profile), and exits on `{ type: 'close' }`.
  */
 import { once } from 'node:events';
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -122,11 +124,28 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1] && pro
     process.disconnect();
   } else {
     const { codes, close, ...target } = started;
-    process.on('message', async (message: { type: string; n?: number }) => {
+    // --profile: a CPU profile of each measured run, started and stopped by the parent around it.
+    const session = process.argv.includes('--profile') ? new Session() : undefined;
+    if (session) {
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.setSamplingInterval', { interval: 250 });
+    }
+    process.on('message', async (message: { type: string; n?: number; file?: string }) => {
       if (message.type === 'codes') process.send!({ type: 'codes', codes: await codes(message.n!) });
       if (message.type === 'cpu') process.send!({ type: 'cpu', micros: cpuMicros() });
+      if (message.type === 'profile-start') {
+        await session?.post('Profiler.start');
+        process.send!({ type: 'profile-start' });
+      }
+      if (message.type === 'profile-stop') {
+        const result = (await session?.post('Profiler.stop')) as { profile: unknown } | undefined;
+        if (result) await writeFile(message.file!, JSON.stringify(result.profile));
+        process.send!({ type: 'profile-stop' });
+      }
       if (message.type === 'close') {
         await close();
+        session?.disconnect();
         process.disconnect();
       }
     });

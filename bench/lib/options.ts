@@ -24,6 +24,8 @@ export interface BenchOptions {
   httpConnections: number;
   /** HTTP servers in the benchmark's own process instead of a child process (smoke). */
   httpInProcess: boolean;
+  /** CPU-profile each HTTP server process (node --cpu-prof) and summarise it. */
+  httpProfile: boolean;
   /** ms of profiling per workload. */
   profileMs: number;
   dist: boolean;
@@ -44,6 +46,7 @@ export const USAGE = `npm run bench [-- options]
   --chain N            rotations of the long refresh chain (default 50000)
   --http-requests N    requests per HTTP W1x run (default 5000); --http-seconds S for the others (default 1)
   --connections N      HTTP connections (default 16)
+  --http-profile       CPU-profile each HTTP server process too (node --cpu-prof; slows it a little)
   --profile-ms MS      ms of CPU profile per workload (default 1500)
   --dist               measure the built package (npm run build first) instead of the sources
   --out DIR            where results.json, table.md and the .cpuprofile files go (default bench/results)
@@ -67,6 +70,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     httpSeconds: smoke ? 0 : 1,
     httpConnections: smoke ? 2 : 16,
     httpInProcess: smoke,
+    httpProfile: false,
     profileMs: smoke ? 50 : 1_500,
     dist: env.BENCH_DIST === '1',
     out: new URL('../results/', import.meta.url).pathname,
@@ -89,6 +93,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       case '--smoke': break;
       case '--no-peers': options.peers = false; break;
       case '--dist': options.dist = true; break;
+      case '--http-profile': options.httpProfile = true; break;
       case '--only': {
         const wanted = value(i++).split(',').map((w) => w.trim());
         const unknown = wanted.filter((w) => !(WORKLOAD_IDS as string[]).includes(w));
