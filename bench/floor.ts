@@ -60,6 +60,7 @@ export function floorContenders(flavour: 'core' | 'node'): Record<WorkloadId, Co
   const kind = flavour === 'core' ? 'floor' : 'floor-node';
   const clients = new Map<string, string>();
   const interactions = new Map<string, string>();
+  const consents = new Map<string, string>();
   const grants = new Map<string, Rec>();
   const codes = new Map<string, Rec>();
   const tokens = new Map<string, Rec>();
@@ -102,6 +103,7 @@ export function floorContenders(flavour: 'core' | 'node'): Record<WorkloadId, Co
     const hash = await c.sha256(id);
     if (interactions.get(hash) === undefined) throw new Error('floor: no interaction');
     interactions.delete(hash);
+    consents.set(clientId, hash); // the user's standing authorization (prompt=none reuses it)
     return exchange(await mintCode());
   }
 

@@ -2,9 +2,11 @@
  * The benchmark: every section in turn, then one markdown report (printed, and written with the
  * raw numbers to the output directory). `runBench` is what `npm run bench` and the smoke test call.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { WORKLOADS, type WorkloadId } from './authgate.js';
 import { growthSection, type GrowthResult } from './growth.js';
 import { httpSection, ROUTES, type HttpResult } from './http/run.js';
@@ -19,7 +21,7 @@ import { MEMORY_NAME, PG_NAME, postgresSection, type PostgresResult } from './po
 import { profileSection, type ProfileSummary } from './profile.js';
 
 export interface BenchResult {
-  machine: { nproc: number; cpu: string; node: string; date: string };
+  machine: ReturnType<typeof machine>;
   inproc?: InprocResult;
   primitives?: Series[];
   growth?: GrowthResult;
@@ -31,8 +33,19 @@ export interface BenchResult {
   files: string[];
 }
 
+/** The commit measured, and whether src/ or adapters/ had uncommitted changes. */
+function revision(): string {
+  try {
+    const git = (args: string[]) => execFileSync('git', args, { cwd: fileURLToPath(new URL('../', import.meta.url)), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = git(['status', '--porcelain', '--', 'src', 'adapters']) !== '';
+    return `${git(['rev-parse', '--short', 'HEAD'])}${dirty ? ' + uncommitted changes in src/ or adapters/' : ''}`;
+  } catch {
+    return 'unknown (no git)';
+  }
+}
+
 export function machine() {
-  return { nproc: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version, date: new Date().toISOString() };
+  return { nproc: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version, date: new Date().toISOString(), commit: revision() };
 }
 
 const find = (list: Series[], workload: string, name: string): Series | undefined => list.find((s) => s.workload === workload && s.contender === name);
@@ -178,7 +191,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
   const parts: string[] = [
     `## authgate benchmark${options.smoke ? ' (smoke: the numbers mean nothing)' : ''}`,
     '',
-    `Machine: nproc ${info.nproc}, ${info.cpu}, Node ${info.node}; ${info.date}. Measured: ${options.dist ? 'the built package (dist/)' : 'src/ and adapters/ through tsx'}.`,
+    `Machine: nproc ${info.nproc}, ${info.cpu}, Node ${info.node}; ${info.date}. Measured: commit ${info.commit}, ${options.dist ? 'the built package (dist/)' : 'src/ and adapters/ through tsx'}.`,
   ];
   const has = (s: Section) => options.sections.includes(s);
   const started = performance.now();
