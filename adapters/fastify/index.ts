@@ -128,9 +128,11 @@ export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastif
     throw error; // not ours: the host's error handler
   });
 
-  const handler = (run: (request: OAuthRequest) => Promise<AuthorizeDecision | OAuthResponse>) =>
+  // `withBody`: a POST to a route that reads its body. Fastify runs no parser for an empty body;
+  // Express and Hono hand the core '' then, and so does this (register tells '' from no body).
+  const handler = (run: (request: OAuthRequest) => Promise<AuthorizeDecision | OAuthResponse>, withBody = false) =>
     async (request: FastifyRequest, reply: FastifyReply) => {
-      const body = typeof request.body === 'string' ? request.body : undefined;
+      const body = typeof request.body === 'string' ? request.body : withBody ? '' : undefined;
       const oauthRequest = toOAuthRequest(request, body);
       const result = await run(oauthRequest);
       if (!('type' in result)) return send(reply, result);
@@ -144,7 +146,7 @@ export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastif
   await fastify.register(async (forms: FastifyInstance) => {
     forms.removeAllContentTypeParsers();
     forms.addContentTypeParser('*', { parseAs: 'string', bodyLimit: limit }, (_request, body, done) => done(null, body));
-    for (const [path, form, run] of ROUTES) if (form) forms.post(basePath + path, handler((request) => run(server, request)));
+    for (const [path, form, run] of ROUTES) if (form) forms.post(basePath + path, handler((request) => run(server, request), true));
   });
   // Everything else reaches the core with its body unread, as in Express.
   await fastify.register(async (rest: FastifyInstance) => {
