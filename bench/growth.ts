@@ -112,6 +112,7 @@ export async function growthSection(core: CoreModule, options: BenchOptions): Pr
       minBatches: options.smoke ? 2 : 5,
       batch: options.batch,
       warmupMs: options.smoke ? 0 : 150,
+      slices: options.smoke ? 1 : 6,
       log: options.log,
     })));
   }

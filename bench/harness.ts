@@ -90,7 +90,7 @@ function inprocMarkdown(result: InprocResult, rounds: number): string {
     '',
     table(['workload', 'authgate, ops per CPU-s', 'authgate ÷ floor', `authgate ÷ ${NODE_OAUTH}`, `authgate ÷ ${JMONDI}`, 'authgate ÷ floor, node:crypto'], cpuRows),
     '',
-    'Ratios: the median [min–max] of the per-round ratios (every round runs each contender once, in rotating order).',
+    'Ratios: the median [min–max] of the per-round ratios. Within a round the contenders take turns in short slices (6 per run), in an order that rotates, so bursts of load from other processes fall on all of them alike.',
     '`floor`: the same crypto calls as src/crypto.ts plus the Map operations, nothing else; `floor, node:crypto`: the same work with native synchronous node:crypto.',
     ...result.notes.map((n) => `- ${n}`),
   ].join('\n');

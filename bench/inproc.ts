@@ -50,6 +50,7 @@ export async function inprocSection(core: CoreModule, options: BenchOptions): Pr
       minBatches: options.smoke ? 2 : 5,
       batch: options.batch,
       warmupMs: options.smoke ? 0 : 150,
+      slices: options.smoke ? 1 : 6,
       log: options.log,
     })));
     for (const contender of contenders) await contender.verify?.();
@@ -84,6 +85,7 @@ export async function primitivesSection(authgate: CoreModule, options: BenchOpti
     minBatches: options.smoke ? 2 : 5,
     batch: options.batch * 8,
     warmupMs: options.smoke ? 0 : 50,
+    slices: options.smoke ? 1 : 6,
     log: options.log,
   });
 }

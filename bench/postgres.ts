@@ -85,6 +85,7 @@ export async function postgresSection(core: CoreModule, options: BenchOptions): 
         minBatches: options.smoke ? 2 : 3,
         batch: options.smoke ? options.batch : Math.max(4, options.batch >> 2),
         warmupMs: options.smoke ? 0 : 100,
+        slices: options.smoke ? 1 : 3,
         log: options.log,
       })));
       for (const contender of contenders) await contender.verify?.();

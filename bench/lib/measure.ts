@@ -1,7 +1,7 @@
 /**
  * Interleaved measurement. Every contender of a workload (authgate, its floor, each peer) is run
- * once per round, in an order that rotates from round to round, so slow drift of a shared
- * machine (other processes, thermal state, GC of earlier rounds) falls on every contender alike.
+ * once per round, in slices taken in turn in an order that rotates, so the drift and the bursts
+ * of a shared machine (other processes, thermal state, GC) fall on every contender alike.
  * Each run is one tinybench task whose samples are batches of `batch` sequential operations
  * timed as a whole (per-call timer overhead is amortised); inputs a batch consumes (codes,
  * tokens to revoke) are made in tinybench's `beforeEach` hook, outside the timed window.
@@ -36,6 +36,8 @@ export interface MeasureOptions {
   batch: number;
   /** Warm every contender up before the first round (JIT, caches). */
   warmupMs: number;
+  /** Turns per round: each contender's `timeMs` is cut in this many slices, taken in turn. Default 1. */
+  slices?: number;
   log?: (line: string) => void;
 }
 
@@ -73,12 +75,17 @@ export function cpuView(s: Series | undefined): Series | undefined {
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
-/** ops/s (wall clock, and per CPU second) of one contender over one tinybench run. */
-async function runOnce(contender: Contender, options: { timeMs: number; minBatches: number; batch: number; warmup: boolean; warmupMs: number }): Promise<{ wall: number; cpu: number }> {
+/** What one contender did in one round, summed over its slices. */
+interface Tally {
+  operations: number;
+  ms: number;
+  cpuMicros: number;
+}
+
+/** One slice: a tinybench run of one contender, adding its timed batches to `tally`. */
+async function runSlice(contender: Contender, tally: Tally, options: { timeMs: number; minBatches: number; batch: number; warmup: boolean; warmupMs: number }): Promise<void> {
   const { batch } = options;
   let phase = 'run';
-  let cpuMicros = 0;
-  let operations = 0;
   const bench = new Bench({
     time: options.timeMs,
     iterations: options.minBatches,
@@ -86,8 +93,6 @@ async function runOnce(contender: Contender, options: { timeMs: number; minBatch
     warmupTime: options.warmupMs,
     warmupIterations: options.warmup ? 2 : 0,
     throws: true,
-    // A full collection before each run, so one contender's garbage is not collected on the next one's time.
-    setup: () => gc?.(),
   });
   bench.add(contender.name, async () => {
     const cpu = process.cpuUsage();
@@ -96,8 +101,9 @@ async function runOnce(contender: Contender, options: { timeMs: number; minBatch
     const elapsed = performance.now() - start;
     if (phase === 'run') {
       const used = process.cpuUsage(cpu);
-      cpuMicros += used.user + used.system;
-      operations += batch;
+      tally.cpuMicros += used.user + used.system;
+      tally.operations += batch;
+      tally.ms += elapsed;
     }
     return { overriddenDuration: elapsed / batch, overriddenIterationCost: elapsed };
   }, {
@@ -108,26 +114,41 @@ async function runOnce(contender: Contender, options: { timeMs: number; minBatch
     },
   });
   await bench.run();
-  const task = bench.tasks[0]!;
-  const result = task.result;
+  const result = bench.tasks[0]!.result;
   if (result.state !== 'completed') throw new Error(`${contender.name}: the benchmark run did not complete (${result.state})`);
-  return { wall: 1000 / result.latency.mean, cpu: cpuMicros > 0 ? operations / (cpuMicros / 1e6) : NaN };
 }
 
-/** Run every contender of `workload` `rounds` times, interleaved; ops/s per run. */
+/**
+ * Run every contender of `workload` `rounds` times; ops/s per run. A round gives each contender
+ * `timeMs` in `slices` slices, the contenders taking turns slice by slice in an order that
+ * rotates, so a burst of load from another process falls on all of them alike.
+ */
 export async function measure(workload: Workload, options: MeasureOptions): Promise<Series[]> {
   const runs = new Map<Contender, number[]>(workload.contenders.map((c) => [c, []]));
   const cpuRuns = new Map<Contender, number[]>(workload.contenders.map((c) => [c, []]));
   const n = workload.contenders.length;
+  const slices = Math.max(1, options.slices ?? 1);
   for (let round = 0; round < options.rounds; round++) {
-    // Rotate the order: contender k runs at position (k + round) mod n.
-    const order = workload.contenders.map((_, k) => workload.contenders[(k + round) % n]!);
-    for (const contender of order) {
-      const { wall, cpu } = await runOnce(contender, { ...options, warmup: round === 0 && options.warmupMs > 0 });
-      runs.get(contender)!.push(wall);
-      cpuRuns.get(contender)!.push(cpu);
+    gc?.();
+    const tallies = new Map<Contender, Tally>(workload.contenders.map((c) => [c, { operations: 0, ms: 0, cpuMicros: 0 }]));
+    for (let slice = 0; slice < slices; slice++) {
+      const shift = round * slices + slice;
+      for (let k = 0; k < n; k++) {
+        const contender = workload.contenders[(k + shift) % n]!;
+        await runSlice(contender, tallies.get(contender)!, {
+          timeMs: options.timeMs / slices,
+          minBatches: Math.ceil(options.minBatches / slices),
+          batch: options.batch,
+          warmup: round === 0 && slice === 0 && options.warmupMs > 0,
+          warmupMs: options.warmupMs,
+        });
+      }
     }
-    options.log?.(`  ${workload.id} round ${round + 1}/${options.rounds}: ${order.map((c) => `${c.name} ${fmtOps(runs.get(c)!.at(-1)!)}`).join(', ')}`);
+    for (const [contender, tally] of tallies) {
+      runs.get(contender)!.push(tally.operations / (tally.ms / 1000));
+      cpuRuns.get(contender)!.push(tally.cpuMicros > 0 ? tally.operations / (tally.cpuMicros / 1e6) : NaN);
+    }
+    options.log?.(`  ${workload.id} round ${round + 1}/${options.rounds}: ${workload.contenders.map((c) => `${c.name} ${fmtOps(runs.get(c)!.at(-1)!)}`).join(', ')}`);
   }
   return workload.contenders.map((c) => series(workload.id, c.name, c.kind, runs.get(c)!, cpuRuns.get(c)!));
 }
