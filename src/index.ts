@@ -11,5 +11,5 @@ export { OAuthError, ConfigError, isOAuthError, type OAuthErrorCode } from './er
 export { systemClock } from './clock.js';
 export { escapeHtml, renderErrorPage, renderConsentPage, decisionResponse, PAGE_HEADERS, type PageOptions } from './pages.js';
 export { parseScope, formatScope, requiredScope, ScopePolicy, type ScopeOptions } from './checks/scope.js';
-export { PATHS } from './endpoints/metadata.js';
+export { PATHS, type MetadataOptions } from './endpoints/metadata.js';
 export { interactionResponse, handleResume, handleDecisionForm, CSRF_COOKIE, type InteractionUiOptions } from './interaction-ui.js';

@@ -6,7 +6,7 @@ import { authenticate } from './endpoints/authenticate.js';
 import { revoke } from './endpoints/revoke.js';
 import { token } from './endpoints/token.js';
 import { introspect } from './endpoints/introspect.js';
-import { jwks, metadata, metadataDocument } from './endpoints/metadata.js';
+import { jwks, metadata, metadataDocument, type MetadataOptions } from './endpoints/metadata.js';
 import { register } from './endpoints/register.js';
 import { isOAuthError, OAuthError } from './errors.js';
 import { errorResponse, header } from './http.js';
@@ -125,19 +125,22 @@ export class AuthorizationServer {
     return this.json(request, () => register(this.ctx, request, (input) => this.registerClient({ ...input, public: true })), 500);
   }
 
-  /** GET /.well-known/oauth-authorization-server (RFC 8414); 404 without an `issuer`. */
-  metadata(): OAuthResponse {
-    return metadata(this.ctx);
+  /**
+   * GET /.well-known/oauth-authorization-server (RFC 8414); 404 without an `issuer`, 405 for
+   * methods other than GET and HEAD. Adapters pass where they mounted the OAuth routes.
+   */
+  metadata(request?: { method: string }, options?: MetadataOptions): OAuthResponse {
+    return metadata(this.ctx, request, options);
   }
 
   /** The metadata document itself, or `null` without an `issuer`. */
-  metadataDocument(): Record<string, unknown> | null {
-    return metadataDocument(this.ctx);
+  metadataDocument(options?: MetadataOptions): Record<string, unknown> | null {
+    return metadataDocument(this.ctx, options);
   }
 
-  /** GET /.well-known/jwks.json: the public keys of JWT access tokens; 404 for opaque tokens. */
-  jwks(): Promise<OAuthResponse> {
-    return this.json({ method: 'GET', url: '/', headers: {} }, () => jwks(this.ctx), 500);
+  /** GET /.well-known/jwks.json: the public keys of JWT access tokens; 404 for opaque tokens, 405 for methods other than GET and HEAD. */
+  jwks(request?: { method: string }): Promise<OAuthResponse> {
+    return this.json({ method: 'GET', url: '/', headers: {} }, () => jwks(this.ctx, request), 500);
   }
 
   /**

@@ -141,8 +141,8 @@ export function createOAuthRouter(server: AuthorizationServer, options: OAuthRou
   router.all(`${basePath}/revoke`, handle(true, (request) => server.revoke(request)));
   router.all(`${basePath}/introspect`, handle(true, (request) => server.introspect(request)));
   router.all(`${basePath}/register`, handle(true, (request) => server.registerDynamic(request)));
-  router.get('/.well-known/oauth-authorization-server', handle(false, async () => server.metadata()));
-  router.get('/.well-known/jwks.json', handle(false, () => server.jwks()));
+  router.all('/.well-known/oauth-authorization-server', handle(false, async (request) => server.metadata(request, { basePath })));
+  router.all('/.well-known/jwks.json', handle(false, (request) => server.jwks(request)));
   return router;
 }
 

@@ -14,6 +14,7 @@ import {
   type AuthorizeDecision,
   type Interaction,
   type InteractionUiOptions,
+  type MetadataOptions,
   type OAuthRequest,
   type OAuthResponse,
   type VerifiedToken,
@@ -77,10 +78,10 @@ const ROUTES: ReadonlyArray<[path: string, form: boolean, run: (server: Authoriz
   ['/register', true, (server, request) => server.registerDynamic(request)],
 ];
 
-/** Documents at fixed paths (not under `basePath`), GET and HEAD only, as in Express. */
-const DOCUMENTS: ReadonlyArray<[path: string, run: (server: AuthorizationServer) => Promise<OAuthResponse>]> = [
-  [PATHS.metadata, async (server) => server.metadata()],
-  [PATHS.jwks, (server) => server.jwks()],
+/** Documents at fixed paths (not under `basePath`); the core answers 405 to methods other than GET and HEAD. */
+const DOCUMENTS: ReadonlyArray<[path: string, run: (server: AuthorizationServer, request: OAuthRequest, where: MetadataOptions) => Promise<OAuthResponse>]> = [
+  [PATHS.metadata, async (server, request, where) => server.metadata(request, where)],
+  [PATHS.jwks, (server, request) => server.jwks(request)],
 ];
 
 /** The headers as they were before the Content-Type was hidden from Fastify (see the onRequest hook). */
@@ -92,7 +93,7 @@ const hidden = new WeakMap<FastifyRequest, FastifyRequest['headers']>();
  * enabled), and the interaction routes `GET {basePath}/authorize/resume` and
  * `POST {basePath}/authorize/decision`; every other method reaches the core too (405 or an error
  * page). `GET /.well-known/oauth-authorization-server` and `GET /.well-known/jwks.json` answer
- * GET and HEAD only; other methods are left to Fastify (404), as Express does. It reads its own
+ * GET and HEAD (405 otherwise, from the core), and the metadata names the routes where they are. It reads its own
  * raw bodies in its own encapsulated context: the host registers no body parser for it, and its
  * parsers do not leak to the host's routes. A `prefix` is honoured (for every route, the
  * well-known ones included, as when an Express router is mounted under a path).
@@ -156,8 +157,10 @@ export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastif
       const method = form ? rest.supportedMethods.filter((m) => m !== 'POST') : rest.supportedMethods;
       rest.route({ method, url: basePath + path, handler: handler((request) => run(server, request)) });
     }
-    // HEAD comes with GET (Fastify's exposeHeadRoutes).
-    for (const [path, run] of DOCUMENTS) rest.get(path, handler(() => run(server)));
+    const where: MetadataOptions = { basePath: fastify.prefix + basePath, ...(fastify.prefix && { documentsPath: fastify.prefix }) };
+    for (const [path, run] of DOCUMENTS) {
+      rest.route({ method: rest.supportedMethods, url: path, handler: handler((request) => run(server, request, where)) });
+    }
   });
 };
 

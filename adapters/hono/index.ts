@@ -94,8 +94,7 @@ const sendBodyError = (c: Context, error: BodyError): Response =>
  * `POST {basePath}/introspect`, `POST {basePath}/register` (when enabled), and the interaction
  * routes `GET {basePath}/authorize/resume` and `POST {basePath}/authorize/decision`; every other
  * method reaches the core too (405 or an error page). `GET /.well-known/oauth-authorization-server`
- * and `GET /.well-known/jwks.json` answer GET and HEAD only; other methods are left to the host
- * app (404), as Express does. It reads its own bodies: mount it at the root
+ * and `GET /.well-known/jwks.json` answer GET and HEAD (405 otherwise, from the core). It reads its own bodies: mount it at the root
  * (`app.route('/', ...)`) and move it with `basePath`, so the pages it serves link to the right
  * place.
  *
@@ -133,8 +132,8 @@ export function createOAuthApp(server: AuthorizationServer, options: OAuthAppOpt
   route('/introspect', true, (request) => server.introspect(request));
   route('/register', true, (request) => server.registerDynamic(request));
   // Hono answers HEAD with the GET route, without the body.
-  app.get(PATHS.metadata, (c) => send(c, server.metadata()));
-  app.get(PATHS.jwks, async (c) => send(c, await server.jwks()));
+  app.all(PATHS.metadata, (c) => send(c, server.metadata({ method: c.req.method }, { basePath })));
+  app.all(PATHS.jwks, async (c) => send(c, await server.jwks({ method: c.req.method })));
   return app;
 }
 

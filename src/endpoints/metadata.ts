@@ -17,19 +17,21 @@ export const PATHS = {
  * The authorization server metadata (RFC 8414 §2), describing exactly what this server is
  * configured to do. `null` without an `issuer`: metadata is meaningless without one.
  */
-export function metadataDocument(ctx: Context): Record<string, unknown> | null {
+export function metadataDocument(ctx: Context, options: MetadataOptions = {}): Record<string, unknown> | null {
   const issuer = ctx.options.issuer;
   if (!issuer) return null;
   const base = issuer.replace(/\/$/, '');
+  // The adapters tell where they mounted the OAuth routes (basePath, a Fastify prefix).
+  const oauth = `${base}${options.basePath ?? '/v1/oauth'}`;
   const o = ctx.options;
   return {
     issuer,
-    authorization_endpoint: `${base}${PATHS.authorize}`,
-    token_endpoint: `${base}${PATHS.token}`,
-    revocation_endpoint: `${base}${PATHS.revoke}`,
-    introspection_endpoint: `${base}${PATHS.introspect}`,
-    ...(ctx.jwt && { jwks_uri: `${base}${PATHS.jwks}` }),
-    ...(o.allowDynamicRegistration && { registration_endpoint: `${base}${PATHS.register}` }),
+    authorization_endpoint: `${oauth}/authorize`,
+    token_endpoint: `${oauth}/token`,
+    revocation_endpoint: `${oauth}/revoke`,
+    introspection_endpoint: `${oauth}/introspect`,
+    ...(ctx.jwt && { jwks_uri: `${base}${options.documentsPath ?? ''}${PATHS.jwks}` }),
+    ...(o.allowDynamicRegistration && { registration_endpoint: `${oauth}/register` }),
     response_types_supported: o.allowImplicit ? ['code', 'token'] : ['code'],
     response_modes_supported: o.allowImplicit ? ['query', 'fragment'] : ['query'],
     grant_types_supported: o.allowImplicit ? ['authorization_code', 'refresh_token', 'implicit'] : ['authorization_code', 'refresh_token'],
@@ -43,16 +45,35 @@ export function metadataDocument(ctx: Context): Record<string, unknown> | null {
   };
 }
 
+/** Where an adapter mounted the routes, relative to the issuer. */
+export interface MetadataOptions {
+  /** The path of the OAuth endpoints. Default `/v1/oauth`. */
+  basePath?: string;
+  /** A prefix in front of `/.well-known/...` (a Fastify `prefix`). Default none. */
+  documentsPath?: string;
+}
+
+/** The documents answer GET and HEAD; anything else is 405 in every adapter. */
+function documentMethod(request?: { method: string }): OAuthResponse | null {
+  const method = request?.method.toUpperCase() ?? 'GET';
+  if (method === 'GET' || method === 'HEAD') return null;
+  return jsonResponse(405, { error: 'invalid_request', error_description: 'This document only answers GET and HEAD.' }, { allow: 'GET, HEAD' });
+}
+
 /** GET /.well-known/oauth-authorization-server */
-export function metadata(ctx: Context): OAuthResponse {
-  const document = metadataDocument(ctx);
+export function metadata(ctx: Context, request?: { method: string }, options: MetadataOptions = {}): OAuthResponse {
+  const refused = documentMethod(request);
+  if (refused) return refused;
+  const document = metadataDocument(ctx, options);
   if (!document) return jsonResponse(404, { error: 'not_found', error_description: 'No issuer is configured, so no metadata is published.' });
   // Public and stable: caching is fine here, unlike token responses.
   return { ...jsonResponse(200, document), headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=3600' } };
 }
 
 /** GET /.well-known/jwks.json */
-export async function jwks(ctx: Context): Promise<OAuthResponse> {
+export async function jwks(ctx: Context, request?: { method: string }): Promise<OAuthResponse> {
+  const refused = documentMethod(request);
+  if (refused) return refused;
   if (!ctx.jwt) return jsonResponse(404, { error: 'not_found', error_description: 'Access tokens are opaque: there are no signing keys.' });
   return { ...jsonResponse(200, await ctx.jwt.jwks()), headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300' } };
 }

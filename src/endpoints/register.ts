@@ -21,10 +21,12 @@ export async function register(
   }
   const bad = (error: string, description: string, status = 400) => jsonResponse(status, { error, error_description: description });
   const type = (header(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/json' || typeof request.body !== 'string') return bad('invalid_client_metadata', 'The request body must be a JSON object (application/json).');
+  // No body and an empty body are the same request, whatever the framework hands over.
+  const body = typeof request.body === 'string' ? request.body : '';
+  if (type !== 'application/json' || !body) return bad('invalid_client_metadata', 'The request body must be a JSON object (application/json).');
   let metadata: unknown;
   try {
-    metadata = JSON.parse(request.body);
+    metadata = JSON.parse(body);
   } catch {
     return bad('invalid_client_metadata', 'The request body is not valid JSON.');
   }

@@ -125,6 +125,20 @@ describe('authorization server metadata (RFC 8414)', () => {
     }
   });
 
+  it('names the routes where the adapter mounted them, and answers 405 to methods other than GET and HEAD', async () => {
+    const t = await setup({ issuer: ISSUER, accessTokenFormat: 'jwt' });
+    const doc = t.server.metadataDocument({ basePath: '/auth/oauth', documentsPath: '/auth' })!;
+    expect(doc.token_endpoint).toBe(`${ISSUER}/auth/oauth/token`);
+    expect(doc.jwks_uri).toBe(`${ISSUER}/auth/.well-known/jwks.json`);
+    for (const method of ['POST', 'PUT', 'OPTIONS']) {
+      const res = t.server.metadata({ method });
+      expect(res.status).toBe(405);
+      expect(res.headers['allow']).toBe('GET, HEAD');
+      expect((await t.server.jwks({ method })).status).toBe(405);
+    }
+    expect(t.server.metadata({ method: 'HEAD' }).status).toBe(200);
+  });
+
   it('without an issuer there is no metadata (404)', async () => {
     const t = await setup();
     expect(t.server.metadata().status).toBe(404);
