@@ -42,7 +42,7 @@ class BodyError extends Error {
   }
 }
 
-/** The raw body, at most `limit` bytes (counted as they arrive, whatever Content-Length says). */
+/** The raw body, at most `limit` bytes (the declared length checked first; a chunked body counted as it arrives). */
 async function readBody(c: Context, limit: number): Promise<string> {
   const tooLarge = () => new BodyError(413, `The request body is larger than ${limit} bytes.`);
   if (Number(c.req.header('content-length') ?? 0) > limit) throw tooLarge();
@@ -50,6 +50,13 @@ async function readBody(c: Context, limit: number): Promise<string> {
   if (!raw.body) return '';
   if (raw.bodyUsed) {
     // A host middleware already read it through `c.req`, which keeps a copy.
+    const text = await c.req.text().catch(() => Promise.reject(new BodyError(400, 'The request body could not be read.')));
+    if (new TextEncoder().encode(text).byteLength > limit) throw tooLarge();
+    return text;
+  }
+  // With a declared length (checked above) the body can be read in one go; only a chunked body
+  // is counted as it streams in, so it is never held whole before the limit applies.
+  if (raw.headers.has('content-length')) {
     const text = await c.req.text().catch(() => Promise.reject(new BodyError(400, 'The request body could not be read.')));
     if (new TextEncoder().encode(text).byteLength > limit) throw tooLarge();
     return text;

@@ -8,13 +8,25 @@ import type {
   Storage,
   TokenRecord,
 } from './types.js';
+import type { Account } from '../types.js';
 
 // Records are flat except for `scope` arrays, the account object and an interaction's request:
-// copy exactly those (structuredClone costs ~3 µs a record; these copies a few hundred ns).
-const copy = <T>(value: T): T => structuredClone(value);
+// copy exactly those (structuredClone costs ~3 µs a record; these copies a few hundred ns). An
+// account with nested fields (the host's extra `info`) is cloned deeply.
+const copyAccount = (a: Account): Account => {
+  for (const key in a) if (typeof (a as unknown as Record<string, unknown>)[key] === 'object') return structuredClone(a);
+  return { ...a };
+};
+const copyClient = (c: ClientRecord): ClientRecord => ({ ...c });
 const copyToken = (t: TokenRecord): TokenRecord => ({ ...t, scope: [...t.scope] });
-const copyGrant = (g: GrantRecord): GrantRecord => ({ ...g, scope: [...g.scope], account: { ...g.account } });
+const copyGrant = (g: GrantRecord): GrantRecord => ({ ...g, scope: [...g.scope], account: copyAccount(g.account) });
 const copyCode = (c: CodeRecord): CodeRecord => ({ ...c, scope: [...c.scope] });
+const copyConsent = (c: ConsentRecord): ConsentRecord => ({ ...c, scope: [...c.scope] });
+const copyInteraction = (i: InteractionRecord): InteractionRecord => {
+  const out: InteractionRecord = { ...i, request: { ...i.request, scope: [...i.request.scope], prompt: [...i.request.prompt] } };
+  if (i.account) out.account = copyAccount(i.account);
+  return out;
+};
 const pairKey = (accountUuid: string, clientId: string) => `${accountUuid}\u0000${clientId}`;
 
 /**
@@ -35,21 +47,21 @@ export class MemoryStorage implements Storage {
   private readonly tokens = new Map<string, TokenRecord>();
 
   async saveClient(client: ClientRecord): Promise<void> {
-    this.clients.set(client.id, copy(client));
+    this.clients.set(client.id, copyClient(client));
   }
 
   async findClient(clientId: string): Promise<ClientRecord | null> {
     const client = this.clients.get(clientId);
-    return client ? copy(client) : null;
+    return client ? copyClient(client) : null;
   }
 
   async saveInteraction(interaction: InteractionRecord): Promise<void> {
-    this.interactions.set(interaction.idHash, copy(interaction));
+    this.interactions.set(interaction.idHash, copyInteraction(interaction));
   }
 
   async findInteraction(idHash: string): Promise<InteractionRecord | null> {
     const interaction = this.interactions.get(idHash);
-    return interaction ? copy(interaction) : null;
+    return interaction ? copyInteraction(interaction) : null;
   }
 
   async takeInteraction(idHash: string, now: number): Promise<InteractionRecord | null> {
@@ -63,23 +75,23 @@ export class MemoryStorage implements Storage {
     const key = pairKey(consent.accountUuid, consent.clientId);
     const existing = this.consents.get(key);
     const scope = existing ? [...new Set([...existing.scope, ...consent.scope])] : [...consent.scope];
-    this.consents.set(key, { ...copy(consent), scope });
+    this.consents.set(key, { ...consent, scope });
   }
 
   async findConsent(accountUuid: string, clientId: string): Promise<ConsentRecord | null> {
     const consent = this.consents.get(pairKey(accountUuid, clientId));
-    return consent ? copy(consent) : null;
+    return consent ? copyConsent(consent) : null;
   }
 
   async listConsents(accountUuid: string): Promise<ConsentRecord[]> {
     const prefix = pairKey(accountUuid, '');
     const out: ConsentRecord[] = [];
-    for (const [key, consent] of this.consents) if (key.startsWith(prefix)) out.push(copy(consent));
+    for (const [key, consent] of this.consents) if (key.startsWith(prefix)) out.push(copyConsent(consent));
     return out;
   }
 
   async createGrant(grant: GrantRecord, issued: { code?: CodeRecord; tokens?: TokenRecord[] }): Promise<void> {
-    this.grants.set(grant.id, { ...grant, scope: [...grant.scope], account: copy(grant.account) });
+    this.grants.set(grant.id, copyGrant(grant));
     const key = pairKey(grant.account.uuid, grant.clientId);
     let ids = this.grantsByPair.get(key);
     if (!ids) this.grantsByPair.set(key, (ids = new Set()));
