@@ -71,7 +71,18 @@ export function randomId(): string {
  * Synchronous (Web Crypto's digest is asynchronous and several times slower for short input).
  */
 export function sha256Base64url(value: string): string {
-  return base64url(sha256(encoder.encode(value)));
+  return base64url(sha256(utf8(value)));
+}
+
+/** UTF-8 bytes; tokens are ASCII, which skips the encoder (a measurable share of every lookup). */
+function utf8(value: string): Uint8Array {
+  const bytes = new Uint8Array(value.length);
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c > 127) return encoder.encode(value);
+    bytes[i] = c;
+  }
+  return bytes;
 }
 
 /** `sha256Base64url` behind the asynchronous signature the endpoints were written against. */
