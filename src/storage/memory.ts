@@ -155,6 +155,40 @@ export class MemoryStorage implements Storage {
     }
   }
 
+  /**
+   * Delete what can no longer matter at `now` (call it periodically; O(records)): expired
+   * interactions and codes; expired access and refresh tokens; rotated refresh tokens once the
+   * access token issued with them has expired (a replay after that is answered as an unknown
+   * token: still `invalid_grant`, without revoking the family); revoked grants with everything
+   * of theirs; grants with nothing left. Consents and clients stay.
+   */
+  prune(now: number): { interactions: number; codes: number; tokens: number; grants: number } {
+    const removed = { interactions: 0, codes: 0, tokens: 0, grants: 0 };
+    for (const [key, interaction] of this.interactions) {
+      if (now >= interaction.expiresAt) { this.interactions.delete(key); removed.interactions++; }
+    }
+    const expired = (t: TokenRecord | undefined) => !t || (t.expiresAt !== null && now >= t.expiresAt);
+    const doomed: string[] = [];
+    for (const [hash, token] of this.tokens) {
+      const pair = token.pairHash === null ? undefined : this.tokens.get(token.pairHash);
+      if (expired(token) || this.isRevoked(token.grantId) || (token.rotatedAt !== null && expired(pair))) doomed.push(hash);
+    }
+    for (const hash of doomed) { this.tokens.delete(hash); removed.tokens++; }
+    for (const [hash, code] of this.codes) {
+      if (now >= code.expiresAt || this.isRevoked(code.grantId)) { this.codes.delete(hash); removed.codes++; }
+    }
+    const alive = new Set<string>();
+    for (const token of this.tokens.values()) alive.add(token.grantId);
+    for (const code of this.codes.values()) alive.add(code.grantId);
+    for (const [id, grant] of this.grants) {
+      if (alive.has(id)) continue;
+      this.grants.delete(id);
+      this.grantsByPair.get(pairKey(grant.account.uuid, grant.clientId))?.delete(id);
+      removed.grants++;
+    }
+    return removed;
+  }
+
   private isRevoked(grantId: string): boolean {
     const grant = this.grants.get(grantId);
     return !grant || grant.revokedAt !== null;

@@ -126,3 +126,37 @@ describe('storage faults', () => {
     expect(d).toMatchObject({ type: 'error', status: 500, error: 'server_error' });
   });
 });
+
+describe('MemoryStorage.prune', () => {
+  it('keeps everything live and replay-relevant, drops what can no longer matter, and stays flat over a refresh chain', async () => {
+    const storage = new MemoryStorage();
+    const t = await setup({ storage });
+    const live = await t.tokens();
+    const pendingCode = await t.getCode();
+    let refresh = live.refresh_token;
+    const rotated: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      rotated.push(refresh);
+      refresh = json(await t.refresh(refresh)).refresh_token as string;
+    }
+    // Right after the chain: a replay of a just-rotated token is still recognised (the family dies).
+    expect(storage.prune(t.clock.now()).tokens).toBe(0);
+    const size = () => (storage as unknown as { tokens: Map<string, unknown> }).tokens.size;
+    const before = size();
+    // 31 days later, every rotated token's access token has expired: they go, the live refresh token stays.
+    t.clock.advance(31 * 24 * 3600 * 1000);
+    const removed = storage.prune(t.clock.now());
+    expect(removed.tokens).toBeGreaterThanOrEqual(100);
+    expect(removed.codes).toBe(2); // the used code and the pending one, both expired
+    expect(size()).toBeLessThan(before);
+    expect((await t.refresh(refresh)).status).toBe(200);
+    expect(json(await t.exchange(pendingCode)).error).toBe('invalid_grant');
+    // A replay of a pruned rotated token is still refused.
+    expect(json(await t.refresh(rotated[0]!)).error).toBe('invalid_grant');
+    // Revoked grants go entirely.
+    const doomed = await t.tokens();
+    await t.server.revoke(t.post('/v1/oauth/revoke', { token: doomed.access_token }));
+    expect(storage.prune(t.clock.now()).grants).toBeGreaterThanOrEqual(1);
+    expect(await storage.findToken((await import('../../src/crypto.js')).sha256Base64url(doomed.refresh_token))).toBeNull();
+  });
+});
