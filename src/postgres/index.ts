@@ -408,7 +408,12 @@ export class PostgresStorage implements Storage {
       const count = async (text: string) => (await this.pool.query(text, [at])).rowCount ?? 0;
       const interactions = await count(`DELETE FROM ${this.t.interactions} WHERE expires_at <= $1`);
       const codes = await count(`DELETE FROM ${this.t.codes} WHERE expires_at <= $1`);
-      const tokens = await count(`DELETE FROM ${this.t.tokens} WHERE expires_at IS NOT NULL AND expires_at <= $1`);
+      // A rotated refresh token is kept while the access token issued with it lives, so a replay
+      // in that window still revokes the family (as MemoryStorage.prune does).
+      const rotated = await count(`DELETE FROM ${this.t.tokens} AS r
+        WHERE r.kind = 'refresh' AND r.rotated_at IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM ${this.t.tokens} AS a WHERE a.hash = r.pair_hash AND (a.expires_at IS NULL OR a.expires_at > $1))`);
+      const tokens = rotated + await count(`DELETE FROM ${this.t.tokens} WHERE expires_at IS NOT NULL AND expires_at <= $1`);
       const grants = await count(`DELETE FROM ${this.t.grants} AS g
         WHERE (g.revoked_at IS NOT NULL AND g.revoked_at <= $1)
            OR (g.created_at <= $1

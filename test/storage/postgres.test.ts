@@ -106,7 +106,7 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
   });
 
   describe('prune()', () => {
-    it('deletes expired interactions, codes and tokens, revoked and empty grants; keeps used codes and rotated refresh tokens until they expire', async () => {
+    it('deletes expired interactions, codes and tokens, revoked and empty grants; keeps used codes until they expire and rotated refresh tokens while their access token lives', async () => {
       const s = schemaName('prune');
       created.push(s);
       const st = new PostgresStorage(pool, { schema: s });
@@ -133,14 +133,17 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       await st.revokeGrant(g3.id, T + 3);
       await st.saveConsent({ accountUuid: 'acct', clientId: 'client', scope: ['read'], grantedAt: T });
 
-      expect(await st.prune(T + 500)).toEqual({ interactions: 1, codes: 0, tokens: 1, grants: 1 });
+      // Before a1 (issued with r1) expires, the rotated r1 stays: its replay is still a replay.
+      expect(await st.prune(T + 50)).toEqual({ interactions: 1, codes: 0, tokens: 0, grants: 1 });
+      expect(await st.rotateRefreshToken('r1', T + 50, [])).toEqual({ ok: false, reason: 'used', grantId: g1.id, usedAt: T + 2 });
+      expect(await st.prune(T + 500)).toEqual({ interactions: 0, codes: 0, tokens: 2, grants: 0 });
       expect(await st.findInteraction('i-old')).toBeNull();
       expect(await st.findInteraction('i-new')).not.toBeNull();
       expect(await st.findToken('a1')).toBeNull(); // expired access token
       expect(await st.findToken('a3')).toBeNull(); // its grant was revoked
-      // The used code and the rotated refresh token are still there: a replay is still a replay.
+      // The used code is still there: a replay is still a replay. The rotated r1 went with a1.
       expect(await st.redeemCode('code-used', T + 500, [])).toEqual({ ok: false, reason: 'used', grantId: g1.id, usedAt: T + 1 });
-      expect(await st.rotateRefreshToken('r1', T + 500, [])).toEqual({ ok: false, reason: 'used', grantId: g1.id, usedAt: T + 2 });
+      expect(await st.findToken('r1')).toBeNull();
 
       expect(await st.prune(T + 600)).toEqual({ interactions: 0, codes: 2, tokens: 0, grants: 1 });
       expect(await st.findCode('code-used')).toBeNull();
