@@ -1,14 +1,17 @@
 /**
  * @node-oauth/oauth2-server 5 with a minimal in-memory model, written as its documentation's
  * examples are: Maps keyed by the clear code and token values (this library stores tokens as
- * given; hashing them would be the model's job), the client secret compared in clear, the
- * library's own token generation (an awaited `crypto.randomBytes`, i.e. the thread pool).
+ * given; hashing them would be the model's job), the client secret compared in clear, and the
+ * model's optional synchronous generators (`crypto.randomBytes(32)` without a callback): the
+ * library's own default awaits `crypto.randomBytes` through the thread pool, several times
+ * slower, and the issue asks for the best of each peer.
  *
  * Each operation starts from the same raw form body authgate gets and parses it with
  * URLSearchParams (the library expects a parsed body; a framework's body parser would do it),
  * and serialises the response body with JSON.stringify (authgate's answer is already serialised).
  * No revocation endpoint in this library: no W4.
  */
+import { randomBytes } from 'node:crypto';
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { CheckedContender, WorkloadId } from '../authgate.js';
 import { ACCOUNT, CALLBACK, codeFrom, FORM, STATE } from '../lib/fixture.js';
@@ -30,7 +33,17 @@ export function nodeOAuthContenders(): Partial<Record<WorkloadId, CheckedContend
   const accessTokens = new Map<string, OAuth2Server.Token>();
   const refreshTokens = new Map<string, OAuth2Server.Token>();
 
+  const token = () => randomBytes(32).toString('hex');
   const model: Model = {
+    async generateAccessToken() {
+      return token();
+    },
+    async generateRefreshToken() {
+      return token();
+    },
+    async generateAuthorizationCode() {
+      return token();
+    },
     async getClient(clientId, clientSecret) {
       const found = clients.get(clientId);
       if (!found || (clientSecret != null && clientSecret !== found.secret)) return null;
