@@ -64,6 +64,26 @@ export function randomId(): string {
   return hex(randomBytes(16));
 }
 
+/** The slice of node:crypto used when the runtime offers it (Node, Bun and Deno do). */
+interface NativeHash {
+  createHash(algorithm: 'sha256'): { update(data: string): { digest(encoding: 'base64url'): string } };
+}
+
+/**
+ * Node's native SHA-256, found by feature detection (`process.getBuiltinModule`, Node 20.16+)
+ * rather than imported, so bundles for Workers and browsers carry no `node:` import and fall
+ * back to @noble/hashes. Native is ~2.5x faster for a token (bench "primitives" table).
+ */
+const native: NativeHash | undefined = (() => {
+  try {
+    const runtime = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+    const module = runtime?.getBuiltinModule?.('node:crypto') as Partial<NativeHash> | undefined;
+    return typeof module?.createHash === 'function' ? (module as NativeHash) : undefined;
+  } catch {
+    return undefined;
+  }
+})();
+
 /**
  * SHA-256 of a secret, base64url. Tokens, codes, interaction ids and client secrets are stored
  * only in this form (RFC 6819 §5.1.4.1.3). Every one of them is 256 random bits, so a fast hash
@@ -71,6 +91,11 @@ export function randomId(): string {
  * Synchronous (Web Crypto's digest is asynchronous and several times slower for short input).
  */
 export function sha256Base64url(value: string): string {
+  return native ? native.createHash('sha256').update(value).digest('base64url') : portableSha256Base64url(value);
+}
+
+/** The same hash in pure JavaScript, for runtimes without node:crypto (Workers, browsers). */
+export function portableSha256Base64url(value: string): string {
   return base64url(sha256(utf8(value)));
 }
 
@@ -85,10 +110,6 @@ function utf8(value: string): Uint8Array {
   return bytes;
 }
 
-/** `sha256Base64url` behind the asynchronous signature the endpoints were written against. */
-export async function hashSecret(value: string): Promise<string> {
-  return sha256Base64url(value);
-}
 
 /**
  * Constant-time equality of two strings of the same length (hashes). Different lengths are

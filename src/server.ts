@@ -1,6 +1,6 @@
 import { redirectUriProblem } from './checks/redirect-uri.js';
 import { audit, type Context } from './context.js';
-import { hashSecret, randomId, randomToken } from './crypto.js';
+import { randomId, randomToken, sha256Base64url } from './crypto.js';
 import * as authorizeEndpoint from './endpoints/authorize.js';
 import { authenticate } from './endpoints/authenticate.js';
 import { revoke } from './endpoints/revoke.js';
@@ -78,7 +78,7 @@ export class AuthorizationServer {
       id: clientId,
       name,
       redirectUri,
-      secretHash: clientSecret === null ? null : await hashSecret(clientSecret),
+      secretHash: clientSecret === null ? null : sha256Base64url(clientSecret),
       createdAt: this.ctx.clock.now(),
     });
     audit(this.ctx, { type: 'client.registered', clientId, public: isPublic });
@@ -172,7 +172,7 @@ export class AuthorizationServer {
    */
   async describeInteraction(interactionId: string): Promise<{ kind: 'login' | 'consent'; client: { id: string; name: string }; scope: string[]; accountHint?: string; expiresAt: number } | null> {
     if (typeof interactionId !== 'string' || !interactionId || interactionId.length > 200) return null;
-    const record = await this.ctx.storage.findInteraction(await hashSecret(interactionId));
+    const record = await this.ctx.storage.findInteraction(sha256Base64url(interactionId));
     if (!record || this.ctx.clock.now() >= record.expiresAt) return null;
     const client = await this.ctx.storage.findClient(record.request.clientId);
     if (!client) return null;
@@ -200,7 +200,7 @@ export class AuthorizationServer {
     const client = typeof clientId === 'string' && clientId.length <= 200 ? await this.ctx.storage.findClient(clientId) : null;
     if (!client || client.secretHash === null) throw new OAuthError('invalid_client', 'The application is unknown or has no client secret.');
     const clientSecret = randomToken();
-    await this.ctx.storage.saveClient({ ...client, secretHash: await hashSecret(clientSecret) });
+    await this.ctx.storage.saveClient({ ...client, secretHash: sha256Base64url(clientSecret) });
     audit(this.ctx, { type: 'client.secret_reset', clientId: client.id });
     return { clientId: client.id, clientSecret };
   }

@@ -1,4 +1,4 @@
-import { hashSecret, timingSafeEqual } from '../crypto.js';
+import { sha256Base64url, timingSafeEqual } from '../crypto.js';
 import { OAuthError } from '../errors.js';
 import { header, repeatedHeader } from '../http.js';
 import type { ClientRecord, Storage } from '../storage/types.js';
@@ -79,7 +79,7 @@ export async function authenticateClient(storage: Storage, credentials: ClientCr
   // Built only on failure: an Error captures a stack trace, a few µs on every request otherwise.
   const failure = () => (credentials.method === 'basic' ? basicFailure() : new OAuthError('invalid_client', 'Client authentication failed.', 401));
   const client = credentials.clientId.length <= 200 ? await storage.findClient(credentials.clientId) : null;
-  const presented = await hashSecret(credentials.secret ?? '');
+  const presented = sha256Base64url(credentials.secret ?? '');
   const expected = client?.secretHash ?? DUMMY_HASH;
   const match = timingSafeEqual(presented, expected);
   if (client && client.secretHash === null) {

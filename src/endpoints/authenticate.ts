@@ -47,7 +47,8 @@ export async function authenticate(ctx: Context, request: OAuthRequest): Promise
     return challenge(ctx, 401, 'invalid_token', 'The access token is invalid, expired or revoked.');
   }
 
-  const key = await tokenKey(ctx, token);
+  const pending = tokenKey(ctx, token);
+  const key = typeof pending === 'string' ? pending : await pending;
   const found = key === null ? null : await ctx.storage.findToken(key);
   const now = ctx.clock.now();
   if (

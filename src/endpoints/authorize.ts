@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { hashSecret, randomId, randomToken } from '../crypto.js';
+import { randomId, randomToken, sha256Base64url } from '../crypto.js';
 import { covers } from '../checks/scope.js';
 import { redirectTo, redirectUriMatches } from '../checks/redirect-uri.js';
 import { parseChallenge } from '../checks/pkce.js';
@@ -185,7 +185,7 @@ async function interaction(
   const id = randomToken();
   const expiresAt = ctx.clock.now() + ctx.options.lifetimes.interaction * 1000;
   const record: InteractionRecord = {
-    idHash: await hashSecret(id),
+    idHash: sha256Base64url(id),
     kind,
     request: req,
     requestedAt,
@@ -216,7 +216,7 @@ async function issue(ctx: Context, client: ClientRecord, req: AuthorizationReque
     const code = `${ctx.options.tokenPrefixes.code}${randomToken()}`;
     await ctx.storage.createGrant(grant, {
       code: {
-        hash: await hashSecret(code),
+        hash: sha256Base64url(code),
         grantId: grant.id,
         clientId: client.id,
         redirectUri: req.redirectUri,
@@ -258,7 +258,7 @@ function validId(id: unknown): id is string {
  */
 export async function resume(ctx: Context, interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
   if (!validId(interactionId)) return errorPage('invalid_request', EXPIRED);
-  const record = await ctx.storage.takeInteraction(await hashSecret(interactionId), ctx.clock.now());
+  const record = await ctx.storage.takeInteraction(sha256Base64url(interactionId), ctx.clock.now());
   if (!record) return errorPage('invalid_request', EXPIRED);
   const client = await ctx.storage.findClient(record.request.clientId);
   if (!client) return errorPage('invalid_client', 'The application (client_id) is not known.');
@@ -275,7 +275,7 @@ export async function resume(ctx: Context, interactionId: string, request: OAuth
  */
 async function takeConsent(ctx: Context, interactionId: string, request: OAuthRequest): Promise<InteractionRecord | AuthorizeDecision> {
   if (!validId(interactionId)) return errorPage('invalid_request', EXPIRED);
-  const idHash = await hashSecret(interactionId);
+  const idHash = sha256Base64url(interactionId);
   const found = await ctx.storage.findInteraction(idHash);
   if (!found || found.kind !== 'consent' || ctx.clock.now() >= found.expiresAt) return errorPage('invalid_request', EXPIRED);
   const session = await ctx.sessions.current(request);

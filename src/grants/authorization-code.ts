@@ -1,4 +1,4 @@
-import { hashSecret } from '../crypto.js';
+import { sha256Base64url } from '../crypto.js';
 import { checkVerifier } from '../checks/pkce.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
@@ -29,7 +29,7 @@ export async function authorizationCodeGrant(
   if (params.redirect_uri === undefined) throw new OAuthError('invalid_request', 'The redirect_uri parameter is missing.');
   if (params.code.length > MAX_TOKEN_LENGTH) throw invalidGrant();
 
-  const hash = await hashSecret(params.code);
+  const hash = sha256Base64url(params.code);
   const code = await ctx.storage.findCode(hash);
   // Bound to its client and its redirect URI (RFC 6749 §4.1.3); a mismatch uses nothing up.
   if (!code || code.clientId !== client.id || code.redirectUri !== params.redirect_uri) throw invalidGrant();

@@ -1,4 +1,4 @@
-import { hashSecret, randomToken } from '../crypto.js';
+import { randomToken, sha256Base64url } from '../crypto.js';
 import type { Context } from '../context.js';
 import type { GrantRecord, TokenRecord } from '../storage/types.js';
 import { looksLikeJwt } from '../tokens/jwt.js';
@@ -34,7 +34,7 @@ export async function mintAccessToken(ctx: Context, family: Family, scope: strin
   const secret = randomToken();
   const token = ctx.jwt ? undefined : `${ctx.options.tokenPrefixes.accessToken}${secret}`;
   const record: TokenRecord = {
-    hash: await hashSecret(token ?? secret),
+    hash: sha256Base64url(token ?? secret),
     kind: 'access',
     grantId: family.grantId,
     clientId: family.clientId,
@@ -65,12 +65,12 @@ export async function accessTokenValue(ctx: Context, access: MintedAccess, grant
  * The storage key of a presented access or refresh token: the hash of the token, or of the
  * `jti` of a JWT this server signed; `null` for a JWT that does not verify.
  */
-export async function tokenKey(ctx: Context, token: string): Promise<string | null> {
+export function tokenKey(ctx: Context, token: string): string | Promise<string | null> {
   if (ctx.jwt && looksLikeJwt(token)) {
-    const jti = await ctx.jwt.jti(token, ctx.clock.now());
-    return jti === null ? null : hashSecret(jti);
+    return ctx.jwt.jti(token, ctx.clock.now()).then((jti) => (jti === null ? null : sha256Base64url(jti)));
   }
-  return hashSecret(token);
+  // Synchronous for opaque tokens: the bearer check runs on every API request.
+  return sha256Base64url(token);
 }
 
 /** A new access + refresh pair of a grant. Nothing is stored yet. */
@@ -79,7 +79,7 @@ export async function mintPair(ctx: Context, family: Family, scope: string[], no
   const refreshToken = `${ctx.options.tokenPrefixes.refreshToken}${randomToken()}`;
   const refreshLifetime = ctx.options.lifetimes.refreshToken;
   const refresh: TokenRecord = {
-    hash: await hashSecret(refreshToken),
+    hash: sha256Base64url(refreshToken),
     kind: 'refresh',
     grantId: family.grantId,
     clientId: family.clientId,

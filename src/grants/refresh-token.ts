@@ -1,4 +1,4 @@
-import { hashSecret } from '../crypto.js';
+import { sha256Base64url } from '../crypto.js';
 import { covers } from '../checks/scope.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
@@ -22,7 +22,7 @@ export async function refreshTokenGrant(
   if (params.refresh_token === undefined) throw new OAuthError('invalid_request', 'The refresh_token parameter is missing.');
   if (params.refresh_token.length > MAX_TOKEN_LENGTH) throw invalidGrant();
 
-  const hash = await hashSecret(params.refresh_token);
+  const hash = sha256Base64url(params.refresh_token);
   const found = await ctx.storage.findToken(hash);
   // Credentials that were sent must belong to the token's client (RFC 6749 §6); a mismatch
   // rotates and revokes nothing, or anyone could burn another client's token.

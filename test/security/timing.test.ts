@@ -4,14 +4,14 @@ import { setup } from '../helpers.js';
 
 vi.mock('../../src/crypto.js', async (importOriginal) => {
   const original = await importOriginal<typeof import('../../src/crypto.js')>();
-  return { ...original, hashSecret: vi.fn(original.hashSecret), timingSafeEqual: vi.fn(original.timingSafeEqual) };
+  return { ...original, sha256Base64url: vi.fn(original.sha256Base64url), timingSafeEqual: vi.fn(original.timingSafeEqual) };
 });
 
 /** CA-09: an unknown client costs the same work as a wrong secret, so timing tells nothing. */
 describe('client authentication timing', () => {
   it('unknown client and wrong secret each run one hash and one constant-time comparison', async () => {
     const t = await setup();
-    const hash = vi.mocked(crypto.hashSecret);
+    const hash = vi.mocked(crypto.sha256Base64url);
     const compare = vi.mocked(crypto.timingSafeEqual);
     hash.mockClear();
     compare.mockClear();

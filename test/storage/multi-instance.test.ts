@@ -20,7 +20,7 @@ import { createInterface } from 'node:readline';
 import { Client } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthorizationServer, type RegisteredClient } from '../../src/index.js';
-import { hashSecret } from '../../src/crypto.js';
+import { sha256Base64url } from '../../src/crypto.js';
 import { PostgresStorage } from '../../src/postgres/index.js';
 import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
 
@@ -122,7 +122,7 @@ async function tokens(instance: Instance, code: string): Promise<{ access: strin
 
 /** Live refresh tokens of the grant a token belongs to, read from the database directly. */
 async function liveRefreshTokens(anyTokenOfTheFamily: string): Promise<{ grantRevoked: boolean; live: string[] }> {
-  const hash = await hashSecret(anyTokenOfTheFamily);
+  const hash = sha256Base64url(anyTokenOfTheFamily);
   const { rows } = await pool.query(
     `SELECT g.revoked_at, coalesce(array_agg(t.hash) FILTER (WHERE t.kind = 'refresh' AND t.rotated_at IS NULL AND t.revoked_at IS NULL), '{}') AS live
        FROM "${schema}".authgate_tokens AS mine
@@ -211,7 +211,7 @@ describe.skipIf(!DATABASE_URL)('several authgate processes on one PostgreSQL dat
       expect(results.filter((r) => r.status !== 200).every((r) => r.status === 400 && r.body['error'] === 'invalid_grant'), JSON.stringify(results.map((r) => r.status))).toBe(true);
       const family = await liveRefreshTokens(issued.refresh);
       // Exactly one rotation happened (one new refresh token in the family), and the replays revoked it.
-      const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".authgate_tokens WHERE grant_id = (SELECT grant_id FROM "${schema}".authgate_tokens WHERE hash = $1) AND kind = 'refresh'`, [await hashSecret(issued.refresh)]);
+      const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".authgate_tokens WHERE grant_id = (SELECT grant_id FROM "${schema}".authgate_tokens WHERE hash = $1) AND kind = 'refresh'`, [sha256Base64url(issued.refresh)]);
       expect(rows[0].n).toBe(2);
       expect(family.live.length).toBeLessThanOrEqual(1);
       expect(family.grantRevoked).toBe(true);
@@ -284,7 +284,7 @@ describe.skipIf(!DATABASE_URL)('several authgate processes on one PostgreSQL dat
       expect(family.grantRevoked).toBe(false);
       // Never zero, never two: exactly one live refresh token per family.
       expect(family.live, JSON.stringify(chain)).toHaveLength(1);
-      const heldHash = await hashSecret(chain.held.refresh);
+      const heldHash = sha256Base64url(chain.held.refresh);
       if (family.live[0] === heldHash) {
         // The client's tokens are current: both still work (at the surviving instance).
         expect(await me(b, chain.held.access)).toBe(200);
@@ -304,7 +304,7 @@ describe.skipIf(!DATABASE_URL)('several authgate processes on one PostgreSQL dat
     for (const exchange of exchanges) {
       const { rows } = await pool.query(
         `SELECT c.used_at, (SELECT count(*)::int FROM "${schema}".authgate_tokens AS t WHERE t.grant_id = c.grant_id) AS tokens
-           FROM "${schema}".authgate_codes AS c WHERE c.hash = $1`, [await hashSecret(exchange.code)]);
+           FROM "${schema}".authgate_codes AS c WHERE c.hash = $1`, [sha256Base64url(exchange.code)]);
       // A code is used if and only if its tokens exist: redemption and inserts commit together.
       expect(rows[0].used_at === null ? 0 : 2, JSON.stringify(rows[0])).toBe(rows[0].tokens);
       if (exchange.received) {
