@@ -15,6 +15,10 @@ import { ScopePolicy } from './checks/scope.js';
 import { JwtAccessTokens } from './tokens/jwt.js';
 import type { AuthenticateResult, AuthorizationInfo, AuthorizeDecision, ClientInfo, OAuthRequest, OAuthResponse, RegisteredClient, RegisteredPublicClient } from './types.js';
 
+/** A string that could be a client id: bounded, no control characters (a NUL breaks SQL stores). */
+const plausibleClientId = (value: unknown): value is string =>
+  typeof value === 'string' && value.length > 0 && value.length <= 200 && !/[\x00-\x1f\x7f]/.test(value);
+
 /**
  * The authorization server: one method per endpoint, each taking plain values and returning a
  * plain decision or response. It never throws at its caller for anything a client can send;
@@ -39,7 +43,8 @@ export class AuthorizationServer {
       options: this.options,
       storage: this.options.storage,
       sessions: this.options.sessions,
-      clock: this.options.clock,
+      // Whole milliseconds, whatever the injected clock returns (stores keep integers).
+      clock: { now: () => Math.floor(this.options.clock.now()) },
       scopes: new ScopePolicy(this.options.scopes),
       ...(this.options.accessTokenFormat === 'jwt' && {
         jwt: new JwtAccessTokens({
@@ -67,7 +72,9 @@ export class AuthorizationServer {
   async registerClient(input: { name: string; redirectUri: string; public: true }): Promise<RegisteredPublicClient>;
   async registerClient(input: { name: string; redirectUri: string; public?: boolean }): Promise<RegisteredClient | RegisteredPublicClient> {
     const name = typeof input?.name === 'string' ? input.name.trim() : '';
-    if (!name || name.length > 200) throw new OAuthError('invalid_request', 'The application name must be 1 to 200 characters.');
+    if (!name || name.length > 200 || /[\x00-\x1f\x7f]/.test(name)) {
+      throw new OAuthError('invalid_request', 'The application name must be 1 to 200 characters, without control characters.');
+    }
     const isPublic = input.public === true;
     const redirectUri = input.redirectUri;
     const problem = typeof redirectUri === 'string' ? redirectUriProblem(redirectUri, isPublic) : 'is not a string';
@@ -187,7 +194,7 @@ export class AuthorizationServer {
 
   /** A registered application, without its secret; `null` when unknown. */
   async getClient(clientId: string): Promise<ClientInfo | null> {
-    const client = typeof clientId === 'string' && clientId.length <= 200 ? await this.ctx.storage.findClient(clientId) : null;
+    const client = plausibleClientId(clientId) ? await this.ctx.storage.findClient(clientId) : null;
     return client && { clientId: client.id, name: client.name, redirectUri: client.redirectUri, public: client.secretHash === null, createdAt: client.createdAt };
   }
 
@@ -197,7 +204,7 @@ export class AuthorizationServer {
    * @throws OAuthError `invalid_client` when the client is unknown or public.
    */
   async resetClientSecret(clientId: string): Promise<{ clientId: string; clientSecret: string }> {
-    const client = typeof clientId === 'string' && clientId.length <= 200 ? await this.ctx.storage.findClient(clientId) : null;
+    const client = plausibleClientId(clientId) ? await this.ctx.storage.findClient(clientId) : null;
     if (!client || client.secretHash === null) throw new OAuthError('invalid_client', 'The application is unknown or has no client secret.');
     const clientSecret = randomToken();
     await this.ctx.storage.saveClient({ ...client, secretHash: sha256Base64url(clientSecret) });

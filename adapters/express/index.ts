@@ -45,12 +45,17 @@ class BodyError extends Error {
 
 /** The raw body (a host parser may already have consumed it: then its result). */
 function readBody(req: Request, limit: number): Promise<OAuthRequest['body']> {
-  if (req.readableEnded || (req as { _body?: boolean })._body) {
-    const parsed: unknown = req.body;
-    return Promise.resolve(typeof parsed === 'string' || (typeof parsed === 'object' && parsed !== null) ? (parsed as OAuthRequest['body']) : undefined);
-  }
+  // The limit holds even when a host parser (with its own, larger limit) read the body first.
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > limit) return Promise.reject(new BodyError(413, `The request body is larger than ${limit} bytes.`));
+  if (req.readableEnded || (req as { _body?: boolean })._body) {
+    const parsed: unknown = req.body;
+    // express.raw() leaves a Buffer, express.json() an object the core would not read as JSON:
+    // hand both over as the text they were.
+    if (Buffer.isBuffer(parsed)) return Promise.resolve(parsed.toString('utf8'));
+    if (typeof parsed === 'object' && parsed !== null && /json/i.test(req.headers['content-type'] ?? '')) return Promise.resolve(JSON.stringify(parsed));
+    return Promise.resolve(typeof parsed === 'string' || (typeof parsed === 'object' && parsed !== null) ? (parsed as OAuthRequest['body']) : undefined);
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -117,7 +122,8 @@ export function createOAuthRouter(server: AuthorizationServer, options: OAuthRou
   const decide = async (req: Request, res: Response, decision: AuthorizeDecision, request: OAuthRequest) => {
     if (decision.type === 'login' && options.onLogin) return options.onLogin(req, res, decision.interaction);
     if (decision.type === 'consent' && options.onConsent) return options.onConsent(req, res, decision.interaction);
-    send(res, interactionResponse(decision, request, options));
+    // Mounted under a path (app.use('/auth', router)): the pages link there.
+    send(res, interactionResponse(decision, request, { ...options, basePath: req.baseUrl + basePath }));
   };
 
   const handle = (withBody: boolean, run: (request: OAuthRequest) => Promise<AuthorizeDecision | OAuthResponse>): RequestHandler =>
@@ -141,7 +147,8 @@ export function createOAuthRouter(server: AuthorizationServer, options: OAuthRou
   router.all(`${basePath}/revoke`, handle(true, (request) => server.revoke(request)));
   router.all(`${basePath}/introspect`, handle(true, (request) => server.introspect(request)));
   router.all(`${basePath}/register`, handle(true, (request) => server.registerDynamic(request)));
-  router.all('/.well-known/oauth-authorization-server', handle(false, async (request) => server.metadata(request, { basePath })));
+  router.all('/.well-known/oauth-authorization-server', (req, res, next) =>
+    handle(false, async (request) => server.metadata(request, { basePath: req.baseUrl + basePath, ...(req.baseUrl && { documentsPath: req.baseUrl }) }))(req, res, next));
   router.all('/.well-known/jwks.json', handle(false, (request) => server.jwks(request)));
   return router;
 }

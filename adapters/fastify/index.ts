@@ -107,14 +107,19 @@ export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastif
   const basePath = options.basePath ?? '/v1/oauth';
   const limit = options.bodyLimit ?? 64 * 1024;
   // The pages link to where the routes really are, prefix included.
-  const ui: InteractionUiOptions = { ...(options.loginUrl !== undefined && { loginUrl: options.loginUrl }), basePath: fastify.prefix + basePath };
+  const ui: InteractionUiOptions = {
+    ...(options.loginUrl !== undefined && { loginUrl: options.loginUrl }),
+    ...(options.siteName !== undefined && { siteName: options.siteName }),
+    basePath: fastify.prefix + basePath,
+  };
 
   // The core judges content types (anything but a form is invalid_request); Fastify would answer
   // a malformed or empty Content-Type with its own 415 before any handler. So the header is hidden
   // from Fastify's body parsing and handed back before the handler runs.
   fastify.addHook('onRequest', async (request) => {
     const headers = request.headers;
-    if (headers['content-type'] === undefined) return;
+    // Fastify itself refuses a QUERY without a Content-Type: leave that one as it came.
+    if (headers['content-type'] === undefined || request.method === 'QUERY') return;
     hidden.set(request, headers);
     request.headers = { ...headers, 'content-type': undefined };
   });

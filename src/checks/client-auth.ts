@@ -78,7 +78,8 @@ const DUMMY_HASH = 'x'.repeat(43);
 export async function authenticateClient(storage: Storage, credentials: ClientCredentials): Promise<ClientRecord> {
   // Built only on failure: an Error captures a stack trace, a few µs on every request otherwise.
   const failure = () => (credentials.method === 'basic' ? basicFailure() : new OAuthError('invalid_client', 'Client authentication failed.', 401));
-  const client = credentials.clientId.length <= 200 ? await storage.findClient(credentials.clientId) : null;
+  // Control characters are never part of a client id (and a NUL would break a SQL store).
+  const client = credentials.clientId.length <= 200 && !/[\x00-\x1f\x7f]/.test(credentials.clientId) ? await storage.findClient(credentials.clientId) : null;
   const presented = sha256Base64url(credentials.secret ?? '');
   const expected = client?.secretHash ?? DUMMY_HASH;
   const match = timingSafeEqual(presented, expected);

@@ -27,10 +27,11 @@ export function errorPage(error: string, description: string, status = 400): Aut
 }
 
 const PROMPTS = ['none', 'login', 'select_account'] as const;
+const CONTROL = /[\x00-\x1f\x7f]/;
 
 // The remaining parameters, validated once they are known to be single (zod issue → invalid_request).
 const restSchema = z.object({
-  state: z.string().max(2048, 'state is longer than 2048 characters').optional(),
+  state: z.string().max(2048, 'state is longer than 2048 characters').regex(/^[^\x00-\x1f\x7f]*$/, 'state contains control characters').optional(),
   prompt: z.string().max(200).optional()
     .transform((v) => (v === undefined ? ['select_account'] : v.split(' ')))
     .refine((values) => values.every((p) => (PROMPTS as readonly string[]).includes(p)), 'prompt holds an unknown value')
@@ -67,7 +68,8 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
   if (!clientIds || clientIds.length !== 1 || !clientIds[0]) {
     return errorPage('invalid_request', 'The request must name the application exactly once (client_id).');
   }
-  const client = clientIds[0].length <= 200 ? await ctx.storage.findClient(clientIds[0]) : null;
+  // Control characters are never part of a client id (and a NUL would break a SQL store).
+  const client = clientIds[0].length <= 200 && !CONTROL.test(clientIds[0]) ? await ctx.storage.findClient(clientIds[0]) : null;
   if (!client) return errorPage('invalid_client', 'The application (client_id) is not known.');
 
   const redirectUris = params.get('redirect_uri');

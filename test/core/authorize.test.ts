@@ -29,11 +29,28 @@ describe('authorization endpoint (SPEC 4.1)', () => {
 
   it('state with reserved characters is echoed exactly and cannot add parameters', async () => {
     const t = await setup();
-    const state = 'a&code=evil#x y+%\r\nSet-Cookie: z=1';
+    const state = 'a&code=evil#x y+%;Set-Cookie: z=1 é';
     const url = await t.authorizeAndApprove({ state });
     expect(url.searchParams.get('state')).toBe(state);
     expect(url.searchParams.getAll('code')).toHaveLength(1);
-    expect(url.href).not.toMatch(/[\r\n]/);
+  });
+
+  it('state with control characters (CR, LF, NUL) is invalid_request, not echoed', async () => {
+    const t = await setup();
+    for (const state of ['a\r\nSet-Cookie: z=1', 'a\u0000b', '\t']) {
+      const d = await t.server.authorize(t.get(t.authorizeUrl({ state }), t.ada));
+      if (d.type !== 'redirect') throw new Error(d.type);
+      const url = new URL(d.location);
+      expect(url.searchParams.get('error')).toBe('invalid_request');
+      expect(url.searchParams.has('state')).toBe(false);
+      expect(d.location).not.toMatch(/[\r\n\u0000]/);
+    }
+  });
+
+  it('a client_id with control characters is an unknown client, without a storage lookup', async () => {
+    const t = await setup();
+    expect(await t.server.authorize(t.get(t.authorizeUrl({ client_id: 'a\u0000b' }), t.ada))).toMatchObject({ type: 'error', error: 'invalid_client' });
+    expect(await t.server.getClient('a\u0000b')).toBeNull();
   });
 
   it('keeps a query that is part of the registered callback URL and appends to it', async () => {

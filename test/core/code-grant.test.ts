@@ -132,6 +132,13 @@ describe('client authentication at the token endpoint (SPEC 7.2 invalid_client)'
     expect((await t.exchange(code)).status).toBe(200);
   });
 
+  it('a client_id with a NUL byte is invalid_client like any unknown client', async () => {
+    const t = await setup();
+    const res = await t.exchange('x', { client_id: 'a\u0000b', client_secret: 's' });
+    expect(res.status).toBe(401);
+    expect(json(res).error).toBe('invalid_client');
+  });
+
   it('no client authentication included at all: invalid_client', async () => {
     const t = await setup();
     const code = await t.getCode();

@@ -41,7 +41,7 @@ describe('registering an application (SPEC 2.1)', () => {
 
   it('refuses an empty or over-long name', async () => {
     const t = await setup();
-    for (const name of ['', '   ', 'x'.repeat(201)]) {
+    for (const name of ['', '   ', 'x'.repeat(201), 'a\u0000b', 'line\nbreak']) {
       expect(isOAuthError(await t.server.registerClient({ name, redirectUri: 'https://a.example/cb' }).catch((e: unknown) => e))).toBe(true);
     }
   });
