@@ -92,5 +92,3 @@ export async function authenticateClient(storage: Storage, credentials: ClientCr
   return client;
 }
 
-/** Params names the client-authentication step reads. */
-export const CLIENT_PARAMS = ['client_id', 'client_secret'] as const;
