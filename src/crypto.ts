@@ -1,7 +1,8 @@
 /**
- * Randomness, hashing and comparison with Web platform APIs and pure JavaScript only
+ * Randomness, hashing and comparison with Web platform APIs and pure JavaScript
  * (`globalThis.crypto.getRandomValues`, `@noble/hashes`), so the core runs unchanged on Node,
- * Bun, Deno and edge runtimes.
+ * Bun, Deno and edge runtimes; where node:crypto and node:buffer exist, their native hashing
+ * and encoding replace the JavaScript ones (same results, a fraction of the cost).
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 
@@ -34,21 +35,52 @@ export function hex(bytes: Uint8Array): string {
   return out;
 }
 
+/** The slice of node:crypto and node:buffer used when the runtime offers them (Node, Bun and Deno do). */
+interface NativeCrypto {
+  /** One-shot hash: Node 20.12+ and 21.7+; about 3x cheaper than createHash for a token. */
+  hash?(algorithm: 'sha256', data: string, encoding: 'base64url'): string;
+  createHash(algorithm: 'sha256'): { update(data: string): { digest(encoding: 'base64url'): string } };
+}
+interface NativeBuffer {
+  from(buffer: ArrayBuffer): { toString(encoding: 'base64url' | 'hex', start: number, end: number): string };
+}
+
+/**
+ * Node's native modules, found by feature detection (`process.getBuiltinModule`, Node 20.16+)
+ * rather than imported, so bundles for Workers and browsers carry no `node:` import and fall
+ * back to @noble/hashes and the JavaScript encoders above.
+ */
+function builtin<T>(id: string, check: (module: Record<string, unknown>) => boolean): T | undefined {
+  try {
+    const runtime = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+    const module = runtime?.getBuiltinModule?.(id) as Record<string, unknown> | undefined;
+    return module && check(module) ? (module as T) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+const nativeCrypto = builtin<NativeCrypto>('node:crypto', (m) => typeof m.createHash === 'function');
+const nativeHash = typeof nativeCrypto?.hash === 'function' ? nativeCrypto.hash.bind(nativeCrypto) : undefined;
+const NativeBufferClass = builtin<{ Buffer: NativeBuffer }>('node:buffer', (m) => typeof (m.Buffer as NativeBuffer | undefined)?.from === 'function')?.Buffer;
+
 // One getRandomValues call fills a pool that serves many tokens: the call's fixed cost (about
-// 3 µs on Node) dominates for 32 bytes. Every pooled byte is handed out once.
+// 3 µs on Node) dominates for 32 bytes. Every pooled byte is handed out once. On Node the pool
+// is also viewed as a Buffer, whose native base64url/hex encoders are ~7x faster than ours.
 const POOL_SIZE = 4096;
 let pool = new Uint8Array(0);
+let poolView: ReturnType<NativeBuffer['from']> | undefined;
 let poolOffset = 0;
 
-function randomBytes(length: number): Uint8Array {
-  if (length > POOL_SIZE) return globalThis.crypto.getRandomValues(new Uint8Array(length));
+/** The offset of `length` fresh random bytes in `pool`. */
+function take(length: number): number {
   if (poolOffset + length > pool.length) {
     pool = globalThis.crypto.getRandomValues(new Uint8Array(POOL_SIZE));
+    poolView = NativeBufferClass?.from(pool.buffer);
     poolOffset = 0;
   }
-  const bytes = pool.subarray(poolOffset, poolOffset + length);
+  const start = poolOffset;
   poolOffset += length;
-  return bytes;
+  return start;
 }
 
 /**
@@ -56,33 +88,21 @@ function randomBytes(length: number): Uint8Array {
  * RFC 6749 §10.10 asks for at most 2^-128 guessing odds; this gives 2^-256.
  */
 export function randomToken(): string {
-  return base64url(randomBytes(32));
+  const start = take(32);
+  return poolView ? poolView.toString('base64url', start, start + 32) : base64url(pool.subarray(start, start + 32));
 }
 
 /** A new public identifier (client ids, grant ids): 16 random bytes as 32 hex characters. */
 export function randomId(): string {
-  return hex(randomBytes(16));
+  const start = take(16);
+  return poolView ? poolView.toString('hex', start, start + 16) : hex(pool.subarray(start, start + 16));
 }
 
-/** The slice of node:crypto used when the runtime offers it (Node, Bun and Deno do). */
-interface NativeHash {
-  createHash(algorithm: 'sha256'): { update(data: string): { digest(encoding: 'base64url'): string } };
+/** The same values with the JavaScript encoders only, as runtimes without node:buffer get them. */
+export function portableRandomToken(): string {
+  const start = take(32);
+  return base64url(pool.subarray(start, start + 32));
 }
-
-/**
- * Node's native SHA-256, found by feature detection (`process.getBuiltinModule`, Node 20.16+)
- * rather than imported, so bundles for Workers and browsers carry no `node:` import and fall
- * back to @noble/hashes. Native is ~2.5x faster for a token (bench "primitives" table).
- */
-const native: NativeHash | undefined = (() => {
-  try {
-    const runtime = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
-    const module = runtime?.getBuiltinModule?.('node:crypto') as Partial<NativeHash> | undefined;
-    return typeof module?.createHash === 'function' ? (module as NativeHash) : undefined;
-  } catch {
-    return undefined;
-  }
-})();
 
 /**
  * SHA-256 of a secret, base64url. Tokens, codes, interaction ids and client secrets are stored
@@ -91,7 +111,8 @@ const native: NativeHash | undefined = (() => {
  * Synchronous (Web Crypto's digest is asynchronous and several times slower for short input).
  */
 export function sha256Base64url(value: string): string {
-  return native ? native.createHash('sha256').update(value).digest('base64url') : portableSha256Base64url(value);
+  if (nativeHash) return nativeHash('sha256', value, 'base64url');
+  return nativeCrypto ? nativeCrypto.createHash('sha256').update(value).digest('base64url') : portableSha256Base64url(value);
 }
 
 /** The same hash in pure JavaScript, for runtimes without node:crypto (Workers, browsers). */

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { renderConsentPage, renderErrorPage, type AuditEvent } from '../../src/index.js';
 import { createHash } from 'node:crypto';
-import { portableSha256Base64url, randomToken, sha256Base64url, timingSafeEqual } from '../../src/crypto.js';
+import { portableRandomToken, portableSha256Base64url, randomId, randomToken, sha256Base64url, timingSafeEqual } from '../../src/crypto.js';
 import { json, setup } from '../helpers.js';
 
 /** S-01..S-06, CA-07..CA-10, CA-13, U-13..U-15, R-03: secrets, randomness, audit, pages. */
@@ -66,6 +66,20 @@ describe('secrets', () => {
     for (let i = 0; i < 20_000; i++) seen.add(randomToken());
     expect(seen.size).toBe(20_000);
     for (const token of seen) expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('C-07/T-06: the native and the JavaScript encoders draw from one pool and never hand out the same bytes twice', () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 5_000; i++) {
+      // Interleaved, so a native encoder reading the wrong window of the pool would repeat a value.
+      seen.add(randomToken());
+      seen.add(portableRandomToken());
+      seen.add(randomId());
+    }
+    expect(seen.size).toBe(15_000);
+    for (const value of seen) expect(value).toMatch(/^(?:[A-Za-z0-9_-]{43}|[0-9a-f]{32})$/);
+    // Both encoders are the same function of the bytes: decoding gives 32 bytes back either way.
+    for (const token of [randomToken(), portableRandomToken()]) expect(Buffer.from(token, 'base64url').toString('base64url')).toBe(token);
   });
 
   it('S-06: codes and tokens come from the CSPRNG; the core never reads Math.random or the system clock', async () => {
