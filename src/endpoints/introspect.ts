@@ -2,11 +2,9 @@ import type { Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { tokenKey } from '../grants/issue.js';
 import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
-import { jsonResponse, requestParams, single, validateParams } from '../http.js';
+import { jsonResponse, requestParams, singleWithin } from '../http.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
-import { optionalClient, requirePost, tokenParamsSchema } from './token.js';
-
-const PARAMS = ['token', 'token_type_hint', 'client_id', 'client_secret'] as const;
+import { optionalClient, requirePost, TOKEN_ABOUT_PARAMS } from './token.js';
 
 /**
  * POST /v1/oauth/introspect (RFC 7662). The caller must authenticate as a confidential client,
@@ -15,7 +13,7 @@ const PARAMS = ['token', 'token_type_hint', 'client_id', 'client_secret'] as con
  */
 export async function introspect(ctx: Context, request: OAuthRequest): Promise<OAuthResponse> {
   requirePost(request);
-  const params = validateParams(tokenParamsSchema, single(requestParams(request), PARAMS));
+  const params = singleWithin(requestParams(request), TOKEN_ABOUT_PARAMS);
   const client = await optionalClient(ctx, request, params);
   if (!client || client.secretHash === null) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
   if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');

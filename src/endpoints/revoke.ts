@@ -2,11 +2,9 @@ import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
 import { tokenKey } from '../grants/issue.js';
-import { jsonResponse, requestParams, single, validateParams } from '../http.js';
+import { jsonResponse, requestParams, singleWithin } from '../http.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
-import { optionalClient, requirePost, tokenParamsSchema } from './token.js';
-
-const REVOKE_PARAMS = ['token', 'token_type_hint', 'client_id', 'client_secret'] as const;
+import { optionalClient, requirePost, TOKEN_ABOUT_PARAMS } from './token.js';
 
 /**
  * POST /v1/oauth/revoke (SPEC 4.3, RFC 7009). Holding the token is enough; credentials that are
@@ -16,7 +14,7 @@ const REVOKE_PARAMS = ['token', 'token_type_hint', 'client_id', 'client_secret']
  */
 export async function revoke(ctx: Context, request: OAuthRequest): Promise<OAuthResponse> {
   requirePost(request);
-  const params = validateParams(tokenParamsSchema, single(requestParams(request), REVOKE_PARAMS));
+  const params = singleWithin(requestParams(request), TOKEN_ABOUT_PARAMS);
   const client = await optionalClient(ctx, request, params);
   if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');
   // token_type_hint is accepted and not needed: one lookup finds either kind (RFC 7009 §2.1).

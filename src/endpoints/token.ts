@@ -3,29 +3,33 @@ import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { authorizationCodeGrant } from '../grants/authorization-code.js';
 import { refreshTokenGrant } from '../grants/refresh-token.js';
-import { z } from 'zod';
-import { jsonResponse, queryParams, requestParams, single, validateParams } from '../http.js';
+import { jsonResponse, queryParams, requestParams, singleWithin } from '../http.js';
 import type { ClientRecord } from '../storage/types.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 
-/** Every parameter the token endpoint defines; each may appear once (RFC 6749 §3.2). */
-const TOKEN_PARAMS = ['grant_type', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'scope', 'client_id', 'client_secret'] as const;
-type TokenParams = Partial<Record<(typeof TOKEN_PARAMS)[number], string>>;
+/**
+ * Every parameter the token endpoint defines, each of which may appear once (RFC 6749 §3.2),
+ * with an upper bound on its length, so nothing unbounded reaches hashing or storage.
+ */
+const TOKEN_PARAMS = {
+  grant_type: 100,
+  code: 4096,
+  redirect_uri: 4096,
+  code_verifier: 4096,
+  refresh_token: 4096,
+  scope: 200,
+  client_id: 512,
+  client_secret: 512,
+} as const;
+type TokenParams = Partial<Record<keyof typeof TOKEN_PARAMS, string>>;
 
-/** Upper bounds on every value, so nothing unbounded reaches hashing or storage. */
-const value = (max: number) => z.string().max(max).optional();
-export const tokenParamsSchema = z.object({
-  grant_type: value(100),
-  code: value(4096),
-  redirect_uri: value(4096),
-  code_verifier: value(4096),
-  refresh_token: value(4096),
-  scope: value(200),
-  client_id: value(512),
-  client_secret: value(512),
-  token: z.string().optional(), // RFC 7009 §2.2: any unknown or malformed token is still 200 {}
-  token_type_hint: value(100),
-});
+/** The revocation and introspection parameters (RFC 7009 §2.1, RFC 7662 §2.1). */
+export const TOKEN_ABOUT_PARAMS = {
+  token: Infinity, // RFC 7009 §2.2: any unknown or malformed token is still 200 {}
+  token_type_hint: 100,
+  client_id: 512,
+  client_secret: 512,
+} as const;
 
 type Grant = (ctx: Context, params: TokenParams, client: ClientRecord | null) => Promise<Record<string, unknown>>;
 
@@ -69,7 +73,7 @@ export async function optionalClient(ctx: Context, request: OAuthRequest, params
  */
 export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthResponse> {
   requirePost(request);
-  const params: TokenParams = validateParams(tokenParamsSchema, single(requestParams(request), TOKEN_PARAMS));
+  const params: TokenParams = singleWithin(requestParams(request), TOKEN_PARAMS);
   const client = await optionalClient(ctx, request, params);
   if (params.grant_type === undefined) throw new OAuthError('invalid_request', 'The grant_type parameter is missing.');
   const grant = Object.hasOwn(GRANTS, params.grant_type) ? GRANTS[params.grant_type] : undefined;
