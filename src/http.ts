@@ -170,15 +170,23 @@ export function singleWithin<K extends string>(params: Params, bounds: Readonly<
   return out;
 }
 
-const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' };
-
 /** A JSON response that no cache may keep (RFC 6749 §5.1). */
-export function jsonResponse(status: number, body: unknown, headers: Record<string, string> = {}): OAuthResponse {
-  return {
-    status,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...NO_STORE, ...headers },
-    body: JSON.stringify(body),
-  };
+export function jsonResponse(status: number, body: unknown, headers?: Record<string, string>): OAuthResponse {
+  return jsonTextResponse(status, JSON.stringify(body), headers);
+}
+
+/** The same, for JSON text already written. */
+export function jsonTextResponse(status: number, json: string, headers?: Record<string, string>): OAuthResponse {
+  const base = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', pragma: 'no-cache' };
+  return { status, headers: headers ? { ...base, ...headers } : base, body: json };
+}
+
+// Printable ASCII other than `"` and `\`: what a JSON string holds without escaping.
+const JSON_SAFE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** A string as a JSON string literal, without `JSON.stringify` when nothing in it needs escaping. */
+export function jsonString(value: string): string {
+  return JSON_SAFE.test(value) ? `"${value}"` : JSON.stringify(value);
 }
 
 /** An OAuth error as JSON (RFC 6749 §5.2). */

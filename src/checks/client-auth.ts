@@ -76,8 +76,6 @@ const DUMMY_HASH = 'x'.repeat(43);
  * identified by `client_id` alone; its codes are bound to it and protected by PKCE.
  */
 export async function authenticateClient(storage: Storage, credentials: ClientCredentials): Promise<ClientRecord> {
-  // Built only on failure: an Error captures a stack trace, a few µs on every request otherwise.
-  const failure = () => (credentials.method === 'basic' ? basicFailure() : new OAuthError('invalid_client', 'Client authentication failed.', 401));
   // Control characters are never part of a client id (and a NUL would break a SQL store).
   const client = credentials.clientId.length <= 200 && !/[\x00-\x1f\x7f]/.test(credentials.clientId) ? await storage.findClient(credentials.clientId) : null;
   const presented = sha256Base64url(credentials.secret ?? '');
@@ -85,10 +83,15 @@ export async function authenticateClient(storage: Storage, credentials: ClientCr
   const match = timingSafeEqual(presented, expected);
   if (client && client.secretHash === null) {
     // A public client identifies itself with client_id alone and must not send a secret.
-    if (credentials.secret !== undefined) throw failure();
+    if (credentials.secret !== undefined) throw clientFailure(credentials);
     return client;
   }
-  if (!client || credentials.secret === undefined || !match) throw failure();
+  if (!client || credentials.secret === undefined || !match) throw clientFailure(credentials);
   return client;
+}
+
+/** Built only on failure: an Error captures a stack trace, a few µs on every request otherwise. */
+function clientFailure(credentials: ClientCredentials): OAuthError {
+  return credentials.method === 'basic' ? basicFailure() : new OAuthError('invalid_client', 'Client authentication failed.', 401);
 }
 

@@ -231,7 +231,7 @@ async function issue(ctx: Context, client: ClientRecord, req: AuthorizationReque
     });
     return { type: 'redirect', location: redirectTo(req.redirectUri, { code, state: req.state, iss }, 'query') };
   }
-  const access = await mintAccessToken(ctx, { grantId: grant.id, clientId: grant.clientId }, req.scope, now);
+  const access = mintAccessToken(ctx, { grantId: grant.id, clientId: grant.clientId }, req.scope, now);
   await ctx.storage.createGrant(grant, { tokens: [access.record] });
   audit(ctx, { type: 'token.issued', grantType: 'implicit', clientId: client.id, accountUuid: account.uuid, grantId: grant.id, scope: req.scope });
   return {

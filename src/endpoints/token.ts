@@ -3,7 +3,7 @@ import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { authorizationCodeGrant } from '../grants/authorization-code.js';
 import { refreshTokenGrant } from '../grants/refresh-token.js';
-import { jsonResponse, queryParams, requestParams, singleWithin } from '../http.js';
+import { jsonTextResponse, queryParams, requestParams, singleWithin } from '../http.js';
 import type { ClientRecord } from '../storage/types.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 
@@ -31,7 +31,8 @@ export const TOKEN_ABOUT_PARAMS = {
   client_secret: 512,
 } as const;
 
-type Grant = (ctx: Context, params: TokenParams, client: ClientRecord | null) => Promise<Record<string, unknown>>;
+/** A grant answers with the JSON text of its token response. */
+type Grant = (ctx: Context, params: TokenParams, client: ClientRecord | null) => Promise<string>;
 
 /** The grants, by `grant_type`. */
 const GRANTS: Record<string, Grant> = {
@@ -80,5 +81,5 @@ export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthR
   if (!grant) {
     throw new OAuthError('unsupported_grant_type', "The grant_type must be 'authorization_code' or 'refresh_token'.");
   }
-  return jsonResponse(200, await grant(ctx, params, client));
+  return jsonTextResponse(200, await grant(ctx, params, client));
 }

@@ -3,7 +3,7 @@ import { checkVerifier } from '../checks/pkce.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { ClientRecord, GrantRecord } from '../storage/types.js';
-import { mintPair, tokenResponseBody } from './issue.js';
+import { mintPair, tokenResponseJson } from './issue.js';
 
 const INVALID_GRANT = 'The grant is invalid, expired, revoked, does not match the redirection URI, or was issued to another client.';
 
@@ -22,7 +22,7 @@ export async function authorizationCodeGrant(
   ctx: Context,
   params: Partial<Record<'code' | 'redirect_uri' | 'code_verifier', string>>,
   client: ClientRecord | null,
-): Promise<Record<string, unknown>> {
+): Promise<string> {
   // SPEC 4.2 lists client_id and client_secret as required for this grant.
   if (!client) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
   if (params.code === undefined) throw new OAuthError('invalid_request', 'The code parameter is missing.');
@@ -37,7 +37,7 @@ export async function authorizationCodeGrant(
   await checkVerifier(code, params.code_verifier, invalidGrant);
 
   const now = ctx.clock.now();
-  const pair = await mintPair(ctx, { grantId: code.grantId, clientId: code.clientId }, code.scope, now);
+  const pair = mintPair(ctx, { grantId: code.grantId, clientId: code.clientId }, code.scope, now);
   const outcome = await ctx.storage.redeemCode(hash, now, pair.records);
   if (!outcome.ok) {
     // RFC 6749 §4.1.2: a code used twice SHOULD revoke every token issued from it.
@@ -47,9 +47,9 @@ export async function authorizationCodeGrant(
     }
     throw invalidGrant();
   }
-  await checkAccountActive(ctx, outcome.grant, now);
+  if (ctx.options.isAccountActive) await checkAccountActive(ctx, outcome.grant, now);
   audit(ctx, { type: 'token.issued', grantType: 'authorization_code', clientId: client.id, accountUuid: outcome.grant.account.uuid, grantId: outcome.grant.id, scope: pair.scope });
-  return await tokenResponseBody(ctx, outcome.grant, pair);
+  return tokenResponseJson(ctx, outcome.grant, pair);
 }
 
 /**

@@ -4,7 +4,7 @@ import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { ClientRecord } from '../storage/types.js';
 import { checkAccountActive, invalidGrant, MAX_TOKEN_LENGTH } from './authorization-code.js';
-import { mintPair, tokenResponseBody } from './issue.js';
+import { mintPair, tokenResponseJson } from './issue.js';
 
 /**
  * `grant_type=refresh_token` (SPEC 3.2, 4.2; RFC 6749 §6). The refresh token is single use: one
@@ -15,7 +15,7 @@ export async function refreshTokenGrant(
   ctx: Context,
   params: Partial<Record<'refresh_token' | 'scope', string>>,
   client: ClientRecord | null,
-): Promise<Record<string, unknown>> {
+): Promise<string> {
   if (!client && ctx.options.requireClientAuthOnRefresh) {
     throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
   }
@@ -41,16 +41,16 @@ export async function refreshTokenGrant(
     scope = requested;
   }
 
-  const pair = await mintPair(ctx, { grantId: found.token.grantId, clientId: found.token.clientId }, scope, now);
+  const pair = mintPair(ctx, { grantId: found.token.grantId, clientId: found.token.clientId }, scope, now);
   const outcome = await ctx.storage.rotateRefreshToken(hash, now, pair.records);
   if (!outcome.ok) {
     // Lost a race against another use of the same token: that is a replay too.
     if (outcome.reason === 'used' && outcome.grantId) return replay(ctx, outcome.grantId, found.token.clientId, outcome.usedAt ?? now, now);
     throw invalidGrant();
   }
-  await checkAccountActive(ctx, outcome.grant, now);
+  if (ctx.options.isAccountActive) await checkAccountActive(ctx, outcome.grant, now);
   audit(ctx, { type: 'token.issued', grantType: 'refresh_token', clientId: found.token.clientId, accountUuid: outcome.grant.account.uuid, grantId: outcome.grant.id, scope: pair.scope });
-  return await tokenResponseBody(ctx, outcome.grant, pair);
+  return tokenResponseJson(ctx, outcome.grant, pair);
 }
 
 /**
