@@ -154,14 +154,9 @@ export class AuthorizationServer {
    * Check the bearer token of a resource API request (SPEC 4.4): `read` allows GET and HEAD,
    * `read write` also POST, PUT, PATCH and DELETE.
    */
-  async authenticate(request: OAuthRequest): Promise<AuthenticateResult> {
-    try {
-      return await authenticate(this.ctx, request);
-    } catch (error) {
-      this.report(error);
-      // 503 without `invalid_token`, so clients do not throw away good tokens during an outage.
-      return { ok: false, response: errorResponse(new OAuthError('temporarily_unavailable', 'The service is temporarily unavailable.', 503)) };
-    }
+  authenticate(request: OAuthRequest): Promise<AuthenticateResult> {
+    // Storage failures are caught inside (a 503), without a wrapper promise on every API request.
+    return authenticate(this.ctx, request, this.reporter);
   }
 
   /**
@@ -257,6 +252,8 @@ export class AuthorizationServer {
       return errorResponse(new OAuthError(code, 'The server could not complete the request. Try again later.', faultStatus));
     }
   }
+
+  private readonly reporter = (error: unknown): void => this.report(error);
 
   private report(error: unknown): void {
     try {

@@ -44,6 +44,7 @@ const READ_METHODS = new Set(['GET', 'HEAD']);
  * PATCH and any other method need `write` (unknown methods are denied by default).
  */
 export function requiredScope(method: string): ScopeValue {
+  if (method === 'GET') return 'read'; // the common case, without upper-casing
   return READ_METHODS.has(method.toUpperCase()) ? 'read' : 'write';
 }
 

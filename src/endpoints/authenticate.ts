@@ -1,7 +1,8 @@
 import type { Context } from '../context.js';
 import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
 import { tokenKey } from '../grants/issue.js';
-import { queryParams, repeatedHeader } from '../http.js';
+import { OAuthError } from '../errors.js';
+import { errorResponse, queryParams, repeatedHeader } from '../http.js';
 import type { AuthenticateResult, OAuthRequest } from '../types.js';
 
 /** `Bearer <b64token>` (RFC 6750 §2.1), the scheme in any case. */
@@ -25,56 +26,77 @@ function challenge(ctx: Context, status: number, error?: string, description?: s
 }
 
 /**
- * The resource API's check of `Authorization: Bearer <token>` (SPEC 4.4, 5.3; RFC 6750).
- * Scope follows the HTTP method (SPEC 2.5): `read` for GET and HEAD, `write` for the rest.
+ * The bearer token of a request, or the challenge that answers it. The common case (one
+ * well-formed `Authorization: Bearer` header, no token in the query) is one regex; anything
+ * else is classified by `classify`.
  */
-export async function authenticate(ctx: Context, request: OAuthRequest): Promise<AuthenticateResult> {
+function bearerToken(ctx: Context, request: OAuthRequest): string | AuthenticateResult {
   const raw = request.headers['authorization'];
+  if (typeof raw === 'string' && !request.url.includes('access_token')) {
+    const wellFormed = WELL_FORMED.exec(raw);
+    if (wellFormed && wellFormed[1]!.length <= MAX_TOKEN_LENGTH) return wellFormed[1]!;
+  }
+  return classify(ctx, request);
+}
+
+function classify(ctx: Context, request: OAuthRequest): string | AuthenticateResult {
   if (repeatedHeader(request, 'authorization')) {
     return challenge(ctx, 400, 'invalid_request', 'The request carries more than one Authorization header.');
   }
+  const raw = request.headers['authorization'];
   const value = Array.isArray(raw) ? raw[0] : raw;
-  // Parse the query only when it could hold a token: this runs on every API request.
+  // Parse the query only when it could hold a token.
   const inQuery = request.url.includes('access_token') && queryParams(request).has('access_token');
-  // The common case in one regex; anything else is classified below.
   const wellFormed = value === undefined || inQuery ? null : WELL_FORMED.exec(value);
-  let token: string;
-  if (wellFormed && wellFormed[1]!.length <= MAX_TOKEN_LENGTH) {
-    token = wellFormed[1]!;
-  } else {
-    // RFC 6750 §3: no authentication information at all → 401 with no error code. A token in
-    // the URL is ignored (OAuth 2.1 §5.1): URLs end up in logs.
-    if (value === undefined || !/^bearer(\s|$)/i.test(value)) return challenge(ctx, 401);
-    if (inQuery) return challenge(ctx, 400, 'invalid_request', 'The access token was sent in more than one place.');
-    const match = /^bearer +(\S+)$/i.exec(value);
-    if (!match) return challenge(ctx, 400, 'invalid_request', 'The Authorization header is malformed.');
-    return challenge(ctx, 401, 'invalid_token', 'The access token is invalid, expired or revoked.');
-  }
+  if (wellFormed && wellFormed[1]!.length <= MAX_TOKEN_LENGTH) return wellFormed[1]!;
+  // RFC 6750 §3: no authentication information at all → 401 with no error code. A token in
+  // the URL is ignored (OAuth 2.1 §5.1): URLs end up in logs.
+  if (value === undefined || !/^bearer(\s|$)/i.test(value)) return challenge(ctx, 401);
+  if (inQuery) return challenge(ctx, 400, 'invalid_request', 'The access token was sent in more than one place.');
+  const match = /^bearer +(\S+)$/i.exec(value);
+  if (!match) return challenge(ctx, 400, 'invalid_request', 'The Authorization header is malformed.');
+  return challenge(ctx, 401, 'invalid_token', 'The access token is invalid, expired or revoked.');
+}
 
-  const pending = tokenKey(ctx, token);
-  const key = typeof pending === 'string' ? pending : await pending;
-  const found = key === null ? null : await ctx.storage.findToken(key);
-  const now = ctx.clock.now();
-  if (
-    !found ||
-    found.token.kind !== 'access' ||
-    found.token.revokedAt !== null ||
-    found.grant.revokedAt !== null ||
-    (found.token.expiresAt !== null && now >= found.token.expiresAt)
-  ) {
-    return challenge(ctx, 401, 'invalid_token', 'The access token is invalid, expired or revoked.');
+/**
+ * The resource API's check of `Authorization: Bearer <token>` (SPEC 4.4, 5.3; RFC 6750).
+ * Scope follows the HTTP method (SPEC 2.5): `read` for GET and HEAD, `write` for the rest.
+ */
+export async function authenticate(ctx: Context, request: OAuthRequest, report: (error: unknown) => void): Promise<AuthenticateResult> {
+  // Everything inside one try (free until something throws), rather than a wrapper promise on
+  // every API request: a storage outage or a throwing host hook (clock, scope rule) is a 503.
+  try {
+    const token = bearerToken(ctx, request);
+    if (typeof token !== 'string') return token;
+    const pending = tokenKey(ctx, token);
+    const key = typeof pending === 'string' ? pending : await pending;
+    const found = key === null ? null : await ctx.storage.findToken(key);
+    const now = ctx.clock.now();
+    if (
+      !found ||
+      found.token.kind !== 'access' ||
+      found.token.revokedAt !== null ||
+      found.grant.revokedAt !== null ||
+      (found.token.expiresAt !== null && now >= found.token.expiresAt)
+    ) {
+      return challenge(ctx, 401, 'invalid_token', 'The access token is invalid, expired or revoked.');
+    }
+    const allowed = ctx.scopes.check(found.token.scope, request);
+    if (!allowed.ok) {
+      return challenge(ctx, 403, 'insufficient_scope', 'The access token does not allow this request method.', allowed.needed);
+    }
+    return {
+      ok: true,
+      token: {
+        clientId: found.token.clientId,
+        account: found.grant.account,
+        scope: found.token.scope, // the store's copy: the caller may keep or change it
+        expiresAt: found.token.expiresAt ?? Number.MAX_SAFE_INTEGER,
+      },
+    };
+  } catch (error) {
+    report(error);
+    // 503 without `invalid_token`, so clients do not throw away good tokens during an outage.
+    return { ok: false, response: errorResponse(new OAuthError('temporarily_unavailable', 'The service is temporarily unavailable.', 503)) };
   }
-  const allowed = ctx.scopes.check(found.token.scope, request);
-  if (!allowed.ok) {
-    return challenge(ctx, 403, 'insufficient_scope', 'The access token does not allow this request method.', allowed.needed);
-  }
-  return {
-    ok: true,
-    token: {
-      clientId: found.token.clientId,
-      account: found.grant.account,
-      scope: [...found.token.scope],
-      expiresAt: found.token.expiresAt ?? Number.MAX_SAFE_INTEGER,
-    },
-  };
 }

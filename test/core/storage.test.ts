@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AuthorizationServer, MemoryStorage, type Storage } from '../../src/index.js';
+import { AuthorizationServer, MemoryStorage, type OAuthRequest, type Storage } from '../../src/index.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import { ADA, CALLBACK, json, setup } from '../helpers.js';
 
@@ -117,6 +117,18 @@ describe('storage faults', () => {
     const result = await t.api('GET', 'sometoken');
     expect(!result.ok && result.response.status).toBe(503);
     if (!result.ok) expect(result.response.headers['www-authenticate']).toBeUndefined();
+  });
+
+  it('the resource check answers 503 and reports, never rejects, when a host hook throws or the request is malformed', async () => {
+    const errors: unknown[] = [];
+    const scopes = { values: ['read'], default: ['read'], allows: () => { throw new Error('scope rule bug'); } };
+    const t = await setup({ scopes, onError: (e) => errors.push(e) });
+    const tokens = await t.tokens();
+    const result = await t.api('GET', tokens.access_token);
+    expect(!result.ok && result.response.status).toBe(503);
+    const malformed = await t.server.authenticate({ method: 'GET', url: '/v2/account' } as unknown as OAuthRequest);
+    expect(!malformed.ok && malformed.response.status).toBe(503);
+    expect(errors).toHaveLength(2);
   });
 
   it('the authorization endpoint shows an error page (500) when storage fails', async () => {
