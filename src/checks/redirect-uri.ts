@@ -56,15 +56,25 @@ export function redirectUriMatches(registered: string, requested: string, loopba
   return a !== null && b !== null && a.host === b.host && a.rest === b.rest;
 }
 
+// What the form serializer leaves as it is (WHATWG application/x-www-form-urlencoded).
+const FORM_SAFE = /^[A-Za-z0-9*\-._]*$/;
+
+/** A name or value encoded exactly as `URLSearchParams` encodes it; codes and tokens pass as they are. */
+export function formEncode(value: string): string {
+  return FORM_SAFE.test(value) ? value : new URLSearchParams([['', value]]).toString().slice(1);
+}
+
 /**
  * The registered URI with response parameters added: in the query (keeping the registered query
- * byte for byte) or in the fragment. Values are encoded by `URLSearchParams`, so no value can
- * add a parameter or a header line.
+ * byte for byte) or in the fragment. Every name and value is encoded as `URLSearchParams`
+ * encodes it, so no value can add a parameter or a header line.
  */
 export function redirectTo(registered: string, params: Record<string, string | undefined>, mode: 'query' | 'fragment'): string {
-  const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) if (value !== undefined) search.append(name, value);
-  const encoded = search.toString();
+  let encoded = '';
+  for (const name in params) {
+    const value = params[name];
+    if (value !== undefined) encoded += `${encoded ? '&' : ''}${formEncode(name)}=${formEncode(value)}`;
+  }
   if (mode === 'fragment') return `${registered}#${encoded}`;
   const q = registered.indexOf('?');
   if (q < 0) return `${registered}?${encoded}`;

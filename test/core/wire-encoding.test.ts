@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { jsonString } from '../../src/http.js';
+import { formEncode, redirectTo } from '../../src/checks/redirect-uri.js';
 import { json, setup } from '../helpers.js';
 
 describe('token responses written as JSON text', () => {
@@ -24,5 +25,14 @@ describe('token responses written as JSON text', () => {
       expect(Object.keys(body)).toEqual(['access_token', 'token_type', 'expires_in', 'refresh_token', 'scope', 'info']);
       expect(body).toMatchObject({ token_type: 'bearer', expires_in: t.server.options.lifetimes.accessToken, scope: 'read' });
     }
+  });
+});
+
+describe('redirect parameters', () => {
+  it('are encoded exactly as URLSearchParams encodes them, for any string', () => {
+    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 60 }), fc.string({ unit: 'binary', maxLength: 60 }), (name, value) => {
+      expect(`${formEncode(name)}=${formEncode(value)}`).toBe(new URLSearchParams([[name, value]]).toString());
+    }), { seed: 13, numRuns: 3_000 });
+    expect(redirectTo('https://a.example/cb?x=1', { code: 'c_A-b.9*', state: 'a b&c=d#e', iss: undefined }, 'query')).toBe('https://a.example/cb?x=1&code=c_A-b.9*&state=a+b%26c%3Dd%23e');
   });
 });
