@@ -8,7 +8,7 @@ import { OAuthError } from '../errors.js';
 import { accessTokenValue, mintAccessToken } from '../grants/issue.js';
 import { queryParams, single, type Params } from '../http.js';
 import type { AuthorizationRequestRecord, ClientRecord, GrantRecord, InteractionRecord } from '../storage/types.js';
-import type { Account, AuthorizeDecision, OAuthRequest } from '../types.js';
+import type { Account, AuthorizeDecision, Interaction, OAuthRequest } from '../types.js';
 
 /**
  * The authorization endpoint (SPEC 4.1, RFC 6749 §4.1.1, §4.2.1) and the interaction steps that
@@ -157,17 +157,14 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
     return redirectError(echo, mode, ctx, 'invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.');
   }
 
-  const req: AuthorizationRequestRecord = {
-    clientId: client.id,
-    redirectUri,
-    responseType,
-    scope,
-    prompt: rest.prompt,
-    ...(rest.state !== undefined && { state: rest.state }),
-    ...(rest.max_auth_age !== undefined && { maxAuthAge: rest.max_auth_age }),
-    ...(rest.i !== undefined && { accountHint: rest.i }),
-    ...(pkce && pkce),
-  };
+  const req: AuthorizationRequestRecord = { clientId: client.id, redirectUri, responseType, scope, prompt: rest.prompt };
+  if (rest.state !== undefined) req.state = rest.state;
+  if (rest.max_auth_age !== undefined) req.maxAuthAge = rest.max_auth_age;
+  if (rest.i !== undefined) req.accountHint = rest.i;
+  if (pkce) {
+    req.codeChallenge = pkce.codeChallenge;
+    req.codeChallengeMethod = pkce.codeChallengeMethod;
+  }
   return decide(ctx, client, req, request);
 }
 
@@ -214,28 +211,17 @@ async function interaction(
 ): Promise<AuthorizeDecision> {
   const id = randomToken();
   const expiresAt = ctx.clock.now() + ctx.options.lifetimes.interaction * 1000;
-  const record: InteractionRecord = {
-    idHash: sha256Base64url(id),
-    kind,
-    request: req,
-    requestedAt,
-    expiresAt,
-    loginAfter,
-    ...(account && { account }),
-  };
+  const record: InteractionRecord = { idHash: sha256Base64url(id), kind, request: req, requestedAt, expiresAt, loginAfter };
+  if (account) record.account = account;
   await ctx.storage.saveInteraction(record);
-  return {
-    type: kind,
-    interaction: {
-      id,
-      client: { id: client.id, name: client.name },
-      scope: [...req.scope],
-      scopeDescriptions: Object.fromEntries(req.scope.map((s) => [s, ctx.scopes.describe(s)])),
-      ...(account && { account }),
-      ...(req.accountHint !== undefined && { accountHint: req.accountHint }),
-      expiresAt,
-    },
-  };
+  const scopeDescriptions: Record<string, string> = {};
+  for (const s of req.scope) scopeDescriptions[s] = ctx.scopes.describe(s);
+  // Built field by field (no conditional spreads: each is an object more), in the documented order.
+  const shown = { id, client: { id: client.id, name: client.name }, scope: [...req.scope], scopeDescriptions } as Interaction;
+  if (account) shown.account = account;
+  if (req.accountHint !== undefined) shown.accountHint = req.accountHint;
+  shown.expiresAt = expiresAt;
+  return { type: kind, interaction: shown };
 }
 
 /** Issue what the request asked for: a code (query) or an access token (fragment, no refresh token). */
