@@ -43,11 +43,11 @@ export function parseChallenge(
  * @throws OAuthError `invalid_request` for a verifier without a challenge (downgrade) or a
  *   malformed verifier, `invalid_grant` for a missing or wrong one.
  */
-export async function checkVerifier(
+export function checkVerifier(
   stored: { codeChallenge: string | null; codeChallengeMethod: 'S256' | 'plain' | null },
   verifier: string | undefined,
   invalidGrant: () => OAuthError,
-): Promise<void> {
+): void {
   if (stored.codeChallenge === null) {
     // RFC 9700 §4.8.2: a verifier for a code issued without a challenge is a downgrade attempt.
     if (verifier !== undefined) throw new OAuthError('invalid_request', 'code_verifier was sent for a code issued without a code_challenge.');

@@ -34,7 +34,7 @@ export async function authorizationCodeGrant(
   // Bound to its client and its redirect URI (RFC 6749 §4.1.3); a mismatch uses nothing up.
   if (!code || code.clientId !== client.id || code.redirectUri !== params.redirect_uri) throw invalidGrant();
   // PKCE (RFC 7636 §4.6): a wrong or missing verifier uses nothing up either.
-  await checkVerifier(code, params.code_verifier, invalidGrant);
+  checkVerifier(code, params.code_verifier, invalidGrant);
 
   const now = ctx.clock.now();
   const pair = mintPair(ctx, { grantId: code.grantId, clientId: code.clientId }, code.scope, now);

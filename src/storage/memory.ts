@@ -42,7 +42,9 @@ export class MemoryStorage implements Storage {
   private readonly interactions = new Map<string, InteractionRecord>();
   private readonly consents = new Map<string, ConsentRecord>();
   private readonly grants = new Map<string, GrantRecord>();
-  private readonly grantsByPair = new Map<string, Set<string>>();
+  // Grant ids by (account, client), for revokeAccess. Arrays, not Sets: a push per grant is
+  // cheaper than hashing into a growing Set, and prune rebuilds them.
+  private readonly grantsByPair = new Map<string, string[]>();
   private readonly codes = new Map<string, CodeRecord>();
   private readonly tokens = new Map<string, TokenRecord>();
 
@@ -94,9 +96,9 @@ export class MemoryStorage implements Storage {
   async createGrant(grant: GrantRecord, issued: { code?: CodeRecord; tokens?: TokenRecord[] }): Promise<void> {
     this.grants.set(grant.id, copyGrant(grant));
     const key = pairKey(grant.account.uuid, grant.clientId);
-    let ids = this.grantsByPair.get(key);
-    if (!ids) this.grantsByPair.set(key, (ids = new Set()));
-    ids.add(grant.id);
+    const ids = this.grantsByPair.get(key);
+    if (ids) ids.push(grant.id);
+    else this.grantsByPair.set(key, [grant.id]);
     if (issued.code) this.codes.set(issued.code.hash, copyCode(issued.code));
     for (const token of issued.tokens ?? []) this.tokens.set(token.hash, copyToken(token));
   }
@@ -181,11 +183,17 @@ export class MemoryStorage implements Storage {
     const alive = new Set<string>();
     for (const token of this.tokens.values()) alive.add(token.grantId);
     for (const code of this.codes.values()) alive.add(code.grantId);
-    for (const [id, grant] of this.grants) {
+    for (const id of this.grants.keys()) {
       if (alive.has(id)) continue;
       this.grants.delete(id);
-      this.grantsByPair.get(pairKey(grant.account.uuid, grant.clientId))?.delete(id);
       removed.grants++;
+    }
+    if (removed.grants > 0) {
+      for (const [key, ids] of this.grantsByPair) {
+        const kept = ids.filter((id) => this.grants.has(id));
+        if (kept.length > 0) this.grantsByPair.set(key, kept);
+        else this.grantsByPair.delete(key);
+      }
     }
     return removed;
   }

@@ -171,4 +171,23 @@ describe('MemoryStorage.prune', () => {
     expect(storage.prune(t.clock.now()).grants).toBeGreaterThanOrEqual(1);
     expect(await storage.findToken((await import('../../src/crypto.js')).sha256Base64url(doomed.refresh_token))).toBeNull();
   });
+
+  it('drops pruned grants from the (account, client) index, and revokeAccess still reaches the grants left', async () => {
+    const storage = new MemoryStorage();
+    const t = await setup({ storage });
+    const index = () => (storage as unknown as { grantsByPair: Map<string, string[]> }).grantsByPair;
+    for (let i = 0; i < 5; i++) await t.getCode(); // five grants whose codes will expire unused
+    expect([...index().values()].flat()).toHaveLength(5);
+    t.clock.advance(3600 * 1000);
+    expect(storage.prune(t.clock.now()).grants).toBe(5);
+    expect(index().size).toBe(0);
+    const kept = await t.tokens();
+    await t.getCode();
+    t.clock.advance(3600 * 1000);
+    expect(storage.prune(t.clock.now()).grants).toBe(1);
+    expect([...index().values()].flat()).toHaveLength(1);
+    expect((await t.api('GET', kept.access_token)).ok).toBe(true);
+    await t.server.revokeAccess({ accountUuid: ADA.uuid, clientId: t.client.clientId });
+    expect((await t.api('GET', kept.access_token)).ok).toBe(false);
+  });
 });
