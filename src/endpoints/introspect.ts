@@ -2,7 +2,7 @@ import type { Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { tokenKey } from '../grants/issue.js';
 import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
-import { jsonResponse, requestParams, singleWithin } from '../http.js';
+import { formParamsWithin, jsonResponse } from '../http.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 import { optionalClient, requirePost, TOKEN_ABOUT_PARAMS } from './token.js';
 
@@ -13,7 +13,7 @@ import { optionalClient, requirePost, TOKEN_ABOUT_PARAMS } from './token.js';
  */
 export async function introspect(ctx: Context, request: OAuthRequest): Promise<OAuthResponse> {
   requirePost(request);
-  const params = singleWithin(requestParams(request), TOKEN_ABOUT_PARAMS);
+  const params = formParamsWithin(request, TOKEN_ABOUT_PARAMS);
   const client = await optionalClient(ctx, request, params);
   if (!client || client.secretHash === null) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
   if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');

@@ -2,7 +2,7 @@ import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
 import { tokenKey } from '../grants/issue.js';
-import { jsonResponse, requestParams, singleWithin } from '../http.js';
+import { formParamsWithin, jsonResponse } from '../http.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 import { optionalClient, requirePost, TOKEN_ABOUT_PARAMS } from './token.js';
 
@@ -14,7 +14,7 @@ import { optionalClient, requirePost, TOKEN_ABOUT_PARAMS } from './token.js';
  */
 export async function revoke(ctx: Context, request: OAuthRequest): Promise<OAuthResponse> {
   requirePost(request);
-  const params = singleWithin(requestParams(request), TOKEN_ABOUT_PARAMS);
+  const params = formParamsWithin(request, TOKEN_ABOUT_PARAMS);
   const client = await optionalClient(ctx, request, params);
   if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');
   // token_type_hint is accepted and not needed: one lookup finds either kind (RFC 7009 §2.1).

@@ -3,7 +3,7 @@ import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { authorizationCodeGrant } from '../grants/authorization-code.js';
 import { refreshTokenGrant } from '../grants/refresh-token.js';
-import { jsonTextResponse, queryParams, requestParams, singleWithin } from '../http.js';
+import { formParamsWithin, jsonTextResponse, queryParams } from '../http.js';
 import type { ClientRecord } from '../storage/types.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 
@@ -74,7 +74,7 @@ export async function optionalClient(ctx: Context, request: OAuthRequest, params
  */
 export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthResponse> {
   requirePost(request);
-  const params: TokenParams = singleWithin(requestParams(request), TOKEN_PARAMS);
+  const params: TokenParams = formParamsWithin(request, TOKEN_PARAMS);
   const client = await optionalClient(ctx, request, params);
   if (params.grant_type === undefined) throw new OAuthError('invalid_request', 'The grant_type parameter is missing.');
   const grant = Object.hasOwn(GRANTS, params.grant_type) ? GRANTS[params.grant_type] : undefined;

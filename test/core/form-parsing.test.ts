@@ -1,6 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseForm, type Params } from '../../src/http.js';
+import { OAuthError, type OAuthRequest } from '../../src/index.js';
+import { formParamsWithin, parseForm, requestParams, singleWithin, type Params } from '../../src/http.js';
+
+const FORM = 'application/x-www-form-urlencoded';
 
 /** What the WHATWG parser gives, in the same shape. */
 function reference(input: string): Params {
@@ -48,5 +51,38 @@ describe('form parsing (the token, revocation and consent bodies, every query st
   ])('%j', (input, expected) => {
     expect(Object.fromEntries(parse(input))).toEqual(expected);
     expect(Object.fromEntries(reference(input))).toEqual(expected);
+  });
+});
+
+describe('token endpoint parameters in one pass (formParamsWithin)', () => {
+  const bounds = { grant_type: 100, code: 10, client_id: 512, client_secret: 512 } as const;
+  const outcome = (run: () => unknown) => {
+    try {
+      return { ok: run() };
+    } catch (error) {
+      return { error: error instanceof OAuthError ? `${error.code}: ${error.description}` : String(error) };
+    }
+  };
+  // Mostly well-formed pairs (so the one-pass path runs), with repeats, empty values, values at
+  // and around the bound, and now and then raw text that needs the general path.
+  const name = fc.constantFrom('grant_type', 'code', 'client_id', 'client_secret', 'other', '', 'grant%5Ftype', 'co+de');
+  const value = fc.constantFrom('', 'x', 'x'.repeat(10), 'x'.repeat(11), 'x'.repeat(9) + '%41', 'a=b', '%41', 'a+b', '?', '%zz', '%C3%A9', '%FF', '\uD800');
+  const pair = fc.oneof(
+    { weight: 8, arbitrary: fc.tuple(name, value).map(([n, v]) => `${n}=${v}`) },
+    { weight: 1, arbitrary: name },
+    { weight: 1, arbitrary: fc.constantFrom('', '&', '==', '?code=1') },
+  );
+  const body = fc.array(pair, { maxLength: 7 }).map((p) => p.join('&'));
+  const request = fc.record({
+    url: fc.oneof({ weight: 6, arbitrary: fc.constant('/v1/oauth/token') }, { weight: 1, arbitrary: fc.constantFrom('/v1/oauth/token?code=q', '/v1/oauth/token?') }),
+    type: fc.oneof({ weight: 6, arbitrary: fc.constant<string | string[] | undefined>(FORM) }, { weight: 1, arbitrary: fc.constantFrom(`${FORM}; charset=utf-8`, 'application/json', undefined, [FORM, FORM]) }),
+    body: fc.oneof({ weight: 8, arbitrary: body }, { weight: 1, arbitrary: fc.constantFrom('', undefined) }),
+  });
+
+  it('gives what singleWithin(requestParams()) gives, values and errors alike', () => {
+    fc.assert(fc.property(request, ({ url, type, body: text }) => {
+      const req: OAuthRequest = { method: 'POST', url, headers: type === undefined ? {} : { 'content-type': type }, ...(text !== undefined && { body: text }) };
+      expect(outcome(() => formParamsWithin(req, bounds))).toEqual(outcome(() => singleWithin(requestParams(req), bounds)));
+    }), { seed: 17, numRuns: 5_000 });
   });
 });
