@@ -19,7 +19,8 @@ export async function introspect(ctx: Context, request: OAuthRequest): Promise<O
   if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');
   const inactive = jsonResponse(200, { active: false });
   if (params.token.length > MAX_TOKEN_LENGTH) return inactive;
-  const key = await tokenKey(ctx, params.token);
+  const pending = tokenKey(ctx, params.token);
+  const key = typeof pending === 'string' ? pending : await pending; // no microtask for an opaque token
   const found = key === null ? null : await ctx.storage.findToken(key);
   const now = ctx.clock.now();
   if (

@@ -2,7 +2,7 @@ import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
 import { tokenKey } from '../grants/issue.js';
-import { formParamsWithin, jsonResponse } from '../http.js';
+import { formParamsWithin, jsonTextResponse } from '../http.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 import { optionalClient, requirePost, TOKEN_ABOUT_PARAMS } from './token.js';
 
@@ -19,7 +19,8 @@ export async function revoke(ctx: Context, request: OAuthRequest): Promise<OAuth
   if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');
   // token_type_hint is accepted and not needed: one lookup finds either kind (RFC 7009 §2.1).
   if (params.token.length <= MAX_TOKEN_LENGTH) {
-    const key = await tokenKey(ctx, params.token);
+    const pending = tokenKey(ctx, params.token);
+    const key = typeof pending === 'string' ? pending : await pending; // no microtask for an opaque token
     const found = key === null ? null : await ctx.storage.findToken(key);
     if (found) {
       if (client && client.id !== found.token.clientId) {
@@ -29,5 +30,5 @@ export async function revoke(ctx: Context, request: OAuthRequest): Promise<OAuth
       audit(ctx, { type: 'token.revoked', clientId: found.token.clientId, accountUuid: found.grant.account.uuid, grantId: found.token.grantId });
     }
   }
-  return jsonResponse(200, {});
+  return jsonTextResponse(200, '{}');
 }
