@@ -10,11 +10,9 @@
  *
  * `floor` makes the same calls as src/crypto.ts, whatever they are today (its synchronous
  * `sha256Base64url` when it has one, else its `hashSecret`; its `randomToken` and `randomId`), so
- * the floor follows the core's portable crypto (Web platform APIs and pure JavaScript only).
- * `floor, node:crypto` does the same work with node:crypto's native, synchronous `createHash` and
- * `randomFillSync`: not portable to edge runtimes, but the lowest cost there is on Node.
+ * the floor follows the core's crypto: on Node, one-shot native SHA-256 (`crypto.hash`) and
+ * pooled CSPRNG bytes encoded by Buffer, the cheapest calls there are (see the primitives table).
  */
-import { createHash, randomFillSync } from 'node:crypto';
 import * as coreCrypto from '../src/crypto.js';
 import type { WorkloadId } from './authgate.js';
 import type { Contender } from './lib/measure.js';
@@ -43,10 +41,6 @@ export function coreCryptoPrimitives(): FloorCrypto & { describe: string } {
   };
 }
 
-const nodeCrypto: FloorCrypto = {
-  random: (bytes) => randomFillSync(Buffer.allocUnsafe(bytes)).toString('base64url'),
-  sha256: (value) => createHash('sha256').update(value).digest('base64url'),
-};
 
 interface Rec {
   grant: string;
@@ -54,10 +48,10 @@ interface Rec {
   revoked: boolean;
 }
 
-export function floorContenders(flavour: 'core' | 'node'): Record<WorkloadId, Contender> {
-  const c = flavour === 'core' ? coreCryptoPrimitives() : nodeCrypto;
-  const name = flavour === 'core' ? 'floor' : 'floor, node:crypto';
-  const kind = flavour === 'core' ? 'floor' : 'floor-node';
+export function floorContenders(): Record<WorkloadId, Contender> {
+  const c = coreCryptoPrimitives();
+  const name = 'floor';
+  const kind = 'floor';
   const clients = new Map<string, string>();
   const interactions = new Map<string, string>();
   const consents = new Map<string, string>();

@@ -65,8 +65,6 @@ function inprocMarkdown(result: InprocResult, rounds: number): string {
       ratioCell(pairedRatio(authgate, find(s, w, NODE_OAUTH))),
       cell(find(s, w, JMONDI)),
       ratioCell(pairedRatio(authgate, find(s, w, JMONDI))),
-      cell(find(s, w, 'floor, node:crypto')),
-      ratioCell(pairedRatio(authgate, find(s, w, 'floor, node:crypto')), true),
     ];
   });
   const cpu = (w: string, name: string) => cpuView(find(s, w, name));
@@ -78,20 +76,19 @@ function inprocMarkdown(result: InprocResult, rounds: number): string {
       ratioCell(pairedRatio(authgate, cpu(w, 'floor')), true),
       ratioCell(pairedRatio(authgate, cpu(w, NODE_OAUTH))),
       ratioCell(pairedRatio(authgate, cpu(w, JMONDI))),
-      ratioCell(pairedRatio(authgate, cpu(w, 'floor, node:crypto')), true),
     ];
   });
   return [
     `### In-process, MemoryStorage: ops/s, median [min–max] of ${rounds} interleaved runs`,
     '',
-    table(['workload', 'authgate', 'floor', 'authgate ÷ floor', NODE_OAUTH, 'authgate ÷ it', JMONDI, 'authgate ÷ it', 'floor, node:crypto', 'authgate ÷ it'], rows),
+    table(['workload', 'authgate', 'floor', 'authgate ÷ floor', NODE_OAUTH, 'authgate ÷ it', JMONDI, 'authgate ÷ it'], rows),
     '',
     'The same runs per CPU-second of this process (user + system time of all its threads during the timed batches): the cost of the work, far less disturbed than the wall clock when other processes compete for the cores.',
     '',
-    table(['workload', 'authgate, ops per CPU-s', 'authgate ÷ floor', `authgate ÷ ${NODE_OAUTH}`, `authgate ÷ ${JMONDI}`, 'authgate ÷ floor, node:crypto'], cpuRows),
+    table(['workload', 'authgate, ops per CPU-s', 'authgate ÷ floor', `authgate ÷ ${NODE_OAUTH}`, `authgate ÷ ${JMONDI}`], cpuRows),
     '',
     'Ratios: the median [min–max] of the per-round ratios. Within a round the contenders take turns in short slices (6 per run), in an order that rotates, so bursts of load from other processes fall on all of them alike.',
-    '`floor`: the same crypto calls as src/crypto.ts plus the Map operations, nothing else; `floor, node:crypto`: the same work with native synchronous node:crypto.',
+    '`floor`: the same crypto calls as src/crypto.ts (on Node: one-shot native SHA-256, pooled CSPRNG bytes with native base64url) plus the Map operations, nothing else.',
     ...result.notes.map((n) => `- ${n}`),
   ].join('\n');
 }

@@ -1,5 +1,5 @@
 /**
- * The in-process section: W1–W4 for authgate on MemoryStorage, its two floors, and the peers
+ * The in-process section: W1–W4 for authgate on MemoryStorage, its floor, and the peers
  * that support each workload, interleaved round by round.
  */
 import { authgateContenders, WORKLOADS, type CheckedContender, type WorkloadId } from './authgate.js';
@@ -25,8 +25,7 @@ export async function contendersFor(core: CoreModule, workload: WorkloadId, peer
   const fixture = await authgateFixture(core, new core.MemoryStorage());
   const list: (CheckedContender | undefined)[] = [
     authgateContenders(fixture)[workload],
-    floorContenders('core')[workload],
-    floorContenders('node')[workload],
+    floorContenders()[workload],
   ];
   if (peers) list.push(nodeOAuthContenders()[workload], jmondiContenders()[workload]);
   return list.filter((c): c is CheckedContender => c !== undefined);
@@ -63,7 +62,7 @@ export async function inprocSection(core: CoreModule, options: BenchOptions): Pr
  * floors are built from, and the alternatives the core could call.
  */
 export async function primitivesSection(authgate: CoreModule, options: BenchOptions): Promise<Series[]> {
-  const { createHash, randomFillSync } = await import('node:crypto');
+  const { createHash, hash, randomFillSync } = await import('node:crypto');
   const core = coreCryptoPrimitives();
   const encoder = new TextEncoder();
   const value = 'dGhpcyBpcyBhIDQzLWNoYXJhY3Rlci1sb25nIHRva2Vu'.slice(0, 43);
@@ -75,6 +74,7 @@ export async function primitivesSection(authgate: CoreModule, options: BenchOpti
     { name: 'crypto.subtle.digest SHA-256 (awaited)', kind: 'variant', op: () => globalThis.crypto.subtle.digest('SHA-256', encoder.encode(value)) },
     { name: 'core SHA-256 (base64url)', kind: 'variant', op: async () => core.sha256(value) },
     { name: 'node:crypto createHash SHA-256', kind: 'variant', op: async () => createHash('sha256').update(value).digest('base64url') },
+    { name: 'node:crypto hash() SHA-256 (one-shot)', kind: 'variant', op: async () => hash('sha256', value, 'base64url') },
     { name: 'structuredClone of a token record', kind: 'variant', op: async () => structuredClone(record) },
     { name: 'new OAuthError (not thrown)', kind: 'variant', op: async () => new authgate.OAuthError('invalid_client', 'Client authentication failed.', 401) },
   ];

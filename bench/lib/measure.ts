@@ -8,7 +8,7 @@
  */
 import { Bench } from 'tinybench';
 
-export type ContenderKind = 'authgate' | 'floor' | 'floor-node' | 'peer' | 'variant';
+export type ContenderKind = 'authgate' | 'floor' | 'peer' | 'variant';
 
 export interface Contender {
   /** Shown in the table: 'authgate', 'floor', '@node-oauth/oauth2-server', ... */
