@@ -42,25 +42,37 @@ class BodyError extends Error {
   }
 }
 
+const UNREADABLE = 'The request body could not be read.';
+
+/**
+ * Whether `text` is more than `limit` bytes in UTF-8. A UTF-16 code unit takes at most 3 bytes,
+ * so a text of up to `limit / 3` units is not encoded at all.
+ */
+const overLimit = (text: string, limit: number): boolean =>
+  text.length * 3 > limit && new TextEncoder().encode(text).byteLength > limit;
+
 /** The raw body, at most `limit` bytes (the declared length checked first; a chunked body counted as it arrives). */
 async function readBody(c: Context, limit: number): Promise<string> {
   const tooLarge = () => new BodyError(413, `The request body is larger than ${limit} bytes.`);
   if (Number(c.req.header('content-length') ?? 0) > limit) throw tooLarge();
   const raw = c.req.raw;
-  if (!raw.body) return '';
+  // `raw.body` is not touched before the body is read through `c.req.text()`: on
+  // @hono/node-server that getter builds a whole Web Request around the Node stream, while
+  // `text()` reads the stream directly. A request without a body reads as '' either way.
   if (raw.bodyUsed) {
     // A host middleware already read it through `c.req`, which keeps a copy.
-    const text = await c.req.text().catch(() => Promise.reject(new BodyError(400, 'The request body could not be read.')));
-    if (new TextEncoder().encode(text).byteLength > limit) throw tooLarge();
+    const text = await c.req.text().catch(() => Promise.reject(new BodyError(400, UNREADABLE)));
+    if (overLimit(text, limit)) throw tooLarge();
     return text;
   }
   // With a declared length (checked above) the body can be read in one go; only a chunked body
   // is counted as it streams in, so it is never held whole before the limit applies.
   if (raw.headers.has('content-length')) {
-    const text = await c.req.text().catch(() => Promise.reject(new BodyError(400, 'The request body could not be read.')));
-    if (new TextEncoder().encode(text).byteLength > limit) throw tooLarge();
+    const text = await c.req.text().catch(() => Promise.reject(new BodyError(400, UNREADABLE)));
+    if (overLimit(text, limit)) throw tooLarge();
     return text;
   }
+  if (!raw.body) return '';
   let size = 0;
   const counted = raw.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
@@ -72,7 +84,7 @@ async function readBody(c: Context, limit: number): Promise<string> {
   try {
     return await new Response(counted).text();
   } catch {
-    throw size > limit ? tooLarge() : new BodyError(400, 'The request body could not be read.');
+    throw size > limit ? tooLarge() : new BodyError(400, UNREADABLE);
   }
 }
 
