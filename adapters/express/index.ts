@@ -79,10 +79,28 @@ function readBody(req: Request, limit: number): Promise<OAuthRequest['body']> {
  */
 function headersOf(req: Request): OAuthRequest['headers'] {
   const headers: OAuthRequest['headers'] = { ...req.headers };
+  // The usual case: no header came twice, so none has several values to pass on.
+  if (noRepeatedHeader(req.rawHeaders)) return headers;
   for (const [name, values] of Object.entries(req.headersDistinct)) {
     if (values && values.length > 1 && req.headers[name] === values[0]) headers[name] = values;
   }
   return headers;
+}
+
+/**
+ * Whether no header name came on more than one line (in any case): then every list of
+ * `headersDistinct` has one value, and that array per header need not be built.
+ */
+function noRepeatedHeader(rawHeaders: unknown): boolean {
+  if (!Array.isArray(rawHeaders)) return false;
+  if (rawHeaders.length <= 2) return true;
+  const names = new Set<string>();
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = String(rawHeaders[i]).toLowerCase();
+    if (names.has(name)) return false;
+    names.add(name);
+  }
+  return true;
 }
 
 function toOAuthRequest(req: Request, body?: OAuthRequest['body']): OAuthRequest {
