@@ -40,14 +40,33 @@ export interface OAuthPluginOptions extends InteractionUiOptions {
 }
 
 /**
+ * Whether no header name came on more than one line (in any case): then every list of
+ * `headersDistinct` has one value, and that array per header need not be built.
+ */
+function noRepeatedHeader(rawHeaders: unknown): boolean {
+  if (!Array.isArray(rawHeaders)) return false;
+  if (rawHeaders.length <= 2) return true;
+  const names = new Set<string>();
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = String(rawHeaders[i]).toLowerCase();
+    if (names.has(name)) return false;
+    names.add(name);
+  }
+  return true;
+}
+
+/**
  * The request headers as received. Node keeps only the first of some repeated headers
  * (`authorization` among them); those are passed as arrays so the core can refuse the repetition.
  */
 function headersOf(request: FastifyRequest): OAuthRequest['headers'] {
-  const headers: OAuthRequest['headers'] = { ...request.headers };
+  const received = request.headers; // a fresh merged copy on each read once a hook has set headers
+  const headers: OAuthRequest['headers'] = { ...received };
+  // The usual case: no header came twice, so none has several values to pass on.
+  if (noRepeatedHeader(request.raw.rawHeaders)) return headers;
   // `headersDistinct` is missing on the fake requests of `fastify.inject()`.
   for (const [name, values] of Object.entries(request.raw.headersDistinct ?? {})) {
-    if (values && values.length > 1 && request.headers[name] === values[0]) headers[name] = values;
+    if (values && values.length > 1 && received[name] === values[0]) headers[name] = values;
   }
   return headers;
 }
@@ -116,16 +135,20 @@ export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastif
   // The core judges content types (anything but a form is invalid_request); Fastify would answer
   // a malformed or empty Content-Type with its own 415 before any handler. So the header is hidden
   // from Fastify's body parsing and handed back before the handler runs.
-  fastify.addHook('onRequest', async (request) => {
+  // Callback-style hooks: no promise per request for what is two property writes.
+  fastify.addHook('onRequest', (request, _reply, done) => {
     const headers = request.headers;
     // Fastify itself refuses a QUERY without a Content-Type: leave that one as it came.
-    if (headers['content-type'] === undefined || request.method === 'QUERY') return;
-    hidden.set(request, headers);
-    request.headers = { ...headers, 'content-type': undefined };
+    if (headers['content-type'] !== undefined && request.method !== 'QUERY') {
+      hidden.set(request, headers);
+      request.headers = { ...headers, 'content-type': undefined };
+    }
+    done();
   });
-  fastify.addHook('preValidation', async (request) => {
+  fastify.addHook('preValidation', (request, _reply, done) => {
     const headers = hidden.get(request);
     if (headers) request.headers = headers;
+    done();
   });
 
   fastify.setErrorHandler((error: FastifyError, _request, reply) => {
