@@ -1,4 +1,5 @@
 import type {
+  AuthorizationRequestRecord,
   ClientRecord,
   CodeRecord,
   ConsentRecord,
@@ -53,8 +54,18 @@ const copyCode = (c: CodeRecord): CodeRecord => ({
   usedAt: c.usedAt,
 });
 const copyConsent = (c: ConsentRecord): ConsentRecord => ({ ...c, scope: [...c.scope] });
+// Optional fields stay absent when they are (a copy must compare equal to what was saved).
+const copyRequest = (r: AuthorizationRequestRecord): AuthorizationRequestRecord => {
+  const out: AuthorizationRequestRecord = { clientId: r.clientId, redirectUri: r.redirectUri, responseType: r.responseType, scope: r.scope.slice(), prompt: r.prompt.slice() };
+  if (r.state !== undefined) out.state = r.state;
+  if (r.maxAuthAge !== undefined) out.maxAuthAge = r.maxAuthAge;
+  if (r.accountHint !== undefined) out.accountHint = r.accountHint;
+  if (r.codeChallenge !== undefined) out.codeChallenge = r.codeChallenge;
+  if (r.codeChallengeMethod !== undefined) out.codeChallengeMethod = r.codeChallengeMethod;
+  return out;
+};
 const copyInteraction = (i: InteractionRecord): InteractionRecord => {
-  const out: InteractionRecord = { ...i, request: { ...i.request, scope: [...i.request.scope], prompt: [...i.request.prompt] } };
+  const out: InteractionRecord = { idHash: i.idHash, kind: i.kind, request: copyRequest(i.request), requestedAt: i.requestedAt, expiresAt: i.expiresAt, loginAfter: i.loginAfter };
   if (i.account) out.account = copyAccount(i.account);
   return out;
 };

@@ -190,4 +190,24 @@ describe('MemoryStorage.prune', () => {
     await t.server.revokeAccess({ accountUuid: ADA.uuid, clientId: t.client.clientId });
     expect((await t.api('GET', kept.access_token)).ok).toBe(false);
   });
+
+  it('returns every field of every record it was given, optional ones included, and nothing more', async () => {
+    const storage = new MemoryStorage();
+    const account = { uuid: 'a'.repeat(32), name: 'Ada', email: 'ada@example.com' };
+    const request = { clientId: 'c', redirectUri: 'https://a.example/cb', responseType: 'code' as const, scope: ['read'], state: 's', prompt: ['login'], maxAuthAge: 60, accountHint: 'aaaa', codeChallenge: 'x'.repeat(43), codeChallengeMethod: 'S256' as const };
+    const interaction = { idHash: 'i', kind: 'consent' as const, request, requestedAt: 1, expiresAt: 2, loginAfter: 1, account };
+    await storage.saveInteraction(interaction);
+    expect(await storage.findInteraction('i')).toStrictEqual(interaction);
+    const bare = { idHash: 'j', kind: 'login' as const, request: { clientId: 'c', redirectUri: 'https://a.example/cb', responseType: 'token' as const, scope: ['read'], prompt: ['select_account'] }, requestedAt: 1, expiresAt: 2, loginAfter: null };
+    await storage.saveInteraction(bare);
+    expect(await storage.findInteraction('j')).toStrictEqual(bare);
+    const grant = { id: 'g', clientId: 'c', account, scope: ['read', 'write'], createdAt: 1, revokedAt: null };
+    const code = { hash: 'h', grantId: 'g', clientId: 'c', redirectUri: 'https://a.example/cb', scope: ['read'], codeChallenge: 'x'.repeat(43), codeChallengeMethod: 'S256' as const, expiresAt: 9, usedAt: null };
+    const token = { hash: 't', kind: 'refresh' as const, grantId: 'g', clientId: 'c', scope: ['read'], issuedAt: 1, expiresAt: null, pairHash: 'p', rotatedAt: null, revokedAt: null };
+    await storage.createGrant(grant, { code, tokens: [token] });
+    expect(await storage.findCode('h')).toStrictEqual(code);
+    expect(await storage.findToken('t')).toStrictEqual({ token, grant });
+    await storage.saveClient({ id: 'c', name: 'App', redirectUri: 'https://a.example/cb', secretHash: null, createdAt: 1 });
+    expect(await storage.findClient('c')).toStrictEqual({ id: 'c', name: 'App', redirectUri: 'https://a.example/cb', secretHash: null, createdAt: 1 });
+  });
 });
