@@ -1,7 +1,7 @@
 import { sha256Base64url, timingSafeEqual } from '../crypto.js';
 import { OAuthError } from '../errors.js';
 import { header, repeatedHeader } from '../http.js';
-import type { ClientRecord, Storage } from '../storage/types.js';
+import type { ClientRecord } from '../storage/types.js';
 import type { OAuthRequest } from '../types.js';
 
 /** Client credentials found in a request (RFC 6749 §2.3.1). */
@@ -70,14 +70,18 @@ export function clientCredentials(request: OAuthRequest, params: Partial<Record<
 // Compared against when the client is unknown, so unknown and wrong take the same time.
 const DUMMY_HASH = 'x'.repeat(43);
 
+/** The client id to look up, or `null` for one no store can hold (too long, control characters, a NUL that would break SQL). */
+export function lookupId(credentials: ClientCredentials): string | null {
+  return credentials.clientId.length <= 200 && !/[\x00-\x1f\x7f]/.test(credentials.clientId) ? credentials.clientId : null;
+}
+
 /**
- * The authenticated client, or `invalid_client` (401). An unknown client and a wrong secret take
- * the same path and give the same answer (RFC 6749 §5.2, RFC 6819 §4.3.5). A public client is
- * identified by `client_id` alone; its codes are bound to it and protected by PKCE.
+ * The authenticated client, or `invalid_client` (401), once the store has answered for
+ * `lookupId(credentials)`. An unknown client and a wrong secret take the same path and give the
+ * same answer (RFC 6749 §5.2, RFC 6819 §4.3.5). A public client is identified by `client_id`
+ * alone; its codes are bound to it and protected by PKCE.
  */
-export async function authenticateClient(storage: Storage, credentials: ClientCredentials): Promise<ClientRecord> {
-  // Control characters are never part of a client id (and a NUL would break a SQL store).
-  const client = credentials.clientId.length <= 200 && !/[\x00-\x1f\x7f]/.test(credentials.clientId) ? await storage.findClient(credentials.clientId) : null;
+export function verifyClient(client: ClientRecord | null, credentials: ClientCredentials): ClientRecord {
   const presented = sha256Base64url(credentials.secret ?? '');
   const expected = client?.secretHash ?? DUMMY_HASH;
   const match = timingSafeEqual(presented, expected);

@@ -1,4 +1,4 @@
-import { authenticateClient, clientCredentials } from '../checks/client-auth.js';
+import { clientCredentials, lookupId, verifyClient } from '../checks/client-auth.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { authorizationCodeGrant } from '../grants/authorization-code.js';
@@ -59,8 +59,11 @@ export async function optionalClient(ctx: Context, request: OAuthRequest, params
   }
   const credentials = clientCredentials(request, params);
   if (!credentials) return null;
+  // Look up, then verify synchronously: this function is the only await of the step.
+  const id = lookupId(credentials);
+  const found = id === null ? null : await ctx.storage.findClient(id);
   try {
-    return await authenticateClient(ctx.storage, credentials);
+    return verifyClient(found, credentials);
   } catch (error) {
     audit(ctx, { type: 'client.authentication_failed', clientId: credentials.clientId.slice(0, 200) });
     throw error;
