@@ -7,6 +7,7 @@ import type { AuthenticateResult, OAuthRequest } from '../types.js';
 
 /** `Bearer <b64token>` (RFC 6750 §2.1), the scheme in any case. */
 const WELL_FORMED = /^bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
+const CANONICAL = /^Bearer [A-Za-z0-9\-._~+/]+=*$/;
 
 function challenge(ctx: Context, status: number, error?: string, description?: string, scope?: string): AuthenticateResult {
   let value = `Bearer realm="${ctx.options.realm}"`;
@@ -33,6 +34,8 @@ function challenge(ctx: Context, status: number, error?: string, description?: s
 function bearerToken(ctx: Context, request: OAuthRequest): string | AuthenticateResult {
   const raw = request.headers['authorization'];
   if (typeof raw === 'string' && !request.url.includes('access_token')) {
+    // `Bearer ` as clients write it: a case-sensitive test without captures is the cheapest check.
+    if (raw.length <= MAX_TOKEN_LENGTH + 7 && CANONICAL.test(raw)) return raw.slice(7);
     const wellFormed = WELL_FORMED.exec(raw);
     if (wellFormed && wellFormed[1]!.length <= MAX_TOKEN_LENGTH) return wellFormed[1]!;
   }

@@ -78,9 +78,10 @@ describe('resource API bearer check (SPEC 4.4, 2.5)', () => {
   it('the scheme name is case-insensitive', async () => {
     const t = await setup();
     const tokens = await t.tokens();
-    for (const scheme of ['bearer', 'BEARER', 'Bearer']) {
+    for (const scheme of ['bearer', 'BEARER', 'Bearer', 'bEaReR', 'Bearer ']) {
       const result = await t.server.authenticate({ method: 'GET', url: '/v2', headers: { authorization: `${scheme} ${tokens.access_token}` } });
       expect(result.ok).toBe(true);
+      if (result.ok) expect(result.token.clientId).toBe(t.client.clientId);
     }
   });
 
