@@ -162,7 +162,12 @@ export function createOAuthApp(server: AuthorizationServer, options: OAuthAppOpt
  */
 export function requireToken(server: AuthorizationServer): MiddlewareHandler<{ Variables: OAuthVariables }> {
   return async (c, next) => {
-    const result = await server.authenticate(toOAuthRequest(c));
+    // The bearer check reads the method, the URL and Authorization only: copying every header
+    // out of the Fetch Headers object was a tenth of a protected request. Repeated lines come
+    // joined by ", ", as the core expects from Fetch.
+    const authorization = c.req.raw.headers.get('authorization');
+    const request: OAuthRequest = { method: c.req.method, url: c.req.url, headers: authorization === null ? {} : { authorization } };
+    const result = await server.authenticate(request);
     if (!result.ok) return send(c, result.response);
     c.set('oauth', result.token);
     await next();
