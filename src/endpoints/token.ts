@@ -25,10 +25,11 @@ type TokenParams = Partial<Record<keyof typeof TOKEN_PARAMS, string>>;
 
 /** The revocation and introspection parameters (RFC 7009 §2.1, RFC 7662 §2.1). */
 export const TOKEN_ABOUT_PARAMS = {
-  token: Infinity, // RFC 7009 §2.2: any unknown or malformed token is still 200 {}
-  token_type_hint: 100,
+  // In this order: a request with several over-long values names the first of them.
   client_id: 512,
   client_secret: 512,
+  token: Infinity, // RFC 7009 §2.2: any unknown or malformed token is still 200 {}
+  token_type_hint: 100,
 } as const;
 
 /** A grant answers with the JSON text of its token response. */

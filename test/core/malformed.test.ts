@@ -122,4 +122,21 @@ describe('parameter bounds', () => {
     expect(res.status).toBe(400);
     expect(json(res)).toEqual({ error: 'invalid_request', error_description: `The parameter '${name}' is malformed.` });
   });
+
+  it('with several over-long values, revocation and introspection name client_id, then client_secret, then token_type_hint', async () => {
+    const t = await setup();
+    const long = (n: number) => 'x'.repeat(n);
+    const cases: [Record<string, string>, string][] = [
+      [{ token: 'x', token_type_hint: long(101), client_id: long(513) }, 'client_id'],
+      [{ token: 'x', token_type_hint: long(101), client_id: t.client.clientId, client_secret: long(513) }, 'client_secret'],
+      [{ token: 'x', token_type_hint: long(101), client_id: t.client.clientId }, 'token_type_hint'],
+    ];
+    for (const [form, name] of cases) {
+      for (const path of ['/v1/oauth/revoke', '/v1/oauth/introspect'] as const) {
+        const request = t.post(path, form);
+        const res = path === '/v1/oauth/revoke' ? await t.server.revoke(request) : await t.server.introspect(request);
+        expect(json(res), `${path} ${name}`).toEqual({ error: 'invalid_request', error_description: `The parameter '${name}' is malformed.` });
+      }
+    }
+  });
 });
