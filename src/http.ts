@@ -196,13 +196,19 @@ export function formParamsWithin<K extends string>(request: OAuthRequest, bounds
   if (!names) NAMES.set(bounds, (names = Object.keys(bounds) as K[]));
   const values: (string | undefined)[] = new Array<string | undefined>(names.length).fill(undefined);
   const decode = needsDecoding(body); // e.g. an escaped redirect_uri
+  // The next '=' at or after `start`, found again only once passed: searching afresh for every
+  // sequence would rescan the rest of a body of many '='-less sequences (quadratic).
+  let nextEq = -1;
   let start = 0;
   while (start <= body.length) {
     let end = body.indexOf('&', start);
     if (end < 0) end = body.length;
     if (end > start) {
-      let eq = body.indexOf('=', start);
-      if (eq < 0 || eq > end) eq = end;
+      if (nextEq < start) {
+        nextEq = body.indexOf('=', start);
+        if (nextEq < 0) nextEq = Infinity;
+      }
+      const eq = nextEq < end ? nextEq : end;
       // Names are matched in place: no string is cut out for a parameter nobody asked for.
       let k = 0;
       while (k < names.length && !(names[k]!.length === eq - start && body.startsWith(names[k]!, start))) k++;

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { OAuthError, type OAuthRequest } from '../../src/index.js';
 import { formParamsWithin, parseForm, requestParams, singleWithin, type Params } from '../../src/http.js';
 
@@ -84,5 +84,28 @@ describe('token endpoint parameters in one pass (formParamsWithin)', () => {
       const req: OAuthRequest = { method: 'POST', url, headers: type === undefined ? {} : { 'content-type': type }, ...(text !== undefined && { body: text }) };
       expect(outcome(() => formParamsWithin(req, bounds))).toEqual(outcome(() => singleWithin(requestParams(req), bounds)));
     }), { seed: 17, numRuns: 5_000 });
+  });
+});
+
+describe('parsing work grows linearly with the body', () => {
+  it('a body of many sequences without "=" is scanned a bounded number of times, not once per sequence', () => {
+    const body = `client_id=abc&${'a&'.repeat(20_000)}client_secret=s`;
+    const request: OAuthRequest = { method: 'POST', url: '/v1/oauth/revoke', headers: { 'content-type': FORM }, body };
+    let scanned = 0;
+    const indexOf = String.prototype.indexOf;
+    // Count the characters every indexOf call walks over (up to its match, or to the end).
+    const spy = vi.spyOn(String.prototype, 'indexOf').mockImplementation(function (this: string, search: string, from?: number) {
+      const found = indexOf.call(this, search, from);
+      scanned += (found < 0 ? this.length : found) - (from ?? 0);
+      return found;
+    });
+    let params: ReturnType<typeof formParamsWithin>;
+    try {
+      params = formParamsWithin(request, { client_id: 512, client_secret: 512 });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(params).toEqual({ client_id: 'abc', client_secret: 's' });
+    expect(scanned).toBeLessThan(4 * body.length);
   });
 });
