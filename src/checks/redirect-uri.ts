@@ -71,7 +71,7 @@ export function formEncode(value: string): string {
  */
 export function redirectTo(registered: string, params: Record<string, string | undefined>, mode: 'query' | 'fragment'): string {
   let encoded = '';
-  for (const name in params) {
+  for (const name of Object.keys(params)) {
     const value = params[name];
     if (value !== undefined) encoded += `${encoded ? '&' : ''}${formEncode(name)}=${formEncode(value)}`;
   }

@@ -112,9 +112,14 @@ export function tokenResponseJson(ctx: Context, grant: GrantRecord, pair: Issued
 
 function tokenJson(ctx: Context, grant: GrantRecord, pair: IssuedPair, accessToken: string): string {
   const { account } = grant;
-  const info = ctx.options.info
-    ? JSON.stringify(infoOf(ctx, account))
-    : `{"name":${jsonString(account.name)},"email":${jsonString(account.email)},"uuid":${jsonString(account.uuid)}}`;
-  return `{"access_token":${jsonString(accessToken)},"token_type":"bearer","expires_in":${ctx.options.lifetimes.accessToken},` +
-    `"refresh_token":${jsonString(pair.refreshToken)},"scope":${jsonString(ctx.scopes.format(pair.scope))},"info":${info}}`;
+  const scope = ctx.scopes.format(pair.scope);
+  const expiresIn = ctx.options.lifetimes.accessToken;
+  // Exactly what JSON.stringify writes. A host `info` hook, or an account whose fields are not
+  // all strings (a JavaScript host may hand over a null email), takes JSON.stringify itself.
+  if (ctx.options.info || typeof account.name !== 'string' || typeof account.email !== 'string' || typeof account.uuid !== 'string') {
+    return JSON.stringify({ access_token: accessToken, token_type: 'bearer', expires_in: expiresIn, refresh_token: pair.refreshToken, scope, info: infoOf(ctx, account) });
+  }
+  return `{"access_token":${jsonString(accessToken)},"token_type":"bearer","expires_in":${expiresIn},` +
+    `"refresh_token":${jsonString(pair.refreshToken)},"scope":${jsonString(scope)},` +
+    `"info":{"name":${jsonString(account.name)},"email":${jsonString(account.email)},"uuid":${jsonString(account.uuid)}}}`;
 }

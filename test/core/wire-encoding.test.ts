@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { jsonString } from '../../src/http.js';
 import { formEncode, redirectTo } from '../../src/checks/redirect-uri.js';
 import { json, setup } from '../helpers.js';
+import type { Account } from '../../src/index.js';
 
 describe('token responses written as JSON text', () => {
   it('a string literal is exactly what JSON.stringify writes, for any string', () => {
@@ -34,5 +35,32 @@ describe('redirect parameters', () => {
       expect(`${formEncode(name)}=${formEncode(value)}`).toBe(new URLSearchParams([[name, value]]).toString());
     }), { seed: 13, numRuns: 3_000 });
     expect(redirectTo('https://a.example/cb?x=1', { code: 'c_A-b.9*', state: 'a b&c=d#e', iss: undefined }, 'query')).toBe('https://a.example/cb?x=1&code=c_A-b.9*&state=a+b%26c%3Dd%23e');
+  });
+});
+
+describe('exactly what JSON.stringify and URLSearchParams gave, for odd input from JavaScript hosts', () => {
+  it('an account with a missing email or a null name gives the same token response as before', async () => {
+    for (const account of [
+      { uuid: 'c0ffee00c0ffee00c0ffee00c0ffee00', name: 'Ada', email: undefined },
+      { uuid: 'c0ffee00c0ffee00c0ffee00c0ffee00', name: null, email: 'ada@example.com' },
+      { uuid: 'c0ffee00c0ffee00c0ffee00c0ffee00', name: 42, email: 'ada@example.com' },
+    ]) {
+      const t = await setup();
+      const cookie = t.sessions.signIn(account as unknown as Account);
+      const res = await t.exchange(await t.getCode({}, cookie));
+      const body = json(res);
+      const expected = JSON.parse(JSON.stringify({ ...body, info: { name: account.name, email: account.email, uuid: account.uuid } }));
+      expect(res.body).toBe(JSON.stringify(expected));
+    }
+  });
+
+  it('redirect parameters come from the object itself, never from a polluted prototype', () => {
+    const proto = Object.prototype as Record<string, unknown>;
+    proto.injected = 'x';
+    try {
+      expect(redirectTo('https://a.example/cb', { code: 'c' }, 'query')).toBe('https://a.example/cb?code=c');
+    } finally {
+      delete proto.injected;
+    }
   });
 });
