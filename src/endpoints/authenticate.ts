@@ -93,7 +93,7 @@ export async function authenticate(ctx: Context, request: OAuthRequest, report: 
       token: {
         clientId: found.token.clientId,
         account: found.grant.account,
-        scope: found.token.scope, // the store's copy: the caller may keep or change it
+        scope: [...found.token.scope], // a store that hands out its own array stays safe from the caller
         expiresAt: found.token.expiresAt ?? Number.MAX_SAFE_INTEGER,
       },
     };

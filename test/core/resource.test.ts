@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MemoryStorage } from '../../src/index.js';
 import { ADA, setup } from '../helpers.js';
 
 /** SPEC 2.5 (scope values), 4.4 and 5.3 (use of a token). */
@@ -99,5 +100,24 @@ describe('resource API bearer check (SPEC 4.4, 2.5)', () => {
     }
     const both = await t.server.authenticate({ method: 'GET', url: `/v2?access_token=${tokens.access_token}`, headers: { authorization: `Bearer ${tokens.access_token}` } });
     expect(!both.ok && both.response.status).toBe(400);
+  });
+
+  it('the scope in the result is the caller\'s own, even from a store that hands out its stored arrays', async () => {
+    const inner = new MemoryStorage();
+    let kept: Awaited<ReturnType<MemoryStorage['findToken']>> | undefined;
+    // A store that caches lookups and returns the same objects every time (it skips the copies).
+    const storage = new Proxy(inner, {
+      get(target, name) {
+        if (name === 'findToken') return async (hash: string) => (kept ??= await target.findToken(hash));
+        const value = Reflect.get(target, name);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const t = await setup({ storage });
+    const tokens = await t.tokens();
+    const first = await t.api('GET', tokens.access_token);
+    expect(first.ok).toBe(true);
+    if (first.ok) first.token.scope.push('write');
+    expect((await t.api('POST', tokens.access_token)).ok).toBe(false);
   });
 });
