@@ -54,9 +54,6 @@ const SPEC_WORDS: Record<string, string> = {
   write: 'Create, change and delete resources in your account.',
 };
 
-// One answer object for every allowed request: the check runs on every API call.
-const ALLOWED: { readonly ok: true } = Object.freeze({ ok: true });
-
 /** Parsing, formatting and checking of scope, for the SPEC vocabulary or a host's own. */
 export class ScopePolicy {
   constructor(private readonly custom?: ScopeOptions) {}
@@ -82,9 +79,9 @@ export class ScopePolicy {
 
   /** Whether a token's scope allows a resource request; `needed` names the SPEC scope it lacks. */
   check(scope: readonly string[], request: { method: string; url: string }): { ok: true } | { ok: false; needed?: string } {
-    if (this.custom) return this.custom.allows(scope, request) ? ALLOWED : { ok: false };
+    if (this.custom) return this.custom.allows(scope, request) ? { ok: true } : { ok: false };
     const needed = requiredScope(request.method);
-    return scope.includes(needed) ? ALLOWED : { ok: false, needed: needed === 'write' ? 'read write' : 'read' };
+    return scope.includes(needed) ? { ok: true } : { ok: false, needed: needed === 'write' ? 'read write' : 'read' };
   }
 
   /** Plain words for a scope value on the consent page. */

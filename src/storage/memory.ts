@@ -118,8 +118,7 @@ export class MemoryStorage implements Storage {
   async saveConsent(consent: ConsentRecord): Promise<void> {
     const key = pairKey(consent.accountUuid, consent.clientId);
     const existing = this.consents.get(key);
-    const scope = [...(existing?.scope ?? [])];
-    for (const value of consent.scope) if (!scope.includes(value)) scope.push(value);
+    const scope = existing ? [...new Set([...existing.scope, ...consent.scope])] : [...consent.scope];
     this.consents.set(key, { ...consent, scope });
   }
 
