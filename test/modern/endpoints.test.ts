@@ -245,7 +245,7 @@ describe('runtime portability', () => {
       expect(code, file).not.toMatch(/from\s+['"]node:|require\(|import\(['"]node:/);
       // The globals themselves; a module found by feature detection (`getBuiltinModule('node:buffer').Buffer`,
       // `{ Buffer: ... }` in its type) is fine: the core falls back when it is absent (workerd runs it so).
-      if (!file.includes('/testing/')) expect(code, file).not.toMatch(/(?<![.\w])Buffer\b(?!\s*:)|\bprocess\./);
+      if (!file.includes('/testing/')) expect(code, file).not.toMatch(/(?<![.\w])Buffer\b(?!\s*:)|globalThis\.Buffer\b|\bprocess\./);
     }
   });
 });

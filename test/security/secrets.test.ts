@@ -82,6 +82,39 @@ describe('secrets', () => {
     for (const token of [randomToken(), portableRandomToken()]) expect(Buffer.from(token, 'base64url').toString('base64url')).toBe(token);
   });
 
+  it('C-07: every pooled random byte is handed out once and in order, whichever encoder draws it', () => {
+    // Each refill gets a counting pattern (a 16-bit counter, big-endian): every window is unique,
+    // so a value built from the wrong or an overlapping window cannot match.
+    let counter = 0;
+    const spy = vi.spyOn(globalThis.crypto, 'getRandomValues').mockImplementation(<T extends ArrayBufferView | null>(array: T): T => {
+      const bytes = array as unknown as Uint8Array;
+      for (let i = 0; i < bytes.length; i += 2, counter++) [bytes[i], bytes[i + 1]] = [counter >> 8 & 255, counter & 255];
+      return array;
+    });
+    const expected = (offset: number, length: number) =>
+      Buffer.from(Array.from({ length }, (_, i) => ((offset + i) % 2 === 0 ? ((offset + i) / 2) >> 8 : (offset + i - 1) / 2) & 255));
+    try {
+      while (spy.mock.calls.length === 0) randomId(); // use up the current pool: the next one is patterned
+      let offset = 16; // the randomId that triggered the refill took the first 16 bytes
+      // Where the next `length` bytes come from: a request that does not fit in the 4 KiB pool
+      // starts a new one (the rest of the old one is dropped, never handed out).
+      const take = (length: number) => {
+        if ((offset % 4096) + length > 4096) offset += 4096 - (offset % 4096);
+        offset += length;
+        return expected(offset - length, length);
+      };
+      for (let i = 0; i < 300; i++) { // 24 000 bytes: several refills
+        expect(Buffer.from(randomToken(), 'base64url')).toEqual(take(32));
+        expect(Buffer.from(randomId(), 'hex')).toEqual(take(16));
+        expect(Buffer.from(portableRandomToken(), 'base64url')).toEqual(take(32));
+      }
+      expect(spy.mock.calls.length).toBeGreaterThan(5);
+    } finally {
+      vi.restoreAllMocks();
+      for (let i = 0; i < 256; i++) randomId(); // leave no patterned bytes in the pool for later tests
+    }
+  });
+
   it('S-06: codes and tokens come from the CSPRNG; the core never reads Math.random or the system clock', async () => {
     const t = await setup();
     vi.spyOn(Math, 'random').mockImplementation(() => { throw new Error('Math.random used'); });
