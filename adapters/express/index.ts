@@ -16,6 +16,7 @@ import {
   type OAuthResponse,
   type VerifiedToken,
 } from '../../src/index.js';
+import { coreHeaders } from '../node-headers.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
@@ -72,42 +73,11 @@ function readBody(req: Request, limit: number): Promise<OAuthRequest['body']> {
   });
 }
 
-/**
- * The request headers as received. Node silently keeps only the first of some repeated headers
- * (`authorization` among them); those are passed as arrays so the core sees the repetition and
- * can refuse it (RFC 6750 §2). Headers Node joins (cookie, ...) stay as Node gives them.
- */
-function headersOf(req: Request): OAuthRequest['headers'] {
-  const headers: OAuthRequest['headers'] = { ...req.headers };
-  // The usual case: no header came twice, so none has several values to pass on.
-  if (noRepeatedHeader(req.rawHeaders)) return headers;
-  for (const [name, values] of Object.entries(req.headersDistinct)) {
-    if (values && values.length > 1 && req.headers[name] === values[0]) headers[name] = values;
-  }
-  return headers;
-}
-
-/**
- * Whether no header name came on more than one line (in any case): then every list of
- * `headersDistinct` has one value, and that array per header need not be built.
- */
-function noRepeatedHeader(rawHeaders: unknown): boolean {
-  if (!Array.isArray(rawHeaders)) return false;
-  if (rawHeaders.length <= 2) return true;
-  const names = new Set<string>();
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = String(rawHeaders[i]).toLowerCase();
-    if (names.has(name)) return false;
-    names.add(name);
-  }
-  return true;
-}
-
 function toOAuthRequest(req: Request, body?: OAuthRequest['body']): OAuthRequest {
   return {
     method: req.method,
     url: `${req.protocol}://${req.get('host') ?? 'localhost'}${req.originalUrl}`,
-    headers: headersOf(req),
+    headers: coreHeaders(req.headers, req),
     ...(body !== undefined && { body }),
   };
 }

@@ -19,6 +19,7 @@ import {
   type OAuthResponse,
   type VerifiedToken,
 } from '../../src/index.js';
+import { coreHeaders } from '../node-headers.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -39,42 +40,11 @@ export interface OAuthPluginOptions extends InteractionUiOptions {
   onConsent?: (request: FastifyRequest, reply: FastifyReply, interaction: Interaction) => unknown;
 }
 
-/**
- * Whether no header name came on more than one line (in any case): then every list of
- * `headersDistinct` has one value, and that array per header need not be built.
- */
-function noRepeatedHeader(rawHeaders: unknown): boolean {
-  if (!Array.isArray(rawHeaders)) return false;
-  if (rawHeaders.length <= 2) return true;
-  const names = new Set<string>();
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = String(rawHeaders[i]).toLowerCase();
-    if (names.has(name)) return false;
-    names.add(name);
-  }
-  return true;
-}
-
-/**
- * The request headers as received. Node keeps only the first of some repeated headers
- * (`authorization` among them); those are passed as arrays so the core can refuse the repetition.
- */
-function headersOf(request: FastifyRequest): OAuthRequest['headers'] {
-  const received = request.headers; // a fresh merged copy on each read once a hook has set headers
-  const headers: OAuthRequest['headers'] = { ...received };
-  // The usual case: no header came twice, so none has several values to pass on.
-  if (noRepeatedHeader(request.raw.rawHeaders)) return headers;
-  // `headersDistinct` is missing on the fake requests of `fastify.inject()`.
-  for (const [name, values] of Object.entries(request.raw.headersDistinct ?? {})) {
-    if (values && values.length > 1 && received[name] === values[0]) headers[name] = values;
-  }
-  return headers;
-}
-
 const toOAuthRequest = (request: FastifyRequest, body?: string): OAuthRequest => ({
   method: request.method,
   url: `${request.protocol}://${request.host}${request.url}`,
-  headers: headersOf(request),
+  // request.headers is a fresh merged copy on each read once a hook has set headers: read it once.
+  headers: coreHeaders(request.headers, request.raw),
   ...(body !== undefined && { body }),
 });
 
