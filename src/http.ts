@@ -1,4 +1,3 @@
-import type { z } from 'zod';
 import { OAuthError } from './errors.js';
 import type { OAuthRequest, OAuthResponse } from './types.js';
 
@@ -258,15 +257,4 @@ export function jsonString(value: string): string {
 /** An OAuth error as JSON (RFC 6749 §5.2). */
 export function errorResponse(error: OAuthError, headers: Record<string, string> = {}): OAuthResponse {
   return jsonResponse(error.status, { error: error.code, error_description: error.description }, headers);
-}
-
-/**
- * Validate single parameter values with a zod schema; the first problem becomes
- * `invalid_request` naming the parameter (never echoing its value).
- */
-export function validateParams<T>(schema: z.ZodType<T>, values: unknown): T {
-  const result = schema.safeParse(values);
-  if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  throw new OAuthError('invalid_request', `The parameter '${safeName(String(issue.path[0] ?? ''))}' is malformed.`);
 }
