@@ -4,7 +4,7 @@
  * answer can never pass for a fast right one.
  */
 import type { OAuthRequest } from '../src/index.js';
-import { codeFrom, jsonField, type AuthgateFixture } from './lib/fixture.js';
+import { codeFrom, jsonField, wire, type AuthgateFixture } from './lib/fixture.js';
 import type { Contender, ContenderKind } from './lib/measure.js';
 
 export type WorkloadId = 'W1' | 'W1x' | 'W2' | 'W3' | 'W4';
@@ -44,7 +44,7 @@ export function authgateContenders(fx: AuthgateFixture, name = 'authgate', kind:
     kind,
     async prepare(count) {
       exchanges = [];
-      for (let i = 0; i < count; i++) exchanges.push(fx.post('/v1/oauth/token', fx.exchangeForm(await fx.issueCode())));
+      for (let i = 0; i < count; i++) exchanges.push(fx.post('/v1/oauth/token', wire(fx.exchangeForm(await fx.issueCode()))));
     },
     async op(i) {
       const response = await server.token(exchanges[i]!);
@@ -98,7 +98,7 @@ export function authgateContenders(fx: AuthgateFixture, name = 'authgate', kind:
       for (let i = 0; i < count; i++) {
         const { accessToken } = await fx.issuePair();
         revoked.push(accessToken);
-        revocations.push(fx.post('/v1/oauth/revoke', `token=${accessToken}&token_type_hint=access_token&client_id=${fx.clientId}&client_secret=${fx.clientSecret}`));
+        revocations.push(fx.post('/v1/oauth/revoke', wire(`token=${accessToken}&token_type_hint=access_token&client_id=${fx.clientId}&client_secret=${fx.clientSecret}`)));
       }
     },
     async op(i) {

@@ -11,11 +11,29 @@ export const CALLBACK = 'https://client.example/cb';
 export const FORM = 'application/x-www-form-urlencoded';
 export const STATE = 'af0ifjsldkj';
 
-/** The `code` parameter of a redirect to the client's callback, as the client reads it. */
+/**
+ * The `code` parameter of a redirect to the client's callback, as the client reads it. Read by
+ * hand rather than through `new URL(...).searchParams` (about 2 µs, which is the client's cost,
+ * not the server's); every contender's redirect goes through this same function.
+ */
 export function codeFrom(location: string): string {
-  const code = new URL(location).searchParams.get('code');
+  const query = location.indexOf('?');
+  let start = query < 0 ? -1 : location.indexOf('code=', query);
+  while (start > 0 && location[start - 1] !== '?' && location[start - 1] !== '&') start = location.indexOf('code=', start + 1);
+  if (start < 0) throw new Error(`no code in the redirect: ${location}`);
+  const end = location.indexOf('&', start);
+  const code = decodeURIComponent(location.slice(start + 5, end < 0 ? location.length : end).replace(/\+/g, ' '));
   if (!code) throw new Error(`no code in the redirect: ${location}`);
   return code;
+}
+
+/**
+ * A body as a server receives it: one flat string decoded from bytes. A body built with `+` or
+ * a template is a V8 rope, which the first read flattens, a cost a body from a socket never
+ * has. Inputs made in `prepare` go through this, for every contender alike.
+ */
+export function wire(body: string): string {
+  return Buffer.from(body, 'utf8').toString('utf8');
 }
 
 /** A string field of a JSON body, read the cheap way (the values are base64url: no escapes). */

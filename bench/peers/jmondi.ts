@@ -28,7 +28,7 @@ import {
   type OAuthUserRepository,
 } from '@jmondi/oauth2-server';
 import type { CheckedContender, WorkloadId } from '../authgate.js';
-import { ACCOUNT, CALLBACK, codeFrom, STATE } from '../lib/fixture.js';
+import { ACCOUNT, CALLBACK, codeFrom, STATE, wire } from '../lib/fixture.js';
 
 export const JMONDI = '@jmondi/oauth2-server';
 
@@ -167,7 +167,7 @@ export function jmondiContenders(): Partial<Record<WorkloadId, CheckedContender>
       kind: 'peer',
       async prepare(count) {
         pending = [];
-        for (let i = 0; i < count; i++) pending.push(exchangeForm(await issueCode()));
+        for (let i = 0; i < count; i++) pending.push(wire(exchangeForm(await issueCode())));
       },
       op: (i) => token(pending[i]!),
     },
@@ -197,7 +197,7 @@ export function jmondiContenders(): Partial<Record<WorkloadId, CheckedContender>
         for (let i = 0; i < count; i++) {
           const accessToken = (await token(exchangeForm(await issueCode()))).access_token as string;
           revoked.push(accessToken);
-          revocations.push(`token=${accessToken}&token_type_hint=access_token&${credentials}`);
+          revocations.push(wire(`token=${accessToken}&token_type_hint=access_token&${credentials}`));
         }
       },
       async op(i) {

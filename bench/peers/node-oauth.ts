@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import OAuth2Server from '@node-oauth/oauth2-server';
 import type { CheckedContender, WorkloadId } from '../authgate.js';
-import { ACCOUNT, CALLBACK, codeFrom, FORM, STATE } from '../lib/fixture.js';
+import { ACCOUNT, CALLBACK, codeFrom, FORM, STATE, wire } from '../lib/fixture.js';
 
 const { Request, Response } = OAuth2Server;
 export const NODE_OAUTH = '@node-oauth/oauth2-server';
@@ -116,7 +116,7 @@ export function nodeOAuthContenders(): Partial<Record<WorkloadId, CheckedContend
       kind: 'peer',
       async prepare(count) {
         pending = [];
-        for (let i = 0; i < count; i++) pending.push(exchangeForm(await issueCode()));
+        for (let i = 0; i < count; i++) pending.push(wire(exchangeForm(await issueCode())));
       },
       op: (i) => exchange(pending[i]!),
     },

@@ -13,6 +13,7 @@ import { WORKLOAD_IDS } from '../../bench/authgate.js';
 import { runBench, type BenchResult } from '../../bench/harness.js';
 import { FRAMEWORKS } from '../../bench/http/server.js';
 import { loadOptional } from '../../bench/lib/load.js';
+import { codeFrom, wire } from '../../bench/lib/fixture.js';
 import { parseOptions } from '../../bench/lib/options.js';
 import { JMONDI } from '../../bench/peers/jmondi.js';
 import { NODE_OAUTH } from '../../bench/peers/node-oauth.js';
@@ -90,5 +91,25 @@ describe('benchmark harness, smoke mode', () => {
       expect(profile.functions.length).toBeGreaterThan(0);
       expect(JSON.parse(readFileSync(profile.file, 'utf8')).nodes.length).toBeGreaterThan(0);
     }
+  });
+});
+
+describe('benchmark fixture helpers', () => {
+  it('codeFrom reads the code parameter the way URLSearchParams does', () => {
+    const locations = [
+      'https://client.example/cb?code=abc_DEF-123&state=xyz&iss=https%3A%2F%2Fas.example',
+      'https://client.example/cb?state=s&code=a%2Bb%20c+d',
+      'https://client.example/cb?xcode=no&code=yes',
+      'https://client.example/cb?state=code%3Dno&code=yes&iss=i',
+      'http://127.0.0.1:8080/cb?code=last',
+    ];
+    for (const location of locations) expect(codeFrom(location), location).toBe(new URL(location).searchParams.get('code'));
+    expect(() => codeFrom('https://client.example/cb?error=access_denied&state=s')).toThrow(/no code/);
+    expect(() => codeFrom('https://client.example/cb?xcode=1')).toThrow(/no code/);
+  });
+
+  it('wire gives the same text back', () => {
+    const form = `grant_type=authorization_code&code=${'x'.repeat(43)}&redirect_uri=${encodeURIComponent('https://a.example/cb?é')}`;
+    expect(wire(form)).toBe(form);
   });
 });
