@@ -1,5 +1,5 @@
 import { randomToken, timingSafeEqual } from './crypto.js';
-import { errorPage } from './endpoints/authorize.js';
+import { errorPage } from './endpoints/failure.js';
 import { queryParams, requestParams, single } from './http.js';
 import { decisionResponse, renderConsentPage } from './pages.js';
 import type { AuthorizationServer } from './server.js';

@@ -8,8 +8,8 @@ import { token } from './endpoints/token.js';
 import { introspect } from './endpoints/introspect.js';
 import { jwks, metadata, metadataDocument, type MetadataOptions } from './endpoints/metadata.js';
 import { register } from './endpoints/register.js';
-import { isOAuthError, OAuthError } from './errors.js';
-import { errorResponse, header } from './http.js';
+import { jsonFailure, reportFault } from './endpoints/failure.js';
+import { OAuthError } from './errors.js';
 import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions } from './options.js';
 import { ScopePolicy } from './checks/scope.js';
 import { JwtAccessTokens } from './tokens/jwt.js';
@@ -94,37 +94,37 @@ export class AuthorizationServer {
 
   /** GET /v1/oauth/authorize: the start of the code and implicit flows (SPEC 4.1). */
   authorize(request: OAuthRequest): Promise<AuthorizeDecision> {
-    return this.page(() => authorizeEndpoint.authorize(this.ctx, request));
+    return authorizeEndpoint.authorize(this.ctx, request);
   }
 
   /** After a `login` decision, once the host has signed the user in. */
   resume(interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
-    return this.page(() => authorizeEndpoint.resume(this.ctx, interactionId, request));
+    return authorizeEndpoint.resume(this.ctx, interactionId, request);
   }
 
   /** After a `consent` decision: the signed-in user authorized the application. */
   approve(interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
-    return this.page(() => authorizeEndpoint.approve(this.ctx, interactionId, request));
+    return authorizeEndpoint.approve(this.ctx, interactionId, request);
   }
 
   /** After a `consent` decision: the user refused; redirects with `error=access_denied`. */
   deny(interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
-    return this.page(() => authorizeEndpoint.deny(this.ctx, interactionId, request));
+    return authorizeEndpoint.deny(this.ctx, interactionId, request);
   }
 
   /** POST /v1/oauth/token (SPEC 4.2): code exchange and refresh. */
   token(request: OAuthRequest): Promise<OAuthResponse> {
-    return this.json(request, () => token(this.ctx, request), 500);
+    return token(this.ctx, request);
   }
 
   /** POST /v1/oauth/revoke (SPEC 4.3, RFC 7009). A revocation storage could not record is 503, never 200. */
   revoke(request: OAuthRequest): Promise<OAuthResponse> {
-    return this.json(request, () => revoke(this.ctx, request), 503);
+    return revoke(this.ctx, request);
   }
 
   /** POST /v1/oauth/introspect (RFC 7662): a confidential client asks about one of its tokens. */
   introspect(request: OAuthRequest): Promise<OAuthResponse> {
-    return this.json(request, () => introspect(this.ctx, request), 500);
+    return introspect(this.ctx, request);
   }
 
   /** POST /v1/oauth/register (RFC 7591): dynamic registration of public clients, when enabled. */
@@ -224,42 +224,13 @@ export class AuthorizationServer {
     return out.sort((a, b) => b.grantedAt - a.grantedAt);
   }
 
-  private async page(step: () => Promise<AuthorizeDecision>): Promise<AuthorizeDecision> {
-    try {
-      return await step();
-    } catch (error) {
-      if (isOAuthError(error)) return authorizeEndpoint.errorPage(error.code, error.description);
-      this.report(error);
-      return authorizeEndpoint.errorPage('server_error', 'The server could not complete the request. Try again later.', 500);
-    }
-  }
-
   private async json(request: OAuthRequest, step: () => Promise<OAuthResponse>, faultStatus: number): Promise<OAuthResponse> {
     try {
       return await step();
     } catch (error) {
-      if (isOAuthError(error)) {
-        const headers: Record<string, string> = {};
-        if (error.status === 405) headers['allow'] = 'POST';
-        // RFC 6749 §5.2: a client that tried HTTP Basic gets a Basic challenge back.
-        if (error.code === 'invalid_client' && /^basic(\s|$)/i.test(header(request, 'authorization') ?? '')) {
-          headers['www-authenticate'] = `Basic realm="${this.options.realm}"`;
-        }
-        return errorResponse(error, headers);
-      }
-      this.report(error);
-      const code = faultStatus === 503 ? 'temporarily_unavailable' : 'server_error';
-      return errorResponse(new OAuthError(code, 'The server could not complete the request. Try again later.', faultStatus));
+      return jsonFailure(this.ctx, request, error, faultStatus);
     }
   }
 
-  private readonly reporter = (error: unknown): void => this.report(error);
-
-  private report(error: unknown): void {
-    try {
-      this.options.onError?.(error);
-    } catch {
-      // A failing hook must not turn a clean 500 into a crash.
-    }
-  }
+  private readonly reporter = (error: unknown): void => reportFault(this.ctx, error);
 }

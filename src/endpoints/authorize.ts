@@ -5,6 +5,7 @@ import { redirectTo, redirectUriMatches } from '../checks/redirect-uri.js';
 import { parseChallenge } from '../checks/pkce.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
+import { errorPage, pageFailure } from './failure.js';
 import { accessTokenValue, mintAccessToken } from '../grants/issue.js';
 import { queryParams, single, type Params } from '../http.js';
 import type { AuthorizationRequestRecord, ClientRecord, GrantRecord, InteractionRecord } from '../storage/types.js';
@@ -20,11 +21,6 @@ import type { Account, AuthorizeDecision, Interaction, OAuthRequest } from '../t
  */
 
 type Mode = 'query' | 'fragment';
-
-/** An error page: the browser stays here (SPEC 7.1). */
-export function errorPage(error: string, description: string, status = 400): AuthorizeDecision {
-  return { type: 'error', status, error, description };
-}
 
 const PROMPTS = ['none', 'login', 'select_account'] as const;
 const CONTROL = /[\x00-\x1f\x7f]/;
@@ -85,87 +81,91 @@ const modeOf = (req: AuthorizationRequestRecord): Mode => (req.responseType === 
 
 /** GET /v1/oauth/authorize */
 export async function authorize(ctx: Context, request: OAuthRequest): Promise<AuthorizeDecision> {
-  // GET only: a HEAD must not start an interaction or issue a code.
-  if (request.method.toUpperCase() !== 'GET') {
-    return errorPage('invalid_request', 'The authorization endpoint only accepts GET requests.');
-  }
-  const params = queryParams(request);
-
-  const clientIds = params.get('client_id');
-  if (!clientIds || clientIds.length !== 1 || !clientIds[0]) {
-    return errorPage('invalid_request', 'The request must name the application exactly once (client_id).');
-  }
-  // Control characters are never part of a client id (and a NUL would break a SQL store).
-  const client = clientIds[0].length <= 200 && !CONTROL.test(clientIds[0]) ? await ctx.storage.findClient(clientIds[0]) : null;
-  if (!client) return errorPage('invalid_client', 'The application (client_id) is not known.');
-
-  const redirectUris = params.get('redirect_uri');
-  const isPublic = client.secretHash === null;
-  if (!redirectUris || redirectUris.length !== 1 || !redirectUriMatches(client.redirectUri, redirectUris[0]!, isPublic)) {
-    return errorPage('invalid_redirect_uri', 'The redirect URI is not valid: it must equal the callback URL registered for this application.');
-  }
-
-  const scopes = params.get('scope');
-  const scope = scopes && scopes.length > 1 ? null : ctx.scopes.parse(scopes?.[0] || undefined);
-  if (!scope) {
-    return errorPage('invalid_scope', `The requested scope is invalid, unknown or malformed. Use ${ctx.scopes.values.length === 2 && ctx.scopes.values[0] === 'read' ? "'read' or 'read write'" : 'values this server knows'}.`);
-  }
-
-  // From here on the callback is trusted: errors go back to it.
-  const responseTypes = params.get('response_type');
-  const states = params.get('state');
-  const redirectUri = redirectUris[0]!;
-  const echo = { redirectUri, state: states?.length === 1 && states[0] ? states[0] : undefined };
-  const mode: Mode = responseTypes?.length === 1 && responseTypes[0] === 'token' ? 'fragment' : 'query';
-  if (!responseTypes || responseTypes.length !== 1 || !responseTypes[0]) {
-    return redirectError(echo, mode, ctx, 'invalid_request', 'The response_type parameter is missing or was sent more than once.');
-  }
-  const responseType = responseTypes[0];
-  if (responseType !== 'code' && responseType !== 'token') {
-    return redirectError(echo, mode, ctx, 'unsupported_response_type', "The response_type must be 'code' or 'token'.");
-  }
-  if (responseType === 'token' && !ctx.options.allowImplicit) {
-    // RFC 9700 §2.1.2: the implicit grant SHOULD NOT be used; the strict profile turns it off.
-    return redirectError(echo, mode, ctx, 'unauthorized_client', 'The implicit flow (response_type=token) is not enabled on this server.');
-  }
-
-  let values: Partial<Record<'state' | 'prompt' | 'max_auth_age' | 'i' | 'code_challenge' | 'code_challenge_method', string>>;
   try {
-    values = single(params as Params, ['state', 'prompt', 'max_auth_age', 'i', 'code_challenge', 'code_challenge_method'] as const);
-  } catch (error) {
-    // A parameter sent twice; a duplicated state is not echoed (either value could be forged).
-    if (error instanceof OAuthError) return redirectError({ ...echo, state: undefined }, mode, ctx, error.code, error.description);
-    throw error;
-  }
-  // Valid requests are checked by hand (`restFast`); zod describes whatever is not.
-  const parsed = restFast(values) ?? restSchema.safeParse(values);
-  if (!parsed.success) {
-    const echoState = parsed.error.issues.every((issue) => issue.path[0] !== 'state');
-    return redirectError(echoState ? echo : { ...echo, state: undefined }, mode, ctx, 'invalid_request', `The request is malformed: ${parsed.error.issues[0]!.message}.`);
-  }
-  const rest = parsed.data;
-  let pkce: ReturnType<typeof parseChallenge> = null;
-  try {
-    pkce = responseType === 'code' ? parseChallenge(values.code_challenge, values.code_challenge_method, ctx.options.allowPlainPkce) : null;
-  } catch (error) {
-    if (error instanceof OAuthError) return redirectError(echo, mode, ctx, error.code, error.description);
-    throw error;
-  }
+    // GET only: a HEAD must not start an interaction or issue a code.
+    if (request.method.toUpperCase() !== 'GET') {
+      return errorPage('invalid_request', 'The authorization endpoint only accepts GET requests.');
+    }
+    const params = queryParams(request);
 
-  if (responseType === 'code' && !pkce && (isPublic || ctx.options.requirePkce)) {
-    // RFC 9700 §2.1.1: public clients MUST use PKCE; the strict profile requires it of every client.
-    return redirectError(echo, mode, ctx, 'invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.');
-  }
+    const clientIds = params.get('client_id');
+    if (!clientIds || clientIds.length !== 1 || !clientIds[0]) {
+      return errorPage('invalid_request', 'The request must name the application exactly once (client_id).');
+    }
+    // Control characters are never part of a client id (and a NUL would break a SQL store).
+    const client = clientIds[0].length <= 200 && !CONTROL.test(clientIds[0]) ? await ctx.storage.findClient(clientIds[0]) : null;
+    if (!client) return errorPage('invalid_client', 'The application (client_id) is not known.');
 
-  const req: AuthorizationRequestRecord = { clientId: client.id, redirectUri, responseType, scope, prompt: rest.prompt };
-  if (rest.state !== undefined) req.state = rest.state;
-  if (rest.max_auth_age !== undefined) req.maxAuthAge = rest.max_auth_age;
-  if (rest.i !== undefined) req.accountHint = rest.i;
-  if (pkce) {
-    req.codeChallenge = pkce.codeChallenge;
-    req.codeChallengeMethod = pkce.codeChallengeMethod;
+    const redirectUris = params.get('redirect_uri');
+    const isPublic = client.secretHash === null;
+    if (!redirectUris || redirectUris.length !== 1 || !redirectUriMatches(client.redirectUri, redirectUris[0]!, isPublic)) {
+      return errorPage('invalid_redirect_uri', 'The redirect URI is not valid: it must equal the callback URL registered for this application.');
+    }
+
+    const scopes = params.get('scope');
+    const scope = scopes && scopes.length > 1 ? null : ctx.scopes.parse(scopes?.[0] || undefined);
+    if (!scope) {
+      return errorPage('invalid_scope', `The requested scope is invalid, unknown or malformed. Use ${ctx.scopes.values.length === 2 && ctx.scopes.values[0] === 'read' ? "'read' or 'read write'" : 'values this server knows'}.`);
+    }
+
+    // From here on the callback is trusted: errors go back to it.
+    const responseTypes = params.get('response_type');
+    const states = params.get('state');
+    const redirectUri = redirectUris[0]!;
+    const echo = { redirectUri, state: states?.length === 1 && states[0] ? states[0] : undefined };
+    const mode: Mode = responseTypes?.length === 1 && responseTypes[0] === 'token' ? 'fragment' : 'query';
+    if (!responseTypes || responseTypes.length !== 1 || !responseTypes[0]) {
+      return redirectError(echo, mode, ctx, 'invalid_request', 'The response_type parameter is missing or was sent more than once.');
+    }
+    const responseType = responseTypes[0];
+    if (responseType !== 'code' && responseType !== 'token') {
+      return redirectError(echo, mode, ctx, 'unsupported_response_type', "The response_type must be 'code' or 'token'.");
+    }
+    if (responseType === 'token' && !ctx.options.allowImplicit) {
+      // RFC 9700 §2.1.2: the implicit grant SHOULD NOT be used; the strict profile turns it off.
+      return redirectError(echo, mode, ctx, 'unauthorized_client', 'The implicit flow (response_type=token) is not enabled on this server.');
+    }
+
+    let values: Partial<Record<'state' | 'prompt' | 'max_auth_age' | 'i' | 'code_challenge' | 'code_challenge_method', string>>;
+    try {
+      values = single(params as Params, ['state', 'prompt', 'max_auth_age', 'i', 'code_challenge', 'code_challenge_method'] as const);
+    } catch (error) {
+      // A parameter sent twice; a duplicated state is not echoed (either value could be forged).
+      if (error instanceof OAuthError) return redirectError({ ...echo, state: undefined }, mode, ctx, error.code, error.description);
+      throw error;
+    }
+    // Valid requests are checked by hand (`restFast`); zod describes whatever is not.
+    const parsed = restFast(values) ?? restSchema.safeParse(values);
+    if (!parsed.success) {
+      const echoState = parsed.error.issues.every((issue) => issue.path[0] !== 'state');
+      return redirectError(echoState ? echo : { ...echo, state: undefined }, mode, ctx, 'invalid_request', `The request is malformed: ${parsed.error.issues[0]!.message}.`);
+    }
+    const rest = parsed.data;
+    let pkce: ReturnType<typeof parseChallenge> = null;
+    try {
+      pkce = responseType === 'code' ? parseChallenge(values.code_challenge, values.code_challenge_method, ctx.options.allowPlainPkce) : null;
+    } catch (error) {
+      if (error instanceof OAuthError) return redirectError(echo, mode, ctx, error.code, error.description);
+      throw error;
+    }
+
+    if (responseType === 'code' && !pkce && (isPublic || ctx.options.requirePkce)) {
+      // RFC 9700 §2.1.1: public clients MUST use PKCE; the strict profile requires it of every client.
+      return redirectError(echo, mode, ctx, 'invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.');
+    }
+
+    const req: AuthorizationRequestRecord = { clientId: client.id, redirectUri, responseType, scope, prompt: rest.prompt };
+    if (rest.state !== undefined) req.state = rest.state;
+    if (rest.max_auth_age !== undefined) req.maxAuthAge = rest.max_auth_age;
+    if (rest.i !== undefined) req.accountHint = rest.i;
+    if (pkce) {
+      req.codeChallenge = pkce.codeChallenge;
+      req.codeChallengeMethod = pkce.codeChallengeMethod;
+    }
+    return await decide(ctx, client, req, request);
+  } catch (error) {
+    return pageFailure(ctx, error);
   }
-  return decide(ctx, client, req, request);
 }
 
 /** The signed-in session that fits the request's `i` hint, if any (DESIGN: a mismatch is "not signed in"). */
@@ -273,16 +273,20 @@ function validId(id: unknown): id is string {
  * `select_account`), and the consent is then asked anew of whoever is signed in now.
  */
 export async function resume(ctx: Context, interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
-  if (!validId(interactionId)) return errorPage('invalid_request', EXPIRED);
-  const record = await ctx.storage.takeInteraction(sha256Base64url(interactionId), ctx.clock.now());
-  if (!record) return errorPage('invalid_request', EXPIRED);
-  const client = await ctx.storage.findClient(record.request.clientId);
-  if (!client) return errorPage('invalid_client', 'The application (client_id) is not known.');
-  const session = await ctx.sessions.current(request);
-  if (!session || (record.loginAfter !== null && session.authenticatedAt <= record.loginAfter)) {
-    return interaction(ctx, client, 'login', record.request, record.requestedAt, record.loginAfter);
+  try {
+    if (!validId(interactionId)) return errorPage('invalid_request', EXPIRED);
+    const record = await ctx.storage.takeInteraction(sha256Base64url(interactionId), ctx.clock.now());
+    if (!record) return errorPage('invalid_request', EXPIRED);
+    const client = await ctx.storage.findClient(record.request.clientId);
+    if (!client) return errorPage('invalid_client', 'The application (client_id) is not known.');
+    const session = await ctx.sessions.current(request);
+    if (!session || (record.loginAfter !== null && session.authenticatedAt <= record.loginAfter)) {
+      return await interaction(ctx, client, 'login', record.request, record.requestedAt, record.loginAfter);
+    }
+    return await interaction(ctx, client, 'consent', record.request, record.requestedAt, null, session.account);
+  } catch (error) {
+    return pageFailure(ctx, error);
   }
-  return interaction(ctx, client, 'consent', record.request, record.requestedAt, null, session.account);
 }
 
 /**
@@ -304,20 +308,28 @@ async function takeConsent(ctx: Context, interactionId: string, request: OAuthRe
 
 /** The user authorized the application. */
 export async function approve(ctx: Context, interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
-  const record = await takeConsent(ctx, interactionId, request);
-  if ('type' in record) return record;
-  const client = await ctx.storage.findClient(record.request.clientId);
-  if (!client || !record.account) return errorPage('invalid_client', 'The application (client_id) is not known.');
-  const now = ctx.clock.now();
-  await ctx.storage.saveConsent({ accountUuid: record.account.uuid, clientId: client.id, scope: record.request.scope, grantedAt: now });
-  audit(ctx, { type: 'consent.granted', clientId: client.id, accountUuid: record.account.uuid, scope: record.request.scope });
-  return issue(ctx, client, record.request, record.account, now);
+  try {
+    const record = await takeConsent(ctx, interactionId, request);
+    if ('type' in record) return record;
+    const client = await ctx.storage.findClient(record.request.clientId);
+    if (!client || !record.account) return errorPage('invalid_client', 'The application (client_id) is not known.');
+    const now = ctx.clock.now();
+    await ctx.storage.saveConsent({ accountUuid: record.account.uuid, clientId: client.id, scope: record.request.scope, grantedAt: now });
+    audit(ctx, { type: 'consent.granted', clientId: client.id, accountUuid: record.account.uuid, scope: record.request.scope });
+    return await issue(ctx, client, record.request, record.account, now);
+  } catch (error) {
+    return pageFailure(ctx, error);
+  }
 }
 
 /** The user denied the application: `access_denied` back to the callback (SPEC 7.1). */
 export async function deny(ctx: Context, interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
-  const record = await takeConsent(ctx, interactionId, request);
-  if ('type' in record) return record;
-  audit(ctx, { type: 'consent.denied', clientId: record.request.clientId, accountUuid: record.account?.uuid ?? '' });
-  return redirectError(record.request, modeOf(record.request), ctx, 'access_denied', 'The user denied the authorization request.');
+  try {
+    const record = await takeConsent(ctx, interactionId, request);
+    if ('type' in record) return record;
+    audit(ctx, { type: 'consent.denied', clientId: record.request.clientId, accountUuid: record.account?.uuid ?? '' });
+    return redirectError(record.request, modeOf(record.request), ctx, 'access_denied', 'The user denied the authorization request.');
+  } catch (error) {
+    return pageFailure(ctx, error);
+  }
 }

@@ -4,7 +4,8 @@ import { tokenKey } from '../grants/issue.js';
 import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
 import { formParamsWithin, jsonResponse } from '../http.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
-import { optionalClient, requirePost, TOKEN_ABOUT_PARAMS } from './token.js';
+import { jsonFailure } from './failure.js';
+import { authenticatedClient, findClientOf, requestCredentials, requirePost, TOKEN_ABOUT_PARAMS } from './token.js';
 
 /**
  * POST /v1/oauth/introspect (RFC 7662). The caller must authenticate as a confidential client,
@@ -12,37 +13,42 @@ import { optionalClient, requirePost, TOKEN_ABOUT_PARAMS } from './token.js';
  * client's is `{ "active": false }`, so introspection cannot be used to probe for tokens.
  */
 export async function introspect(ctx: Context, request: OAuthRequest): Promise<OAuthResponse> {
-  requirePost(request);
-  const params = formParamsWithin(request, TOKEN_ABOUT_PARAMS);
-  const client = await optionalClient(ctx, request, params);
-  if (!client || client.secretHash === null) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
-  if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');
-  const inactive = jsonResponse(200, { active: false });
-  if (params.token.length > MAX_TOKEN_LENGTH) return inactive;
-  const pending = tokenKey(ctx, params.token);
-  const key = typeof pending === 'string' ? pending : await pending; // no microtask for an opaque token
-  const found = key === null ? null : await ctx.storage.findToken(key);
-  const now = ctx.clock.now();
-  if (
-    !found ||
-    found.token.clientId !== client.id ||
-    found.token.revokedAt !== null ||
-    found.token.rotatedAt !== null ||
-    found.grant.revokedAt !== null ||
-    (found.token.expiresAt !== null && now >= found.token.expiresAt)
-  ) {
-    return inactive;
+  try {
+    requirePost(request);
+    const params = formParamsWithin(request, TOKEN_ABOUT_PARAMS);
+    const credentials = requestCredentials(ctx, request, params);
+    const client = credentials && authenticatedClient(ctx, await findClientOf(ctx, credentials), credentials);
+    if (!client || client.secretHash === null) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
+    if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');
+    const inactive = jsonResponse(200, { active: false });
+    if (params.token.length > MAX_TOKEN_LENGTH) return inactive;
+    const pending = tokenKey(ctx, params.token);
+    const key = typeof pending === 'string' ? pending : await pending; // no microtask for an opaque token
+    const found = key === null ? null : await ctx.storage.findToken(key);
+    const now = ctx.clock.now();
+    if (
+      !found ||
+      found.token.clientId !== client.id ||
+      found.token.revokedAt !== null ||
+      found.token.rotatedAt !== null ||
+      found.grant.revokedAt !== null ||
+      (found.token.expiresAt !== null && now >= found.token.expiresAt)
+    ) {
+      return inactive;
+    }
+    const { token, grant } = found;
+    return jsonResponse(200, {
+      active: true,
+      scope: ctx.scopes.format(token.scope),
+      client_id: token.clientId,
+      username: grant.account.email,
+      sub: grant.account.uuid,
+      ...(token.kind === 'access' && { token_type: 'bearer' }),
+      iat: Math.floor(token.issuedAt / 1000),
+      ...(token.expiresAt !== null && { exp: Math.floor(token.expiresAt / 1000) }),
+      ...(ctx.options.issuer && { iss: ctx.options.issuer }),
+    });
+  } catch (error) {
+    return jsonFailure(ctx, request, error, 500);
   }
-  const { token, grant } = found;
-  return jsonResponse(200, {
-    active: true,
-    scope: ctx.scopes.format(token.scope),
-    client_id: token.clientId,
-    username: grant.account.email,
-    sub: grant.account.uuid,
-    ...(token.kind === 'access' && { token_type: 'bearer' }),
-    iat: Math.floor(token.issuedAt / 1000),
-    ...(token.expiresAt !== null && { exp: Math.floor(token.expiresAt / 1000) }),
-    ...(ctx.options.issuer && { iss: ctx.options.issuer }),
-  });
 }

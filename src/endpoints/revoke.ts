@@ -4,7 +4,8 @@ import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
 import { tokenKey } from '../grants/issue.js';
 import { formParamsWithin, jsonTextResponse } from '../http.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
-import { optionalClient, requirePost, TOKEN_ABOUT_PARAMS } from './token.js';
+import { jsonFailure } from './failure.js';
+import { authenticatedClient, findClientOf, requestCredentials, requirePost, TOKEN_ABOUT_PARAMS } from './token.js';
 
 /**
  * POST /v1/oauth/revoke (SPEC 4.3, RFC 7009). Holding the token is enough; credentials that are
@@ -13,22 +14,28 @@ import { optionalClient, requirePost, TOKEN_ABOUT_PARAMS } from './token.js';
  * (RFC 7009 §2.2), so the answer tells nothing about which tokens exist.
  */
 export async function revoke(ctx: Context, request: OAuthRequest): Promise<OAuthResponse> {
-  requirePost(request);
-  const params = formParamsWithin(request, TOKEN_ABOUT_PARAMS);
-  const client = await optionalClient(ctx, request, params);
-  if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');
-  // token_type_hint is accepted and not needed: one lookup finds either kind (RFC 7009 §2.1).
-  if (params.token.length <= MAX_TOKEN_LENGTH) {
-    const pending = tokenKey(ctx, params.token);
-    const key = typeof pending === 'string' ? pending : await pending; // no microtask for an opaque token
-    const found = key === null ? null : await ctx.storage.findToken(key);
-    if (found) {
-      if (client && client.id !== found.token.clientId) {
-        throw new OAuthError('unauthorized_client', 'The token was not issued to this client.');
+  try {
+    requirePost(request);
+    const params = formParamsWithin(request, TOKEN_ABOUT_PARAMS);
+    const credentials = requestCredentials(ctx, request, params);
+    const client = credentials && authenticatedClient(ctx, await findClientOf(ctx, credentials), credentials);
+    if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');
+    // token_type_hint is accepted and not needed: one lookup finds either kind (RFC 7009 §2.1).
+    if (params.token.length <= MAX_TOKEN_LENGTH) {
+      const pending = tokenKey(ctx, params.token);
+      const key = typeof pending === 'string' ? pending : await pending; // no microtask for an opaque token
+      const found = key === null ? null : await ctx.storage.findToken(key);
+      if (found) {
+        if (client && client.id !== found.token.clientId) {
+          throw new OAuthError('unauthorized_client', 'The token was not issued to this client.');
+        }
+        await ctx.storage.revokeGrant(found.token.grantId, ctx.clock.now());
+        audit(ctx, { type: 'token.revoked', clientId: found.token.clientId, accountUuid: found.grant.account.uuid, grantId: found.token.grantId });
       }
-      await ctx.storage.revokeGrant(found.token.grantId, ctx.clock.now());
-      audit(ctx, { type: 'token.revoked', clientId: found.token.clientId, accountUuid: found.grant.account.uuid, grantId: found.token.grantId });
     }
+    return jsonTextResponse(200, '{}');
+  } catch (error) {
+    // A revocation storage could not record is 503, never 200.
+    return jsonFailure(ctx, request, error, 503);
   }
-  return jsonTextResponse(200, '{}');
 }

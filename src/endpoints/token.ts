@@ -1,4 +1,4 @@
-import { clientCredentials, lookupId, verifyClient } from '../checks/client-auth.js';
+import { clientCredentials, lookupId, verifyClient, type ClientCredentials } from '../checks/client-auth.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { authorizationCodeGrant } from '../grants/authorization-code.js';
@@ -6,6 +6,7 @@ import { refreshTokenGrant } from '../grants/refresh-token.js';
 import { formParamsWithin, jsonTextResponse, queryParams } from '../http.js';
 import type { ClientRecord } from '../storage/types.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
+import { jsonFailure } from './failure.js';
 
 /**
  * Every parameter the token endpoint defines, each of which may appear once (RFC 6749 §3.2),
@@ -43,26 +44,36 @@ const GRANTS: Record<string, Grant> = {
 
 /** Reject a non-POST request before reading anything (RFC 6749 §3.2). */
 export function requirePost(request: OAuthRequest): void {
-  if (request.method.toUpperCase() !== 'POST') {
+  if (request.method !== 'POST' && request.method.toUpperCase() !== 'POST') {
     throw new OAuthError('invalid_request', 'This endpoint only accepts POST requests.', 405);
   }
 }
 
 /**
- * Authenticate the client if the request carries credentials; `null` when it carries none.
- * Every failure is reported to `onAudit` (with the claimed client id only), so a host can rate
- * limit guessing (RFC 6819 §4.3.5).
+ * The client credentials a request carries (HTTP Basic or the body), or `null` when it carries
+ * none. Synchronous: the store lookup (`findClientOf`) and the check (`authenticatedClient`)
+ * follow, with one `await` between them in the endpoint itself.
  */
-export async function optionalClient(ctx: Context, request: OAuthRequest, params: TokenParams): Promise<ClientRecord | null> {
-  if (!ctx.options.allowCredentialsInQuery && queryParams(request).has('client_secret')) {
+export function requestCredentials(ctx: Context, request: OAuthRequest, params: TokenParams): ClientCredentials | null {
+  if (!ctx.options.allowCredentialsInQuery && request.url.includes('?') && queryParams(request).has('client_secret')) {
     // RFC 6749 §2.3.1: client credentials MUST NOT be included in the request URI.
     throw new OAuthError('invalid_request', 'Client credentials must not be sent in the query string.');
   }
-  const credentials = clientCredentials(request, params);
-  if (!credentials) return null;
-  // Look up, then verify synchronously: this function is the only await of the step.
+  return clientCredentials(request, params);
+}
+
+/** The stored client the credentials name: the store's answer, or `null` for an id no store can hold. */
+export function findClientOf(ctx: Context, credentials: ClientCredentials): Promise<ClientRecord | null> | null {
   const id = lookupId(credentials);
-  const found = id === null ? null : await ctx.storage.findClient(id);
+  return id === null ? null : ctx.storage.findClient(id);
+}
+
+/**
+ * The client the credentials authenticate, or `invalid_client`. Every failure is reported to
+ * `onAudit` (with the claimed client id only), so a host can rate limit guessing
+ * (RFC 6819 §4.3.5).
+ */
+export function authenticatedClient(ctx: Context, found: ClientRecord | null, credentials: ClientCredentials): ClientRecord {
   try {
     return verifyClient(found, credentials);
   } catch (error) {
@@ -77,13 +88,18 @@ export async function optionalClient(ctx: Context, request: OAuthRequest, params
  * grant's own checks.
  */
 export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthResponse> {
-  requirePost(request);
-  const params: TokenParams = formParamsWithin(request, TOKEN_PARAMS);
-  const client = await optionalClient(ctx, request, params);
-  if (params.grant_type === undefined) throw new OAuthError('invalid_request', 'The grant_type parameter is missing.');
-  const grant = Object.hasOwn(GRANTS, params.grant_type) ? GRANTS[params.grant_type] : undefined;
-  if (!grant) {
-    throw new OAuthError('unsupported_grant_type', "The grant_type must be 'authorization_code' or 'refresh_token'.");
+  try {
+    requirePost(request);
+    const params: TokenParams = formParamsWithin(request, TOKEN_PARAMS);
+    const credentials = requestCredentials(ctx, request, params);
+    const client = credentials && authenticatedClient(ctx, await findClientOf(ctx, credentials), credentials);
+    if (params.grant_type === undefined) throw new OAuthError('invalid_request', 'The grant_type parameter is missing.');
+    const grant = Object.hasOwn(GRANTS, params.grant_type) ? GRANTS[params.grant_type] : undefined;
+    if (!grant) {
+      throw new OAuthError('unsupported_grant_type', "The grant_type must be 'authorization_code' or 'refresh_token'.");
+    }
+    return jsonTextResponse(200, await grant(ctx, params, client));
+  } catch (error) {
+    return jsonFailure(ctx, request, error, 500);
   }
-  return jsonTextResponse(200, await grant(ctx, params, client));
 }

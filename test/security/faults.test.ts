@@ -113,4 +113,60 @@ describe('storage faults leave no half-written state', () => {
       if (d.type === 'redirect') expect(new URL(d.location).searchParams.has('code')).toBe(false);
     }
   });
+  it('every authorization step (authorize, resume, approve, deny): a fault at any storage call → a 500 error page, reported to onError', async () => {
+    const errors: unknown[] = [];
+    const faulty = new FaultyStorage();
+    const t = await setup({ storage: faulty.storage, onError: (error) => errors.push(error) });
+    const interactionId = async (cookie?: string) => {
+      faulty.disarm();
+      const d = await t.server.authorize(t.get(t.authorizeUrl({ state: 's' }), cookie));
+      if (d.type !== 'consent' && d.type !== 'login') throw new Error(`unexpected ${d.type}`);
+      return d.interaction.id;
+    };
+    const steps: Record<string, () => Promise<() => Promise<unknown>>> = {
+      authorize: async () => () => t.server.authorize(t.get(t.authorizeUrl({ state: 's' }), t.ada)),
+      resume: async () => { const id = await interactionId(); return () => t.server.resume(id, t.get('/', t.ada)); },
+      'resume, still signed out': async () => { const id = await interactionId(); return () => t.server.resume(id, t.get('/')); },
+      approve: async () => { const id = await interactionId(t.ada); return () => t.server.approve(id, t.get('/', t.ada)); },
+      deny: async () => { const id = await interactionId(t.ada); return () => t.server.deny(id, t.get('/', t.ada)); },
+    };
+    for (const [name, prepare] of Object.entries(steps)) {
+      const healthy = await prepare();
+      faulty.arm(0);
+      await healthy();
+      const calls = faulty.calls;
+      expect(calls, name).toBeGreaterThan(0);
+      for (let k = 1; k <= calls; k++) {
+        const step = await prepare();
+        const before = errors.length;
+        faulty.arm(k);
+        const decision = await step();
+        expect(decision, `${name}, fault at storage call ${k}`).toEqual({
+          type: 'error',
+          status: 500,
+          error: 'server_error',
+          description: 'The server could not complete the request. Try again later.',
+        });
+        expect(errors.length, `${name}: the fault reached onError`).toBe(before + 1);
+      }
+    }
+  });
+
+  it('introspection: a fault at any storage call → 500 server_error, reported to onError', async () => {
+    const errors: unknown[] = [];
+    const faulty = new FaultyStorage();
+    const t = await setup({ storage: faulty.storage, onError: (error) => errors.push(error) });
+    const { access_token } = json(await t.exchange(await t.getCode())) as { access_token: string };
+    const introspect = () => t.server.introspect(t.post('/v1/oauth/introspect', { token: access_token, client_id: t.client.clientId, client_secret: t.client.clientSecret }));
+    faulty.arm(0);
+    expect(json(await introspect()).active).toBe(true);
+    const calls = faulty.calls;
+    for (let k = 1; k <= calls; k++) {
+      faulty.arm(k);
+      const res = await introspect();
+      expect(res.status).toBe(500);
+      expect(json(res)).toEqual({ error: 'server_error', error_description: 'The server could not complete the request. Try again later.' });
+    }
+    expect(errors).toHaveLength(calls);
+  });
 });

@@ -1,0 +1,51 @@
+import type { Context } from '../context.js';
+import { isOAuthError, OAuthError } from '../errors.js';
+import { errorResponse, header } from '../http.js';
+import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from '../types.js';
+
+/**
+ * What an endpoint answers when one of its steps throws. Each endpoint catches inside its own
+ * async function and calls these, rather than the server wrapping every call in one more
+ * promise: on the token and revocation endpoints that wrapper was about 6% of a request.
+ */
+
+/** Hand an unexpected error (a store or a host hook failing) to the `onError` option. */
+export function reportFault(ctx: Context, error: unknown): void {
+  try {
+    ctx.options.onError?.(error);
+  } catch {
+    // A failing hook must not turn a clean 500 into a crash.
+  }
+}
+
+/** An error page: the browser stays here (SPEC 7.1). */
+export function errorPage(error: string, description: string, status = 400): AuthorizeDecision {
+  return { type: 'error', status, error, description };
+}
+
+/** The error page for what an authorization step threw: its own OAuth error, or a 500. */
+export function pageFailure(ctx: Context, error: unknown): AuthorizeDecision {
+  if (isOAuthError(error)) return errorPage(error.code, error.description);
+  reportFault(ctx, error);
+  return errorPage('server_error', 'The server could not complete the request. Try again later.', 500);
+}
+
+/**
+ * The JSON answer to what a JSON endpoint threw: an OAuth error as itself (RFC 6749 §5.2), with
+ * `Allow` on a 405 and a Basic challenge when the client tried HTTP Basic; anything else is
+ * reported and answered `faultStatus` (500, or 503 where a retry is the right reaction).
+ */
+export function jsonFailure(ctx: Context, request: OAuthRequest, error: unknown, faultStatus: number): OAuthResponse {
+  if (isOAuthError(error)) {
+    const headers: Record<string, string> = {};
+    if (error.status === 405) headers['allow'] = 'POST';
+    // RFC 6749 §5.2: a client that tried HTTP Basic gets a Basic challenge back.
+    if (error.code === 'invalid_client' && /^basic(\s|$)/i.test(header(request, 'authorization') ?? '')) {
+      headers['www-authenticate'] = `Basic realm="${ctx.options.realm}"`;
+    }
+    return errorResponse(error, headers);
+  }
+  reportFault(ctx, error);
+  const code = faultStatus === 503 ? 'temporarily_unavailable' : 'server_error';
+  return errorResponse(new OAuthError(code, 'The server could not complete the request. Try again later.', faultStatus));
+}
