@@ -83,7 +83,7 @@ const modeOf = (req: AuthorizationRequestRecord): Mode => (req.responseType === 
 export async function authorize(ctx: Context, request: OAuthRequest): Promise<AuthorizeDecision> {
   try {
     // GET only: a HEAD must not start an interaction or issue a code.
-    if (request.method.toUpperCase() !== 'GET') {
+    if (request.method !== 'GET' && request.method.toUpperCase() !== 'GET') {
       return errorPage('invalid_request', 'The authorization endpoint only accepts GET requests.');
     }
     const params = queryParams(request);
@@ -168,9 +168,8 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
   }
 }
 
-/** The signed-in session that fits the request's `i` hint, if any (DESIGN: a mismatch is "not signed in"). */
-async function matchingSession(ctx: Context, req: AuthorizationRequestRecord, request: OAuthRequest) {
-  const session = await ctx.sessions.current(request);
+/** The signed-in session if it fits the request's `i` hint (DESIGN: a mismatch is "not signed in"). */
+function matchingSession<S extends { account: Account }>(req: AuthorizationRequestRecord, session: S | null): S | null {
   if (!session) return null;
   if (req.accountHint && !session.account.uuid.toLowerCase().startsWith(req.accountHint.toLowerCase())) return null;
   return session;
@@ -178,7 +177,7 @@ async function matchingSession(ctx: Context, req: AuthorizationRequestRecord, re
 
 async function decide(ctx: Context, client: ClientRecord, req: AuthorizationRequestRecord, request: OAuthRequest): Promise<AuthorizeDecision> {
   const now = ctx.clock.now();
-  const session = await matchingSession(ctx, req, request);
+  const session = matchingSession(req, await ctx.sessions.current(request));
   const tooOld = session !== null && req.maxAuthAge !== undefined && now - session.authenticatedAt > req.maxAuthAge * 1000;
 
   if (req.prompt.includes('none')) {
