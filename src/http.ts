@@ -55,12 +55,15 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * One name or value of a form: `+` is a space, then percent-decoding as UTF-8. `undefined` when
  * the WHATWG rules and `decodeURIComponent` could differ (a bad escape, bytes that are not UTF-8,
  * a lone surrogate), so the caller falls back to `URLSearchParams` for the whole input.
+ * `surrogates: false` says the whole input was already found free of surrogates, which spares
+ * two regex scans of every part.
  */
-function decodeFormPart(part: string): string | undefined {
-  if (!needsDecoding(part)) return part;
-  if (LONE_SURROGATE.test(part)) return undefined;
+function decodeFormPart(part: string, surrogates = true): string | undefined {
+  const plus = part.indexOf('+') >= 0;
+  if (!plus && part.indexOf('%') < 0 && !(surrogates && SURROGATE.test(part))) return part;
+  if (surrogates && LONE_SURROGATE.test(part)) return undefined;
   try {
-    return decodeURIComponent(part.replace(/\+/g, ' '));
+    return decodeURIComponent(plus ? part.replace(/\+/g, ' ') : part);
   } catch {
     return undefined;
   }
@@ -85,12 +88,13 @@ export function parseForm(form: string, params: Params): void {
     return;
   }
   // Decode everything first, so a fallback never finds half of this input already added.
+  const surrogates = SURROGATE.test(input);
   const decoded: string[] = [];
   for (const sequence of sequences) {
     if (sequence === '') continue;
     const eq = sequence.indexOf('=');
-    const name = decodeFormPart(eq < 0 ? sequence : sequence.slice(0, eq));
-    const value = eq < 0 ? '' : decodeFormPart(sequence.slice(eq + 1));
+    const name = decodeFormPart(eq < 0 ? sequence : sequence.slice(0, eq), surrogates);
+    const value = eq < 0 ? '' : decodeFormPart(sequence.slice(eq + 1), surrogates);
     if (name === undefined || value === undefined) {
       for (const [n, v] of new URLSearchParams(form)) append(params, n, v);
       return;
@@ -194,7 +198,8 @@ export function formParamsWithin<K extends string>(request: OAuthRequest, bounds
   let names = NAMES.get(bounds) as K[] | undefined;
   if (!names) NAMES.set(bounds, (names = Object.keys(bounds) as K[]));
   const values: (string | undefined)[] = new Array<string | undefined>(names.length).fill(undefined);
-  const decode = needsDecoding(body); // e.g. an escaped redirect_uri
+  const surrogates = SURROGATE.test(body);
+  const decode = surrogates || body.indexOf('%') >= 0 || body.indexOf('+') >= 0; // e.g. an escaped redirect_uri
   // The next '=' at or after `start`, found again only once passed: searching afresh for every
   // sequence would rescan the rest of a body of many '='-less sequences (quadratic).
   let nextEq = -1;
@@ -216,7 +221,7 @@ export function formParamsWithin<K extends string>(request: OAuthRequest, bounds
         // path handles (and reports) it exactly as it always has.
         if (values[k] !== undefined) return singleWithin(requestParams(request), bounds);
         const value = eq < end ? body.slice(eq + 1, end) : '';
-        const decoded = decode ? decodeFormPart(value) : value;
+        const decoded = decode ? decodeFormPart(value, surrogates) : value;
         if (decoded === undefined) return singleWithin(requestParams(request), bounds);
         values[k] = decoded;
       } else if (decode && needsDecoding(body.slice(start, eq))) {
