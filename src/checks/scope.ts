@@ -79,7 +79,8 @@ export class ScopePolicy {
 
   /** Whether a token's scope allows a resource request; `needed` names the SPEC scope it lacks. */
   check(scope: readonly string[], request: { method: string; url: string }): { ok: true } | { ok: false; needed?: string } {
-    if (this.custom) return this.custom.allows(scope, request) ? { ok: true } : { ok: false };
+    // A copy for the host's rule: `scope` may be a store's own array (Storage.readToken).
+    if (this.custom) return this.custom.allows([...scope], request) ? { ok: true } : { ok: false };
     const needed = requiredScope(request.method);
     return scope.includes(needed) ? { ok: true } : { ok: false, needed: needed === 'write' ? 'read write' : 'read' };
   }

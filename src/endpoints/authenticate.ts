@@ -1,6 +1,7 @@
 import type { Context } from '../context.js';
 import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
-import { tokenKey } from '../grants/issue.js';
+import { readToken, tokenKey } from '../grants/issue.js';
+import { copyAccount } from '../storage/copy.js';
 import { OAuthError } from '../errors.js';
 import { errorResponse, queryParams, repeatedHeader } from '../http.js';
 import type { AuthenticateResult, OAuthRequest } from '../types.js';
@@ -73,7 +74,7 @@ export async function authenticate(ctx: Context, request: OAuthRequest, report: 
     if (typeof token !== 'string') return token;
     const pending = tokenKey(ctx, token);
     const key = typeof pending === 'string' ? pending : await pending;
-    const found = key === null ? null : await ctx.storage.findToken(key);
+    const found = key === null ? null : await readToken(ctx.storage, key);
     const now = ctx.clock.now();
     if (
       !found ||
@@ -92,8 +93,9 @@ export async function authenticate(ctx: Context, request: OAuthRequest, report: 
       ok: true,
       token: {
         clientId: found.token.clientId,
-        account: found.grant.account,
-        scope: [...found.token.scope], // a store that hands out its own array stays safe from the caller
+        // The host's own copies: the records may be the store's (readToken), or a cache's.
+        account: ctx.storage.readToken ? copyAccount(found.grant.account) : found.grant.account,
+        scope: [...found.token.scope],
         expiresAt: found.token.expiresAt ?? Number.MAX_SAFE_INTEGER,
       },
     };

@@ -1,7 +1,7 @@
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
-import { tokenKey } from '../grants/issue.js';
+import { readToken, tokenKey } from '../grants/issue.js';
 import { formParamsWithin, jsonTextResponse } from '../http.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 import { jsonFailure } from './failure.js';
@@ -24,7 +24,7 @@ export async function revoke(ctx: Context, request: OAuthRequest): Promise<OAuth
     if (params.token.length <= MAX_TOKEN_LENGTH) {
       const pending = tokenKey(ctx, params.token);
       const key = typeof pending === 'string' ? pending : await pending; // no microtask for an opaque token
-      const found = key === null ? null : await ctx.storage.findToken(key);
+      const found = key === null ? null : await readToken(ctx.storage, key);
       if (found) {
         if (client && client.id !== found.token.clientId) {
           throw new OAuthError('unauthorized_client', 'The token was not issued to this client.');

@@ -1,6 +1,6 @@
 import { randomToken, sha256Base64url } from '../crypto.js';
 import type { Context } from '../context.js';
-import type { GrantRecord, TokenRecord } from '../storage/types.js';
+import type { GrantRecord, Storage, TokenRecord } from '../storage/types.js';
 import { jsonString } from '../http.js';
 import { looksLikeJwt } from '../tokens/jwt.js';
 import type { Account } from '../types.js';
@@ -72,6 +72,15 @@ export function tokenKey(ctx: Context, token: string): string | Promise<string |
   }
   // Synchronous for opaque tokens: the bearer check runs on every API request.
   return sha256Base64url(token);
+}
+
+/**
+ * A token and its grant by storage key, for a caller that reads them at once and keeps nothing:
+ * through the store's `readToken` when it has one (its own records, no copies), else
+ * `findToken`. Whatever of it reaches the host must be copied when `storage.readToken` exists.
+ */
+export function readToken(storage: Storage, key: string): Promise<{ token: Readonly<TokenRecord>; grant: Readonly<GrantRecord> } | null> {
+  return storage.readToken ? storage.readToken(key) : storage.findToken(key);
 }
 
 /** A new access + refresh pair of a grant. Nothing is stored yet. */

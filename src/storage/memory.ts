@@ -9,15 +9,10 @@ import type {
   Storage,
   TokenRecord,
 } from './types.js';
-import type { Account } from '../types.js';
+import { copyAccount } from './copy.js';
 
 // Records are flat except for `scope` arrays, the account object and an interaction's request:
-// copy exactly those (structuredClone costs ~3 µs a record; these copies a few hundred ns). An
-// account with nested fields (the host's extra `info`) is cloned deeply.
-const copyAccount = (a: Account): Account => {
-  for (const key in a) if (typeof (a as unknown as Record<string, unknown>)[key] === 'object') return structuredClone(a);
-  return { ...a };
-};
+// copy exactly those (structuredClone costs ~3 µs a record; these copies a few hundred ns).
 // Written out field by field rather than spread: records whose fields change type over their
 // life (null, then a time) leave V8 several shapes to clone from, and a spread of those was up
 // to 20% of a bearer check; a literal always builds the same shape.
@@ -164,6 +159,13 @@ export class MemoryStorage implements Storage {
     const token = this.tokens.get(hash);
     const grant = token && this.grants.get(token.grantId);
     return token && grant ? { token: copyToken(token), grant: copyGrant(grant) } : null;
+  }
+
+  /** `findToken` without the copies: the stored records themselves, for callers that only read them (see `Storage.readToken`). */
+  async readToken(hash: string): Promise<{ token: Readonly<TokenRecord>; grant: Readonly<GrantRecord> } | null> {
+    const token = this.tokens.get(hash);
+    const grant = token && this.grants.get(token.grantId);
+    return token && grant ? { token, grant } : null;
   }
 
   async rotateRefreshToken(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {

@@ -156,6 +156,15 @@ export interface Storage {
   /** A token by hash, with its grant. */
   findToken(hash: string): Promise<{ token: TokenRecord; grant: GrantRecord } | null>;
   /**
+   * Optional: the answer of `findToken`, for a caller that only reads it, at once, and keeps
+   * nothing of it. The core uses it for the bearer check, revocation and introspection, and
+   * copies whatever it hands on to the host (the account, the scope). A store that keeps its
+   * records as objects (`MemoryStorage`) may return them here without the defensive copies
+   * `findToken` makes: about a sixth of a bearer check. Leave it out where every answer is
+   * built fresh anyway, as in SQL stores; `findToken` is used then.
+   */
+  readToken?(hash: string): Promise<{ token: Readonly<TokenRecord>; grant: Readonly<GrantRecord> } | null>;
+  /**
    * Single use, atomic: if the refresh token exists, was never rotated or revoked,
    * `now < expiresAt` (when set) and its grant is not revoked, mark it rotated at `now`, revoke
    * its paired access token, and insert `tokens`; otherwise change nothing and say why (`used`

@@ -289,6 +289,22 @@ define('grants: createGrant stores the grant with its code or its tokens; findCo
   same((await storage.findCode(code.hash))?.grantId, grant.id, 'the code belongs to its grant');
 });
 
+define('readToken (optional): when a storage has it, it answers what findToken answers, in every state', async (make) => {
+  const storage = await make();
+  if (!storage.readToken) return; // optional: the core falls back to findToken
+  const read = (hash: string) => storage.readToken!(hash);
+  const { grant, access, refresh } = await withPair(storage, { expiresAt: T0 + 1_000_000 });
+  same(await read(access.hash), await storage.findToken(access.hash), 'readToken of a live access token answers what findToken answers');
+  same(await read(refresh.hash), { token: refresh, grant }, 'readToken of a refresh token gives it with its grant');
+  same(await read(hash()), null, 'readToken of an unknown hash is null');
+  const next = makePair(grant, T0 + 5);
+  check((await storage.rotateRefreshToken(refresh.hash, T0 + 5, next)).ok, 'rotation succeeds');
+  same(await read(refresh.hash), await storage.findToken(refresh.hash), 'readToken shows a rotated refresh token as findToken does');
+  same((await read(access.hash))?.token.revokedAt, T0 + 5, 'readToken shows the paired access token revoked by the rotation');
+  await storage.revokeGrant(grant.id, T0 + 7);
+  same((await read(next[0].hash))?.grant.revokedAt, T0 + 7, 'readToken shows the grant revoked at now');
+});
+
 define('records are copies: mutating what was saved, or what was returned, changes nothing stored', async (make) => {
   const storage = await make();
   const client: ClientRecord = { id: id(), name: 'Example App', redirectUri: CALLBACK, secretHash: hash(), createdAt: T0 };

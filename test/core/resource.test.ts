@@ -109,6 +109,7 @@ describe('resource API bearer check (SPEC 4.4, 2.5)', () => {
     const storage = new Proxy(inner, {
       get(target, name) {
         if (name === 'findToken') return async (hash: string) => (kept ??= await target.findToken(hash));
+        if (name === 'readToken') return undefined; // a store without the optional method: the core uses findToken
         const value = Reflect.get(target, name);
         return typeof value === 'function' ? value.bind(target) : value;
       },
@@ -119,5 +120,22 @@ describe('resource API bearer check (SPEC 4.4, 2.5)', () => {
     expect(first.ok).toBe(true);
     if (first.ok) first.token.scope.push('write');
     expect((await t.api('POST', tokens.access_token)).ok).toBe(false);
+  });
+  it('the token a bearer check hands the host is its own: changing its account or scope changes nothing stored', async () => {
+    const t = await setup();
+    const tokens = await t.tokens();
+    const first = await t.api('GET', tokens.access_token);
+    if (!first.ok) throw new Error('the live token was refused');
+    const account = { ...first.token.account };
+    first.token.account.uuid = 'someone-else';
+    first.token.account.name = 'Mallory';
+    first.token.scope.push('write');
+    const again = await t.api('GET', tokens.access_token);
+    if (!again.ok) throw new Error('the live token was refused');
+    expect(again.token.account).toEqual(account);
+    expect(again.token.scope).toEqual(['read']);
+    expect((await t.api('POST', tokens.access_token)).ok).toBe(false);
+    const introspected = await t.server.introspect(t.post('/v1/oauth/introspect', { token: tokens.access_token, client_id: t.client.clientId, client_secret: t.client.clientSecret }));
+    expect(JSON.parse(introspected.body)).toMatchObject({ active: true, sub: account.uuid, username: account.email, scope: 'read' });
   });
 });

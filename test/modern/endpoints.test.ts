@@ -215,6 +215,22 @@ describe('custom scopes', () => {
     expect((await t.tokens()).scope).toBe('account:read');
   });
 
+  it('a resource rule that changes the scope it is given changes nothing stored', async () => {
+    const mutating = { ...scopes, allows: (scope: readonly string[], request: { method: string; url: string }) => {
+      const ok = scopes.allows(scope, request);
+      (scope as string[]).splice(0, scope.length, 'droplet:create');
+      return ok;
+    } };
+    const t = await setup({ scopes: mutating });
+    const tokens = await t.tokens({ scope: 'droplet:read' });
+    const call = (method: string) => t.server.authenticate({ method, url: '/v2/droplets', headers: { authorization: `Bearer ${tokens.access_token}` } });
+    for (let i = 0; i < 2; i++) {
+      expect((await call('POST')).ok).toBe(false);
+      const read = await call('GET');
+      expect(read.ok && read.token.scope).toEqual(['droplet:read']);
+    }
+  });
+
   it('invalid scopes still get the SPEC error page', async () => {
     const t = await setup({ scopes });
     for (const scope of ['read', 'droplet:read droplet:read', 'droplet:read  account:read', 'admin']) {
