@@ -13,6 +13,7 @@ import { WORKLOAD_IDS } from '../../bench/authgate.js';
 import { runBench, type BenchResult } from '../../bench/harness.js';
 import { FRAMEWORKS } from '../../bench/http/server.js';
 import { loadOptional } from '../../bench/lib/load.js';
+import { runAb } from '../../bench/ab.js';
 import { codeFrom, wire } from '../../bench/lib/fixture.js';
 import { parseOptions } from '../../bench/lib/options.js';
 import { JMONDI } from '../../bench/peers/jmondi.js';
@@ -112,4 +113,17 @@ describe('benchmark fixture helpers', () => {
     const form = `grant_type=authorization_code&code=${'x'.repeat(43)}&redirect_uri=${encodeURIComponent('https://a.example/cb?é')}`;
     expect(wire(form)).toBe(form);
   });
+});
+
+describe('npm run bench:ab (two versions of src/ in one process)', () => {
+  it('measures the working tree against a commit on each workload it is given', async () => {
+    const lines: string[] = [];
+    const results = await runAb({ base: 'HEAD', workloads: ['W2', 'W3'], rounds: 1, operations: 40 }, (line) => lines.push(line));
+    expect(results.map((r) => r.workload)).toEqual(['W2', 'W3']);
+    for (const r of results) {
+      expect(positive([r.base, r.tree, r.speedup])).toBe(true);
+      expect(r.speedup).toBeCloseTo(r.base / r.tree, 10);
+    }
+    expect(lines.join('\n')).toMatch(/^W2: HEAD .* µs, working tree .* µs per operation → [\d.]+×/);
+  }, 60_000);
 });
