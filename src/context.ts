@@ -20,7 +20,10 @@ export function audit(ctx: Context, event: AuditEventInput): void {
   const hook = ctx.options.onAudit;
   if (!hook) return;
   try {
-    hook({ ...event, at: ctx.clock.now() } as Parameters<typeof hook>[0]);
+    const stamped = { ...event, at: ctx.clock.now() } as Parameters<typeof hook>[0];
+    // The hook gets its own scope array: the event's is the one being issued or stored.
+    if ('scope' in stamped) stamped.scope = [...stamped.scope];
+    hook(stamped);
   } catch {
     // The audit log is the host's; its failure must not change the protocol's answer.
   }

@@ -39,6 +39,23 @@ describe('secrets', () => {
     expect(events.filter((e) => e.type === 'client.authentication_failed').map((e) => (e as { clientId: string }).clientId)).toEqual([t.client.clientId, 'nobody']);
   });
 
+  it('an onAudit hook that changes the event it gets changes nothing issued or stored', async () => {
+    const grow = (e: AuditEvent) => { if ('scope' in e) e.scope.push('write'); };
+    const t = await setup({ onAudit: grow });
+    const code = await t.getCode({ scope: 'read' });
+    const tokens = JSON.parse((await t.exchange(code)).body) as { access_token: string; refresh_token: string; scope: string };
+    expect(tokens.scope).toBe('read');
+    expect((await t.api('POST', tokens.access_token)).ok).toBe(false);
+    const refreshed = JSON.parse((await t.refresh(tokens.refresh_token)).body) as { scope: string };
+    expect(refreshed.scope).toBe('read');
+    const implicit = await setup({ onAudit: grow, allowImplicit: true });
+    const d = await implicit.server.authorize(implicit.get(implicit.authorizeUrl({ response_type: 'token', scope: 'read' }), implicit.ada));
+    if (d.type !== 'consent') throw new Error(d.type);
+    const approved = await implicit.server.approve(d.interaction.id, implicit.get('/', implicit.ada));
+    if (approved.type !== 'redirect') throw new Error(approved.type);
+    expect(new URLSearchParams(new URL(approved.location).hash.slice(1)).get('scope')).toBe('read');
+  });
+
   it('a throwing onAudit hook does not change the answer', async () => {
     const t = await setup({ onAudit: () => { throw new Error('log pipeline down'); } });
     expect((await t.exchange(await t.getCode())).status).toBe(200);
