@@ -26,11 +26,14 @@ export async function revoke(ctx: Context, request: OAuthRequest): Promise<OAuth
       const key = typeof pending === 'string' ? pending : await pending; // no microtask for an opaque token
       const found = key === null ? null : await readToken(ctx.storage, key);
       if (found) {
-        if (client && client.id !== found.token.clientId) {
+        // Read now: the records may be the store's own (readToken), to be kept past no await.
+        const { clientId, grantId } = found.token;
+        const accountUuid = found.grant.account.uuid;
+        if (client && client.id !== clientId) {
           throw new OAuthError('unauthorized_client', 'The token was not issued to this client.');
         }
-        await ctx.storage.revokeGrant(found.token.grantId, ctx.clock.now());
-        audit(ctx, { type: 'token.revoked', clientId: found.token.clientId, accountUuid: found.grant.account.uuid, grantId: found.token.grantId });
+        await ctx.storage.revokeGrant(grantId, ctx.clock.now());
+        audit(ctx, { type: 'token.revoked', clientId, accountUuid, grantId });
       }
     }
     return jsonTextResponse(200, '{}');

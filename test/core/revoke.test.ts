@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MemoryStorage, type AuditEvent } from '../../src/index.js';
 import { ADA, BOB, json, setup } from '../helpers.js';
 
 /** SPEC 4.3 (revocation endpoint), 3.2 (revocation and "user revokes access"). */
@@ -111,5 +112,31 @@ describe('user revokes access (SPEC 3.2)', () => {
     expect((await t.api('GET', bobTokens.access_token as string)).ok).toBe(true);
     const fresh = await t.tokens();
     expect((await t.api('GET', fresh.access_token)).ok).toBe(true);
+  });
+  it('reads what it reports before the next await: a readToken record that changes afterwards does not change the audit event', async () => {
+    const events: AuditEvent[] = [];
+    const inner = new MemoryStorage();
+    let viewed: { token: { clientId: string; grantId: string } } | null = null;
+    // A store whose readToken hands out a record it reuses, and changes it after revokeGrant.
+    const storage = new Proxy(inner, {
+      get(target, name) {
+        if (name === 'readToken') return async (hash: string) => {
+          const found = await target.readToken(hash);
+          viewed = found && { ...found, token: { ...found.token } };
+          return viewed;
+        };
+        if (name === 'revokeGrant') return async (grantId: string, now: number) => {
+          await target.revokeGrant(grantId, now);
+          if (viewed) viewed.token.clientId = 'reused-by-another-lookup';
+        };
+        const value = Reflect.get(target, name);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const t = await setup({ storage, onAudit: (e) => events.push(e) });
+    const tokens = await t.tokens();
+    const res = await t.server.revoke(t.post('/v1/oauth/revoke', { token: tokens.access_token, client_id: t.client.clientId, client_secret: t.client.clientSecret }));
+    expect(res.status).toBe(200);
+    expect(events.filter((e) => e.type === 'token.revoked')).toMatchObject([{ clientId: t.client.clientId }]);
   });
 });
