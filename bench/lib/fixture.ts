@@ -18,13 +18,26 @@ export const STATE = 'af0ifjsldkj';
  */
 export function codeFrom(location: string): string {
   const query = location.indexOf('?');
-  let start = query < 0 ? -1 : location.indexOf('code=', query);
-  while (start > 0 && location[start - 1] !== '?' && location[start - 1] !== '&') start = location.indexOf('code=', start + 1);
-  if (start < 0) throw new Error(`no code in the redirect: ${location}`);
-  const end = location.indexOf('&', start);
-  const code = decodeURIComponent(location.slice(start + 5, end < 0 ? location.length : end).replace(/\+/g, ' '));
-  if (!code) throw new Error(`no code in the redirect: ${location}`);
-  return code;
+  const hash = location.indexOf('#');
+  const end = hash < 0 ? location.length : hash;
+  let start = query < 0 || query > end ? end : query + 1;
+  while (start < end) {
+    let next = location.indexOf('&', start);
+    if (next < 0 || next > end) next = end;
+    if (location.startsWith('code=', start)) {
+      const value = location.slice(start + 5, next);
+      let code: string;
+      try {
+        code = decodeURIComponent(value.replace(/\+/g, ' '));
+      } catch {
+        code = new URLSearchParams(`code=${value}`).get('code')!; // a bad escape, kept as written
+      }
+      if (!code) break;
+      return code;
+    }
+    start = next + 1;
+  }
+  throw new Error(`no code in the redirect: ${location}`);
 }
 
 /**

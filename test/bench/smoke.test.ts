@@ -103,10 +103,14 @@ describe('benchmark fixture helpers', () => {
       'https://client.example/cb?xcode=no&code=yes',
       'https://client.example/cb?state=code%3Dno&code=yes&iss=i',
       'http://127.0.0.1:8080/cb?code=last',
+      'https://client.example/cb?next=/x?code=evil&code=real&state=s', // a registered query may hold '?'
+      'https://client.example/cb?next=a&code=c%zz&iss=i', // a bad escape is kept as written
+      'https://client.example/cb?code=a#code=b',
     ];
     for (const location of locations) expect(codeFrom(location), location).toBe(new URL(location).searchParams.get('code'));
     expect(() => codeFrom('https://client.example/cb?error=access_denied&state=s')).toThrow(/no code/);
     expect(() => codeFrom('https://client.example/cb?xcode=1')).toThrow(/no code/);
+    expect(() => codeFrom('https://client.example/cb?next=/x?code=evil&error=access_denied')).toThrow(/no code/);
   });
 
   it('wire gives the same text back', () => {
