@@ -146,12 +146,45 @@ function httpMarkdown(h: HttpResult, options: BenchOptions): string {
     table(['framework', ROUTES.trivial, ROUTES.W3, 'W3 ÷ trivial', 'W3 ÷ trivial, server CPU', ROUTES.W1x, 'W1x ÷ trivial', 'W1x ÷ trivial, server CPU'], rows),
     '',
     '`server CPU`: the same runs as requests per second of the server process\'s CPU time (user + system): what a request costs the server, less disturbed by other processes than the wall clock.',
+    ...baselineMarkdown(h, 'W3', 'noop', 'the check', `W3 next to \`${ROUTES.noop}\`: the same JSON behind a middleware of the framework that does nothing. What is left between the two is the bearer check, as it costs inside the server.`),
+    ...baselineMarkdown(h, 'W1x', 'echo', 'the exchange', `W1x next to \`${ROUTES.echo}\`: the same framework reading the same forms (sent the same way, one fresh body per request) and answering a small JSON, with no OAuth work. What is left between the two is the exchange, as it costs inside the server.`),
     ...(h.profiles?.length ? ['', 'Server CPU profiles (--http-profile), self time in % of the busy time of all runs of the route:', ''] : []),
     ...(h.profiles ?? []).flatMap((p) => [
       `- **${p.framework}, ${p.route}** (idle ${p.idle.toFixed(0)}% of the run): ${p.functions.slice(0, 6).map((f) => `${f.percent.toFixed(1)}% ${f.name} (${f.where})`).join('; ')}`,
       `  - by place: ${p.places.slice(0, 7).map((f) => `${f.percent.toFixed(1)}% ${f.name}`).join('; ')}`,
     ]),
   ].join('\n');
+}
+
+/**
+ * A workload next to the framework route that does everything but the OAuth work (W3 next to
+ * `GET /noop`, W1x next to `POST /echo`): what is left between the two is authgate's own cost
+ * inside a busy server.
+ */
+function baselineMarkdown(h: HttpResult, route: 'W3' | 'W1x', base: 'noop' | 'echo', what: string, intro: string): string[] {
+  const rows = h.frameworks.flatMap((framework) => {
+    const w = `HTTP ${framework}`;
+    const baseline = h.series.find((x) => x.workload === w && x.contender === ROUTES[base]);
+    const measured = h.series.find((x) => x.workload === w && x.contender === ROUTES[route]);
+    if (!baseline || !measured) return [];
+    const trivial = find(h.series, w, ROUTES.trivial);
+    const [measuredCpu, baselineCpu] = [cpuView(measured), cpuView(baseline)];
+    return [[
+      framework,
+      cell(baseline),
+      ratioCell(pairedRatio(baseline, trivial), true),
+      ratioCell(pairedRatio(measured, baseline), true),
+      ratioCell(pairedRatio(measuredCpu, baselineCpu), true),
+      measuredCpu && baselineCpu ? `${(1e6 / measuredCpu.median - 1e6 / baselineCpu.median).toFixed(1)} µs` : '–',
+    ]];
+  });
+  if (!rows.length) return [];
+  return [
+    '',
+    intro,
+    '',
+    table(['framework', ROUTES[base], `${base} ÷ trivial`, `${route} ÷ ${base}`, `${route} ÷ ${base}, server CPU`, `${what}, server CPU per request`], rows),
+  ];
 }
 
 function postgresMarkdown(p: Extract<PostgresResult, { series: Series[] }>, rounds: number): string {

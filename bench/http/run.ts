@@ -1,7 +1,11 @@
 /**
  * The HTTP section: for each adapter, autocannon against W1x (`POST /v1/oauth/token`, codes
  * issued beforehand by the server process, untimed), W3 (a `requireToken`-protected GET) and the
- * same framework's trivial JSON route, interleaved round by round. Each server runs in a child
+ * same framework's trivial JSON route, interleaved round by round. With W3 comes `GET /noop`, the
+ * same JSON behind a middleware that does nothing: the framework's own price of the middleware
+ * that `requireToken` is. With W1x comes `POST /echo`,
+ * the same framework reading the same forms, sent the same way, and answering a small JSON: the
+ * part of W1x's cost that any route taking a body pays. Each server runs in a child
  * process, so the load generator (this process) and the server each have a core of their own.
  * An adapter whose module is missing or lacks the exports the bench needs is skipped and named.
  */
@@ -22,6 +26,8 @@ export const ROUTES = {
   trivial: 'trivial GET /ping',
   W3: 'W3 GET /v2/me (requireToken)',
   W1x: 'W1x POST /v1/oauth/token',
+  noop: 'GET /noop (a no-op middleware)',
+  echo: 'POST /echo (reads the form)',
 } as const;
 type Route = keyof typeof ROUTES;
 
@@ -88,17 +94,20 @@ async function start(framework: Framework, options: BenchOptions): Promise<Handl
  */
 async function load(handle: Handle, route: Route, options: BenchOptions, warmup = false, profileFile?: string): Promise<{ wall: number; cpu: number }> {
   const { target } = handle;
-  const byAmount = warmup || route === 'W1x' || options.httpSeconds === 0;
+  const byAmount = warmup || route === 'W1x' || route === 'echo' || options.httpSeconds === 0;
   const amount = warmup ? Math.max(1, options.httpRequests >> 3) : options.httpRequests;
   const requests: autocannon.Request[] = [];
   if (route === 'trivial') requests.push({ method: 'GET', path: '/ping' });
+  if (route === 'noop') requests.push({ method: 'GET', path: '/noop', headers: { authorization: `Bearer ${target.accessToken}` } });
   if (route === 'W3') requests.push({ method: 'GET', path: '/v2/me', headers: { authorization: `Bearer ${target.accessToken}` } });
-  if (route === 'W1x') {
+  if (route === 'W1x' || route === 'echo') {
     const redirect = encodeURIComponent(CALLBACK);
-    const forms = (await handle.codes(amount)).map((code) =>
+    // The echo gets forms of the same length, one per request, without spending real codes.
+    const codes = route === 'W1x' ? await handle.codes(amount) : Array.from({ length: amount }, (_, i) => String(i).padStart(43, 'x'));
+    const forms = codes.map((code) =>
       `grant_type=authorization_code&code=${code}&redirect_uri=${redirect}&client_id=${target.clientId}&client_secret=${target.clientSecret}`);
     let next = 0;
-    requests.push({ method: 'POST', path: '/v1/oauth/token', headers: { 'content-type': FORM }, setupRequest: (request) => ({ ...request, body: forms[next++] ?? 'exhausted' }) });
+    requests.push({ method: 'POST', path: route === 'W1x' ? '/v1/oauth/token' : '/echo', headers: { 'content-type': FORM }, setupRequest: (request) => ({ ...request, body: forms[next++] ?? 'exhausted' }) });
   }
   const cpuBefore = await handle.cpu();
   if (profileFile) await handle.profile?.start();
@@ -133,6 +142,8 @@ export interface HttpResult {
 
 export async function httpSection(options: BenchOptions): Promise<HttpResult> {
   const routes: Route[] = ['trivial', ...(['W3', 'W1x'] as const).filter((w) => options.workloads.includes(w))];
+  if (routes.includes('W3')) routes.push('noop');
+  if (routes.includes('W1x')) routes.push('echo');
   const handles = new Map<Framework, Handle>();
   const skipped: string[] = [];
   for (const framework of FRAMEWORKS) {

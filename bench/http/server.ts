@@ -1,7 +1,9 @@
 /**
  * One host app per framework for the HTTP section: the adapter's OAuth routes, a `requireToken`
- * protected `GET /v2/me`, and a trivial `GET /ping` JSON route of the same framework as the
- * baseline. Started in a child process by the HTTP section (so the load generator and the server
+ * protected `GET /v2/me`, a trivial `GET /ping` JSON route of the same framework as the
+ * baseline, `GET /noop` (the same JSON as `/v2/me` behind a middleware that does nothing, the
+ * framework's own price of a middleware), and `POST /echo`, which reads a form body the framework's usual way and answers a
+ * small JSON: what any route that takes a body costs before it does any work. Started in a child process by the HTTP section (so the load generator and the server
  * do not share a core), or in the bench's own process (smoke mode).
  *
  * As a child: `node --import tsx bench/http/server.ts <framework> [--dist]`; it reports
@@ -16,7 +18,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { AuthorizationServer, VerifiedToken } from '../../src/index.js';
-import { authgateFixture } from '../lib/fixture.js';
+import { ACCOUNT, authgateFixture, FORM } from '../lib/fixture.js';
 import { loadCore, loadOptional } from '../lib/load.js';
 
 export type Framework = 'express' | 'fastify' | 'hono';
@@ -70,6 +72,8 @@ export async function startServer(framework: Framework, dist: boolean): Promise<
     const app = express();
     app.use(adapter.module.createOAuthRouter(server));
     app.get('/ping', (_req, res) => { res.json(ping); });
+    app.get('/noop', (_req, _res, next) => { next(); }, (_req, res) => { res.json({ uuid: ACCOUNT.uuid }); });
+    app.post('/echo', express.text({ type: () => true }), (req, res) => { res.json({ length: (req.body as string).length }); });
     app.get('/v2/me', adapter.module.requireToken(server), (_req, res) => { res.json({ uuid: (res.locals.oauth as VerifiedToken).account.uuid }); });
     const http = app.listen(0, '127.0.0.1');
     port = await listen(http);
@@ -79,6 +83,11 @@ export async function startServer(framework: Framework, dist: boolean): Promise<
     const app = Fastify();
     await app.register(adapter.module.oauthPlugin, { server });
     app.get('/ping', async () => ping);
+    app.get('/noop', { preHandler: async () => {} }, async () => ({ uuid: ACCOUNT.uuid }));
+    await app.register(async (echo) => {
+      echo.addContentTypeParser(FORM, { parseAs: 'string' }, (_request, body, done) => done(null, body));
+      echo.post('/echo', async (request) => ({ length: (request.body as string).length }));
+    });
     app.get('/v2/me', { preHandler: adapter.module.requireToken(server) }, async (request) => ({ uuid: (request as unknown as { oauth: VerifiedToken }).oauth.account.uuid }));
     await app.listen({ port: 0, host: '127.0.0.1' });
     port = (app.server.address() as AddressInfo).port;
@@ -89,6 +98,8 @@ export async function startServer(framework: Framework, dist: boolean): Promise<
     const app = new Hono<{ Variables: { oauth: VerifiedToken } }>();
     app.route('/', adapter.module.createOAuthApp(server));
     app.get('/ping', (c) => c.json(ping));
+    app.get('/noop', async (_c, next) => { await next(); }, (c) => c.json({ uuid: ACCOUNT.uuid }));
+    app.post('/echo', async (c) => c.json({ length: (await c.req.text()).length }));
     app.get('/v2/me', adapter.module.requireToken(server), (c) => c.json({ uuid: c.get('oauth').account.uuid }));
     const http = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server;
     port = await listen(http);
