@@ -183,6 +183,12 @@ async function decide(ctx: Context, client: ClientRecord, req: AuthorizationRequ
   if (req.prompt.includes('none')) {
     // SPEC 2.6: no user interaction at all; every outcome goes back to the callback.
     if (!session || tooOld) return redirectError(req, modeOf(req), ctx, 'login_required', 'The user is not signed in.');
+    // A public client is not identified by its client_id (anyone can send it, and any local
+    // program can take a loopback port or a private-use scheme): a stored consent never lets it
+    // through without the user (RFC 8252 §8.6; SECURITY-MATRIX U-12).
+    if (client.secretHash === null) {
+      return redirectError(req, modeOf(req), ctx, 'consent_required', 'This application is a public client: the user approves each of its requests.');
+    }
     const consent = await ctx.storage.findConsent(session.account.uuid, client.id);
     if (!consent || !covers(consent.scope, req.scope)) {
       return redirectError(req, modeOf(req), ctx, 'consent_required', 'The user has not authorized this application for the requested scope.');

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { isOAuthError } from '../../src/index.js';
-import { json, setup } from '../helpers.js';
+import { ADA, json, setup } from '../helpers.js';
 
 /** SECURITY-MATRIX P-01..P-09 (RFC 7636, RFC 9700 §2.1.1, §4.8) and public clients (RFC 8252). */
 const verifier = () => randomBytes(32).toString('base64url');
@@ -154,6 +154,36 @@ describe('public clients (RFC 8252)', () => {
     const { t, app } = await publicSetup();
     const d = await t.server.authorize(t.get(authorizeUrl(app.clientId, redirectUri, { code_challenge: s256(verifier()), code_challenge_method: 'S256' }), t.ada));
     expect(d).toMatchObject({ type: 'error', error: 'invalid_redirect_uri' });
+  });
+
+  // Anyone can send a public client's client_id, and any local program can listen on a loopback
+  // port or claim a private-use scheme: a stored consent says nothing about who is asking now
+  // (RFC 8252 §8.6; Doorkeeper CVE-2023-34246).
+  it.each(['http://127.0.0.1/callback', 'com.example.cli:/oauth'])('U-12: prompt=none never silently re-approves a public client (%s)', async (registered) => {
+    const { t, app } = await publicSetup(registered);
+    const challenge = () => ({ code_challenge: s256(verifier()), code_challenge_method: 'S256' });
+    const redirectUri = registered.startsWith('http:') ? 'http://127.0.0.1:40123/callback' : registered;
+    const asked = await t.server.authorize(t.get(authorizeUrl(app.clientId, redirectUri, challenge()), t.ada));
+    if (asked.type !== 'consent') throw new Error(asked.type);
+    expect((await t.server.approve(asked.interaction.id, t.get('/', t.ada))).type).toBe('redirect');
+    expect(await t.server.listAuthorizations(ADA.uuid)).toHaveLength(1); // the consent is stored...
+
+    const silent = await t.server.authorize(t.get(authorizeUrl(app.clientId, redirectUri, { ...challenge(), prompt: 'none', state: 's' }), t.ada));
+    if (silent.type !== 'redirect') throw new Error(silent.type);
+    const url = new URL(silent.location);
+    expect(url.searchParams.get('error')).toBe('consent_required'); // ...and still asks
+    expect(url.searchParams.get('error_description')).toMatch(/public client/);
+    expect(url.searchParams.get('state')).toBe('s');
+    expect(url.searchParams.has('code')).toBe(false);
+    // Without prompt=none the user sees the consent screen again, as every client's user does.
+    expect((await t.server.authorize(t.get(authorizeUrl(app.clientId, redirectUri, challenge()), t.ada))).type).toBe('consent');
+  });
+
+  it('U-12: a confidential client with a stored consent still gets prompt=none without a screen (SPEC 2.6)', async () => {
+    const t = await setup();
+    await t.authorizeAndApprove();
+    const d = await t.server.authorize(t.get(t.authorizeUrl({ prompt: 'none' }), t.ada));
+    expect(d.type === 'redirect' && new URL(d.location).searchParams.has('code')).toBe(true);
   });
 
   it('R-09: confidential clients get no port leeway on loopback callbacks', async () => {
