@@ -128,6 +128,11 @@ export function createOAuthRouter(server: AuthorizationServer, options: OAuthRou
       }
     };
 
+  // Hosts mount this router in front of their own routes, so every request of the app comes
+  // through it: one that is for none of its paths leaves at once (`next('router')`) instead of
+  // being matched against each route below. Case-insensitive, as Express matches routes.
+  const ours = new RegExp(`^(?:${basePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/|/\\.well-known/)`, 'i');
+  router.use((req, _res, next) => next(ours.test(req.path) ? undefined : 'router'));
   router.all(`${basePath}/authorize`, handle(false, (request) => server.authorize(request)));
   router.all(`${basePath}/authorize/resume`, handle(false, (request) => handleResume(server, request)));
   router.all(`${basePath}/authorize/decision`, handle(true, (request) => handleDecisionForm(server, request)));

@@ -88,3 +88,50 @@ describe('Express: host parsers with their own limits', () => {
     expect(res.status).toBe(200);
   });
 });
+
+describe('Express: the router in front of the host\'s own routes', () => {
+  // Requests for other paths leave the router at its first layer; the paths it serves must
+  // still reach it in every form Express itself matches (any case, a trailing slash).
+  async function app(basePath?: string, mount?: string): Promise<string> {
+    const t = await setup({ issuer: 'https://as.example' });
+    const host = express();
+    const router = createOAuthRouter(t.server, basePath === undefined ? {} : { basePath });
+    if (mount) host.use(mount, router);
+    else host.use(router);
+    host.use((req, res) => { res.status(299).type('text/plain').send(`host ${req.method} ${req.originalUrl}`); });
+    return listen(host);
+  }
+  const post = (base: string, path: string) =>
+    fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=nope' });
+
+  it.each([
+    ['/v1/oauth/token', 400],
+    ['/V1/OAuth/Token', 400],
+    ['/v1/oauth/token/', 400],
+    ['/v1/oauthx/token', 299],
+    ['/v1/oauth', 299],
+    ['/ping', 299],
+    ['/x/v1/oauth/token', 299],
+  ])('POST %s is answered by %s (400: the token endpoint; 299: the host)', async (path, status) => {
+    const res = await post(await app(), path);
+    expect(res.status).toBe(status);
+    if (status === 400) expect(await res.json()).toMatchObject({ error: 'unsupported_grant_type' });
+    else expect(await res.text()).toBe(`host POST ${path}`);
+  });
+
+  it('the metadata in any case; other well-known documents belong to the host', async () => {
+    const base = await app();
+    expect((await fetch(`${base}/.Well-Known/OAuth-Authorization-Server`)).status).toBe(200);
+    expect((await fetch(`${base}/.well-known/security.txt`)).status).toBe(299);
+  });
+
+  it('mounted under a path, and with a basePath holding regex characters', async () => {
+    const mounted = await app(undefined, '/auth');
+    expect((await post(mounted, '/auth/v1/oauth/token')).status).toBe(400);
+    expect((await post(mounted, '/auth/other')).status).toBe(299);
+    await close?.();
+    const odd = await app('/api/o.auth');
+    expect((await post(odd, '/api/o.auth/token')).status).toBe(400);
+    expect((await post(odd, '/api/oXauth/token')).status).toBe(299);
+  });
+});
