@@ -1,6 +1,6 @@
 import type { Context } from '../context.js';
 import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
-import { readToken, tokenKey } from '../grants/issue.js';
+import { isPending, readToken, tokenKey } from '../grants/issue.js';
 import { copyAccount } from '../storage/copy.js';
 import { OAuthError } from '../errors.js';
 import { errorResponse, queryParams, repeatedHeader } from '../http.js';
@@ -74,7 +74,8 @@ export async function authenticate(ctx: Context, request: OAuthRequest, report: 
     if (typeof token !== 'string') return token;
     const pending = tokenKey(ctx, token);
     const key = typeof pending === 'string' ? pending : await pending;
-    const found = key === null ? null : await readToken(ctx.storage, key);
+    const read = key === null ? null : readToken(ctx.storage, key);
+    const found = isPending(read) ? await read : read;
     const now = ctx.clock.now();
     if (
       !found ||

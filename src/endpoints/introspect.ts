@@ -1,6 +1,6 @@
 import type { Context } from '../context.js';
 import { OAuthError } from '../errors.js';
-import { readToken, tokenKey } from '../grants/issue.js';
+import { isPending, readToken, tokenKey } from '../grants/issue.js';
 import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
 import { formParamsWithin, jsonResponse } from '../http.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
@@ -24,7 +24,8 @@ export async function introspect(ctx: Context, request: OAuthRequest): Promise<O
     if (params.token.length > MAX_TOKEN_LENGTH) return inactive;
     const pending = tokenKey(ctx, params.token);
     const key = typeof pending === 'string' ? pending : await pending; // no microtask for an opaque token
-    const found = key === null ? null : await readToken(ctx.storage, key);
+    const read = key === null ? null : readToken(ctx.storage, key);
+    const found = isPending(read) ? await read : read;
     const now = ctx.clock.now();
     if (
       !found ||

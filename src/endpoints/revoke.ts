@@ -1,7 +1,7 @@
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
-import { readToken, tokenKey } from '../grants/issue.js';
+import { isPending, readToken, tokenKey } from '../grants/issue.js';
 import { formParamsWithin, jsonTextResponse } from '../http.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 import { jsonFailure } from './failure.js';
@@ -24,7 +24,8 @@ export async function revoke(ctx: Context, request: OAuthRequest): Promise<OAuth
     if (params.token.length <= MAX_TOKEN_LENGTH) {
       const pending = tokenKey(ctx, params.token);
       const key = typeof pending === 'string' ? pending : await pending; // no microtask for an opaque token
-      const found = key === null ? null : await readToken(ctx.storage, key);
+      const read = key === null ? null : readToken(ctx.storage, key);
+      const found = isPending(read) ? await read : read;
       if (found) {
         // Read now: the records may be the store's own (readToken), to be kept past no await.
         const { clientId, grantId } = found.token;

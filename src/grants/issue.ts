@@ -1,6 +1,6 @@
 import { randomToken, sha256Base64url } from '../crypto.js';
 import type { Context } from '../context.js';
-import type { GrantRecord, Storage, TokenRecord } from '../storage/types.js';
+import type { GrantRecord, Storage, TokenRead, TokenRecord } from '../storage/types.js';
 import { jsonString } from '../http.js';
 import { looksLikeJwt } from '../tokens/jwt.js';
 import type { Account } from '../types.js';
@@ -79,8 +79,16 @@ export function tokenKey(ctx: Context, token: string): string | Promise<string |
  * through the store's `readToken` when it has one (its own records, no copies), else
  * `findToken`. Whatever of it reaches the host must be copied when `storage.readToken` exists.
  */
-export function readToken(storage: Storage, key: string): Promise<{ token: Readonly<TokenRecord>; grant: Readonly<GrantRecord> } | null> {
+export function readToken(storage: Storage, key: string): TokenRead | PromiseLike<TokenRead> {
   return storage.readToken ? storage.readToken(key) : storage.findToken(key);
+}
+
+/**
+ * Whether a store's answer is still to come. A `readToken` that answers at once is read without
+ * an `await`: on the bearer check, that one microtask was a tenth of the work.
+ */
+export function isPending<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
 /** A new access + refresh pair of a grant. Nothing is stored yet. */

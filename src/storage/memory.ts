@@ -162,7 +162,7 @@ export class MemoryStorage implements Storage {
   }
 
   /** `findToken` without the copies: the stored records themselves, for callers that only read them (see `Storage.readToken`). */
-  async readToken(hash: string): Promise<{ token: Readonly<TokenRecord>; grant: Readonly<GrantRecord> } | null> {
+  readToken(hash: string): { token: Readonly<TokenRecord>; grant: Readonly<GrantRecord> } | null {
     const token = this.tokens.get(hash);
     const grant = token && this.grants.get(token.grantId);
     return token && grant ? { token, grant } : null;

@@ -12,6 +12,9 @@ import type { Account } from '../types.js';
  */
 
 /** A registered application. */
+/** What `Storage.readToken` answers: the records themselves, to read and let go of. */
+export type TokenRead = { token: Readonly<TokenRecord>; grant: Readonly<GrantRecord> } | null;
+
 export interface ClientRecord {
   id: string;
   name: string;
@@ -160,10 +163,12 @@ export interface Storage {
    * nothing of it. The core uses it for the bearer check, revocation and introspection, and
    * copies whatever it hands on to the host (the account, the scope). A store that keeps its
    * records as objects (`MemoryStorage`) may return them here without the defensive copies
-   * `findToken` makes: about a sixth of a bearer check. Leave it out where every answer is
-   * built fresh anyway, as in SQL stores; `findToken` is used then.
+   * `findToken` makes: about a sixth of a bearer check. A store that holds them in memory may
+   * also answer synchronously (a value rather than a promise), which saves the bearer check a
+   * microtask. Leave it out where every answer is built fresh anyway, as in SQL stores;
+   * `findToken` is used then.
    */
-  readToken?(hash: string): Promise<{ token: Readonly<TokenRecord>; grant: Readonly<GrantRecord> } | null>;
+  readToken?(hash: string): TokenRead | Promise<TokenRead>;
   /**
    * Single use, atomic: if the refresh token exists, was never rotated or revoked,
    * `now < expiresAt` (when set) and its grant is not revoked, mark it rotated at `now`, revoke

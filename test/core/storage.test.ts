@@ -123,6 +123,27 @@ describe('storage faults', () => {
     }
   });
 
+  it('a readToken that throws instead of rejecting: 503 from the bearer check, revocation and introspection, reported, never a rejection', async () => {
+    const inner = new MemoryStorage();
+    const storage = new Proxy(inner, {
+      get: (target, name) => (name === 'readToken' ? () => { throw new Error('SECRET-DETAIL'); } : Reflect.get(target, name)),
+    }) as Storage;
+    const errors: unknown[] = [];
+    const t = await setup({ storage, onError: (e) => errors.push(e) });
+    const tokens = await t.tokens();
+    const checked = await t.api('GET', tokens.access_token);
+    expect(!checked.ok && checked.response.status).toBe(503);
+    const credentials = { client_id: t.client.clientId, client_secret: t.client.clientSecret };
+    for (const res of [
+      await t.server.revoke(t.post('/v1/oauth/revoke', { token: tokens.access_token })),
+      await t.server.introspect(t.post('/v1/oauth/introspect', { token: tokens.access_token, ...credentials })),
+    ]) {
+      expect(res.status).toBeGreaterThanOrEqual(500);
+      expect(res.body).not.toContain('SECRET-DETAIL');
+    }
+    expect(errors).toHaveLength(3);
+  });
+
   it('the resource check answers 503 and reports, never rejects, when a host hook throws or the request is malformed', async () => {
     const errors: unknown[] = [];
     const scopes = { values: ['read'], default: ['read'], allows: () => { throw new Error('scope rule bug'); } };
@@ -140,6 +161,37 @@ describe('storage faults', () => {
     const server = new AuthorizationServer({ storage: failing('findClient'), sessions: new FakeSessions(clock), clock, onError: () => { throw new Error('hook fails too'); } });
     const d = await server.authorize({ method: 'GET', url: `/v1/oauth/authorize?client_id=x&redirect_uri=${CALLBACK}&response_type=code`, headers: {} });
     expect(d).toMatchObject({ type: 'error', status: 500, error: 'server_error' });
+  });
+});
+
+describe('Storage.readToken answered at once, by a promise, by a foreign thenable, or absent', () => {
+  type Read = NonNullable<Storage['readToken']>;
+  const variants: [string, (inner: MemoryStorage) => Read | undefined][] = [
+    ['at once (MemoryStorage)', (inner) => (hash) => inner.readToken(hash)],
+    ['by a promise', (inner) => async (hash) => inner.readToken(hash)],
+    ['by a thenable that is not a Promise', (inner) => (hash) => ({ then: (resolve: (v: unknown) => void) => resolve(inner.readToken(hash)) }) as unknown as ReturnType<Read>],
+    ['absent (findToken)', () => undefined],
+  ];
+  it.each(variants)('%s: the same answers from the bearer check, introspection and revocation', async (_name, read) => {
+    const inner = new MemoryStorage();
+    const storage = new Proxy(inner, {
+      get: (target, name) => (name === 'readToken' ? read(target) : Reflect.get(target, name)),
+    }) as Storage;
+    const t = await setup({ storage });
+    const tokens = await t.tokens();
+    const credentials = { client_id: t.client.clientId, client_secret: t.client.clientSecret };
+    const introspect = async (token: string) => json(await t.server.introspect(t.post('/v1/oauth/introspect', { token, ...credentials })));
+
+    const checked = await t.api('GET', tokens.access_token);
+    expect(checked.ok && checked.token).toEqual({ clientId: t.client.clientId, account: ADA, scope: ['read'], expiresAt: expect.any(Number) });
+    expect(!(await t.api('GET', 'unknown-token')).ok).toBe(true);
+    expect(await introspect(tokens.access_token)).toMatchObject({ active: true, client_id: t.client.clientId, scope: 'read' });
+    expect(await introspect('unknown-token')).toEqual({ active: false });
+
+    expect((await t.server.revoke(t.post('/v1/oauth/revoke', { token: tokens.refresh_token }))).status).toBe(200);
+    const after = await t.api('GET', tokens.access_token);
+    expect(!after.ok && after.response.status).toBe(401);
+    expect(await introspect(tokens.access_token)).toEqual({ active: false });
   });
 });
 
