@@ -1,3 +1,4 @@
+import type { RecentPairs } from './checks/pkce.js';
 import type { ScopePolicy } from './checks/scope.js';
 import type { ResolvedOptions } from './options.js';
 import type { JwtAccessTokens } from './tokens/jwt.js';
@@ -13,6 +14,8 @@ export interface Context {
   scopes: ScopePolicy;
   /** Present when `accessTokenFormat` is `jwt`. */
   jwt?: JwtAccessTokens;
+  /** The (client, PKCE challenge) pairs this instance issued codes for lately (P-10). */
+  challenges: RecentPairs;
 }
 
 /** Report a security event to the host's `onAudit` hook. A failing hook never fails the request. */

@@ -62,6 +62,14 @@ const schema = z.object({
   requirePkce: z.boolean().optional(),
   /** `code_challenge_method=plain`. Default off: S256 only (RFC 9700 §2.1.1). */
   allowPlainPkce: z.boolean().default(false),
+  /**
+   * A client that starts a flow with a PKCE challenge it already got a code for is always
+   * reported (`onAudit`: `pkce.challenge_reused`); `true` also refuses the request
+   * (`invalid_request` at the callback). Default off: a user going back to an earlier
+   * authorization page would be refused too. Each server instance remembers the last 10 000
+   * (client, challenge) pairs it issued codes for.
+   */
+  rejectReusedPkceChallenge: z.boolean().default(false),
   /** SPEC 4.2 lists no client credentials for refresh; `true` makes them required (RFC 6749 §6). Default: off in `compatible`, on in `strict`. */
   requireClientAuthOnRefresh: z.boolean().optional(),
   /** `client_secret` in the query string, as SPEC 4.2's examples send it (RFC 6749 §2.3.1 forbids it). Default: on in `compatible`, off in `strict`. */

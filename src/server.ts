@@ -12,6 +12,7 @@ import { jsonFailure, reportFault } from './endpoints/failure.js';
 import { OAuthError } from './errors.js';
 import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions } from './options.js';
 import { ScopePolicy } from './checks/scope.js';
+import { RecentPairs } from './checks/pkce.js';
 import { JwtAccessTokens } from './tokens/jwt.js';
 import type { AuthenticateResult, AuthorizationInfo, AuthorizeDecision, ClientInfo, OAuthRequest, OAuthResponse, RegisteredClient, RegisteredPublicClient } from './types.js';
 
@@ -46,6 +47,7 @@ export class AuthorizationServer {
       // Whole milliseconds, whatever the injected clock returns (stores keep integers).
       clock: { now: () => Math.floor(this.options.clock.now()) },
       scopes: new ScopePolicy(this.options.scopes),
+      challenges: new RecentPairs(10_000),
       ...(this.options.accessTokenFormat === 'jwt' && {
         jwt: new JwtAccessTokens({
           ...(this.options.jwt.keys && { keys: this.options.jwt.keys }),

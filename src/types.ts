@@ -124,6 +124,7 @@ export type AuditEvent = { at: number } & (
   | { type: 'token.issued'; grantType: 'authorization_code' | 'refresh_token' | 'implicit'; clientId: string; accountUuid: string; grantId: string; scope: string[] }
   | { type: 'token.revoked'; clientId: string; accountUuid: string; grantId: string }
   | { type: 'code.reused'; clientId: string; grantId: string }
+  | { type: 'pkce.challenge_reused'; clientId: string }
   | { type: 'refresh_token.reused'; clientId: string; grantId: string; familyRevoked: boolean }
   | { type: 'consent.granted'; clientId: string; accountUuid: string; scope: string[] }
   | { type: 'consent.denied'; clientId: string; accountUuid: string }

@@ -58,3 +58,36 @@ export function checkVerifier(
   const computed = stored.codeChallengeMethod === 'plain' ? verifier : sha256Base64url(verifier);
   if (!timingSafeEqual(computed, stored.codeChallenge)) throw invalidGrant();
 }
+
+/**
+ * The (client, challenge) pairs codes were issued for lately, to notice a client that sends the
+ * same challenge again (SECURITY-MATRIX P-10; RFC 9700 §2.1.1 asks for "a reasonable effort at
+ * detecting" constant challenges, which make PKCE worthless). A bounded memory of this process:
+ * at `capacity` the oldest pair is forgotten, and several server instances each see their own.
+ */
+export class RecentPairs {
+  // Map keeps insertion order: the first key is the oldest.
+  private readonly seen = new Map<string, true>();
+
+  constructor(private readonly capacity: number) {}
+
+  get size(): number {
+    return this.seen.size;
+  }
+
+  has(clientId: string, value: string): boolean {
+    return this.seen.has(RecentPairs.key(clientId, value));
+  }
+
+  add(clientId: string, value: string): void {
+    const key = RecentPairs.key(clientId, value);
+    this.seen.delete(key); // seen again: it is the newest now
+    this.seen.set(key, true);
+    if (this.seen.size > this.capacity) this.seen.delete(this.seen.keys().next().value!);
+  }
+
+  // Length-prefixed, so no client id and value can join into another pair's key.
+  private static key(clientId: string, value: string): string {
+    return `${clientId.length}:${clientId}${value}`;
+  }
+}

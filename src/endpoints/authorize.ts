@@ -159,6 +159,12 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
     if (rest.max_auth_age !== undefined) req.maxAuthAge = rest.max_auth_age;
     if (rest.i !== undefined) req.accountHint = rest.i;
     if (pkce) {
+      if (ctx.challenges.has(client.id, pkce.codeChallenge)) {
+        audit(ctx, { type: 'pkce.challenge_reused', clientId: client.id });
+        if (ctx.options.rejectReusedPkceChallenge) {
+          return redirectError(echo, mode, ctx, 'invalid_request', 'This code_challenge was used before: send a fresh one with every authorization request.');
+        }
+      }
       req.codeChallenge = pkce.codeChallenge;
       req.codeChallengeMethod = pkce.codeChallengeMethod;
     }
@@ -248,6 +254,7 @@ async function issue(ctx: Context, client: ClientRecord, req: AuthorizationReque
         usedAt: null,
       },
     });
+    if (req.codeChallenge) ctx.challenges.add(client.id, req.codeChallenge);
     return { type: 'redirect', location: redirectTo(req.redirectUri, { code, state: req.state, iss }, 'query') };
   }
   const access = mintAccessToken(ctx, { grantId: grant.id, clientId: grant.clientId }, req.scope, now);

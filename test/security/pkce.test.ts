@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { isOAuthError } from '../../src/index.js';
+import { isOAuthError, type AuditEvent } from '../../src/index.js';
+import { RecentPairs } from '../../src/checks/pkce.js';
 import { ADA, json, setup } from '../helpers.js';
 
 /** SECURITY-MATRIX P-01..P-09 (RFC 7636, RFC 9700 §2.1.1, §4.8) and public clients (RFC 8252). */
@@ -198,5 +199,70 @@ describe('public clients (RFC 8252)', () => {
     await expect(t.server.registerClient({ name: 'App', redirectUri: 'com.example.app:/oauth', public: true })).resolves.toMatchObject({ public: true });
     expect(isOAuthError(await t.server.registerClient({ name: 'App', redirectUri: 'com.example.app:/oauth' }).catch((e: unknown) => e))).toBe(true);
     expect(isOAuthError(await t.server.registerClient({ name: 'App', redirectUri: 'javascript:alert(1)', public: true }).catch((e: unknown) => e))).toBe(true);
+  });
+});
+
+describe('P-10: a constant PKCE challenge (RFC 9700 §2.1.1: "reasonable effort at detecting" it)', () => {
+  const reused = (events: AuditEvent[]) => events.filter((e) => e.type === 'pkce.challenge_reused');
+
+  it('a client that starts a new flow with a challenge it already got a code for is flagged (onAudit), and still served by default', async () => {
+    const events: AuditEvent[] = [];
+    const t = await setup({ onAudit: (e) => events.push(e) });
+    const challenge = { code_challenge: s256(verifier()), code_challenge_method: 'S256' };
+    await t.getCode(challenge);
+    expect(reused(events)).toEqual([]);
+    await t.getCode(challenge); // the same challenge again: flagged, not refused
+    expect(reused(events)).toEqual([{ type: 'pkce.challenge_reused', clientId: t.client.clientId, at: t.clock.now() }]);
+    await t.getCode({ code_challenge: s256(verifier()), code_challenge_method: 'S256' });
+    expect(reused(events)).toHaveLength(1); // a fresh challenge is not
+  });
+
+  it('reloading the authorization request before any code was issued is not a reuse; another client with the same value is not either', async () => {
+    const events: AuditEvent[] = [];
+    const t = await setup({ onAudit: (e) => events.push(e) });
+    const challenge = { code_challenge: s256(verifier()), code_challenge_method: 'S256' };
+    for (let i = 0; i < 3; i++) expect((await t.server.authorize(t.get(t.authorizeUrl(challenge), t.ada))).type).toBe('consent');
+    await t.getCode(challenge);
+    const other = `/v1/oauth/authorize?${new URLSearchParams({ client_id: t.other.clientId, redirect_uri: 'https://other.example/cb', response_type: 'code', ...challenge })}`;
+    expect((await t.server.authorize(t.get(other, t.ada))).type).toBe('consent');
+    expect(reused(events)).toEqual([]);
+  });
+
+  it('rejectReusedPkceChallenge: the reused challenge is invalid_request at the callback, with state, and no consent is asked', async () => {
+    const events: AuditEvent[] = [];
+    const t = await setup({ rejectReusedPkceChallenge: true, onAudit: (e) => events.push(e) });
+    const challenge = { code_challenge: s256(verifier()), code_challenge_method: 'S256' };
+    await t.getCode(challenge);
+    const d = await t.server.authorize(t.get(t.authorizeUrl({ ...challenge, state: 's' }), t.ada));
+    if (d.type !== 'redirect') throw new Error(d.type);
+    const url = new URL(d.location);
+    expect(url.searchParams.get('error')).toBe('invalid_request');
+    expect(url.searchParams.get('error_description')).toMatch(/code_challenge/);
+    expect(url.searchParams.get('state')).toBe('s');
+    expect(url.searchParams.has('code')).toBe(false);
+    expect(reused(events)).toHaveLength(1);
+    // prompt=none is refused the same way, and a fresh challenge goes through.
+    const silent = await t.server.authorize(t.get(t.authorizeUrl({ ...challenge, prompt: 'none' }), t.ada));
+    expect(silent.type === 'redirect' && new URL(silent.location).searchParams.get('error')).toBe('invalid_request');
+    expect((await t.server.authorize(t.get(t.authorizeUrl({ code_challenge: s256(verifier()), code_challenge_method: 'S256' }), t.ada))).type).toBe('consent');
+  });
+});
+
+describe('RecentPairs: the bounded memory behind P-10', () => {
+  it('remembers up to its capacity and forgets the oldest first', () => {
+    const recent = new RecentPairs(3);
+    for (const v of ['a', 'b', 'c']) recent.add('client', v);
+    expect(['a', 'b', 'c'].map((v) => recent.has('client', v))).toEqual([true, true, true]);
+    expect(recent.has('other', 'a')).toBe(false);
+    recent.add('client', 'a'); // already there: no growth, and it counts as new again
+    recent.add('client', 'd'); // full: 'b' is the oldest now
+    expect(['a', 'b', 'c', 'd'].map((v) => recent.has('client', v))).toEqual([true, false, true, true]);
+    expect(recent.size).toBe(3);
+  });
+
+  it('keeps a client id and a value apart (no ambiguous joins)', () => {
+    const recent = new RecentPairs(10);
+    recent.add('a\u0000b', 'c');
+    expect(recent.has('a', 'b\u0000c')).toBe(false);
   });
 });
