@@ -73,6 +73,8 @@ const DOCUMENTS: ReadonlyArray<[path: string, run: (server: AuthorizationServer,
   [PATHS.jwks, (server, request) => server.jwks(request)],
 ];
 
+const FORM = 'application/x-www-form-urlencoded';
+
 /** The headers as they were before the Content-Type was hidden from Fastify (see the onRequest hook). */
 const hidden = new WeakMap<FastifyRequest, FastifyRequest['headers']>();
 
@@ -105,11 +107,14 @@ export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastif
   // The core judges content types (anything but a form is invalid_request); Fastify would answer
   // a malformed or empty Content-Type with its own 415 before any handler. So the header is hidden
   // from Fastify's body parsing and handed back before the handler runs.
-  // Callback-style hooks: no promise per request for what is two property writes.
+  // Callback-style hooks: no promise per request for what is two property writes. A form's
+  // own type, as clients send it, is one Fastify reads without complaint: that one stays (a copy
+  // of the headers and two lookups were about 2 µs of every token request).
   fastify.addHook('onRequest', (request, _reply, done) => {
     const headers = request.headers;
+    const type = headers['content-type'];
     // Fastify itself refuses a QUERY without a Content-Type: leave that one as it came.
-    if (headers['content-type'] !== undefined && request.method !== 'QUERY') {
+    if (type !== undefined && type !== FORM && request.method !== 'QUERY') {
       hidden.set(request, headers);
       request.headers = { ...headers, 'content-type': undefined };
     }
