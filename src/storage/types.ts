@@ -11,10 +11,10 @@ import type { Account } from '../types.js';
  * Times are ms since epoch, always passed in by the core from its injected clock.
  */
 
-/** A registered application. */
 /** What `Storage.readToken` answers: the records themselves, to read and let go of. */
 export type TokenRead = { token: Readonly<TokenRecord>; grant: Readonly<GrantRecord> } | null;
 
+/** A registered application. */
 export interface ClientRecord {
   id: string;
   name: string;
