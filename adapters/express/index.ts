@@ -105,7 +105,6 @@ function sendBodyError(res: Response, error: BodyError): void {
 export function createOAuthRouter(server: AuthorizationServer, options: OAuthRouterOptions = {}): Router {
   const basePath = options.basePath ?? '/v1/oauth';
   const limit = options.bodyLimit ?? 64 * 1024;
-  const router = express.Router();
 
   const decide = async (req: Request, res: Response, decision: AuthorizeDecision, request: OAuthRequest) => {
     if (decision.type === 'login' && options.onLogin) return options.onLogin(req, res, decision.interaction);
@@ -128,21 +127,26 @@ export function createOAuthRouter(server: AuthorizationServer, options: OAuthRou
       }
     };
 
-  // Hosts mount this router in front of their own routes, so every request of the app comes
-  // through it: one that is for none of its paths leaves at once (`next('router')`) instead of
-  // being matched against each route below. Case-insensitive, as Express matches routes.
-  const ours = new RegExp(`^(?:${basePath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/|/\\.well-known/)`, 'i');
-  router.use((req, _res, next) => next(ours.test(req.path) ? undefined : 'router'));
-  router.all(`${basePath}/authorize`, handle(false, (request) => server.authorize(request)));
-  router.all(`${basePath}/authorize/resume`, handle(false, (request) => handleResume(server, request)));
-  router.all(`${basePath}/authorize/decision`, handle(true, (request) => handleDecisionForm(server, request)));
-  router.all(`${basePath}/token`, handle(true, (request) => server.token(request)));
-  router.all(`${basePath}/revoke`, handle(true, (request) => server.revoke(request)));
-  router.all(`${basePath}/introspect`, handle(true, (request) => server.introspect(request)));
-  router.all(`${basePath}/register`, handle(true, (request) => server.registerDynamic(request)));
-  router.all('/.well-known/oauth-authorization-server', (req, res, next) =>
+  const routes = express.Router();
+  routes.all(`${basePath}/authorize`, handle(false, (request) => server.authorize(request)));
+  routes.all(`${basePath}/authorize/resume`, handle(false, (request) => handleResume(server, request)));
+  routes.all(`${basePath}/authorize/decision`, handle(true, (request) => handleDecisionForm(server, request)));
+  routes.all(`${basePath}/token`, handle(true, (request) => server.token(request)));
+  routes.all(`${basePath}/revoke`, handle(true, (request) => server.revoke(request)));
+  routes.all(`${basePath}/introspect`, handle(true, (request) => server.introspect(request)));
+  routes.all(`${basePath}/register`, handle(true, (request) => server.registerDynamic(request)));
+  routes.all('/.well-known/oauth-authorization-server', (req, res, next) =>
     handle(false, async (request) => server.metadata(request, { basePath: req.baseUrl + basePath, ...(req.baseUrl && { documentsPath: req.baseUrl }) }))(req, res, next));
-  router.all('/.well-known/jwks.json', handle(false, (request) => server.jwks(request)));
+  routes.all('/.well-known/jwks.json', handle(false, (request) => server.jwks(request)));
+
+  // Hosts mount this router in front of their own routes, so every request of the app comes
+  // through it: one for none of the OAuth paths passes the OAuth routes at one test instead of
+  // being matched against each of them (routes a host adds to the returned router still run).
+  // Case-insensitive, as Express matches routes. A basePath with route syntax (`/t/:tenant`)
+  // is left to Express's own matching: every request goes to the routes then.
+  const ours = /^[\w\-./~%]*$/.test(basePath) ? new RegExp(`^(?:${basePath.replace(/[.]/g, '\\.')}/|/\\.well-known/)`, 'i') : null;
+  const router = express.Router();
+  router.use((req, res, next) => (ours === null || ours.test(req.path) ? routes(req, res, next) : next()));
   return router;
 }
 

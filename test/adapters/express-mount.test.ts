@@ -3,7 +3,7 @@
  * own (larger) limits or parsers: the pages, the metadata and the limits must still hold.
  */
 import type { AddressInfo } from 'node:net';
-import express, { type Express } from 'express';
+import express, { type Express, type Router } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createOAuthRouter } from '../../adapters/express/index.js';
 import { setup } from '../helpers.js';
@@ -92,10 +92,11 @@ describe('Express: host parsers with their own limits', () => {
 describe('Express: the router in front of the host\'s own routes', () => {
   // Requests for other paths leave the router at its first layer; the paths it serves must
   // still reach it in every form Express itself matches (any case, a trailing slash).
-  async function app(basePath?: string, mount?: string): Promise<string> {
+  async function app(basePath?: string, mount?: string, extend?: (router: Router) => void): Promise<string> {
     const t = await setup({ issuer: 'https://as.example' });
     const host = express();
     const router = createOAuthRouter(t.server, basePath === undefined ? {} : { basePath });
+    extend?.(router);
     if (mount) host.use(mount, router);
     else host.use(router);
     host.use((req, res) => { res.status(299).type('text/plain').send(`host ${req.method} ${req.originalUrl}`); });
@@ -130,8 +131,24 @@ describe('Express: the router in front of the host\'s own routes', () => {
     expect((await post(mounted, '/auth/v1/oauth/token')).status).toBe(400);
     expect((await post(mounted, '/auth/other')).status).toBe(299);
     await close?.();
+    await close?.();
+    const tenant = await app('/t/:tenant/oauth'); // route syntax in basePath: Express matches it
+    expect((await post(tenant, '/t/acme/oauth/token')).status).toBe(400);
+    expect((await post(tenant, '/t/acme/other')).status).toBe(299);
+    await close?.();
     const odd = await app('/api/o.auth');
     expect((await post(odd, '/api/o.auth/token')).status).toBe(400);
     expect((await post(odd, '/api/oXauth/token')).status).toBe(299);
+  });
+
+  it('routes a host adds to the returned router still answer, on its own paths and under basePath', async () => {
+    const base = await app(undefined, undefined, (router) => {
+      router.post('/login', (_req, res) => { res.status(298).send('login'); });
+      router.get('/v1/oauth/help', (_req, res) => { res.status(297).send('help'); });
+    });
+    expect((await post(base, '/login')).status).toBe(298);
+    expect((await fetch(`${base}/v1/oauth/help`)).status).toBe(297);
+    expect((await post(base, '/v1/oauth/token')).status).toBe(400);
+    expect((await post(base, '/elsewhere')).status).toBe(299);
   });
 });
