@@ -77,6 +77,8 @@ function redirectError(
   };
 }
 
+const REUSED_CHALLENGE = 'This code_challenge was used before: send a fresh one with every authorization request.';
+
 const modeOf = (req: AuthorizationRequestRecord): Mode => (req.responseType === 'token' ? 'fragment' : 'query');
 
 /** GET /v1/oauth/authorize */
@@ -159,11 +161,11 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
     if (rest.max_auth_age !== undefined) req.maxAuthAge = rest.max_auth_age;
     if (rest.i !== undefined) req.accountHint = rest.i;
     if (pkce) {
-      if (ctx.challenges.has(client.id, pkce.codeChallenge)) {
+      // Refused here, before any page, when the challenge is known already; `issue` checks again
+      // (and reports) for flows that were started side by side with the same challenge.
+      if (ctx.options.rejectReusedPkceChallenge && ctx.challenges.has(client.id, pkce.codeChallenge)) {
         audit(ctx, { type: 'pkce.challenge_reused', clientId: client.id });
-        if (ctx.options.rejectReusedPkceChallenge) {
-          return redirectError(echo, mode, ctx, 'invalid_request', 'This code_challenge was used before: send a fresh one with every authorization request.');
-        }
+        return redirectError(echo, mode, ctx, 'invalid_request', REUSED_CHALLENGE);
       }
       req.codeChallenge = pkce.codeChallenge;
       req.codeChallengeMethod = pkce.codeChallengeMethod;
@@ -240,6 +242,16 @@ async function issue(ctx: Context, client: ClientRecord, req: AuthorizationReque
   const grant: GrantRecord = { id: randomId(), clientId: client.id, account, scope: req.scope, createdAt: now, revokedAt: null };
   const iss = ctx.options.issuer;
   if (req.responseType === 'code') {
+    if (req.codeChallenge) {
+      // Looked up and remembered in one synchronous step, so approvals that run side by side
+      // with the same challenge cannot both pass unnoticed.
+      const reused = ctx.challenges.has(client.id, req.codeChallenge);
+      ctx.challenges.add(client.id, req.codeChallenge);
+      if (reused) {
+        audit(ctx, { type: 'pkce.challenge_reused', clientId: client.id });
+        if (ctx.options.rejectReusedPkceChallenge) return redirectError(req, 'query', ctx, 'invalid_request', REUSED_CHALLENGE);
+      }
+    }
     const code = `${ctx.options.tokenPrefixes.code}${randomToken()}`;
     await ctx.storage.createGrant(grant, {
       code: {
@@ -254,7 +266,6 @@ async function issue(ctx: Context, client: ClientRecord, req: AuthorizationReque
         usedAt: null,
       },
     });
-    if (req.codeChallenge) ctx.challenges.add(client.id, req.codeChallenge);
     return { type: 'redirect', location: redirectTo(req.redirectUri, { code, state: req.state, iss }, 'query') };
   }
   const access = mintAccessToken(ctx, { grantId: grant.id, clientId: grant.clientId }, req.scope, now);

@@ -248,6 +248,40 @@ describe('P-10: a constant PKCE challenge (RFC 9700 §2.1.1: "reasonable effort 
   });
 });
 
+describe('P-10: flows started side by side with the same challenge', () => {
+  it.each([false, true])('rejectReusedPkceChallenge %s: of two consents pending with one challenge, the second approval is caught', async (reject) => {
+    const events: AuditEvent[] = [];
+    const t = await setup({ rejectReusedPkceChallenge: reject, onAudit: (e) => events.push(e) });
+    const challenge = { code_challenge: s256(verifier()), code_challenge_method: 'S256', state: 's' };
+    const first = await t.server.authorize(t.get(t.authorizeUrl(challenge), t.ada));
+    const second = await t.server.authorize(t.get(t.authorizeUrl(challenge), t.ada));
+    if (first.type !== 'consent' || second.type !== 'consent') throw new Error('expected two consent pages');
+    // Both approvals at once: neither waits for the other's storage write.
+    const [a, b] = await Promise.all([first, second].map((d) => t.server.approve(d.interaction.id, t.get('/', t.ada))));
+    const codes = [a, b].map((d) => (d!.type === 'redirect' ? new URL(d!.location).searchParams.get('code') : null));
+    expect(codes[0]).toBeTruthy();
+    expect(codes[1] !== null).toBe(!reject);
+    if (reject && b!.type === 'redirect') {
+      expect(new URL(b!.location).searchParams.get('error')).toBe('invalid_request');
+      expect(new URL(b!.location).searchParams.get('state')).toBe('s');
+    }
+    expect(events.filter((e) => e.type === 'pkce.challenge_reused')).toEqual([{ type: 'pkce.challenge_reused', clientId: t.client.clientId, at: t.clock.now() }]);
+  });
+
+  it('a constant challenge stays noticed however many codes other clients get, as long as its client keeps sending it', async () => {
+    const events: AuditEvent[] = [];
+    const t = await setup({ onAudit: (e) => events.push(e) });
+    const constant = { code_challenge: s256(verifier()), code_challenge_method: 'S256' };
+    await t.getCode(constant);
+    // The memory holds the last 10 000 pairs of the whole instance: fill it with other pairs...
+    for (let i = 0; i < 10_000; i++) await t.getCode({ code_challenge: s256(verifier()), code_challenge_method: 'S256' });
+    await t.getCode(constant); // ...and the first pair has been forgotten: not noticed
+    expect(events.filter((e) => e.type === 'pkce.challenge_reused')).toHaveLength(0);
+    await t.getCode(constant); // remembered again by the last code: noticed from here on
+    expect(events.filter((e) => e.type === 'pkce.challenge_reused')).toHaveLength(1);
+  });
+});
+
 describe('RecentPairs: the bounded memory behind P-10', () => {
   it('remembers up to its capacity and forgets the oldest first', () => {
     const recent = new RecentPairs(3);
