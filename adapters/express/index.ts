@@ -127,26 +127,38 @@ export function createOAuthRouter(server: AuthorizationServer, options: OAuthRou
       }
     };
 
-  const routes = express.Router();
-  routes.all(`${basePath}/authorize`, handle(false, (request) => server.authorize(request)));
-  routes.all(`${basePath}/authorize/resume`, handle(false, (request) => handleResume(server, request)));
-  routes.all(`${basePath}/authorize/decision`, handle(true, (request) => handleDecisionForm(server, request)));
-  routes.all(`${basePath}/token`, handle(true, (request) => server.token(request)));
-  routes.all(`${basePath}/revoke`, handle(true, (request) => server.revoke(request)));
-  routes.all(`${basePath}/introspect`, handle(true, (request) => server.introspect(request)));
-  routes.all(`${basePath}/register`, handle(true, (request) => server.registerDynamic(request)));
-  routes.all('/.well-known/oauth-authorization-server', (req, res, next) =>
-    handle(false, async (request) => server.metadata(request, { basePath: req.baseUrl + basePath, ...(req.baseUrl && { documentsPath: req.baseUrl }) }))(req, res, next));
-  routes.all('/.well-known/jwks.json', handle(false, (request) => server.jwks(request)));
+  const metadata: RequestHandler = (req, res, next) =>
+    handle(false, async (request) => server.metadata(request, { basePath: req.baseUrl + basePath, ...(req.baseUrl && { documentsPath: req.baseUrl }) }))(req, res, next);
+  const routes: [path: string, handler: RequestHandler][] = [
+    [`${basePath}/token`, handle(true, (request) => server.token(request))],
+    [`${basePath}/authorize`, handle(false, (request) => server.authorize(request))],
+    [`${basePath}/authorize/resume`, handle(false, (request) => handleResume(server, request))],
+    [`${basePath}/authorize/decision`, handle(true, (request) => handleDecisionForm(server, request))],
+    [`${basePath}/revoke`, handle(true, (request) => server.revoke(request))],
+    [`${basePath}/introspect`, handle(true, (request) => server.introspect(request))],
+    [`${basePath}/register`, handle(true, (request) => server.registerDynamic(request))],
+    ['/.well-known/oauth-authorization-server', metadata],
+    ['/.well-known/jwks.json', handle(false, (request) => server.jwks(request))],
+  ];
 
-  // Hosts mount this router in front of their own routes, so every request of the app comes
-  // through it: one for none of the OAuth paths passes the OAuth routes at one test instead of
-  // being matched against each of them (routes a host adds to the returned router still run).
-  // Case-insensitive, as Express matches routes. A basePath with route syntax (`/t/:tenant`)
-  // is left to Express's own matching: every request goes to the routes then.
-  const ours = /^[\w\-./~%]*$/.test(basePath) ? new RegExp(`^(?:${basePath.replace(/[.]/g, '\\.')}/|/\\.well-known/)`, 'i') : null;
   const router = express.Router();
-  router.use((req, res, next) => (ours === null || ours.test(req.path) ? routes(req, res, next) : next()));
+  if (/^[\w\-./~%]*$/.test(basePath)) {
+    // Hosts mount this router in front of their own routes, so every request of the app comes
+    // through it. With a literal basePath the routes are one table lookup, matched as Express
+    // matches them (any case, one optional trailing slash), rather than nine path patterns
+    // tried in turn; a request for none of them goes on at once, to routes a host added to
+    // this router or to the app's.
+    const table = new Map(routes.map(([path, handler]) => [path.toLowerCase(), handler]));
+    router.use((req, res, next) => {
+      let path = req.path.toLowerCase();
+      if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+      const handler = table.get(path);
+      return handler ? handler(req, res, next) : next();
+    });
+  } else {
+    // Route syntax in basePath (`/t/:tenant/oauth`): Express's own matching.
+    for (const [path, handler] of routes) router.all(path, handler);
+  }
   return router;
 }
 

@@ -113,10 +113,16 @@ describe('Express: the router in front of the host\'s own routes', () => {
     ['/v1/oauth', 299],
     ['/ping', 299],
     ['/x/v1/oauth/token', 299],
-  ])('POST %s is answered by %s (400: the token endpoint; 299: the host)', async (path, status) => {
+    ['/v1/oauth/%74oken', 299],
+    ['/v1/oauth/token//', 299],
+    ['/v1//oauth/token', 299],
+    ['/v1/oauth/token;x', 299],
+    ['/v1/oauth/token?x=/v1/oauth/token/', 400],
+    ['/v1/oauth/REVOKE/', 400],
+  ])('POST %s is answered by %s (400: the OAuth endpoint; 299: the host)', async (path, status) => {
     const res = await post(await app(), path);
     expect(res.status).toBe(status);
-    if (status === 400) expect(await res.json()).toMatchObject({ error: 'unsupported_grant_type' });
+    if (status === 400) expect(await res.json()).toMatchObject({ error: path.toLowerCase().includes('revoke') ? 'invalid_request' : 'unsupported_grant_type' });
     else expect(await res.text()).toBe(`host POST ${path}`);
   });
 
