@@ -82,6 +82,9 @@ function toOAuthRequest(req: Request, body?: OAuthRequest['body']): OAuthRequest
   };
 }
 
+/** Lower case for A-Z only, as Express's case-insensitive route patterns fold (no other letters). */
+const asciiLower = (path: string): string => (/[A-Z]/.test(path) ? path.replace(/[A-Z]/g, (c) => c.toLowerCase()) : path);
+
 function send(res: Response, response: OAuthResponse): void {
   res.status(response.status).set(response.headers).end(response.body);
 }
@@ -141,24 +144,23 @@ export function createOAuthRouter(server: AuthorizationServer, options: OAuthRou
     ['/.well-known/jwks.json', handle(false, (request) => server.jwks(request))],
   ];
 
+  // The routes live on an inner router, so Express still sets `req.route` for them (hosts label
+  // metrics with it). Hosts mount the returned router in front of their own routes, so every
+  // request of the app comes through it: with a literal basePath, one that is for none of the
+  // OAuth paths, compared as Express compares them (ASCII case folded, one optional trailing
+  // slash), goes on at once instead of past nine path patterns tried in turn, to the host's
+  // routes on this router or on the app. Route syntax in basePath (`/t/:tenant/oauth`) leaves
+  // every request to Express's own matching.
+  const inner = express.Router();
+  for (const [path, handler] of routes) inner.all(path, handler);
+  const paths = /^[\w\-./~%]*$/.test(basePath) ? new Set(routes.map(([path]) => asciiLower(path))) : null;
   const router = express.Router();
-  if (/^[\w\-./~%]*$/.test(basePath)) {
-    // Hosts mount this router in front of their own routes, so every request of the app comes
-    // through it. With a literal basePath the routes are one table lookup, matched as Express
-    // matches them (any case, one optional trailing slash), rather than nine path patterns
-    // tried in turn; a request for none of them goes on at once, to routes a host added to
-    // this router or to the app's.
-    const table = new Map(routes.map(([path, handler]) => [path.toLowerCase(), handler]));
-    router.use((req, res, next) => {
-      let path = req.path.toLowerCase();
-      if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
-      const handler = table.get(path);
-      return handler ? handler(req, res, next) : next();
-    });
-  } else {
-    // Route syntax in basePath (`/t/:tenant/oauth`): Express's own matching.
-    for (const [path, handler] of routes) router.all(path, handler);
-  }
+  router.use((req, res, next) => {
+    if (paths === null) return inner(req, res, next);
+    let path = asciiLower(req.path);
+    if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+    return paths.has(path) ? inner(req, res, next) : next();
+  });
   return router;
 }
 

@@ -157,4 +157,24 @@ describe('Express: the router in front of the host\'s own routes', () => {
     expect((await post(base, '/v1/oauth/token')).status).toBe(400);
     expect((await post(base, '/elsewhere')).status).toBe(299);
   });
+
+  it('the OAuth routes are Express routes: req.route is set for them (hosts label metrics with it)', async () => {
+    const t = await setup();
+    const host = express();
+    host.use(createOAuthRouter(t.server, { onConsent: (req, res) => { res.status(200).send(`route ${(req.route as { path?: string } | undefined)?.path}`); } }));
+    const base = await listen(host);
+    const res = await fetch(`${base}${t.authorizeUrl()}`, { headers: { cookie: t.ada } });
+    expect(await res.text()).toBe('route /v1/oauth/authorize');
+  });
+
+  it('only A-Z fold, as in Express: a Kelvin sign (U+212A) is no k, even after a host decodes the path', async () => {
+    const t = await setup();
+    const host = express();
+    host.use((req, _res, next) => { req.url = decodeURIComponent(req.url); next(); });
+    host.use(createOAuthRouter(t.server));
+    host.use((req, res) => { res.status(299).send('host'); });
+    const base = await listen(host);
+    expect((await post(base, '/v1/oauth/to%E2%84%AAen')).status).toBe(299);
+    expect((await post(base, '/v1/oauth/TOKEN')).status).toBe(400);
+  });
 });
