@@ -67,7 +67,7 @@ const schema = z.object({
    * reported (`onAudit`: `pkce.challenge_reused`); `true` also refuses the request
    * (`invalid_request` at the callback). Default off: a user going back to an earlier
    * authorization page would be refused too. Each server instance remembers the last 10 000
-   * (client, challenge) pairs it issued codes for.
+   * (client, challenge) pairs it issued codes for or refused, all clients together.
    */
   rejectReusedPkceChallenge: z.boolean().default(false),
   /** SPEC 4.2 lists no client credentials for refresh; `true` makes them required (RFC 6749 §6). Default: off in `compatible`, on in `strict`. */

@@ -60,7 +60,7 @@ export function checkVerifier(
 }
 
 /**
- * The (client, challenge) pairs codes were issued for lately, to notice a client that sends the
+ * The (client, challenge) pairs codes were issued (or refused) for lately, to notice a client that sends the
  * same challenge again (SECURITY-MATRIX P-10; RFC 9700 §2.1.1 asks for "a reasonable effort at
  * detecting" constant challenges, which make PKCE worthless). A bounded memory of this process:
  * at `capacity` the oldest pair is forgotten, and several server instances each see their own.
@@ -84,6 +84,10 @@ export class RecentPairs {
     this.seen.delete(key); // seen again: it is the newest now
     this.seen.set(key, true);
     if (this.seen.size > this.capacity) this.seen.delete(this.seen.keys().next().value!);
+  }
+
+  delete(clientId: string, value: string): void {
+    this.seen.delete(RecentPairs.key(clientId, value));
   }
 
   // Length-prefixed, so no client id and value can join into another pair's key.

@@ -164,6 +164,7 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
       // Refused here, before any page, when the challenge is known already; `issue` checks again
       // (and reports) for flows that were started side by side with the same challenge.
       if (ctx.options.rejectReusedPkceChallenge && ctx.challenges.has(client.id, pkce.codeChallenge)) {
+        ctx.challenges.add(client.id, pkce.codeChallenge); // still in use: remembered afresh
         audit(ctx, { type: 'pkce.challenge_reused', clientId: client.id });
         return redirectError(echo, mode, ctx, 'invalid_request', REUSED_CHALLENGE);
       }
@@ -242,30 +243,37 @@ async function issue(ctx: Context, client: ClientRecord, req: AuthorizationReque
   const grant: GrantRecord = { id: randomId(), clientId: client.id, account, scope: req.scope, createdAt: now, revokedAt: null };
   const iss = ctx.options.issuer;
   if (req.responseType === 'code') {
-    if (req.codeChallenge) {
-      // Looked up and remembered in one synchronous step, so approvals that run side by side
-      // with the same challenge cannot both pass unnoticed.
-      const reused = ctx.challenges.has(client.id, req.codeChallenge);
-      ctx.challenges.add(client.id, req.codeChallenge);
+    // Looked up and remembered in one synchronous step, so approvals that run side by side with
+    // the same challenge cannot both pass unnoticed; forgotten again if no code comes of it.
+    const challenge = req.codeChallenge;
+    let fresh = false;
+    if (challenge) {
+      const reused = ctx.challenges.has(client.id, challenge);
+      ctx.challenges.add(client.id, challenge);
       if (reused) {
         audit(ctx, { type: 'pkce.challenge_reused', clientId: client.id });
         if (ctx.options.rejectReusedPkceChallenge) return redirectError(req, 'query', ctx, 'invalid_request', REUSED_CHALLENGE);
-      }
+      } else fresh = true;
     }
     const code = `${ctx.options.tokenPrefixes.code}${randomToken()}`;
-    await ctx.storage.createGrant(grant, {
-      code: {
-        hash: sha256Base64url(code),
-        grantId: grant.id,
-        clientId: client.id,
-        redirectUri: req.redirectUri,
-        scope: req.scope,
-        codeChallenge: req.codeChallenge ?? null,
-        codeChallengeMethod: req.codeChallengeMethod ?? null,
-        expiresAt: now + ctx.options.lifetimes.code * 1000,
-        usedAt: null,
-      },
-    });
+    try {
+      await ctx.storage.createGrant(grant, {
+        code: {
+          hash: sha256Base64url(code),
+          grantId: grant.id,
+          clientId: client.id,
+          redirectUri: req.redirectUri,
+          scope: req.scope,
+          codeChallenge: challenge ?? null,
+          codeChallengeMethod: req.codeChallengeMethod ?? null,
+          expiresAt: now + ctx.options.lifetimes.code * 1000,
+          usedAt: null,
+        },
+      });
+    } catch (error) {
+      if (fresh) ctx.challenges.delete(client.id, challenge!); // no code: a retry is no reuse
+      throw error;
+    }
     return { type: 'redirect', location: redirectTo(req.redirectUri, { code, state: req.state, iss }, 'query') };
   }
   const access = mintAccessToken(ctx, { grantId: grant.id, clientId: grant.clientId }, req.scope, now);

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { isOAuthError, type AuditEvent } from '../../src/index.js';
+import { isOAuthError, MemoryStorage, type AuditEvent } from '../../src/index.js';
 import { RecentPairs } from '../../src/checks/pkce.js';
 import { ADA, json, setup } from '../helpers.js';
 
@@ -279,6 +279,40 @@ describe('P-10: flows started side by side with the same challenge', () => {
     expect(events.filter((e) => e.type === 'pkce.challenge_reused')).toHaveLength(0);
     await t.getCode(constant); // remembered again by the last code: noticed from here on
     expect(events.filter((e) => e.type === 'pkce.challenge_reused')).toHaveLength(1);
+  });
+});
+
+describe('P-10: what counts as a reuse', () => {
+  it('a code that storage failed to write leaves nothing behind: the retry is no reuse, even in reject mode', async () => {
+    const events: AuditEvent[] = [];
+    const inner = new MemoryStorage();
+    let failNext = true;
+    const storage = new Proxy(inner, {
+      get: (target, name) => (name === 'createGrant'
+        ? async (...args: Parameters<MemoryStorage['createGrant']>) => {
+          if (failNext) { failNext = false; throw new Error('db down'); }
+          return target.createGrant(...args);
+        }
+        : Reflect.get(target, name)),
+    }) as MemoryStorage;
+    const t = await setup({ storage, rejectReusedPkceChallenge: true, onAudit: (e) => events.push(e) });
+    const challenge = { code_challenge: s256(verifier()), code_challenge_method: 'S256' };
+    const first = await t.server.authorize(t.get(t.authorizeUrl(challenge), t.ada));
+    if (first.type !== 'consent') throw new Error(first.type);
+    expect((await t.server.approve(first.interaction.id, t.get('/', t.ada))).type).toBe('error'); // the 500 page
+    expect(await t.getCode(challenge)).toBeTruthy(); // the user starts again with the same URL
+    expect(events.filter((e) => e.type === 'pkce.challenge_reused')).toEqual([]);
+  });
+
+  it('reject mode: a refused constant challenge stays remembered however many other codes come between', async () => {
+    const t = await setup({ rejectReusedPkceChallenge: true });
+    const constant = { code_challenge: s256(verifier()), code_challenge_method: 'S256' };
+    await t.getCode(constant);
+    for (let round = 0; round < 5; round++) {
+      for (let i = 0; i < 2_500; i++) await t.getCode({ code_challenge: s256(verifier()), code_challenge_method: 'S256' });
+      const d = await t.server.authorize(t.get(t.authorizeUrl(constant), t.ada));
+      expect(d.type === 'redirect' && new URL(d.location).searchParams.get('error')).toBe('invalid_request');
+    }
   });
 });
 
