@@ -14,7 +14,7 @@ export interface Context {
   scopes: ScopePolicy;
   /** Present when `accessTokenFormat` is `jwt`. */
   jwt?: JwtAccessTokens;
-  /** The (client, PKCE challenge) pairs this instance issued codes for lately (P-10). */
+  /** The (client, PKCE challenge) pairs this instance issued codes for, or refused, lately (P-10). */
   challenges: RecentPairs;
 }
 

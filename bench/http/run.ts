@@ -3,10 +3,10 @@
  * issued beforehand by the server process, untimed), W3 (a `requireToken`-protected GET) and the
  * same framework's trivial JSON route, interleaved round by round. With W3 comes `GET /noop`, the
  * same JSON behind a middleware that does nothing: the framework's own price of the middleware
- * that `requireToken` is. With W1x comes `POST /echo`,
- * the same framework reading the same forms, sent the same way, and answering a small JSON: the
- * part of W1x's cost that any route taking a body pays. Each server runs in a child
- * process, so the load generator (this process) and the server each have a core of their own.
+ * that `requireToken` is. With W1x comes `POST /echo`, the same framework reading the same forms,
+ * sent the same way, and answering a small JSON: the part of W1x's cost that any route taking a
+ * body pays. Each server runs in a child process, so the load generator (this process) and the
+ * server each have a core of their own.
  * An adapter whose module is missing or lacks the exports the bench needs is skipped and named.
  */
 import { spawn, type ChildProcess } from 'node:child_process';

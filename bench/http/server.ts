@@ -1,10 +1,11 @@
 /**
  * One host app per framework for the HTTP section: the adapter's OAuth routes, a `requireToken`
  * protected `GET /v2/me`, a trivial `GET /ping` JSON route of the same framework as the
- * baseline, `GET /noop` (the same JSON as `/v2/me` behind a middleware that does nothing, the
- * framework's own price of a middleware), and `POST /echo`, which reads a form body the framework's usual way and answers a
- * small JSON: what any route that takes a body costs before it does any work. Started in a child process by the HTTP section (so the load generator and the server
- * do not share a core), or in the bench's own process (smoke mode).
+ * baseline, `GET /noop` (the same JSON as `/v2/me` behind a middleware that does nothing: the
+ * framework's own price of a middleware), and `POST /echo`, which reads a form body the
+ * framework's usual way and answers a small JSON (what any route that takes a body costs before
+ * it does any work). Started in a child process by the HTTP section (so the load generator and
+ * the server do not share a core), or in the bench's own process (smoke mode).
  *
  * As a child: `node --import tsx bench/http/server.ts <framework> [--dist]`; it reports
  * `{ type: 'ready', ... }` or `{ type: 'skip', reason }` over IPC, answers `{ type: 'codes', n }`

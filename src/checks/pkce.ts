@@ -60,9 +60,9 @@ export function checkVerifier(
 }
 
 /**
- * The (client, challenge) pairs codes were issued (or refused) for lately, to notice a client that sends the
- * same challenge again (SECURITY-MATRIX P-10; RFC 9700 §2.1.1 asks for "a reasonable effort at
- * detecting" constant challenges, which make PKCE worthless). A bounded memory of this process:
+ * The (client, challenge) pairs codes were issued (or refused) for lately, to notice a client
+ * that sends the same challenge again (SECURITY-MATRIX P-10; RFC 9700 §2.1.1 asks for "a
+ * reasonable effort at detecting" constant challenges, which make PKCE worthless). A bounded memory of this process:
  * at `capacity` the oldest pair is forgotten, and several server instances each see their own.
  */
 export class RecentPairs {
