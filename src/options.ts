@@ -7,7 +7,7 @@ import type { Account, AuditEvent, Clock, OAuthRequest, UserSessions } from './t
 
 const STORAGE_METHODS = [
   'saveClient', 'findClient', 'saveInteraction', 'findInteraction', 'takeInteraction', 'saveConsent',
-  'findConsent', 'listConsents', 'createGrant', 'findCode', 'redeemCode', 'findToken', 'rotateRefreshToken',
+  'findConsent', 'listConsents', 'createGrant', 'findCode', 'redeemCode', 'findToken', 'rotateRefreshToken', 'findRefreshFamily',
   'revokeGrant', 'revokeAccess', 'revokeClientGrants',
 ] as const;
 
@@ -42,12 +42,17 @@ const schema = z.object({
   clock: z.custom<Clock>((v) => hasMethods(v, ['now']), 'expected a Clock (an object with a now() method)').default(systemClock),
   /** When set, `iss` is added to every authorization response (RFC 9207). */
   issuer: issuer.optional(),
-  /** Lifetimes in seconds. Defaults from SPEC 8; refresh tokens never expire unless set (SPEC names no lifetime). */
+  /**
+   * Lifetimes in seconds. Defaults from SPEC 8; refresh tokens never expire unless set (SPEC names
+   * no lifetime). `grant`: an absolute lifetime of a whole token family, from the authorization on
+   * (no refresh after it, no token issued to outlive it); default none.
+   */
   lifetimes: z.object({
     code: seconds.default(600),
     accessToken: seconds.default(2_592_000),
     refreshToken: seconds.nullable().default(null),
     interaction: seconds.default(600),
+    grant: seconds.nullable().default(null),
   }).strict().prefault({}),
   /**
    * `compatible` (default) reproduces SPEC.md. `strict` applies OAuth 2.1 / RFC 9700 defaults:

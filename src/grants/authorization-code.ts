@@ -3,7 +3,7 @@ import { checkVerifier } from '../checks/pkce.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { ClientRecord, GrantRecord } from '../storage/types.js';
-import { mintPair, tokenResponseJson } from './issue.js';
+import { familyEnd, mintPair, tokenResponseJson } from './issue.js';
 
 const INVALID_GRANT = 'The grant is invalid, expired, revoked, does not match the redirection URI, or was issued to another client.';
 
@@ -37,7 +37,9 @@ export async function authorizationCodeGrant(
   checkVerifier(code, params.code_verifier, invalidGrant);
 
   const now = ctx.clock.now();
-  const pair = mintPair(ctx, { grantId: code.grantId, clientId: code.clientId }, code.scope, now);
+  // The grant was created with the code, one code lifetime before the code expires.
+  const end = familyEnd(ctx, code.expiresAt - ctx.options.lifetimes.code * 1000);
+  const pair = mintPair(ctx, { grantId: code.grantId, clientId: code.clientId }, code.scope, now, null, end);
   const outcome = await ctx.storage.redeemCode(hash, now, pair.records);
   if (!outcome.ok) {
     // RFC 6749 §4.1.2: a code used twice SHOULD revoke every token issued from it.

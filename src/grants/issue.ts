@@ -91,11 +91,50 @@ export function isPending<T>(value: T | PromiseLike<T>): value is PromiseLike<T>
   return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
-/** A new access + refresh pair of a grant. Nothing is stored yet. */
-export function mintPair(ctx: Context, family: Family, scope: string[], now: number): IssuedPair {
+/**
+ * Refresh tokens of one grant form a family (RFC 9700 §4.14.2): each is 43 base64url characters
+ * after the prefix, of which the first 22 (132 random bits) are the family's, fixed at the code
+ * exchange, and the last 21 (124 random bits) are new with every rotation. The store keeps the
+ * SHA-256 of the family part (`familyHash`), so a rotated token whose record was pruned is still
+ * known as a replay of a live family, with one record per family however long the chain.
+ * Knowing the family part takes holding a token of the family: it revokes nothing a holder could
+ * not revoke anyway, and it is no credential (the new part is).
+ */
+const FAMILY_CHARS = 22;
+const TOKEN_CHARS = 43;
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
+/** The family part of a presented refresh token (its 43-character tail's first 22), or `null`. */
+export function familyOf(refreshToken: string): string | null {
+  if (refreshToken.length < TOKEN_CHARS) return null;
+  const family = refreshToken.slice(-TOKEN_CHARS, FAMILY_CHARS - TOKEN_CHARS);
+  return BASE64URL.test(family) ? family : null;
+}
+
+/**
+ * When a grant's family ends (`lifetimes.grant`, counted from the authorization), or `null`:
+ * no token of it is issued to outlive that, and no refresh happens after it.
+ */
+export function familyEnd(ctx: Context, grantCreatedAt: number): number | null {
+  const lifetime = ctx.options.lifetimes.grant;
+  return lifetime === null ? null : grantCreatedAt + lifetime * 1000;
+}
+
+/**
+ * A new access + refresh pair of a grant. Nothing is stored yet. `family` is the family part of
+ * the refresh token being rotated (none at the code exchange: a new family starts); `end` caps
+ * both tokens' expiry (`familyEnd`).
+ */
+export function mintPair(ctx: Context, family: Family, scope: string[], now: number, refreshFamily: string | null = null, end: number | null = null): IssuedPair {
   const access = mintAccessToken(ctx, family, scope, now);
-  const refreshToken = `${ctx.options.tokenPrefixes.refreshToken}${randomToken()}`;
+  const part = refreshFamily ?? randomToken().slice(0, FAMILY_CHARS);
+  const refreshToken = `${ctx.options.tokenPrefixes.refreshToken}${part}${randomToken().slice(FAMILY_CHARS)}`;
   const refreshLifetime = ctx.options.lifetimes.refreshToken;
+  let refreshExpiresAt = refreshLifetime === null ? null : now + refreshLifetime * 1000;
+  if (end !== null) {
+    if (access.record.expiresAt! > end) access.record.expiresAt = end;
+    if (refreshExpiresAt === null || refreshExpiresAt > end) refreshExpiresAt = end;
+  }
   const refresh: TokenRecord = {
     hash: sha256Base64url(refreshToken),
     kind: 'refresh',
@@ -103,10 +142,11 @@ export function mintPair(ctx: Context, family: Family, scope: string[], now: num
     clientId: family.clientId,
     scope,
     issuedAt: now,
-    expiresAt: refreshLifetime === null ? null : now + refreshLifetime * 1000,
+    expiresAt: refreshExpiresAt,
     pairHash: access.record.hash,
     rotatedAt: null,
     revokedAt: null,
+    familyHash: sha256Base64url(part),
   };
   return { access, refreshToken, records: [access.record, refresh], scope };
 }
@@ -130,7 +170,8 @@ export function tokenResponseJson(ctx: Context, grant: GrantRecord, pair: Issued
 function tokenJson(ctx: Context, grant: GrantRecord, pair: IssuedPair, accessToken: string): string {
   const { account } = grant;
   const scope = ctx.scopes.format(pair.scope);
-  const expiresIn = ctx.options.lifetimes.accessToken;
+  // The configured lifetime, or less where the family ends sooner (`lifetimes.grant`).
+  const expiresIn = Math.ceil((pair.access.record.expiresAt! - pair.access.record.issuedAt) / 1000);
   // Exactly what JSON.stringify writes. A host `info` hook, or an account whose fields are not
   // all strings (a JavaScript host may hand over a null email), takes JSON.stringify itself.
   if (ctx.options.info || typeof account.name !== 'string' || typeof account.email !== 'string' || typeof account.uuid !== 'string') {

@@ -4,7 +4,7 @@ import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { ClientRecord } from '../storage/types.js';
 import { checkAccountActive, invalidGrant, MAX_TOKEN_LENGTH } from './authorization-code.js';
-import { mintPair, tokenResponseJson } from './issue.js';
+import { familyEnd, familyOf, mintPair, tokenResponseJson } from './issue.js';
 
 /**
  * `grant_type=refresh_token` (SPEC 3.2, 4.2; RFC 6749 §6). The refresh token is single use: one
@@ -24,12 +24,22 @@ export async function refreshTokenGrant(
 
   const hash = sha256Base64url(params.refresh_token);
   const found = await ctx.storage.findToken(hash);
+  const family = familyOf(params.refresh_token);
+  const now = ctx.clock.now();
+  if (!found) {
+    // Not stored: unknown, or a rotated token pruned since. Its family tells a replay apart, for
+    // as long as the family lives (DESIGN: prune never switches off reuse detection).
+    const known = family === null ? null : await ctx.storage.findRefreshFamily(sha256Base64url(family));
+    if (known && (!client || client.id === known.clientId)) return replay(ctx, known.grantId, known.clientId, null, now);
+    throw invalidGrant();
+  }
   // Credentials that were sent must belong to the token's client (RFC 6749 §6); a mismatch
   // rotates and revokes nothing, or anyone could burn another client's token.
-  if (!found || found.token.kind !== 'refresh' || (client && client.id !== found.token.clientId)) throw invalidGrant();
-  const now = ctx.clock.now();
+  if (found.token.kind !== 'refresh' || (client && client.id !== found.token.clientId)) throw invalidGrant();
   // A replay is a replay whatever else the request says: handle it before any other check.
   if (found.token.rotatedAt !== null) return replay(ctx, found.token.grantId, found.token.clientId, found.token.rotatedAt, now);
+  const end = familyEnd(ctx, found.grant.createdAt);
+  if (end !== null && now >= end) throw invalidGrant(); // lifetimes.grant: the family has ended
 
   // A scope parameter may narrow the new pair, never widen it (RFC 6749 §6).
   let scope = found.token.scope;
@@ -41,11 +51,13 @@ export async function refreshTokenGrant(
     scope = requested;
   }
 
-  const pair = mintPair(ctx, { grantId: found.token.grantId, clientId: found.token.clientId }, scope, now);
+  // The family part carries over only from a token of this scheme (older ones start a family).
+  const carried = found.token.familyHash && family !== null && sha256Base64url(family) === found.token.familyHash ? family : null;
+  const pair = mintPair(ctx, { grantId: found.token.grantId, clientId: found.token.clientId }, scope, now, carried, end);
   const outcome = await ctx.storage.rotateRefreshToken(hash, now, pair.records);
   if (!outcome.ok) {
     // Lost a race against another use of the same token: that is a replay too.
-    if (outcome.reason === 'used' && outcome.grantId) return replay(ctx, outcome.grantId, found.token.clientId, outcome.usedAt ?? now, now);
+    if (outcome.reason === 'used' && outcome.grantId) return replay(ctx, outcome.grantId, found.token.clientId, outcome.usedAt ?? null, now);
     throw invalidGrant();
   }
   if (ctx.options.isAccountActive) await checkAccountActive(ctx, outcome.grant, now);
@@ -57,9 +69,12 @@ export async function refreshTokenGrant(
  * A rotated refresh token presented again (RFC 9700 §4.14.2): revoke the whole family, unless it
  * was rotated within `refreshReuseGraceSeconds` (two tabs refreshing at once), which is refused
  * without revoking. Always `invalid_grant`: never two live refresh tokens in one family.
+ * `rotatedAt` is `null` when the rotated token is known only by its family (its record was
+ * pruned): no grace then.
  */
-async function replay(ctx: Context, grantId: string, clientId: string, rotatedAt: number, now: number): Promise<never> {
-  const inGrace = now - rotatedAt <= ctx.options.refreshReuseGraceSeconds * 1000 && ctx.options.refreshReuseGraceSeconds > 0;
+async function replay(ctx: Context, grantId: string, clientId: string, rotatedAt: number | null, now: number): Promise<never> {
+  const grace = ctx.options.refreshReuseGraceSeconds;
+  const inGrace = rotatedAt !== null && grace > 0 && now - rotatedAt <= grace * 1000;
   if (!inGrace) await ctx.storage.revokeGrant(grantId, now);
   audit(ctx, { type: 'refresh_token.reused', clientId, grantId, familyRevoked: !inGrace });
   throw invalidGrant();

@@ -19,6 +19,7 @@ import type {
   ConsentRecord,
   GrantRecord,
   InteractionRecord,
+  RefreshFamily,
   SingleUseOutcome,
   Storage,
   TokenRecord,
@@ -96,7 +97,7 @@ export class PostgresStorageError extends Error {
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 
 /** The current schema version this code knows. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 interface Tables {
   migrations: string;
@@ -185,6 +186,14 @@ const MIGRATIONS: ReadonlyArray<{ version: number; name: string; up: (t: Tables,
       `CREATE INDEX ${index('tokens_expires_at')} ON ${t.tokens} (expires_at) WHERE expires_at IS NOT NULL`,
     ],
   },
+  {
+    version: 2,
+    name: 'refresh token families',
+    up: (t, index) => [
+      `ALTER TABLE ${t.tokens} ADD COLUMN family_hash text COLLATE "C"`,
+      `CREATE INDEX ${index('tokens_family_hash')} ON ${t.tokens} (family_hash) WHERE family_hash IS NOT NULL`,
+    ],
+  },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -250,7 +259,12 @@ const toCode = (r: Row): CodeRecord => ({
   usedAt: msOrNull(r['used_at']),
 });
 
-const toToken = (r: Row): TokenRecord => ({
+const toToken = (r: Row): TokenRecord => {
+  const token = toTokenFields(r);
+  if (r['family_hash'] != null) token.familyHash = r['family_hash'] as string; // refresh tokens only
+  return token;
+};
+const toTokenFields = (r: Row): TokenRecord => ({
   hash: r['hash'] as string,
   kind: r['kind'] as TokenRecord['kind'],
   grantId: r['grant_id'] as string,
@@ -267,7 +281,7 @@ const GRANT_COLUMNS = (alias: string) =>
   `${alias}.id AS g_id, ${alias}.client_id AS g_client_id, ${alias}.account AS g_account, ${alias}.scope AS g_scope, ` +
   `${alias}.created_at AS g_created_at, ${alias}.revoked_at AS g_revoked_at`;
 
-const TOKEN_COLUMNS = 'hash, kind, grant_id, client_id, scope, issued_at, expires_at, pair_hash, rotated_at, revoked_at';
+const TOKEN_COLUMNS = 'hash, kind, grant_id, client_id, scope, issued_at, expires_at, pair_hash, rotated_at, revoked_at, family_hash';
 
 // ---------------------------------------------------------------------------------------------
 // Errors.
@@ -394,10 +408,13 @@ export class PostgresStorage implements Storage {
 
   /**
    * Delete what can never be used again, as of `now` (default: the system clock):
-   * - interactions, codes and tokens whose `expiresAt` has passed. Used codes and rotated
-   *   refresh tokens are kept until then, because replay detection needs them: deleting them on
-   *   use would turn a replay into "unknown" and stop the family's revocation. Refresh tokens
-   *   without a lifetime (the default) are kept as long as their grant lives;
+   * - interactions and codes whose `expiresAt` has passed (a used code is kept until then, so
+   *   its replay still revokes the family);
+   * - access tokens that expired or were revoked (a rotation revokes the pair's access token);
+   * - rotated refresh tokens: a replay of one is still recognised by its family through the
+   *   family's newest refresh token, which is kept while its grant lives, until it has expired
+   *   and so has the access token issued with it. A family keeps one refresh row, however long
+   *   its rotation chain;
    * - revoked grants, with everything left of their family (all of it is dead already);
    * - grants with no code and no token left.
    * Consents and clients are never pruned. Safe to run while servers use the database.
@@ -408,12 +425,15 @@ export class PostgresStorage implements Storage {
       const count = async (text: string) => (await this.pool.query(text, [at])).rowCount ?? 0;
       const interactions = await count(`DELETE FROM ${this.t.interactions} WHERE expires_at <= $1`);
       const codes = await count(`DELETE FROM ${this.t.codes} WHERE expires_at <= $1`);
-      // A rotated refresh token is kept while the access token issued with it lives, so a replay
-      // in that window still revokes the family (as MemoryStorage.prune does).
-      const rotated = await count(`DELETE FROM ${this.t.tokens} AS r
-        WHERE r.kind = 'refresh' AND r.rotated_at IS NOT NULL
-          AND NOT EXISTS (SELECT 1 FROM ${this.t.tokens} AS a WHERE a.hash = r.pair_hash AND (a.expires_at IS NULL OR a.expires_at > $1))`);
-      const tokens = rotated + await count(`DELETE FROM ${this.t.tokens} WHERE expires_at IS NOT NULL AND expires_at <= $1`);
+      const access = await count(`DELETE FROM ${this.t.tokens}
+        WHERE kind = 'access' AND (revoked_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= $1))`);
+      // A family's newest refresh token stays while it, or the access token issued with it, can be used.
+      const refresh = await count(`DELETE FROM ${this.t.tokens} AS r
+        WHERE r.kind = 'refresh' AND (r.rotated_at IS NOT NULL OR r.revoked_at IS NOT NULL
+          OR (r.expires_at IS NOT NULL AND r.expires_at <= $1
+              AND NOT EXISTS (SELECT 1 FROM ${this.t.tokens} AS a WHERE a.hash = r.pair_hash AND a.revoked_at IS NULL
+                              AND (a.expires_at IS NULL OR a.expires_at > $1))))`);
+      const tokens = access + refresh;
       const grants = await count(`DELETE FROM ${this.t.grants} AS g
         WHERE (g.revoked_at IS NOT NULL AND g.revoked_at <= $1)
            OR (g.created_at <= $1
@@ -582,6 +602,13 @@ export class PostgresStorage implements Storage {
     });
   }
 
+  /** Any stored refresh token of the family: while the family lives, its newest one is kept (see `prune`). */
+  async findRefreshFamily(familyHash: string): Promise<RefreshFamily | null> {
+    const { rows } = await this.query('findRefreshFamily', `SELECT grant_id, client_id FROM ${this.t.tokens}
+      WHERE family_hash = $1 AND kind = 'refresh' LIMIT 1`, [familyHash]);
+    return rows[0] ? { grantId: rows[0].grant_id as string, clientId: rows[0].client_id as string } : null;
+  }
+
   // -------------------------------------------------------------------------------------------
   // Revocation: one flag on the grant, which every lookup joins.
 
@@ -611,8 +638,8 @@ export class PostgresStorage implements Storage {
     const rows = tokens.map((token) => {
       const base = values.length;
       values.push(token.hash, token.kind, token.grantId, token.clientId, token.scope, ms(token.issuedAt),
-        msOrNull(token.expiresAt), token.pairHash, msOrNull(token.rotatedAt), msOrNull(token.revokedAt));
-      return `(${Array.from({ length: 10 }, (_, i) => `$${base + i + 1}${i === 4 ? '::text[]' : ''}`).join(', ')})`;
+        msOrNull(token.expiresAt), token.pairHash, msOrNull(token.rotatedAt), msOrNull(token.revokedAt), token.familyHash ?? null);
+      return `(${Array.from({ length: 11 }, (_, i) => `$${base + i + 1}${i === 4 ? '::text[]' : ''}`).join(', ')})`;
     });
     await db.query(`INSERT INTO ${this.t.tokens} (${TOKEN_COLUMNS}) VALUES ${rows.join(', ')}`, values);
   }

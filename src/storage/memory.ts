@@ -5,6 +5,7 @@ import type {
   ConsentRecord,
   GrantRecord,
   InteractionRecord,
+  RefreshFamily,
   SingleUseOutcome,
   Storage,
   TokenRecord,
@@ -17,7 +18,12 @@ import { copyAccount } from './copy.js';
 // life (null, then a time) leave V8 several shapes to clone from, and a spread of those was up
 // to 20% of a bearer check; a literal always builds the same shape.
 const copyClient = (c: ClientRecord): ClientRecord => ({ id: c.id, name: c.name, redirectUri: c.redirectUri, secretHash: c.secretHash, createdAt: c.createdAt });
-const copyToken = (t: TokenRecord): TokenRecord => ({
+const copyToken = (t: TokenRecord): TokenRecord => {
+  const out = copyTokenFields(t);
+  if (t.familyHash != null) out.familyHash = t.familyHash; // refresh tokens only: absent stays absent
+  return out;
+};
+const copyTokenFields = (t: TokenRecord): TokenRecord => ({
   hash: t.hash,
   kind: t.kind,
   grantId: t.grantId,
@@ -84,6 +90,8 @@ export class MemoryStorage implements Storage {
   private readonly grantsByPair = new Map<string, string[]>();
   private readonly codes = new Map<string, CodeRecord>();
   private readonly tokens = new Map<string, TokenRecord>();
+  // The newest refresh token's hash of each family, by family hash (findRefreshFamily).
+  private readonly families = new Map<string, string>();
 
   async saveClient(client: ClientRecord): Promise<void> {
     this.clients.set(client.id, copyClient(client));
@@ -136,7 +144,7 @@ export class MemoryStorage implements Storage {
     if (ids) ids.push(grant.id);
     else this.grantsByPair.set(key, [grant.id]);
     if (issued.code) this.codes.set(issued.code.hash, copyCode(issued.code));
-    for (const token of issued.tokens ?? []) this.tokens.set(token.hash, copyToken(token));
+    if (issued.tokens) this.insertTokens(issued.tokens);
   }
 
   async findCode(hash: string): Promise<CodeRecord | null> {
@@ -151,7 +159,7 @@ export class MemoryStorage implements Storage {
     if (now >= code.expiresAt) return { ok: false, reason: 'expired' };
     if (this.isRevoked(code.grantId)) return { ok: false, reason: 'revoked' };
     code.usedAt = now;
-    for (const token of tokens) this.tokens.set(token.hash, copyToken(token));
+    this.insertTokens(tokens);
     return { ok: true, grant: copyGrant(this.grants.get(code.grantId)!) };
   }
 
@@ -177,8 +185,14 @@ export class MemoryStorage implements Storage {
     token.rotatedAt = now;
     const pair = token.pairHash === null ? undefined : this.tokens.get(token.pairHash);
     if (pair && pair.revokedAt === null) pair.revokedAt = now;
-    for (const issued of tokens) this.tokens.set(issued.hash, copyToken(issued));
+    this.insertTokens(tokens);
     return { ok: true, grant: copyGrant(this.grants.get(token.grantId)!) };
+  }
+
+  async findRefreshFamily(familyHash: string): Promise<RefreshFamily | null> {
+    const newest = this.families.get(familyHash);
+    const token = newest === undefined ? undefined : this.tokens.get(newest);
+    return token ? { grantId: token.grantId, clientId: token.clientId } : null;
   }
 
   async revokeGrant(grantId: string, now: number): Promise<void> {
@@ -202,24 +216,34 @@ export class MemoryStorage implements Storage {
   }
 
   /**
-   * Delete what can no longer matter at `now` (call it periodically; O(records)): expired
-   * interactions and codes; expired access and refresh tokens; rotated refresh tokens once the
-   * access token issued with them has expired (a replay after that is answered as an unknown
-   * token: still `invalid_grant`, without revoking the family); revoked grants with everything
-   * of theirs; grants with nothing left. Consents and clients stay.
+   * Delete what can no longer matter at `now` (call it periodically; O(records)):
+   * - expired interactions and codes (a used code is kept until it expires: its replay revokes);
+   * - access tokens that expired or were revoked (a rotation revokes the pair's access token);
+   * - rotated refresh tokens at once: a replay of one is still recognised by its family, through
+   *   the family's newest refresh token, which stays while its grant lives and until it has
+   *   expired and so has its access token. So a family keeps one refresh record however long its
+   *   rotation chain (a replay after this is refused and revokes the family, even within
+   *   `refreshReuseGraceSeconds`: the grace needs the rotated record);
+   * - revoked grants with everything of theirs; grants with nothing left.
+   * Consents and clients stay.
    */
   prune(now: number): { interactions: number; codes: number; tokens: number; grants: number } {
     const removed = { interactions: 0, codes: 0, tokens: 0, grants: 0 };
     for (const [key, interaction] of this.interactions) {
       if (now >= interaction.expiresAt) { this.interactions.delete(key); removed.interactions++; }
     }
-    const expired = (t: TokenRecord | undefined) => !t || (t.expiresAt !== null && now >= t.expiresAt);
+    const expired = (t: TokenRecord) => t.expiresAt !== null && now >= t.expiresAt;
+    const dead = (t: TokenRecord | undefined) => !t || t.revokedAt !== null || expired(t);
     const doomed: string[] = [];
     for (const [hash, token] of this.tokens) {
-      const pair = token.pairHash === null ? undefined : this.tokens.get(token.pairHash);
-      if (expired(token) || this.isRevoked(token.grantId) || (token.rotatedAt !== null && expired(pair))) doomed.push(hash);
+      const gone = this.isRevoked(token.grantId) || (token.kind === 'access'
+        ? dead(token)
+        // A family's newest refresh token stays while it, or the access token issued with it, can be used.
+        : token.rotatedAt !== null || token.revokedAt !== null || (expired(token) && dead(token.pairHash === null ? undefined : this.tokens.get(token.pairHash))));
+      if (gone) doomed.push(hash);
     }
     for (const hash of doomed) { this.tokens.delete(hash); removed.tokens++; }
+    for (const [family, newest] of this.families) if (!this.tokens.has(newest)) this.families.delete(family);
     for (const [hash, code] of this.codes) {
       if (now >= code.expiresAt || this.isRevoked(code.grantId)) { this.codes.delete(hash); removed.codes++; }
     }
@@ -239,6 +263,13 @@ export class MemoryStorage implements Storage {
       }
     }
     return removed;
+  }
+
+  private insertTokens(tokens: TokenRecord[]): void {
+    for (const token of tokens) {
+      this.tokens.set(token.hash, copyToken(token));
+      if (token.familyHash) this.families.set(token.familyHash, token.hash);
+    }
   }
 
   private isRevoked(grantId: string): boolean {

@@ -107,6 +107,19 @@ export interface TokenRecord {
   /** For a refresh token: when it was exchanged for a new pair. */
   rotatedAt: number | null;
   revokedAt: number | null;
+  /**
+   * For a refresh token: SHA-256 of its family part, shared by every refresh token of one grant
+   * (see `familyOf` in `grants/issue.ts`). A rotated token whose own record is gone is still
+   * known by it as a replay. `null` or absent for access tokens and for refresh tokens issued
+   * before families existed.
+   */
+  familyHash?: string | null;
+}
+
+/** What `Storage.findRefreshFamily` answers: the grant (and its client) a refresh-token family belongs to. */
+export interface RefreshFamily {
+  grantId: string;
+  clientId: string;
 }
 
 /**
@@ -176,6 +189,14 @@ export interface Storage {
    * with the `grantId` when it was already rotated).
    */
   rotateRefreshToken(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome>;
+  /**
+   * The family of a refresh token that is no longer stored (rotated and then pruned): the grant of
+   * any stored refresh token whose `familyHash` is this one, or `null`. A store must keep the
+   * newest refresh token of a family for as long as its grant lives and it has not expired, so
+   * that a replay of any older one is still recognised (and revokes the family); that is one
+   * record per family, however long the rotation chain. One indexed lookup.
+   */
+  findRefreshFamily(familyHash: string): Promise<RefreshFamily | null>;
 
   /** Revoke a grant and so every code and token of its family. Idempotent. */
   revokeGrant(grantId: string, now: number): Promise<void>;

@@ -513,6 +513,29 @@ define('rotateRefreshToken: marks the token rotated, revokes its paired access t
   same((await storage.findToken(next[0].hash))?.token.revokedAt, now + 1, 'and its paired access token is revoked in turn');
 });
 
+define('findRefreshFamily: finds the grant of a family by any of its stored refresh tokens, through redeemCode, createGrant and rotations', async (make) => {
+  const storage = await make();
+  const family = hash();
+  const { grant, code } = await withCode(storage);
+  same(await storage.findRefreshFamily(family), null, 'findRefreshFamily of a family no token has yet is null');
+  const first = makePair(grant, T0, { familyHash: family });
+  check((await storage.redeemCode(code.hash, T0 + 1, first)).ok, 'redeemCode succeeds');
+  same(await storage.findRefreshFamily(family), { grantId: grant.id, clientId: grant.clientId }, 'findRefreshFamily finds the family of a refresh token stored by redeemCode');
+  same((await storage.findToken(first[1].hash))?.token, first[1], 'findToken returns the refresh token with its familyHash');
+  same((await storage.findToken(first[0].hash))?.token, first[0], 'an access token has no familyHash');
+  const second = makePair(grant, T0 + 2, { familyHash: family });
+  check((await storage.rotateRefreshToken(first[1].hash, T0 + 2, second)).ok, 'rotation succeeds');
+  same(await storage.findRefreshFamily(family), { grantId: grant.id, clientId: grant.clientId }, 'findRefreshFamily still finds the family after a rotation');
+  const other = makeGrant();
+  const otherFamily = hash();
+  await storage.createGrant(other, { tokens: makePair(other, T0, { familyHash: otherFamily }) });
+  same(await storage.findRefreshFamily(otherFamily), { grantId: other.id, clientId: other.clientId }, 'findRefreshFamily finds a family stored by createGrant');
+  same(await storage.findRefreshFamily(hash()), null, 'findRefreshFamily of an unknown family is null');
+  const i = family.search(/[A-Za-z]/);
+  const flipped = family.slice(0, i) + (family[i] === family[i]!.toLowerCase() ? family[i]!.toUpperCase() : family[i]!.toLowerCase()) + family.slice(i + 1);
+  same(await storage.findRefreshFamily(flipped), null, 'findRefreshFamily with one letter of the hash in another case finds nothing');
+});
+
 define('rotateRefreshToken: expiry follows the now argument (boundary -1 ms / 0); no expiresAt never expires', async (make) => {
   const storage = await make();
   const { refresh: ok } = await withPair(storage, { expiresAt: T0 + 100 });

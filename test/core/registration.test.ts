@@ -52,7 +52,7 @@ describe('options', () => {
 
   it('accepts the minimal options and applies the SPEC defaults', () => {
     const server = new AuthorizationServer(base());
-    expect(server.options.lifetimes).toEqual({ code: 600, accessToken: 2_592_000, refreshToken: null, interaction: 600 });
+    expect(server.options.lifetimes).toEqual({ code: 600, accessToken: 2_592_000, refreshToken: null, interaction: 600, grant: null });
     expect(Object.isFrozen(server.options)).toBe(true);
   });
 

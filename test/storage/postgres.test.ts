@@ -106,7 +106,7 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
   });
 
   describe('prune()', () => {
-    it('deletes expired interactions, codes and tokens, revoked and empty grants; keeps used codes until they expire and rotated refresh tokens while their access token lives', async () => {
+    it('deletes expired interactions, codes and tokens, revoked and empty grants, rotated refresh tokens at once; keeps used codes until they expire and a family\'s newest refresh token', async () => {
       const s = schemaName('prune');
       created.push(s);
       const st = new PostgresStorage(pool, { schema: s });
@@ -119,9 +119,9 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       const g1 = grant();
       await st.createGrant(g1, { code: { hash: 'code-used', grantId: g1.id, clientId: 'client', redirectUri: 'x', scope: ['read'], codeChallenge: null, codeChallengeMethod: null, expiresAt: T + 600, usedAt: null } });
       const access = token(g1, { hash: 'a1', expiresAt: T + 100 });
-      const refresh = token(g1, { hash: 'r1', kind: 'refresh', expiresAt: null, pairHash: 'a1' });
+      const refresh = token(g1, { hash: 'r1', kind: 'refresh', expiresAt: null, pairHash: 'a1', familyHash: 'f1' });
       expect((await st.redeemCode('code-used', T + 1, [access, refresh])).ok).toBe(true);
-      const next = [token(g1, { hash: 'a2', expiresAt: T + 5000 }), token(g1, { hash: 'r2', kind: 'refresh', expiresAt: null, pairHash: 'a2' })];
+      const next = [token(g1, { hash: 'a2', expiresAt: T + 5000 }), token(g1, { hash: 'r2', kind: 'refresh', expiresAt: null, pairHash: 'a2', familyHash: 'f1' })];
       expect((await st.rotateRefreshToken('r1', T + 2, next)).ok).toBe(true);
 
       // An unused code that expires: its grant has nothing left afterwards.
@@ -133,17 +133,17 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       await st.revokeGrant(g3.id, T + 3);
       await st.saveConsent({ accountUuid: 'acct', clientId: 'client', scope: ['read'], grantedAt: T });
 
-      // Before a1 (issued with r1) expires, the rotated r1 stays: its replay is still a replay.
-      expect(await st.prune(T + 50)).toEqual({ interactions: 1, codes: 0, tokens: 0, grants: 1 });
-      expect(await st.rotateRefreshToken('r1', T + 50, [])).toEqual({ ok: false, reason: 'used', grantId: g1.id, usedAt: T + 2 });
-      expect(await st.prune(T + 500)).toEqual({ interactions: 0, codes: 0, tokens: 2, grants: 0 });
+      // The rotated r1 and the access token a1 its rotation revoked go at once; r2 answers for the family.
+      expect(await st.prune(T + 50)).toEqual({ interactions: 1, codes: 0, tokens: 2, grants: 1 });
+      expect(await st.findToken('r1')).toBeNull();
+      expect(await st.findToken('a1')).toBeNull();
+      expect(await st.findToken('a3')).toBeNull(); // its grant was revoked
+      expect(await st.findRefreshFamily('f1')).toEqual({ grantId: g1.id, clientId: 'client' });
       expect(await st.findInteraction('i-old')).toBeNull();
       expect(await st.findInteraction('i-new')).not.toBeNull();
-      expect(await st.findToken('a1')).toBeNull(); // expired access token
-      expect(await st.findToken('a3')).toBeNull(); // its grant was revoked
-      // The used code is still there: a replay is still a replay. The rotated r1 went with a1.
+      expect(await st.prune(T + 500)).toEqual({ interactions: 0, codes: 0, tokens: 0, grants: 0 });
+      // The used code is still there: a replay is still a replay.
       expect(await st.redeemCode('code-used', T + 500, [])).toEqual({ ok: false, reason: 'used', grantId: g1.id, usedAt: T + 1 });
-      expect(await st.findToken('r1')).toBeNull();
 
       expect(await st.prune(T + 600)).toEqual({ interactions: 0, codes: 2, tokens: 0, grants: 1 });
       expect(await st.findCode('code-used')).toBeNull();
