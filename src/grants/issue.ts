@@ -104,6 +104,12 @@ const FAMILY_CHARS = 22;
 const TOKEN_CHARS = 43;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
+/** The family part of a refresh token being rotated, and its hash as stored. */
+export interface RefreshFamilyPart {
+  part: string;
+  hash: string;
+}
+
 /** The family part of a presented refresh token (its 43-character tail's first 22), or `null`. */
 export function familyOf(refreshToken: string): string | null {
   if (refreshToken.length < TOKEN_CHARS) return null;
@@ -121,14 +127,16 @@ export function familyEnd(ctx: Context, grantCreatedAt: number): number | null {
 }
 
 /**
- * A new access + refresh pair of a grant. Nothing is stored yet. `family` is the family part of
+ * A new access + refresh pair of a grant. Nothing is stored yet. `refreshFamily` is the family of
  * the refresh token being rotated (none at the code exchange: a new family starts); `end` caps
  * both tokens' expiry (`familyEnd`).
  */
-export function mintPair(ctx: Context, family: Family, scope: string[], now: number, refreshFamily: string | null = null, end: number | null = null): IssuedPair {
+export function mintPair(ctx: Context, family: Family, scope: string[], now: number, refreshFamily: RefreshFamilyPart | null = null, end: number | null = null): IssuedPair {
   const access = mintAccessToken(ctx, family, scope, now);
-  const part = refreshFamily ?? randomToken().slice(0, FAMILY_CHARS);
-  const refreshToken = `${ctx.options.tokenPrefixes.refreshToken}${part}${randomToken().slice(FAMILY_CHARS)}`;
+  // One fresh value: all of it for a new family, its last 21 characters after a carried family part.
+  const fresh = randomToken();
+  const refreshToken = `${ctx.options.tokenPrefixes.refreshToken}${refreshFamily === null ? fresh : refreshFamily.part + fresh.slice(FAMILY_CHARS)}`;
+  const familyHash = refreshFamily === null ? sha256Base64url(fresh.slice(0, FAMILY_CHARS)) : refreshFamily.hash;
   const refreshLifetime = ctx.options.lifetimes.refreshToken;
   let refreshExpiresAt = refreshLifetime === null ? null : now + refreshLifetime * 1000;
   if (end !== null) {
@@ -146,7 +154,7 @@ export function mintPair(ctx: Context, family: Family, scope: string[], now: num
     pairHash: access.record.hash,
     rotatedAt: null,
     revokedAt: null,
-    familyHash: sha256Base64url(part),
+    familyHash,
   };
   return { access, refreshToken, records: [access.record, refresh], scope };
 }

@@ -51,8 +51,9 @@ export async function refreshTokenGrant(
     scope = requested;
   }
 
-  // The family part carries over only from a token of this scheme (older ones start a family).
-  const carried = found.token.familyHash && family !== null && sha256Base64url(family) === found.token.familyHash ? family : null;
+  // The family carries over (a token found by its hash was minted with that family part); a
+  // token from before families existed starts one.
+  const carried = found.token.familyHash && family !== null ? { part: family, hash: found.token.familyHash } : null;
   const pair = mintPair(ctx, { grantId: found.token.grantId, clientId: found.token.clientId }, scope, now, carried, end);
   const outcome = await ctx.storage.rotateRefreshToken(hash, now, pair.records);
   if (!outcome.ok) {
