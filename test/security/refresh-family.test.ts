@@ -135,6 +135,22 @@ describe.each(stores)('refresh token families on %s', (_name, makeStore) => {
     expect((await t.refresh(current)).status).toBe(200);
   }, 120_000);
 
+  it('a refresh token stored before families existed keeps working, and its rotation starts a family', async () => {
+    const t = await start();
+    const { randomToken, sha256Base64url, randomId } = await import('../../src/crypto.js');
+    const legacy = randomToken();
+    const now = t.clock.now();
+    const grant = { id: randomId(), clientId: t.client.clientId, account: { uuid: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', name: 'Ada Lovelace', email: 'ada@example.com' }, scope: ['read'], createdAt: now, revokedAt: null };
+    await store.storage.createGrant(grant, { tokens: [{ hash: sha256Base64url(legacy), kind: 'refresh', grantId: grant.id, clientId: grant.clientId, scope: ['read'], issuedAt: now, expiresAt: null, pairHash: null, rotatedAt: null, revokedAt: null }] });
+    const second = json(await t.refresh(legacy)) as { access_token: string; refresh_token: string };
+    expect(second.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const third = json(await t.refresh(second.refresh_token)) as { access_token: string; refresh_token: string };
+    expect(third.refresh_token.slice(0, 22)).toBe(second.refresh_token.slice(0, 22));
+    await store.prune(t.clock.now());
+    expect(json(await t.refresh(second.refresh_token)).error).toBe('invalid_grant');
+    expect((await t.api('GET', third.access_token)).ok).toBe(false); // the replay revoked the family
+  });
+
   it('lifetimes.grant ends the family: no refresh after it, and no token outlives it', async () => {
     const t = await start({ lifetimes: { grant: 90 * 24 * 3600, accessToken: 30 * 24 * 3600 } });
     const first = await t.tokens();
