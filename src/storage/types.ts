@@ -48,7 +48,11 @@ export interface InteractionRecord {
   /** When the authorization request arrived. */
   requestedAt: number;
   expiresAt: number;
-  /** For `login`: the sign-in must have happened after this time (`prompt=login`, `max_auth_age`). */
+  /**
+   * The sign-in must have happened after this time (`prompt=login`, `max_auth_age`): set on a
+   * `login` interaction, and kept on the `consent` that follows it, so that the decision too
+   * needs the fresh sign-in.
+   */
   loginAfter: number | null;
   /** For `consent`: the account the consent is shown to. */
   account?: Account;
