@@ -126,7 +126,12 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
     }
     if (responseType === 'token' && !ctx.options.allowImplicit) {
       // RFC 9700 §2.1.2: the implicit grant SHOULD NOT be used; the strict profile turns it off.
-      return redirectError(echo, mode, ctx, 'unauthorized_client', 'The implicit flow (response_type=token) is not enabled on this server.');
+      // Not supported by this server at all: unsupported_response_type (RFC 6749 §4.2.2.1).
+      return redirectError(echo, mode, ctx, 'unsupported_response_type', 'The implicit flow (response_type=token) is not enabled on this server.');
+    }
+    if (client.responseTypes && !client.responseTypes.includes(responseType)) {
+      // Supported here, but not for this client (e.g. a dynamically registered one): RFC 6749 §4.1.2.1, §4.2.2.1.
+      return redirectError(echo, mode, ctx, 'unauthorized_client', `This application may not use response_type=${responseType}.`);
     }
 
     let values: Partial<Record<'state' | 'prompt' | 'max_auth_age' | 'i' | 'code_challenge' | 'code_challenge_method', string>>;
