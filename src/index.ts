@@ -2,7 +2,7 @@
  * authgate: an embeddable OAuth 2.0 authorization server.
  * @packageDocumentation
  */
-export { AuthorizationServer } from './server.js';
+export { AuthorizationServer, type ClientTypes } from './server.js';
 export type { AuthorizationServerOptions, ResolvedOptions } from './options.js';
 export { MemoryStorage } from './storage/memory.js';
 export type * from './storage/types.js';

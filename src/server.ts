@@ -14,11 +14,29 @@ import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions }
 import { ScopePolicy } from './checks/scope.js';
 import { RecentPairs } from './checks/pkce.js';
 import { JwtAccessTokens } from './tokens/jwt.js';
+import type { ClientGrantType, ClientRecord, ClientResponseType } from './storage/types.js';
 import type { AuthenticateResult, AuthorizationInfo, AuthorizeDecision, ClientInfo, OAuthRequest, OAuthResponse, RegisteredClient, RegisteredPublicClient } from './types.js';
 
 /** A string that could be a client id: bounded, no control characters (a NUL breaks SQL stores). */
 const plausibleClientId = (value: unknown): value is string =>
   typeof value === 'string' && value.length > 0 && value.length <= 200 && !/[\x00-\x1f\x7f]/.test(value);
+
+/** What a client may use, as `registerClient` takes it (RFC 7591 §2 `response_types`, `grant_types`). */
+export interface ClientTypes {
+  /** Default: every response type the server allows (`code`, and `token` where the implicit flow is on). */
+  responseTypes?: ClientResponseType[];
+  /** Default: both. `authorization_code` is required (it is how a client gets its first tokens). */
+  grantTypes?: ClientGrantType[];
+}
+
+const RESPONSE_TYPES: readonly ClientResponseType[] = ['code', 'token'];
+const GRANT_TYPES: readonly ClientGrantType[] = ['authorization_code', 'refresh_token'];
+
+/** A non-empty list of known values, de-duplicated in canonical order; `null` for anything else. */
+function typeList<T extends string>(value: unknown, known: readonly T[]): T[] | null {
+  if (!Array.isArray(value) || value.length === 0 || !value.every((v) => known.includes(v as T))) return null;
+  return known.filter((k) => value.includes(k));
+}
 
 /**
  * The authorization server: one method per endpoint, each taking plain values and returning a
@@ -65,14 +83,18 @@ export class AuthorizationServer {
    * user information, wildcard or response parameter.
    * @throws OAuthError `invalid_request` (use `isOAuthError`) when the name or URL is refused.
    */
-  async registerClient(input: { name: string; redirectUri: string; public?: false }): Promise<RegisteredClient>;
+  async registerClient(input: { name: string; redirectUri: string; public?: false } & ClientTypes): Promise<RegisteredClient>;
   /**
    * Register a public application (a native or CLI app that cannot keep a secret, RFC 8252):
    * no client secret, PKCE required, and a loopback callback (`http://127.0.0.1/cb`) matches on
    * any port (RFC 8252 §7.3); a private-use scheme (`com.example.app:/cb`) is allowed too.
    */
-  async registerClient(input: { name: string; redirectUri: string; public: true }): Promise<RegisteredPublicClient>;
-  async registerClient(input: { name: string; redirectUri: string; public?: boolean }): Promise<RegisteredClient | RegisteredPublicClient> {
+  async registerClient(input: { name: string; redirectUri: string; public: true } & ClientTypes): Promise<RegisteredPublicClient>;
+  /**
+   * With `responseTypes` / `grantTypes`, the client may use only those: anything else is
+   * `unauthorized_client` (RFC 6749 §4.1.2.1, §5.2). Without them, it may use what the server allows.
+   */
+  async registerClient(input: { name: string; redirectUri: string; public?: boolean } & ClientTypes): Promise<RegisteredClient | RegisteredPublicClient> {
     const name = typeof input?.name === 'string' ? input.name.trim() : '';
     if (!name || name.length > 200 || /[\x00-\x1f\x7f]/.test(name)) {
       throw new OAuthError('invalid_request', 'The application name must be 1 to 200 characters, without control characters.');
@@ -81,15 +103,24 @@ export class AuthorizationServer {
     const redirectUri = input.redirectUri;
     const problem = typeof redirectUri === 'string' ? redirectUriProblem(redirectUri, isPublic) : 'is not a string';
     if (problem) throw new OAuthError('invalid_request', `The callback URL ${problem}.`);
+    const responseTypes = input.responseTypes === undefined ? undefined : typeList(input.responseTypes, RESPONSE_TYPES);
+    if (responseTypes === null) throw new OAuthError('invalid_request', "responseTypes must list one or both of 'code' and 'token'.");
+    const grantTypes = input.grantTypes === undefined ? undefined : typeList(input.grantTypes, GRANT_TYPES);
+    if (grantTypes === null || (grantTypes && !grantTypes.includes('authorization_code'))) {
+      throw new OAuthError('invalid_request', "grantTypes must list 'authorization_code', and may add 'refresh_token'.");
+    }
     const clientId = randomId() + randomId();
     const clientSecret = isPublic ? null : randomToken();
-    await this.ctx.storage.saveClient({
+    const record: ClientRecord = {
       id: clientId,
       name,
       redirectUri,
       secretHash: clientSecret === null ? null : sha256Base64url(clientSecret),
       createdAt: this.ctx.clock.now(),
-    });
+    };
+    if (responseTypes) record.responseTypes = responseTypes;
+    if (grantTypes) record.grantTypes = grantTypes;
+    await this.ctx.storage.saveClient(record);
     audit(this.ctx, { type: 'client.registered', clientId, public: isPublic });
     return clientSecret === null ? { clientId, name, redirectUri, public: true } : { clientId, clientSecret, name, redirectUri };
   }

@@ -3,6 +3,7 @@ import { randomId, randomToken, sha256Base64url } from '../crypto.js';
 import { covers } from '../checks/scope.js';
 import { redirectTo, redirectUriMatches } from '../checks/redirect-uri.js';
 import { parseChallenge } from '../checks/pkce.js';
+import { freshSignInAfter, sessionMeets } from '../checks/session.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { errorPage, pageFailure } from './failure.js';
@@ -125,7 +126,12 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
     }
     if (responseType === 'token' && !ctx.options.allowImplicit) {
       // RFC 9700 §2.1.2: the implicit grant SHOULD NOT be used; the strict profile turns it off.
-      return redirectError(echo, mode, ctx, 'unauthorized_client', 'The implicit flow (response_type=token) is not enabled on this server.');
+      // Not supported by this server at all: unsupported_response_type (RFC 6749 §4.2.2.1).
+      return redirectError(echo, mode, ctx, 'unsupported_response_type', 'The implicit flow (response_type=token) is not enabled on this server.');
+    }
+    if (client.responseTypes && !client.responseTypes.includes(responseType)) {
+      // Supported here, but not for this client (e.g. a dynamically registered one): RFC 6749 §4.1.2.1, §4.2.2.1.
+      return redirectError(echo, mode, ctx, 'unauthorized_client', `This application may not use response_type=${responseType}.`);
     }
 
     let values: Partial<Record<'state' | 'prompt' | 'max_auth_age' | 'i' | 'code_challenge' | 'code_challenge_method', string>>;
@@ -177,21 +183,16 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
   }
 }
 
-/** The signed-in session if it fits the request's `i` hint (DESIGN: a mismatch is "not signed in"). */
-function matchingSession<S extends { account: Account }>(req: AuthorizationRequestRecord, session: S | null): S | null {
-  if (!session) return null;
-  if (req.accountHint && !session.account.uuid.toLowerCase().startsWith(req.accountHint.toLowerCase())) return null;
-  return session;
-}
-
 async function decide(ctx: Context, client: ClientRecord, req: AuthorizationRequestRecord, request: OAuthRequest): Promise<AuthorizeDecision> {
   const now = ctx.clock.now();
-  const session = matchingSession(req, await ctx.sessions.current(request));
-  const tooOld = session !== null && req.maxAuthAge !== undefined && now - session.authenticatedAt > req.maxAuthAge * 1000;
+  // A session that misses any requirement (the `i` hint, `max_auth_age`, a usable sign-in time)
+  // counts as none: the user signs in (again), or `login_required` with prompt=none.
+  const current = await ctx.sessions.current(request);
+  const session = sessionMeets(ctx, { request: req, requestedAt: now, loginAfter: null }, current, now) ? current : null;
 
   if (req.prompt.includes('none')) {
     // SPEC 2.6: no user interaction at all; every outcome goes back to the callback.
-    if (!session || tooOld) return redirectError(req, modeOf(req), ctx, 'login_required', 'The user is not signed in.');
+    if (!session) return redirectError(req, modeOf(req), ctx, 'login_required', 'The user is not signed in.');
     // A public client is not identified by its client_id (anyone can send it, and any local
     // program can take a loopback port or a private-use scheme): a stored consent never lets it
     // through without the user (RFC 8252 §8.6; SECURITY-MATRIX U-12).
@@ -205,10 +206,9 @@ async function decide(ctx: Context, client: ClientRecord, req: AuthorizationRequ
     return issue(ctx, client, req, session.account, now);
   }
 
-  if (!session || tooOld || req.prompt.includes('login')) {
+  if (!session || req.prompt.includes('login')) {
     // prompt=login and max_auth_age need a sign-in that happens after this request.
-    const loginAfter = req.prompt.includes('login') || req.maxAuthAge !== undefined ? now : null;
-    return interaction(ctx, client, 'login', req, now, loginAfter);
+    return interaction(ctx, client, 'login', req, now, freshSignInAfter(req, now));
   }
   // select_account (the default): a signed-in user is asked every time.
   return interaction(ctx, client, 'consent', req, now, null, session.account);
@@ -293,6 +293,7 @@ async function issue(ctx: Context, client: ClientRecord, req: AuthorizationReque
 }
 
 const EXPIRED = 'This authorization step has expired or was already completed. Start again from the application.';
+const STALE_SIGN_IN = 'The current sign-in does not meet what this authorization requires (a fresh or recent sign-in). Sign in again, then start again from the application.';
 
 function validId(id: unknown): id is string {
   return typeof id === 'string' && id.length > 0 && id.length <= 200;
@@ -310,11 +311,14 @@ export async function resume(ctx: Context, interactionId: string, request: OAuth
     if (!record) return errorPage('invalid_request', EXPIRED);
     const client = await ctx.storage.findClient(record.request.clientId);
     if (!client) return errorPage('invalid_client', 'The application (client_id) is not known.');
+    // Every requirement of the original request, against the session seen now (the consent
+    // keeps `loginAfter`, so a fresh sign-in stays required up to the decision).
     const session = await ctx.sessions.current(request);
-    if (!session || (record.loginAfter !== null && session.authenticatedAt <= record.loginAfter)) {
-      return await interaction(ctx, client, 'login', record.request, record.requestedAt, record.loginAfter);
+    if (!sessionMeets(ctx, record, session, ctx.clock.now())) {
+      const loginAfter = record.loginAfter ?? freshSignInAfter(record.request, record.requestedAt);
+      return await interaction(ctx, client, 'login', record.request, record.requestedAt, loginAfter);
     }
-    return await interaction(ctx, client, 'consent', record.request, record.requestedAt, null, session.account);
+    return await interaction(ctx, client, 'consent', record.request, record.requestedAt, record.loginAfter, session.account);
   } catch (error) {
     return pageFailure(ctx, error);
   }
@@ -333,6 +337,7 @@ async function takeConsent(ctx: Context, interactionId: string, request: OAuthRe
   if (!session || session.account.uuid !== found.account?.uuid) {
     return errorPage('invalid_request', 'The signed-in account is not the one this authorization was shown to.');
   }
+  if (!sessionMeets(ctx, found, session, ctx.clock.now())) return errorPage('invalid_request', STALE_SIGN_IN);
   const taken = await ctx.storage.takeInteraction(idHash, ctx.clock.now());
   return taken ?? errorPage('invalid_request', EXPIRED);
 }

@@ -1,17 +1,20 @@
 import type { Context } from '../context.js';
 import { header, jsonResponse } from '../http.js';
+import type { ClientGrantType } from '../storage/types.js';
 import type { OAuthRequest, OAuthResponse, RegisteredPublicClient } from '../types.js';
 
 /**
  * POST /v1/oauth/register: dynamic client registration (RFC 7591) of public clients, off by
  * default. The body is JSON; exactly one redirect URI (authgate binds one callback to a client);
  * `token_endpoint_auth_method`, when sent, must be `none`. The host's `onDynamicRegistration`
- * hook decides each registration.
+ * hook decides each registration. The client is stored code-only (`response_types: ["code"]`:
+ * a public client gets no implicit-flow tokens), with the `grant_types` it asked for
+ * (default both), and may use nothing else.
  */
 export async function register(
   ctx: Context,
   request: OAuthRequest,
-  registerPublic: (input: { name: string; redirectUri: string }) => Promise<RegisteredPublicClient>,
+  registerPublic: (input: { name: string; redirectUri: string; responseTypes: ['code']; grantTypes: ClientGrantType[] }) => Promise<RegisteredPublicClient>,
 ): Promise<OAuthResponse> {
   if (!ctx.options.allowDynamicRegistration) {
     return jsonResponse(404, { error: 'not_found', error_description: 'Dynamic client registration is not enabled on this server.' });
@@ -41,10 +44,13 @@ export async function register(
   if (m.token_endpoint_auth_method !== undefined && m.token_endpoint_auth_method !== 'none') {
     return bad('invalid_client_metadata', 'Only public clients can register dynamically: token_endpoint_auth_method must be none.');
   }
-  const grants = m.grant_types ?? ['authorization_code'];
+  const grants: unknown = m.grant_types ?? ['authorization_code', 'refresh_token'];
   if (!Array.isArray(grants) || grants.some((g) => g !== 'authorization_code' && g !== 'refresh_token')) {
     return bad('invalid_client_metadata', 'grant_types may only hold authorization_code and refresh_token.');
   }
+  // RFC 7591 §2.1: response_types ["code"] goes with the authorization_code grant.
+  if (!grants.includes('authorization_code')) return bad('invalid_client_metadata', 'grant_types must include authorization_code.');
+  const grantTypes: ClientGrantType[] = grants.includes('refresh_token') ? ['authorization_code', 'refresh_token'] : ['authorization_code'];
   const responses = m.response_types ?? ['code'];
   if (!Array.isArray(responses) || responses.some((r) => r !== 'code')) return bad('invalid_client_metadata', 'response_types may only hold code.');
   const allow = ctx.options.onDynamicRegistration;
@@ -53,7 +59,7 @@ export async function register(
   }
   let client: RegisteredPublicClient;
   try {
-    client = await registerPublic({ name, redirectUri: uris[0] });
+    client = await registerPublic({ name, redirectUri: uris[0], responseTypes: ['code'], grantTypes });
   } catch (error) {
     const description = error instanceof Error && 'description' in error ? String((error as { description: string }).description) : 'The client metadata was refused.';
     return bad(/callback URL/.test(description) ? 'invalid_redirect_uri' : 'invalid_client_metadata', description);
@@ -64,7 +70,7 @@ export async function register(
     client_name: client.name,
     redirect_uris: [client.redirectUri],
     token_endpoint_auth_method: 'none',
-    grant_types: ['authorization_code', 'refresh_token'],
+    grant_types: grantTypes,
     response_types: ['code'],
   });
 }

@@ -98,6 +98,10 @@ export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthR
     if (!grant) {
       throw new OAuthError('unsupported_grant_type', "The grant_type must be 'authorization_code' or 'refresh_token'.");
     }
+    // RFC 6749 §5.2: the authenticated client may not use this grant type (RFC 7591 `grant_types`).
+    if (client?.grantTypes && !(client.grantTypes as string[]).includes(params.grant_type)) {
+      throw new OAuthError('unauthorized_client', `This application may not use grant_type=${params.grant_type}.`);
+    }
     return jsonTextResponse(200, await grant(ctx, params, client));
   } catch (error) {
     return jsonFailure(ctx, request, error, 500);

@@ -188,10 +188,14 @@ const MIGRATIONS: ReadonlyArray<{ version: number; name: string; up: (t: Tables,
   },
   {
     version: 2,
-    name: 'refresh token families',
+    // Clients' NULL types: the server's defaults, as for every client stored before this migration.
+    name: 'refresh token families; client response and grant types',
     up: (t, index) => [
       `ALTER TABLE ${t.tokens} ADD COLUMN family_hash text COLLATE "C"`,
       `CREATE INDEX ${index('tokens_family_hash')} ON ${t.tokens} (family_hash) WHERE family_hash IS NOT NULL`,
+      `ALTER TABLE ${t.clients}
+        ADD COLUMN response_types text[] CHECK (response_types <@ ARRAY['code', 'token']::text[]),
+        ADD COLUMN grant_types text[] CHECK (grant_types <@ ARRAY['authorization_code', 'refresh_token']::text[])`,
     ],
   },
 ];
@@ -209,13 +213,19 @@ function ms(value: unknown): number {
 const msOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : ms(value));
 const strings = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
 
-const toClient = (r: Row): ClientRecord => ({
-  id: r['id'] as string,
-  name: r['name'] as string,
-  redirectUri: r['redirect_uri'] as string,
-  secretHash: (r['secret_hash'] as string | null) ?? null,
-  createdAt: ms(r['created_at']),
-});
+function toClient(r: Row): ClientRecord {
+  const client: ClientRecord = {
+    id: r['id'] as string,
+    name: r['name'] as string,
+    redirectUri: r['redirect_uri'] as string,
+    secretHash: (r['secret_hash'] as string | null) ?? null,
+    createdAt: ms(r['created_at']),
+  };
+  // NULL stays absent: the server's defaults.
+  if (Array.isArray(r['response_types'])) client.responseTypes = strings(r['response_types']) as ClientRecord['responseTypes'];
+  if (Array.isArray(r['grant_types'])) client.grantTypes = strings(r['grant_types']) as ClientRecord['grantTypes'];
+  return client;
+}
 
 function toInteraction(r: Row): InteractionRecord {
   const record: InteractionRecord = {
@@ -447,11 +457,12 @@ export class PostgresStorage implements Storage {
   // Clients.
 
   async saveClient(client: ClientRecord): Promise<void> {
-    await this.query('saveClient', `INSERT INTO ${this.t.clients} (id, name, redirect_uri, secret_hash, created_at)
-      VALUES ($1, $2, $3, $4, $5)
+    await this.query('saveClient', `INSERT INTO ${this.t.clients} (id, name, redirect_uri, secret_hash, created_at, response_types, grant_types)
+      VALUES ($1, $2, $3, $4, $5, $6, $7)
       ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, redirect_uri = EXCLUDED.redirect_uri,
-        secret_hash = EXCLUDED.secret_hash, created_at = EXCLUDED.created_at`,
-    [client.id, client.name, client.redirectUri, client.secretHash, ms(client.createdAt)]);
+        secret_hash = EXCLUDED.secret_hash, created_at = EXCLUDED.created_at,
+        response_types = EXCLUDED.response_types, grant_types = EXCLUDED.grant_types`,
+    [client.id, client.name, client.redirectUri, client.secretHash, ms(client.createdAt), client.responseTypes ?? null, client.grantTypes ?? null]);
   }
 
   async findClient(clientId: string): Promise<ClientRecord | null> {

@@ -17,7 +17,13 @@ import { copyAccount } from './copy.js';
 // Written out field by field rather than spread: records whose fields change type over their
 // life (null, then a time) leave V8 several shapes to clone from, and a spread of those was up
 // to 20% of a bearer check; a literal always builds the same shape.
-const copyClient = (c: ClientRecord): ClientRecord => ({ id: c.id, name: c.name, redirectUri: c.redirectUri, secretHash: c.secretHash, createdAt: c.createdAt });
+const copyClient = (c: ClientRecord): ClientRecord => {
+  const out: ClientRecord = { id: c.id, name: c.name, redirectUri: c.redirectUri, secretHash: c.secretHash, createdAt: c.createdAt };
+  // Optional fields stay absent when they are (absent: the server's defaults).
+  if (c.responseTypes !== undefined) out.responseTypes = c.responseTypes.slice();
+  if (c.grantTypes !== undefined) out.grantTypes = c.grantTypes.slice();
+  return out;
+};
 const copyToken = (t: TokenRecord): TokenRecord => {
   const out = copyTokenFields(t);
   if (t.familyHash != null) out.familyHash = t.familyHash; // refresh tokens only: absent stays absent

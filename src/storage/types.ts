@@ -23,7 +23,19 @@ export interface ClientRecord {
   /** SHA-256 of the client secret; `null` for a public client. */
   secretHash: string | null;
   createdAt: number;
+  /**
+   * The `response_type` values this client may use at the authorization endpoint (RFC 7591
+   * §2). Absent: every type the server allows (`code`, and `token` where the implicit flow is on).
+   */
+  responseTypes?: ClientResponseType[];
+  /** The `grant_type` values this client may use at the token endpoint (RFC 7591 §2). Absent: both. */
+  grantTypes?: ClientGrantType[];
 }
+
+/** A `response_type` a client may be allowed (RFC 6749 §3.1.1). */
+export type ClientResponseType = 'code' | 'token';
+/** A `grant_type` a client may be allowed (RFC 6749 §4.1.3, §6). */
+export type ClientGrantType = 'authorization_code' | 'refresh_token';
 
 /** The parsed, validated authorization request an interaction carries between steps. */
 export interface AuthorizationRequestRecord {
@@ -48,7 +60,11 @@ export interface InteractionRecord {
   /** When the authorization request arrived. */
   requestedAt: number;
   expiresAt: number;
-  /** For `login`: the sign-in must have happened after this time (`prompt=login`, `max_auth_age`). */
+  /**
+   * The sign-in must have happened after this time (`prompt=login`, `max_auth_age`): set on a
+   * `login` interaction, and kept on the `consent` that follows it, so that the decision too
+   * needs the fresh sign-in.
+   */
   loginAfter: number | null;
   /** For `consent`: the account the consent is shown to. */
   account?: Account;

@@ -58,6 +58,23 @@ export class FakeSessions implements UserSessions {
     return `sid=${sid}`;
   }
 
+  /**
+   * Put a session of your choosing behind a cookie: a new cookie, or (with `cookie`, a value
+   * returned by `signIn`) the one a browser already holds, as when that browser signs in again
+   * or its session is swapped. `authenticatedAt` is kept exactly as given, even when it is not a
+   * number, so a test can play a host whose sign-in reports a broken time. Returns the `cookie`
+   * header value.
+   *
+   * @example
+   * const sid = sessions.signIn(ada);
+   * sessions.setSession({ account: ada, authenticatedAt: clock.now() - 86_400_000 }, sid); // a day-old sign-in now
+   */
+  setSession(session: { account: Account; authenticatedAt: unknown }, cookie?: string): string {
+    const sid = cookie === undefined ? `s${this.next++}` : cookie.replace(/^sid=/, '');
+    this.sessions.set(sid, { account: session.account, authenticatedAt: session.authenticatedAt as number });
+    return `sid=${sid}`;
+  }
+
   /** End the session behind a cookie value returned by `signIn`. */
   signOut(cookie: string): void {
     this.sessions.delete(cookie.replace(/^sid=/, ''));

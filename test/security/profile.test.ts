@@ -14,12 +14,12 @@ describe('profile: strict', () => {
     expect(() => new AuthorizationServer({ storage: new MemoryStorage(), sessions: new FakeSessions(), profile: 'strict' })).toThrow(ConfigError);
   });
 
-  it('turns the implicit flow off (unauthorized_client in the fragment)', async () => {
+  it('turns the implicit flow off (unsupported_response_type in the fragment, RFC 6749 §4.2.2.1)', async () => {
     const t = await setup({ profile: 'strict', issuer: ISSUER });
     const d = await t.server.authorize(t.get(t.authorizeUrl({ response_type: 'token', state: 's' }), t.ada));
     if (d.type !== 'redirect') throw new Error(d.type);
     const fragment = new URLSearchParams(new URL(d.location).hash.slice(1));
-    expect(fragment.get('error')).toBe('unauthorized_client');
+    expect(fragment.get('error')).toBe('unsupported_response_type');
     expect(fragment.get('iss')).toBe(ISSUER);
   });
 

@@ -82,6 +82,20 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       expect(await fresh.migrate()).toEqual({ from: SCHEMA_VERSION + 1, to: SCHEMA_VERSION + 1 });
     });
 
+    it('a client row with only the columns of migration 1 (response_types, grant_types NULL) reads back without types', async () => {
+      const s = schemaName('legacy_client');
+      created.push(s);
+      const store = new PostgresStorage(pool, { schema: s });
+      await store.migrate();
+      await pool.query(`INSERT INTO "${s}".authgate_clients (id, name, redirect_uri, secret_hash, created_at) VALUES ('old', 'Old', 'https://old.example/cb', NULL, $1)`, [T]);
+      const found = await store.findClient('old');
+      expect(found).toEqual({ id: 'old', name: 'Old', redirectUri: 'https://old.example/cb', secretHash: null, createdAt: T });
+      expect(found).not.toHaveProperty('responseTypes');
+      expect(found).not.toHaveProperty('grantTypes');
+      // And a value outside the known types is refused by the table itself.
+      await expect(pool.query(`UPDATE "${s}".authgate_clients SET response_types = ARRAY['id_token'] WHERE id = 'old'`)).rejects.toThrow();
+    });
+
     it('keeps two table prefixes in one schema apart', async () => {
       const s = schemaName('prefix');
       created.push(s);
