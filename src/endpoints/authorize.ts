@@ -7,7 +7,7 @@ import { freshSignInAfter, sessionMeets } from '../checks/session.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { errorPage, pageFailure } from './failure.js';
-import { accessTokenValue, mintAccessToken } from '../grants/issue.js';
+import { accessTokenValue, familyEnd, mintAccessToken } from '../grants/issue.js';
 import { queryParams, single, type Params } from '../http.js';
 import type { AuthorizationRequestRecord, ClientRecord, GrantRecord, InteractionRecord } from '../storage/types.js';
 import type { Account, AuthorizeDecision, Interaction, OAuthRequest } from '../types.js';
@@ -277,6 +277,8 @@ async function issue(ctx: Context, client: ClientRecord, req: AuthorizationReque
     return { type: 'redirect', location: redirectTo(req.redirectUri, { code, state: req.state, iss }, 'query') };
   }
   const access = mintAccessToken(ctx, { grantId: grant.id, clientId: grant.clientId }, req.scope, now);
+  const end = familyEnd(ctx, now); // lifetimes.grant: the token does not outlive its grant
+  if (end !== null && access.record.expiresAt! > end) access.record.expiresAt = end;
   await ctx.storage.createGrant(grant, { tokens: [access.record] });
   audit(ctx, { type: 'token.issued', grantType: 'implicit', clientId: client.id, accountUuid: account.uuid, grantId: grant.id, scope: req.scope });
   return {
@@ -284,7 +286,7 @@ async function issue(ctx: Context, client: ClientRecord, req: AuthorizationReque
     location: redirectTo(req.redirectUri, {
       access_token: await accessTokenValue(ctx, access, grant),
       token_type: 'bearer',
-      expires_in: String(ctx.options.lifetimes.accessToken),
+      expires_in: String(Math.ceil((access.record.expiresAt! - now) / 1000)),
       scope: ctx.scopes.format(req.scope),
       state: req.state,
       iss,

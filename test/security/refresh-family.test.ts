@@ -151,6 +151,18 @@ describe.each(stores)('refresh token families on %s', (_name, makeStore) => {
     expect((await t.api('GET', third.access_token)).ok).toBe(false); // the replay revoked the family
   });
 
+  it('lifetimes.grant caps an implicit-flow token too', async () => {
+    const t = await start({ lifetimes: { grant: 3600 } });
+    const url = await t.authorizeAndApprove({ response_type: 'token' });
+    const fragment = new URLSearchParams(url.hash.slice(1));
+    expect(fragment.get('expires_in')).toBe('3600');
+    const token = fragment.get('access_token')!;
+    t.clock.advance(3599_000);
+    expect((await t.api('GET', token)).ok).toBe(true);
+    t.clock.advance(1000);
+    expect((await t.api('GET', token)).ok).toBe(false);
+  });
+
   it('lifetimes.grant ends the family: no refresh after it, and no token outlives it', async () => {
     const t = await start({ lifetimes: { grant: 90 * 24 * 3600, accessToken: 30 * 24 * 3600 } });
     const first = await t.tokens();
