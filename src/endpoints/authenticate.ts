@@ -72,8 +72,9 @@ export async function authenticate(ctx: Context, request: OAuthRequest, report: 
   try {
     const token = bearerToken(ctx, request);
     if (typeof token !== 'string') return token;
-    const pending = tokenKey(ctx, token);
-    const key = typeof pending === 'string' ? pending : await pending;
+    // Only a verified JWT names an access token when they are JWTs (a bare `jti` is no credential).
+    const pending = tokenKey(ctx, token, true);
+    const key = typeof pending === 'string' || pending === null ? pending : await pending;
     const read = key === null ? null : readToken(ctx.storage, key);
     const found = isPending(read) ? await read : read;
     const now = ctx.clock.now();
