@@ -25,7 +25,7 @@ export function redirectUriProblem(uri: string, isPublic = false): string | null
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK.has(url.hostname)) && !privateUse) {
     return 'must use https (http only for localhost, 127.0.0.1 or [::1])';
   }
-  if (uri.includes('#')) return 'must not contain a fragment (RFC 6749 §3.1.2)';
+  if (uri.includes('#')) return 'must not contain a fragment (RFC 6749 section 3.1.2)';
   if (url.username || url.password || uri.slice(url.protocol.length + 2).split('/')[0]!.includes('@')) {
     return 'must not contain user information';
   }

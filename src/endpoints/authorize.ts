@@ -4,7 +4,7 @@ import { covers } from '../checks/scope.js';
 import { redirectTo, redirectUriMatches } from '../checks/redirect-uri.js';
 import { parseChallenge } from '../checks/pkce.js';
 import { audit, type Context } from '../context.js';
-import { OAuthError } from '../errors.js';
+import { asciiDescription, OAuthError } from '../errors.js';
 import { errorPage, pageFailure } from './failure.js';
 import { accessTokenValue, mintAccessToken } from '../grants/issue.js';
 import { queryParams, single, type Params } from '../http.js';
@@ -73,7 +73,7 @@ function redirectError(
 ): AuthorizeDecision {
   return {
     type: 'redirect',
-    location: redirectTo(req.redirectUri, { error, error_description: description, state: req.state, iss: ctx.options.issuer }, mode),
+    location: redirectTo(req.redirectUri, { error, error_description: asciiDescription(description), state: req.state, iss: ctx.options.issuer }, mode),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import { isOAuthError, OAuthError } from '../errors.js';
+import { asciiDescription, isOAuthError, OAuthError } from '../errors.js';
 import { errorResponse, header } from '../http.js';
 import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from '../types.js';
 
@@ -18,9 +18,9 @@ export function reportFault(ctx: Context, error: unknown): void {
   }
 }
 
-/** An error page: the browser stays here (SPEC 7.1). */
+/** An error page: the browser stays here (SPEC 7.1). The description is made ASCII (RFC 6749 §5.2). */
 export function errorPage(error: string, description: string, status = 400): AuthorizeDecision {
-  return { type: 'error', status, error, description };
+  return { type: 'error', status, error, description: asciiDescription(description) };
 }
 
 /** The error page for what an authorization step threw: its own OAuth error, or a 500. */
