@@ -1,6 +1,5 @@
-import { createLocalJWKSet, decodeJwt, exportJWK, generateKeyPair, jwtVerify, type JWK } from 'jose';
+import { createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { sha256Base64url } from '../../src/crypto.js';
 import { MemoryStorage } from '../../src/index.js';
 import { json, setup } from '../helpers.js';
 
@@ -115,38 +114,6 @@ describe('JWT access tokens (RFC 9068)', () => {
   it('opaque servers publish no JWKS (404)', async () => {
     const t = await setup();
     expect((await t.server.jwks()).status).toBe(404);
-  });
-});
-
-describe('JWT access tokens: the jti is no credential (issue 14, item 3)', () => {
-  it('storage does not know a JWT by the hash of its jti, nor by the jti hashed again', async () => {
-    const t = await setup({ accessTokenFormat: 'jwt', issuer: ISSUER });
-    const { access_token } = await t.tokens();
-    const jti = decodeJwt(access_token).jti!;
-    expect(await t.storage.findToken(sha256Base64url(jti))).toBeNull();
-    expect(await t.storage.findToken(sha256Base64url(access_token))).toBeNull();
-    expect((await t.api('GET', jti)).ok).toBe(false);
-    expect((await t.api('GET', access_token)).ok).toBe(true);
-  });
-
-  it('a record an older version keyed by the hash of the jti: the bare jti authenticates, introspects and revokes nothing', async () => {
-    const t = await setup({ accessTokenFormat: 'jwt', issuer: ISSUER });
-    const { access_token } = await t.tokens();
-    const jti = decodeJwt(access_token).jti!;
-    // What versions before this fix stored: the access token keyed by SHA-256(jti), in a grant of its own.
-    const current = (await t.storage.findToken(jti)) ?? (await t.storage.findToken(sha256Base64url(jti)));
-    expect(current).not.toBeNull();
-    const legacyKey = sha256Base64url(jti);
-    if (current!.token.hash !== legacyKey) {
-      await t.storage.createGrant({ ...current!.grant, id: 'legacy-grant' }, { tokens: [{ ...current!.token, hash: legacyKey, grantId: 'legacy-grant' }] });
-    }
-    expect((await t.api('GET', jti)).ok).toBe(false);
-    const ask = (token: string) => t.server.introspect(t.post('/v1/oauth/introspect', { token, client_id: t.client.clientId, client_secret: t.client.clientSecret }));
-    expect(json(await ask(jti))).toEqual({ active: false });
-    expect((await t.server.revoke(t.post('/v1/oauth/revoke', { token: jti }))).status).toBe(200);
-    const legacy = await t.storage.findToken(legacyKey);
-    expect(legacy?.grant.revokedAt).toBeNull();
-    expect((await t.api('GET', access_token)).ok).toBe(true);
   });
 });
 
