@@ -28,7 +28,22 @@ export type OAuthErrorCode =
   // error pages (DESIGN.md, pinned details)
   | 'invalid_redirect_uri';
 
-/** A protocol error with a client-safe description. */
+/** What RFC 6749 §5.2 allows in `error_description`: %x20-21 / %x23-5B / %x5D-7E. */
+const DESCRIPTION_SAFE = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/**
+ * A description in the character set RFC 6749 §5.2 (and RFC 7591 §3.2.2) allows: returned as it
+ * is when it fits (every description this package writes does); otherwise `"` becomes `'`, `\`
+ * becomes `/`, whitespace a space, and anything else outside printable ASCII `?`. So text from
+ * elsewhere (a schema library's message, a host's) can never put a non-ASCII description on
+ * the wire.
+ */
+export function asciiDescription(text: string): string {
+  if (DESCRIPTION_SAFE.test(text)) return text;
+  return text.replace(/"/g, "'").replace(/\\/g, '/').replace(/\s/g, ' ').replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '?');
+}
+
+/** A protocol error with a client-safe description (ASCII, `asciiDescription`). */
 export class OAuthError extends Error {
   readonly [brand] = true;
   readonly code: OAuthErrorCode;
@@ -39,7 +54,7 @@ export class OAuthError extends Error {
     super(`${code}: ${description}`);
     this.name = 'OAuthError';
     this.code = code;
-    this.description = description;
+    this.description = asciiDescription(description);
     this.status = status;
   }
 }

@@ -18,11 +18,47 @@ export function header(request: OAuthRequest, name: string): string | undefined 
 
 /**
  * Whether a header was sent more than once: an array of several values (Node), or values joined
- * with a comma (Fetch). Neither Content-Type, Authorization nor their values ever hold a comma.
+ * with a comma (Fetch). For Content-Type, whose values hold no comma; `Authorization` values
+ * may (`repeatedAuthorization`).
  */
 export function repeatedHeader(request: OAuthRequest, name: string): boolean {
   const value = request.headers[name];
   return Array.isArray(value) ? value.length > 1 || (value[0] ?? '').includes(',') : value !== undefined && value.includes(',');
+}
+
+/**
+ * Whether the `Authorization` header was sent more than once: several values (Node passes an
+ * array), or one value that holds two sets of credentials, as Fetch joins repeated lines with
+ * ", ". A single header may hold commas itself (`Digest username="x", realm="y"`), so only a
+ * comma outside a quoted string followed by the start of credentials counts (RFC 9110 §11.6.2:
+ * an auth-scheme, then a space and a token68 or parameters, or nothing), not by an auth-param
+ * (`name=value`) of the same credentials.
+ */
+export function repeatedAuthorization(request: OAuthRequest): boolean {
+  const value = request.headers['authorization'];
+  if (Array.isArray(value)) return value.length > 1 || (value[0] !== undefined && twoCredentials(value[0]));
+  return value !== undefined && twoCredentials(value);
+}
+
+// After a comma: an auth-scheme (a token), then a space and anything but `=`, a comma, or the end.
+const NEXT_CREDENTIALS = /[ \t]*[!#$%&'*+.^_`|~0-9A-Za-z-]+(?:[ \t]+[^\s=,]|[ \t]*(?:,|$))/y;
+
+function twoCredentials(value: string): boolean {
+  if (value.indexOf(',') < 0) return false; // the usual case: no comma at all
+  let quoted = false;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (quoted) {
+      if (c === 0x5c) i++; // a quoted-pair (RFC 9110 §5.6.4)
+      else if (c === 0x22) quoted = false;
+    } else if (c === 0x22) {
+      quoted = true;
+    } else if (c === 0x2c) {
+      NEXT_CREDENTIALS.lastIndex = i + 1;
+      if (NEXT_CREDENTIALS.test(value)) return true;
+    }
+  }
+  return false;
 }
 
 /** The raw query string of the request URL, without `?` and fragment. */

@@ -119,7 +119,7 @@ const schema = z.object({
   onDynamicRegistration: z.custom<(metadata: { clientName: string; redirectUri: string }, request: OAuthRequest) => boolean | Promise<boolean>>((v) => typeof v === 'function', 'expected a function').optional(),
   /** A host's own scope vocabulary and resource rule, replacing SPEC 2.5's `read` / `read write`. */
   scopes: z.object({
-    values: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,64}$/, 'expected scope tokens (RFC 6749 §3.3)')).min(1).max(100),
+    values: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,64}$/, 'expected scope tokens (RFC 6749 section 3.3)')).min(1).max(100),
     default: z.array(z.string()).min(1),
     allows: z.custom<(scope: readonly string[], request: { method: string; url: string }) => boolean>((v) => typeof v === 'function', 'expected a function'),
     descriptions: z.record(z.string(), z.string()).optional(),

@@ -1,6 +1,6 @@
 import { sha256Base64url, timingSafeEqual } from '../crypto.js';
 import { OAuthError } from '../errors.js';
-import { header, repeatedHeader } from '../http.js';
+import { header, repeatedAuthorization } from '../http.js';
 import type { ClientRecord } from '../storage/types.js';
 import type { OAuthRequest } from '../types.js';
 
@@ -18,13 +18,21 @@ function formDecode(value: string): string {
   return decodeURIComponent(value.replace(/\+/g, ' '));
 }
 
-/** `Basic <base64(id:secret)>`, or `undefined` when the header is absent or another scheme. */
+/**
+ * `Basic <base64(id:secret)>`, or `undefined` when the header is absent, empty or `Bearer` (the
+ * SPEC's revocation example sends the token that way: no client authentication). Any other
+ * scheme is one this server does not support: `invalid_client` (SPEC 7.2).
+ */
 function basicCredentials(request: OAuthRequest): { clientId: string; secret: string } | undefined {
-  if (repeatedHeader(request, 'authorization')) {
+  if (repeatedAuthorization(request)) {
     throw new OAuthError('invalid_request', 'The request carries more than one Authorization header.');
   }
   const value = header(request, 'authorization');
-  if (value === undefined || !/^basic(\s|$)/i.test(value)) return undefined; // another scheme (the revocation example sends Bearer)
+  if (value === undefined) return undefined;
+  if (!/^basic(\s|$)/i.test(value)) {
+    if (/^bearer(\s|$)/i.test(value) || value.trim() === '') return undefined;
+    throw basicFailure();
+  }
   const match = /^basic(?: +(\S*))?\s*$/i.exec(value);
   if (!match) throw basicFailure();
   try {
@@ -39,7 +47,10 @@ function basicCredentials(request: OAuthRequest): { clientId: string; secret: st
   }
 }
 
-/** `invalid_client` for a request that used HTTP Basic: RFC 6749 §5.2 asks for a challenge. */
+/**
+ * `invalid_client` for a request that tried HTTP Basic or another scheme in `Authorization`:
+ * RFC 6749 §5.2 asks for a challenge (`jsonFailure` adds a Basic one).
+ */
 export function basicFailure(): OAuthError {
   return new OAuthError('invalid_client', 'Client authentication failed.', 401);
 }
@@ -58,7 +69,9 @@ export function clientCredentials(request: OAuthRequest, params: Partial<Record<
     if (params.client_id !== undefined && params.client_id !== basic.clientId) {
       throw new OAuthError('invalid_request', 'The client_id parameter differs from the client authenticated by HTTP Basic.');
     }
-    return { clientId: basic.clientId, secret: basic.secret, method: 'basic' };
+    // An empty password is no secret (RFC 6749 §2.3.1): Go's golang.org/x/oauth2 sends
+    // `client_id:` for a public client. A confidential client without a secret still fails.
+    return { clientId: basic.clientId, secret: basic.secret === '' ? undefined : basic.secret, method: 'basic' };
   }
   if (params.client_id === undefined) {
     if (params.client_secret !== undefined) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);

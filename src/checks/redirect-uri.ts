@@ -25,15 +25,31 @@ export function redirectUriProblem(uri: string, isPublic = false): string | null
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK.has(url.hostname)) && !privateUse) {
     return 'must use https (http only for localhost, 127.0.0.1 or [::1])';
   }
-  if (uri.includes('#')) return 'must not contain a fragment (RFC 6749 §3.1.2)';
+  if (uri.includes('#')) return 'must not contain a fragment (RFC 6749 section 3.1.2)';
   if (url.username || url.password || uri.slice(url.protocol.length + 2).split('/')[0]!.includes('@')) {
     return 'must not contain user information';
   }
   if (uri.includes('*')) return 'must not contain wildcards';
   for (const name of url.searchParams.keys()) {
-    if (RESERVED.includes(name)) return `must not carry the response parameter "${name}" in its query`;
+    if (RESERVED.includes(name)) return `must not carry the response parameter '${name}' in its query`;
   }
+  if (NOT_ASCII.test(uri)) return notAscii(url.href, isPublic);
   return null;
+}
+
+const NOT_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * Why a URL that is not ASCII is refused, naming its ASCII form (punycode host, percent-encoded
+ * path and query, as WHATWG URL writes it) when that form could be registered instead. It is
+ * refused rather than stored converted: redirect URIs are compared exactly (RFC 9700 §4.1.3), so
+ * a client configured with the Unicode form would never match a stored ASCII one, and the
+ * developer learns it here rather than the user at the first authorization. A `Location` header
+ * holds only ASCII.
+ */
+function notAscii(href: string, isPublic: boolean): string {
+  const registrable = !NOT_ASCII.test(href) && redirectUriProblem(href, isPublic) === null;
+  return registrable ? `must be ASCII: register ${href} instead` : 'must be ASCII (punycode host, percent-encoded path and query)';
 }
 
 const LOOPBACK_URI = /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost)(?::(\d{1,5}))?(\/[^#]*)?$/;
@@ -70,6 +86,7 @@ export function formEncode(value: string): string {
  * encodes it, so no value can add a parameter or a header line.
  */
 export function redirectTo(registered: string, params: Record<string, string | undefined>, mode: 'query' | 'fragment'): string {
+  if (!HEADER_SAFE.test(registered)) registered = asciiUrl(registered);
   let encoded = '';
   for (const name of Object.keys(params)) {
     const value = params[name];
@@ -79,4 +96,30 @@ export function redirectTo(registered: string, params: Record<string, string | u
   const q = registered.indexOf('?');
   if (q < 0) return `${registered}?${encoded}`;
   return q === registered.length - 1 ? `${registered}${encoded}` : `${registered}&${encoded}`;
+}
+
+// What a Location header carries as it is: visible ASCII.
+const HEADER_SAFE = /^[\x21-\x7e]*$/;
+const NOT_HEADER_SAFE = /[^\x21-\x7e]+/g;
+const utf8 = new TextEncoder();
+
+/**
+ * A registered URI that is not visible ASCII (registration refuses those now; an earlier version
+ * stored them) in a form a `Location` header can carry: what WHATWG URL makes of it (punycode
+ * host, percent-encoded path and query), the place a browser would go to anyway, then anything
+ * still outside visible ASCII percent-encoded as UTF-8. Never throws (a lone surrogate encodes
+ * as U+FFFD), so a stored URL can never turn a redirect into a 500.
+ */
+export function asciiUrl(uri: string): string {
+  let out = uri;
+  try {
+    if (URL.canParse(uri)) out = new URL(uri).href;
+  } catch {
+    // keep `uri`: encoded below
+  }
+  return out.replace(NOT_HEADER_SAFE, (run) => {
+    let escaped = '';
+    for (const byte of utf8.encode(run)) escaped += `%${byte < 16 ? '0' : ''}${byte.toString(16).toUpperCase()}`;
+    return escaped;
+  });
 }

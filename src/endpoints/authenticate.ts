@@ -3,7 +3,7 @@ import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
 import { isPending, readToken, tokenKey } from '../grants/issue.js';
 import { copyAccount } from '../storage/copy.js';
 import { OAuthError } from '../errors.js';
-import { errorResponse, queryParams, repeatedHeader } from '../http.js';
+import { errorResponse, queryParams, repeatedAuthorization } from '../http.js';
 import type { AuthenticateResult, OAuthRequest } from '../types.js';
 
 /** `Bearer <b64token>` (RFC 6750 §2.1), the scheme in any case. */
@@ -44,7 +44,7 @@ function bearerToken(ctx: Context, request: OAuthRequest): string | Authenticate
 }
 
 function classify(ctx: Context, request: OAuthRequest): string | AuthenticateResult {
-  if (repeatedHeader(request, 'authorization')) {
+  if (repeatedAuthorization(request)) {
     return challenge(ctx, 400, 'invalid_request', 'The request carries more than one Authorization header.');
   }
   const raw = request.headers['authorization'];
@@ -72,8 +72,9 @@ export async function authenticate(ctx: Context, request: OAuthRequest, report: 
   try {
     const token = bearerToken(ctx, request);
     if (typeof token !== 'string') return token;
-    const pending = tokenKey(ctx, token);
-    const key = typeof pending === 'string' ? pending : await pending;
+    // Only a verified JWT names an access token when they are JWTs (a bare `jti` is no credential).
+    const pending = tokenKey(ctx, token, true);
+    const key = typeof pending === 'string' || pending === null ? pending : await pending;
     const read = key === null ? null : readToken(ctx.storage, key);
     const found = isPending(read) ? await read : read;
     const now = ctx.clock.now();

@@ -5,7 +5,7 @@ import { redirectTo, redirectUriMatches } from '../checks/redirect-uri.js';
 import { parseChallenge } from '../checks/pkce.js';
 import { freshSignInAfter, sessionMeets } from '../checks/session.js';
 import { audit, type Context } from '../context.js';
-import { OAuthError } from '../errors.js';
+import { asciiDescription, OAuthError } from '../errors.js';
 import { errorPage, pageFailure } from './failure.js';
 import { accessTokenValue, familyEnd, mintAccessToken } from '../grants/issue.js';
 import { queryParams, single, type Params } from '../http.js';
@@ -74,7 +74,7 @@ function redirectError(
 ): AuthorizeDecision {
   return {
     type: 'redirect',
-    location: redirectTo(req.redirectUri, { error, error_description: description, state: req.state, iss: ctx.options.issuer }, mode),
+    location: redirectTo(req.redirectUri, { error, error_description: asciiDescription(description), state: req.state, iss: ctx.options.issuer }, mode),
   };
 }
 

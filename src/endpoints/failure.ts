@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import { isOAuthError, OAuthError } from '../errors.js';
+import { asciiDescription, isOAuthError, OAuthError } from '../errors.js';
 import { errorResponse, header } from '../http.js';
 import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from '../types.js';
 
@@ -18,9 +18,9 @@ export function reportFault(ctx: Context, error: unknown): void {
   }
 }
 
-/** An error page: the browser stays here (SPEC 7.1). */
+/** An error page: the browser stays here (SPEC 7.1). The description is made ASCII (RFC 6749 §5.2). */
 export function errorPage(error: string, description: string, status = 400): AuthorizeDecision {
-  return { type: 'error', status, error, description };
+  return { type: 'error', status, error, description: asciiDescription(description) };
 }
 
 /** The error page for what an authorization step threw: its own OAuth error, or a 500. */
@@ -39,8 +39,9 @@ export function jsonFailure(ctx: Context, request: OAuthRequest, error: unknown,
   if (isOAuthError(error)) {
     const headers: Record<string, string> = {};
     if (error.status === 405) headers['allow'] = 'POST';
-    // RFC 6749 §5.2: a client that tried HTTP Basic gets a Basic challenge back.
-    if (error.code === 'invalid_client' && /^basic(\s|$)/i.test(header(request, 'authorization') ?? '')) {
+    // RFC 6749 §5.2: a client that tried HTTP Basic gets a Basic challenge back; one that tried
+    // a scheme this server does not support gets the one it does (RFC 9110 §11.6.1).
+    if (error.code === 'invalid_client' && triedHeaderAuthentication(header(request, 'authorization'))) {
       headers['www-authenticate'] = `Basic realm="${ctx.options.realm}"`;
     }
     return errorResponse(error, headers);
@@ -48,4 +49,9 @@ export function jsonFailure(ctx: Context, request: OAuthRequest, error: unknown,
   reportFault(ctx, error);
   const code = faultStatus === 503 ? 'temporarily_unavailable' : 'server_error';
   return errorResponse(new OAuthError(code, 'The server could not complete the request. Try again later.', faultStatus));
+}
+
+/** Whether an `Authorization` value tried client authentication: anything but nothing or `Bearer`. */
+function triedHeaderAuthentication(value: string | undefined): boolean {
+  return value !== undefined && value.trim() !== '' && !/^bearer(\s|$)/i.test(value);
 }

@@ -3,6 +3,7 @@ import { OAuthError } from '../errors.js';
 import { isPending, readToken, tokenKey } from '../grants/issue.js';
 import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
 import { formParamsWithin, jsonResponse } from '../http.js';
+import { bareAccessToken } from '../tokens/jwt.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 import { jsonFailure } from './failure.js';
 import { authenticatedClient, findClientOf, requestCredentials, requirePost, TOKEN_ABOUT_PARAMS } from './token.js';
@@ -29,6 +30,7 @@ export async function introspect(ctx: Context, request: OAuthRequest): Promise<O
     const now = ctx.clock.now();
     if (
       !found ||
+      bareAccessToken(ctx.jwt !== undefined, params.token, found.token.kind) ||
       found.token.clientId !== client.id ||
       found.token.revokedAt !== null ||
       found.token.rotatedAt !== null ||

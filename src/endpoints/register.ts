@@ -1,4 +1,5 @@
 import type { Context } from '../context.js';
+import { asciiDescription } from '../errors.js';
 import { header, jsonResponse } from '../http.js';
 import type { ClientGrantType } from '../storage/types.js';
 import type { OAuthRequest, OAuthResponse, RegisteredPublicClient } from '../types.js';
@@ -22,7 +23,7 @@ export async function register(
   if (request.method.toUpperCase() !== 'POST') {
     return jsonResponse(405, { error: 'invalid_request', error_description: 'This endpoint only accepts POST requests.' }, { allow: 'POST' });
   }
-  const bad = (error: string, description: string, status = 400) => jsonResponse(status, { error, error_description: description });
+  const bad = (error: string, description: string, status = 400) => jsonResponse(status, { error, error_description: asciiDescription(description) });
   const type = (header(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   // No body and an empty body are the same request, whatever the framework hands over.
   const body = typeof request.body === 'string' ? request.body : '';

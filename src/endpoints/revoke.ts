@@ -3,6 +3,7 @@ import { OAuthError } from '../errors.js';
 import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
 import { isPending, readToken, tokenKey } from '../grants/issue.js';
 import { formParamsWithin, jsonTextResponse } from '../http.js';
+import { bareAccessToken } from '../tokens/jwt.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 import { jsonFailure } from './failure.js';
 import { authenticatedClient, findClientOf, requestCredentials, requirePost, TOKEN_ABOUT_PARAMS } from './token.js';
@@ -26,7 +27,8 @@ export async function revoke(ctx: Context, request: OAuthRequest): Promise<OAuth
       const key = typeof pending === 'string' ? pending : await pending; // no microtask for an opaque token
       const read = key === null ? null : readToken(ctx.storage, key);
       const found = isPending(read) ? await read : read;
-      if (found) {
+      // A bare `jti` (or any bare value) names no JWT access token: nothing to revoke.
+      if (found && !bareAccessToken(ctx.jwt !== undefined, params.token, found.token.kind)) {
         // Read now: the records may be the store's own (readToken), to be kept past no await.
         const { clientId, grantId } = found.token;
         const accountUuid = found.grant.account.uuid;

@@ -28,8 +28,10 @@ export interface IssuedPair {
 
 /**
  * A new access token record of a grant. Nothing is stored yet. An opaque token is its own
- * storage key (hashed); a JWT is keyed by its `jti` (hashed) and signed once the grant's
- * account is known.
+ * storage key (hashed). A JWT is known to storage by its `jti`, which is the SHA-256 of a secret
+ * that is dropped here: a value presented as an opaque token is looked up by its hash, and no
+ * one holds a value whose hash is a `jti`, so the `jti` (public, logged by resource servers) is
+ * no credential. Only the verified JWT leads to its record (`tokenKey`).
  */
 export function mintAccessToken(ctx: Context, family: Family, scope: string[], now: number): MintedAccess {
   const secret = randomToken();
@@ -46,7 +48,7 @@ export function mintAccessToken(ctx: Context, family: Family, scope: string[], n
     rotatedAt: null,
     revokedAt: null,
   };
-  return token === undefined ? { record, jti: secret } : { record, token };
+  return token === undefined ? { record, jti: record.hash } : { record, token };
 }
 
 /** The value the client receives for a minted access token (a promise only when it is a JWT to sign). */
@@ -63,12 +65,16 @@ export function accessTokenValue(ctx: Context, access: MintedAccess, grant: Gran
 }
 
 /**
- * The storage key of a presented access or refresh token: the hash of the token, or of the
- * `jti` of a JWT this server signed; `null` for a JWT that does not verify.
+ * The storage key of a presented access or refresh token: the hash of an opaque token, or the
+ * `jti` of a JWT this server signed and that verifies (`null` for one that does not). With JWT
+ * access tokens on, `accessOnly` (the bearer check) also answers `null` for a value that is
+ * not a JWT: every access token is then a JWT, so that value names no access token (see
+ * `bareAccessToken` for the endpoints that also take refresh tokens).
  */
-export function tokenKey(ctx: Context, token: string): string | Promise<string | null> {
-  if (ctx.jwt && looksLikeJwt(token)) {
-    return ctx.jwt.jti(token, ctx.clock.now()).then((jti) => (jti === null ? null : sha256Base64url(jti)));
+export function tokenKey(ctx: Context, token: string, accessOnly = false): string | null | Promise<string | null> {
+  if (ctx.jwt) {
+    if (looksLikeJwt(token)) return ctx.jwt.jti(token, ctx.clock.now());
+    if (accessOnly) return null;
   }
   // Synchronous for opaque tokens: the bearer check runs on every API request.
   return sha256Base64url(token);

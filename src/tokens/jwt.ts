@@ -2,10 +2,11 @@ import { createLocalJWKSet, exportJWK, generateKeyPair, importJWK, jwtVerify, Si
 import { randomToken } from '../crypto.js';
 
 /**
- * JWT access tokens (RFC 9068), signed with `jose` on Web Crypto. The token's `jti` is what
- * storage knows (as a hash), so `authenticate` and revocation look every JWT up: a revoked JWT is
- * refused like an opaque token, while resource servers elsewhere can verify signatures offline
- * with the JWKS.
+ * JWT access tokens (RFC 9068), signed with `jose` on Web Crypto. Storage knows a JWT by its
+ * `jti`, the SHA-256 of a secret nobody keeps (`mintAccessToken`), and only a JWT that verifies
+ * leads there: the `jti` and the other claims, which resource servers log, are no credentials.
+ * `authenticate` and revocation look every JWT up, so a revoked JWT is refused like an opaque
+ * token, while resource servers elsewhere can verify signatures offline with the JWKS.
  *
  * Keys: the first key signs; every key is published and verifies, so rotating is "put the new
  * key first", and retiring is "remove the old one" once its tokens have expired. Without keys a
@@ -97,4 +98,15 @@ export class JwtAccessTokens {
 /** Whether a string has the shape of a JWS compact serialization. */
 export function looksLikeJwt(token: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
+}
+
+/**
+ * Whether a record of `kind` found for the presented `token` is to be ignored: with JWT access
+ * tokens on, an access token is found only through its verified JWT, never through a bare value
+ * (a `jti`, by whose hash earlier versions keyed their records, or an opaque access token
+ * from before the switch to JWTs). For revocation and introspection, which take refresh
+ * tokens (opaque) as well.
+ */
+export function bareAccessToken(jwtAccessTokens: boolean, token: string, kind: 'access' | 'refresh'): boolean {
+  return jwtAccessTokens && kind === 'access' && !looksLikeJwt(token);
 }
