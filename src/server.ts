@@ -1,4 +1,5 @@
 import { redirectUriProblem } from './checks/redirect-uri.js';
+import { checkBrowserBinding } from './checks/browser-binding.js';
 import { audit, type Context } from './context.js';
 import { randomId, randomToken, sha256Base64url } from './crypto.js';
 import * as authorizeEndpoint from './endpoints/authorize.js';
@@ -112,6 +113,24 @@ export class AuthorizationServer {
   /** After a `consent` decision: the user refused; redirects with `error=access_denied`. */
   deny(interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
     return authorizeEndpoint.deny(this.ctx, interactionId, request);
+  }
+
+  /**
+   * Whether `request` comes from the browser that started the interaction (DESIGN: an
+   * interaction belongs to the browser that started it): `null` when it may continue (the same
+   * browser, an interaction created without a binding, or an unknown or expired one, which
+   * `resume` / `approve` / `deny` then report), otherwise the error page to show instead:
+   * `invalid_request`, "This authorization was started in another browser". The adapters call it
+   * on `resume` and on the consent form's POST; a host with its own pages calls it before
+   * `resume`, `approve` or `deny`, and binds its own authorization route with `bindBrowser`.
+   * `resume`, `approve` and `deny` themselves do not check it.
+   *
+   * @example
+   * const refused = await server.checkBrowserBinding(interactionId, request);
+   * const decision = refused ?? (await server.approve(interactionId, request));
+   */
+  checkBrowserBinding(interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision | null> {
+    return checkBrowserBinding(this.ctx, interactionId, request);
   }
 
   /** POST /v1/oauth/token (SPEC 4.2): code exchange and refresh. */

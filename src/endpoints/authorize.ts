@@ -3,6 +3,7 @@ import { randomId, randomToken, sha256Base64url } from '../crypto.js';
 import { covers } from '../checks/scope.js';
 import { redirectTo, redirectUriMatches } from '../checks/redirect-uri.js';
 import { parseChallenge } from '../checks/pkce.js';
+import { bindRequest } from '../checks/browser-binding.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { errorPage, pageFailure } from './failure.js';
@@ -160,6 +161,7 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
     if (rest.state !== undefined) req.state = rest.state;
     if (rest.max_auth_age !== undefined) req.maxAuthAge = rest.max_auth_age;
     if (rest.i !== undefined) req.accountHint = rest.i;
+    bindRequest(req, request); // issue 14 item 10: the browser that sent it, carried by every interaction
     if (pkce) {
       // Refused here, before any page, when the challenge is known already; `issue` checks again
       // (and reports) for flows that were started side by side with the same challenge.
