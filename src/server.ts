@@ -14,6 +14,7 @@ import { OAuthError } from './errors.js';
 import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions } from './options.js';
 import { ScopePolicy } from './checks/scope.js';
 import { RecentPairs } from './checks/pkce.js';
+import { PendingAnonymous } from './checks/pending-interactions.js';
 import { JwtAccessTokens } from './tokens/jwt.js';
 import type { AuthenticateResult, AuthorizationInfo, AuthorizeDecision, ClientInfo, OAuthRequest, OAuthResponse, RegisteredClient, RegisteredPublicClient } from './types.js';
 
@@ -49,6 +50,9 @@ export class AuthorizationServer {
       clock: { now: () => Math.floor(this.options.clock.now()) },
       scopes: new ScopePolicy(this.options.scopes),
       challenges: new RecentPairs(10_000),
+      ...(this.options.maxPendingAnonymousInteractions !== null && {
+        pendingAnonymous: new PendingAnonymous(this.options.maxPendingAnonymousInteractions),
+      }),
       ...(this.options.accessTokenFormat === 'jwt' && {
         jwt: new JwtAccessTokens({
           ...(this.options.jwt.keys && { keys: this.options.jwt.keys }),

@@ -134,6 +134,11 @@ export type AuditEvent = { at: number } & (
   | { type: 'client.registered'; clientId: string; public: boolean }
   | { type: 'client.secret_reset'; clientId: string }
   | { type: 'client.tokens_revoked'; clientId: string }
+  /**
+   * An authorization request stored an interaction (a sign-in or consent step): for rate
+   * limits. `signedIn` is false for a browser that is not signed in (as the request needs).
+   */
+  | { type: 'interaction.started'; clientId: string; kind: 'login' | 'consent'; signedIn: boolean }
 );
 
 /** An audit event before the core stamps its time. */

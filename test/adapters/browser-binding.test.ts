@@ -177,3 +177,18 @@ describe.each(FRAMEWORKS)('%s: with onLogin replacing the sign-in redirect', (fr
     expect((await get(resumePath(id!), sid)).text).toMatch(/^custom consent /);
   });
 });
+
+describe.each(FRAMEWORKS)('%s: an anonymous flood stores at most maxPendingAnonymousInteractions (issue 14 item 11)', (framework) => {
+  const app = useApp({ framework, server: { maxPendingAnonymousInteractions: 2 } });
+
+  it('the oldest anonymous interaction is forgotten first: its resume link answers "expired"; the newest still work', async () => {
+    const { get, authorizeUrl, signIn, readConsent } = app();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push(interactionOf(await get(authorizeUrl())));
+    const sid = signIn(ADA);
+    const forgotten = await get(resumePath(ids[0]!), sid);
+    expectErrorPage(forgotten, 'invalid_request');
+    expect(forgotten.text).toContain('expired');
+    for (const id of ids.slice(1)) await readConsent(await get(resumePath(id), sid));
+  });
+});
