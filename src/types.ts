@@ -135,10 +135,12 @@ export type AuditEvent = { at: number } & (
   | { type: 'client.secret_reset'; clientId: string }
   | { type: 'client.tokens_revoked'; clientId: string }
   /**
-   * An authorization request stored an interaction (a sign-in or consent step): for rate
-   * limits. `signedIn` is false for a browser that is not signed in (as the request needs).
+   * An authorization request stored an interaction, for rate limits: a sign-in step (`login`,
+   * `signedIn: false`: the browser is not signed in as the request needs) or a consent step
+   * (`consent`, `signedIn: true`, with the account it is shown to).
    */
-  | { type: 'interaction.started'; clientId: string; kind: 'login' | 'consent'; signedIn: boolean }
+  | { type: 'interaction.started'; clientId: string; kind: 'login'; signedIn: false }
+  | { type: 'interaction.started'; clientId: string; kind: 'consent'; signedIn: true; accountUuid: string }
 );
 
 /** An audit event before the core stamps its time. */

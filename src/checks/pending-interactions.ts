@@ -10,8 +10,10 @@
  * that has not expired yet (deleted from storage). Forgetting the oldest, not refusing the
  * newest: a flood then has to outpace real sign-ins (a full window of requests in the time a
  * user takes to sign in) to cost anyone a flow, while refusing new ones would let a small
- * flood lock everyone out for a whole interaction lifetime. Signed-in requests are neither
- * counted nor forgotten: the host knows who sends them and can rate-limit per account.
+ * flood lock everyone out for a whole interaction lifetime. Consent steps (a signed-in account)
+ * are neither counted nor forgotten: the host knows who sends them and can rate-limit per
+ * account. Sign-in steps count whether or not some session was there: if it did not meet the
+ * request, the requester has proven nothing for it yet.
  *
  * Memory: one slot (a hash and a time) per remembered interaction, in a ring allocated up front.
  * The `interaction.started` audit event lets a host rate-limit before any of this matters.
@@ -46,12 +48,18 @@ export class PendingAnonymous {
 }
 
 /**
- * After an interaction was stored: report it (`interaction.started`, no secrets) and, for a
- * browser that is not signed in, keep the instance's anonymous interactions within the cap.
+ * After an interaction was stored: report it (`interaction.started`, no secrets) and keep the
+ * instance's anonymous ones within the cap. Anonymous: a `login` step, whose browser is not
+ * signed in as the request needs (signed out, or its sign-in is not fresh enough or not the
+ * hinted account). A `consent` step is shown to a known, signed-in account.
  */
-export async function interactionStarted(ctx: Context, record: InteractionRecord, signedIn: boolean): Promise<void> {
-  audit(ctx, { type: 'interaction.started', clientId: record.request.clientId, kind: record.kind, signedIn });
-  if (signedIn || !ctx.pendingAnonymous) return;
+export async function interactionStarted(ctx: Context, record: InteractionRecord): Promise<void> {
+  if (record.kind === 'consent') {
+    audit(ctx, { type: 'interaction.started', clientId: record.request.clientId, kind: 'consent', signedIn: true, accountUuid: record.account?.uuid ?? '' });
+    return;
+  }
+  audit(ctx, { type: 'interaction.started', clientId: record.request.clientId, kind: 'login', signedIn: false });
+  if (!ctx.pendingAnonymous) return;
   const now = ctx.clock.now();
   const displaced = ctx.pendingAnonymous.add(record.idHash, record.expiresAt, now);
   // Taking it is deleting it; one already resumed is simply not there any more.

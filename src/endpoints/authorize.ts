@@ -3,8 +3,6 @@ import { randomId, randomToken, sha256Base64url } from '../crypto.js';
 import { covers } from '../checks/scope.js';
 import { redirectTo, redirectUriMatches } from '../checks/redirect-uri.js';
 import { parseChallenge } from '../checks/pkce.js';
-import { bindRequest } from '../checks/browser-binding.js';
-import { interactionStarted } from '../checks/pending-interactions.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { errorPage, pageFailure } from './failure.js';
@@ -12,6 +10,8 @@ import { accessTokenValue, mintAccessToken } from '../grants/issue.js';
 import { queryParams, single, type Params } from '../http.js';
 import type { AuthorizationRequestRecord, ClientRecord, GrantRecord, InteractionRecord } from '../storage/types.js';
 import type { Account, AuthorizeDecision, Interaction, OAuthRequest } from '../types.js';
+import { bindRequest } from '../checks/browser-binding.js';
+import { interactionStarted } from '../checks/pending-interactions.js';
 
 /**
  * The authorization endpoint (SPEC 4.1, RFC 6749 §4.1.1, §4.2.1) and the interaction steps that
@@ -211,7 +211,7 @@ async function decide(ctx: Context, client: ClientRecord, req: AuthorizationRequ
   if (!session || tooOld || req.prompt.includes('login')) {
     // prompt=login and max_auth_age need a sign-in that happens after this request.
     const loginAfter = req.prompt.includes('login') || req.maxAuthAge !== undefined ? now : null;
-    return interaction(ctx, client, 'login', req, now, loginAfter, undefined, session !== null);
+    return interaction(ctx, client, 'login', req, now, loginAfter);
   }
   // select_account (the default): a signed-in user is asked every time.
   return interaction(ctx, client, 'consent', req, now, null, session.account);
@@ -225,14 +225,13 @@ async function interaction(
   requestedAt: number,
   loginAfter: number | null,
   account?: Account,
-  signedIn = account !== undefined,
 ): Promise<AuthorizeDecision> {
   const id = randomToken();
   const expiresAt = ctx.clock.now() + ctx.options.lifetimes.interaction * 1000;
   const record: InteractionRecord = { idHash: sha256Base64url(id), kind, request: req, requestedAt, expiresAt, loginAfter };
   if (account) record.account = account;
   await ctx.storage.saveInteraction(record);
-  await interactionStarted(ctx, record, signedIn); // issue 14 item 11: audit, and the anonymous cap
+  await interactionStarted(ctx, record); // issue 14 item 11: audit, and the cap on anonymous ones
   const scopeDescriptions: Record<string, string> = {};
   for (const s of req.scope) scopeDescriptions[s] = ctx.scopes.describe(s);
   // Built field by field (no conditional spreads: each is an object more), in the documented order.
@@ -317,7 +316,7 @@ export async function resume(ctx: Context, interactionId: string, request: OAuth
     if (!client) return errorPage('invalid_client', 'The application (client_id) is not known.');
     const session = await ctx.sessions.current(request);
     if (!session || (record.loginAfter !== null && session.authenticatedAt <= record.loginAfter)) {
-      return await interaction(ctx, client, 'login', record.request, record.requestedAt, record.loginAfter, undefined, session !== null);
+      return await interaction(ctx, client, 'login', record.request, record.requestedAt, record.loginAfter);
     }
     return await interaction(ctx, client, 'consent', record.request, record.requestedAt, null, session.account);
   } catch (error) {

@@ -1,8 +1,8 @@
 /**
  * Issue 14, item 11: anonymous requests must not grow storage without bound. Every
  * unauthenticated authorization request for a valid client stores a `login` interaction; each
- * server instance keeps at most `maxPendingAnonymousInteractions` of those pending (the oldest is
- * forgotten first), and `onAudit` reports every interaction started, so a host can rate-limit.
+ * server instance keeps at most `maxPendingAnonymousInteractions` of those sign-in steps pending
+ * (the oldest is forgotten first), and `onAudit` reports every interaction started, so a host can rate-limit.
  * On MemoryStorage and PostgresStorage.
  */
 import pg from 'pg';
@@ -61,7 +61,7 @@ describe.each(STORES)('%s', (name, make) => {
     return { clock, sessions, server, client, events, authorize, pending, takes: () => takes };
   }
 
-  it.skipIf(skip)('onAudit reports every interaction started, with the client, its kind and whether the browser was signed in; nothing secret', async () => {
+  it.skipIf(skip)('onAudit reports every interaction started: the client, the step, whether the browser is signed in as the request needs; nothing secret', async () => {
     const t = await setup();
     const login = idOf(await t.authorize());
     const ada = t.sessions.signIn(ADA);
@@ -72,21 +72,22 @@ describe.each(STORES)('%s', (name, make) => {
     const started = t.events.filter((e) => e.type === 'interaction.started');
     expect(started).toEqual([
       { type: 'interaction.started', clientId: t.client.clientId, kind: 'login', signedIn: false, at: expect.any(Number) },
-      { type: 'interaction.started', clientId: t.client.clientId, kind: 'consent', signedIn: true, at: expect.any(Number) },
-      { type: 'interaction.started', clientId: t.client.clientId, kind: 'login', signedIn: true, at: expect.any(Number) },
+      { type: 'interaction.started', clientId: t.client.clientId, kind: 'consent', signedIn: true, accountUuid: ADA.uuid, at: expect.any(Number) },
+      // prompt=login: a session is there, but not the fresh sign-in the request needs.
+      { type: 'interaction.started', clientId: t.client.clientId, kind: 'login', signedIn: false, at: expect.any(Number) },
       { type: 'interaction.started', clientId: t.client.clientId, kind: 'login', signedIn: false, at: expect.any(Number) },
     ]);
     expect(JSON.stringify(started)).not.toContain(login);
   });
 
-  it.skipIf(skip)('at most maxPendingAnonymousInteractions anonymous interactions stay pending: the oldest is forgotten first', async () => {
+  it.skipIf(skip)('at most maxPendingAnonymousInteractions sign-in steps stay pending: the oldest is forgotten first; consent steps do not count', async () => {
     const t = await setup({ maxPendingAnonymousInteractions: 3 });
     const ada = t.sessions.signIn(ADA);
     const consent = idOf(await t.authorize(ada));
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push(idOf(await t.authorize()));
     expect(await Promise.all(ids.map(t.pending))).toEqual([false, false, true, true, true]);
-    // Signed-in interactions neither count nor are forgotten.
+    // Consent steps (a signed-in account) neither count nor are forgotten.
     expect(await t.pending(consent)).toBe(true);
     // A forgotten one answers as expired; a kept one still works.
     const forgotten = await t.server.resume(ids[0]!, { method: 'GET', url: '/', headers: { cookie: ada } });
