@@ -33,7 +33,11 @@ declare global {
 export interface OAuthRouterOptions extends InteractionUiOptions {
   /** Largest accepted request body in bytes; bigger bodies get 413. Default 64 KiB. */
   bodyLimit?: number;
-  /** Replace the default sign-in redirect: sign the user in, then send them to `resume`. */
+  /**
+   * Replace the default sign-in redirect: sign the user in, then send them to `resume`. `res`
+   * already carries the browser-binding cookie when it is new: add cookies of your own with
+   * `res.cookie()` or `res.append('Set-Cookie', ...)`, not `res.set('Set-Cookie', ...)`.
+   */
   onLogin?: (req: Request, res: Response, interaction: Interaction) => unknown;
   /** Replace the built-in consent page: show it, then call `server.approve` / `server.deny`. */
   onConsent?: (req: Request, res: Response, interaction: Interaction) => unknown;
@@ -101,6 +105,8 @@ function sendBodyError(res: Response, error: BodyError): void {
  * enabled), `GET /.well-known/oauth-authorization-server` and `GET /.well-known/jwks.json`,
  * and the interaction routes `GET {basePath}/authorize/resume` and
  * `POST {basePath}/authorize/decision`. It parses its own bodies: mount no body parser for it.
+ * Each interaction is bound to the browser that started it (the `authgate_browser` cookie,
+ * scoped to `{mount path}{basePath}/authorize`): resume and decision refuse any other browser.
  *
  * @example
  * app.use(createOAuthRouter(server, { loginUrl: '/login' }));

@@ -93,7 +93,10 @@ const hidden = new WeakMap<FastifyRequest, FastifyRequest['headers']>();
  * GET and HEAD (405 otherwise, from the core), and the metadata names the routes where they are. It reads its own
  * raw bodies in its own encapsulated context: the host registers no body parser for it, and its
  * parsers do not leak to the host's routes. A `prefix` is honoured (for every route, the
- * well-known ones included, as when an Express router is mounted under a path).
+ * well-known ones included, as when an Express router is mounted under a path). Each
+ * interaction is bound to the browser that started it (the `authgate_browser` cookie, scoped to
+ * `{prefix}{basePath}/authorize`, set on the reply before `onLogin` / `onConsent` run): resume
+ * and decision refuse any other browser.
  *
  * @example
  * await app.register(oauthPlugin, { server, loginUrl: '/login' });

@@ -133,7 +133,9 @@ const sendBodyError = (c: Context, error: BodyError): Response =>
  * method reaches the core too (405 or an error page). `GET /.well-known/oauth-authorization-server`
  * and `GET /.well-known/jwks.json` answer GET and HEAD (405 otherwise, from the core). It reads its own bodies: mount it at the root
  * (`app.route('/', ...)`) and move it with `basePath`, so the pages it serves link to the right
- * place.
+ * place. Each interaction is bound to the browser that started it (the `authgate_browser`
+ * cookie, scoped to `{basePath}/authorize` and added to whatever response `onLogin` /
+ * `onConsent` return): resume and decision refuse any other browser.
  *
  * @example
  * app.route('/', createOAuthApp(server, { loginUrl: '/login' }));
