@@ -1,3 +1,4 @@
+import type { PendingAnonymous } from './checks/pending-interactions.js';
 import type { RecentPairs } from './checks/pkce.js';
 import type { ScopePolicy } from './checks/scope.js';
 import type { ResolvedOptions } from './options.js';
@@ -16,6 +17,8 @@ export interface Context {
   jwt?: JwtAccessTokens;
   /** The (client, PKCE challenge) pairs this instance issued codes for, or refused, lately (P-10). */
   challenges: RecentPairs;
+  /** The anonymous interactions this instance stored, when `maxPendingAnonymousInteractions` caps them. */
+  pendingAnonymous?: PendingAnonymous;
 }
 
 /** Report a security event to the host's `onAudit` hook. A failing hook never fails the request. */

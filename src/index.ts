@@ -12,4 +12,5 @@ export { systemClock } from './clock.js';
 export { escapeHtml, renderErrorPage, renderConsentPage, decisionResponse, PAGE_HEADERS, type PageOptions } from './pages.js';
 export { parseScope, formatScope, requiredScope, ScopePolicy, type ScopeOptions } from './checks/scope.js';
 export { PATHS, type MetadataOptions } from './endpoints/metadata.js';
-export { interactionResponse, handleResume, handleDecisionForm, CSRF_COOKIE, type InteractionUiOptions } from './interaction-ui.js';
+export { interactionResponse, handleAuthorize, handleResume, handleDecisionForm, CSRF_COOKIE, type InteractionUiOptions, type AuthorizeHandling } from './interaction-ui.js';
+export { bindBrowser, BROWSER_COOKIE, type BrowserBinding, type BrowserBindingOptions } from './checks/browser-binding.js';

@@ -1,3 +1,4 @@
+import { bindBrowser, readCookie } from './checks/browser-binding.js';
 import { randomToken, timingSafeEqual } from './crypto.js';
 import { errorPage } from './endpoints/failure.js';
 import { queryParams, requestParams, single } from './http.js';
@@ -16,6 +17,9 @@ import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from './types.js'
  *   The form is protected against CSRF twice: the unguessable interaction id only ever appears
  *   in the page body, and a double-submit cookie must match the form's `csrf` field. `approve`
  *   and `deny` also check that the signed-in user is the one the page was shown to.
+ * - Every interaction is bound to the browser that started it (`handleAuthorize` sets the
+ *   `authgate_browser` cookie, see `checks/browser-binding.ts`); `handleResume` and
+ *   `handleDecisionForm` answer any other browser with an error page.
  */
 
 export interface InteractionUiOptions {
@@ -25,21 +29,18 @@ export interface InteractionUiOptions {
   basePath?: string;
   /** The platform's name, shown on the consent and error pages. */
   siteName?: string;
+  /**
+   * `Path` of the browser-binding cookie (`authgate_browser`). Default `{basePath}/authorize`,
+   * which covers the resume and decision routes. Widen it only if pages of your own outside
+   * that path check the binding (`server.checkBrowserBinding`).
+   */
+  browserCookiePath?: string;
 }
 
 /** The double-submit cookie of the consent form. */
 export const CSRF_COOKIE = 'authgate_csrf';
 
-function cookie(request: OAuthRequest, name: string): string | undefined {
-  const raw = request.headers['cookie'];
-  for (const line of Array.isArray(raw) ? raw : raw ? [raw] : []) {
-    for (const part of line.split(';')) {
-      const eq = part.indexOf('=');
-      if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-    }
-  }
-  return undefined;
-}
+const cookie = readCookie;
 
 // Adapters pass an absolute URL when they know the scheme; proxy headers are not trusted here.
 const isHttps = (request: OAuthRequest) => request.url.startsWith('https:');
@@ -73,17 +74,43 @@ export function interactionResponse(decision: AuthorizeDecision, request: OAuthR
   }
 }
 
-/** `GET {basePath}/authorize/resume?interaction=<id>` */
+/** What `handleAuthorize` decided, and what the adapter sends with it. */
+export interface AuthorizeHandling {
+  decision: AuthorizeDecision;
+  /** The request as the core saw it (with the binding cookie): pass it to `interactionResponse`. */
+  request: OAuthRequest;
+  /** A `Set-Cookie` value the response must carry (a new browser binding), or `undefined`. */
+  setCookie: string | undefined;
+}
+
+/**
+ * `GET {basePath}/authorize`, bound to the browser that sends it: the browser's binding cookie
+ * (a new one when it has none) goes with the request, and a new one is set with a `login` or
+ * `consent` decision, the ones that store an interaction.
+ */
+export async function handleAuthorize(server: AuthorizationServer, request: OAuthRequest, options: InteractionUiOptions = {}): Promise<AuthorizeHandling> {
+  const binding = bindBrowser(request, { path: options.browserCookiePath ?? `${options.basePath ?? '/v1/oauth'}/authorize` });
+  const decision = await server.authorize(binding.request);
+  const stored = decision.type === 'login' || decision.type === 'consent';
+  return { decision, request: binding.request, setCookie: stored ? binding.setCookie : undefined };
+}
+
+/** `GET {basePath}/authorize/resume?interaction=<id>`, from the browser that started the interaction only. */
 export async function handleResume(server: AuthorizationServer, request: OAuthRequest): Promise<AuthorizeDecision> {
+  let interaction: string | undefined;
   try {
-    const { interaction } = single(queryParams(request), ['interaction'] as const);
-    return await server.resume(interaction ?? '', request);
+    ({ interaction } = single(queryParams(request), ['interaction'] as const));
   } catch {
     return errorPage('invalid_request', 'The interaction parameter is missing or was sent more than once.');
   }
+  const refused = await server.checkBrowserBinding(interaction ?? '', request);
+  return refused ?? server.resume(interaction ?? '', request);
 }
 
-/** `POST {basePath}/authorize/decision` with `interaction`, `csrf` and `decision=approve|deny`. */
+/**
+ * `POST {basePath}/authorize/decision` with `interaction`, `csrf` and `decision=approve|deny`,
+ * from the browser that started the interaction only.
+ */
 export async function handleDecisionForm(server: AuthorizationServer, request: OAuthRequest): Promise<AuthorizeDecision> {
   let form: Partial<Record<'interaction' | 'csrf' | 'decision', string>>;
   try {
@@ -96,7 +123,8 @@ export async function handleDecisionForm(server: AuthorizationServer, request: O
   if (!form.csrf || !expected || !timingSafeEqual(form.csrf, expected)) {
     return errorPage('invalid_request', 'The authorization form could not be verified (missing or wrong CSRF token). Start again from the application.', 403);
   }
-  if (form.decision === 'approve') return server.approve(form.interaction ?? '', request);
-  if (form.decision === 'deny') return server.deny(form.interaction ?? '', request);
-  return errorPage('invalid_request', "The decision must be 'approve' or 'deny'.");
+  if (form.decision !== 'approve' && form.decision !== 'deny') return errorPage('invalid_request', "The decision must be 'approve' or 'deny'.");
+  const refused = await server.checkBrowserBinding(form.interaction ?? '', request);
+  if (refused) return refused;
+  return form.decision === 'approve' ? server.approve(form.interaction ?? '', request) : server.deny(form.interaction ?? '', request);
 }

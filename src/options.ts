@@ -124,6 +124,14 @@ const schema = z.object({
     allows: z.custom<(scope: readonly string[], request: { method: string; url: string }) => boolean>((v) => typeof v === 'function', 'expected a function'),
     descriptions: z.record(z.string(), z.string()).optional(),
   }).strict().refine((s) => s.default.every((d) => s.values.includes(d)), 'expected default to list known values only').optional(),
+  /**
+   * The most sign-in steps (`login` interactions: the browser is not signed in as the request
+   * needs) that one server instance keeps pending: storing one more forgets the oldest still
+   * pending (its sign-in link then answers "expired"). Bounds what an anonymous flood of
+   * authorization requests can store. Default 10 000; `null`: no cap. Consent steps (a
+   * signed-in account) are not counted.
+   */
+  maxPendingAnonymousInteractions: z.number().int().positive().max(10_000_000).nullable().default(10_000),
   /** Called with every unexpected error (a storage outage, a bug). The client only sees `server_error`. */
   onError: z.custom<(error: unknown) => void>((v) => typeof v === 'function', 'expected a function').optional(),
 }).strict();

@@ -1,4 +1,5 @@
 import { redirectUriProblem } from './checks/redirect-uri.js';
+import { checkBrowserBinding } from './checks/browser-binding.js';
 import { audit, type Context } from './context.js';
 import { randomId, randomToken, sha256Base64url } from './crypto.js';
 import * as authorizeEndpoint from './endpoints/authorize.js';
@@ -13,6 +14,7 @@ import { OAuthError } from './errors.js';
 import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions } from './options.js';
 import { ScopePolicy } from './checks/scope.js';
 import { RecentPairs } from './checks/pkce.js';
+import { PendingAnonymous } from './checks/pending-interactions.js';
 import { JwtAccessTokens } from './tokens/jwt.js';
 import type { ClientGrantType, ClientRecord, ClientResponseType } from './storage/types.js';
 import type { AuthenticateResult, AuthorizationInfo, AuthorizeDecision, ClientInfo, OAuthRequest, OAuthResponse, RegisteredClient, RegisteredPublicClient } from './types.js';
@@ -66,6 +68,9 @@ export class AuthorizationServer {
       clock: { now: () => Math.floor(this.options.clock.now()) },
       scopes: new ScopePolicy(this.options.scopes),
       challenges: new RecentPairs(10_000),
+      ...(this.options.maxPendingAnonymousInteractions !== null && {
+        pendingAnonymous: new PendingAnonymous(this.options.maxPendingAnonymousInteractions),
+      }),
       ...(this.options.accessTokenFormat === 'jwt' && {
         jwt: new JwtAccessTokens({
           ...(this.options.jwt.keys && { keys: this.options.jwt.keys }),
@@ -143,6 +148,24 @@ export class AuthorizationServer {
   /** After a `consent` decision: the user refused; redirects with `error=access_denied`. */
   deny(interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
     return authorizeEndpoint.deny(this.ctx, interactionId, request);
+  }
+
+  /**
+   * Whether `request` comes from the browser that started the interaction (DESIGN: an
+   * interaction belongs to the browser that started it): `null` when it may continue (the same
+   * browser, an interaction created without a binding, or an unknown or expired one, which
+   * `resume` / `approve` / `deny` then report), otherwise the error page to show instead:
+   * `invalid_request`, "This authorization was started in another browser". The adapters call it
+   * on `resume` and on the consent form's POST; a host with its own pages calls it before
+   * `resume`, `approve` or `deny`, and binds its own authorization route with `bindBrowser`.
+   * `resume`, `approve` and `deny` themselves do not check it.
+   *
+   * @example
+   * const refused = await server.checkBrowserBinding(interactionId, request);
+   * const decision = refused ?? (await server.approve(interactionId, request));
+   */
+  checkBrowserBinding(interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision | null> {
+    return checkBrowserBinding(this.ctx, interactionId, request);
   }
 
   /** POST /v1/oauth/token (SPEC 4.2): code exchange and refresh. */

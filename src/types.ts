@@ -134,6 +134,13 @@ export type AuditEvent = { at: number } & (
   | { type: 'client.registered'; clientId: string; public: boolean }
   | { type: 'client.secret_reset'; clientId: string }
   | { type: 'client.tokens_revoked'; clientId: string }
+  /**
+   * An authorization request stored an interaction, for rate limits: a sign-in step (`login`,
+   * `signedIn: false`: the browser is not signed in as the request needs) or a consent step
+   * (`consent`, `signedIn: true`, with the account it is shown to).
+   */
+  | { type: 'interaction.started'; clientId: string; kind: 'login'; signedIn: false }
+  | { type: 'interaction.started'; clientId: string; kind: 'consent'; signedIn: true; accountUuid: string }
 );
 
 /** An audit event before the core stamps its time. */

@@ -5,6 +5,7 @@
  */
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import {
+  handleAuthorize,
   handleDecisionForm,
   handleResume,
   interactionResponse,
@@ -32,7 +33,11 @@ declare global {
 export interface OAuthRouterOptions extends InteractionUiOptions {
   /** Largest accepted request body in bytes; bigger bodies get 413. Default 64 KiB. */
   bodyLimit?: number;
-  /** Replace the default sign-in redirect: sign the user in, then send them to `resume`. */
+  /**
+   * Replace the default sign-in redirect: sign the user in, then send them to `resume`. `res`
+   * already carries the browser-binding cookie when it is new: add cookies of your own with
+   * `res.cookie()` or `res.append('Set-Cookie', ...)`, not `res.set('Set-Cookie', ...)`.
+   */
   onLogin?: (req: Request, res: Response, interaction: Interaction) => unknown;
   /** Replace the built-in consent page: show it, then call `server.approve` / `server.deny`. */
   onConsent?: (req: Request, res: Response, interaction: Interaction) => unknown;
@@ -100,6 +105,8 @@ function sendBodyError(res: Response, error: BodyError): void {
  * enabled), `GET /.well-known/oauth-authorization-server` and `GET /.well-known/jwks.json`,
  * and the interaction routes `GET {basePath}/authorize/resume` and
  * `POST {basePath}/authorize/decision`. It parses its own bodies: mount no body parser for it.
+ * Each interaction is bound to the browser that started it (the `authgate_browser` cookie,
+ * scoped to `{mount path}{basePath}/authorize`): resume and decision refuse any other browser.
  *
  * @example
  * app.use(createOAuthRouter(server, { loginUrl: '/login' }));
@@ -109,11 +116,29 @@ export function createOAuthRouter(server: AuthorizationServer, options: OAuthRou
   const basePath = options.basePath ?? '/v1/oauth';
   const limit = options.bodyLimit ?? 64 * 1024;
 
-  const decide = async (req: Request, res: Response, decision: AuthorizeDecision, request: OAuthRequest) => {
+  // Mounted under a path (app.use('/auth', router)): the pages link there, and the cookies are scoped there.
+  const ui = (req: Request): InteractionUiOptions => ({ ...options, basePath: req.baseUrl + basePath });
+
+  /** `setCookie`: a new browser binding (authorize route), sent whoever answers. */
+  const decide = async (req: Request, res: Response, decision: AuthorizeDecision, request: OAuthRequest, setCookie?: string) => {
+    if (setCookie) res.append('Set-Cookie', setCookie);
     if (decision.type === 'login' && options.onLogin) return options.onLogin(req, res, decision.interaction);
     if (decision.type === 'consent' && options.onConsent) return options.onConsent(req, res, decision.interaction);
-    // Mounted under a path (app.use('/auth', router)): the pages link there.
-    send(res, interactionResponse(decision, request, { ...options, basePath: req.baseUrl + basePath }));
+    const response = interactionResponse(decision, request, ui(req));
+    // res.set() replaces a Set-Cookie appended before: the page's own cookie goes on with append.
+    const { 'set-cookie': pageCookie, ...headers } = response.headers;
+    res.status(response.status).set(headers);
+    if (pageCookie) res.append('Set-Cookie', pageCookie);
+    res.end(response.body);
+  };
+
+  const authorize: RequestHandler = async (req, res, next) => {
+    try {
+      const handled = await handleAuthorize(server, toOAuthRequest(req), ui(req));
+      await decide(req, res, handled.decision, handled.request, handled.setCookie);
+    } catch (error) {
+      next(error);
+    }
   };
 
   const handle = (withBody: boolean, run: (request: OAuthRequest) => Promise<AuthorizeDecision | OAuthResponse>): RequestHandler =>
@@ -134,7 +159,7 @@ export function createOAuthRouter(server: AuthorizationServer, options: OAuthRou
     handle(false, async (request) => server.metadata(request, { basePath: req.baseUrl + basePath, ...(req.baseUrl && { documentsPath: req.baseUrl }) }))(req, res, next);
   const routes: [path: string, handler: RequestHandler][] = [
     [`${basePath}/token`, handle(true, (request) => server.token(request))],
-    [`${basePath}/authorize`, handle(false, (request) => server.authorize(request))],
+    [`${basePath}/authorize`, authorize],
     [`${basePath}/authorize/resume`, handle(false, (request) => handleResume(server, request))],
     [`${basePath}/authorize/decision`, handle(true, (request) => handleDecisionForm(server, request))],
     [`${basePath}/revoke`, handle(true, (request) => server.revoke(request))],

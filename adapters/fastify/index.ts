@@ -6,12 +6,14 @@
  */
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import {
+  handleAuthorize,
   handleDecisionForm,
   handleResume,
   interactionResponse,
   PATHS,
   type AuthorizationServer,
   type AuthorizeDecision,
+  type AuthorizeHandling,
   type Interaction,
   type InteractionUiOptions,
   type MetadataOptions,
@@ -57,8 +59,12 @@ const sendBodyError = (reply: FastifyReply, status: number, message: string) =>
     .send(JSON.stringify({ error: 'invalid_request', error_description: message }));
 
 /** Paths under `basePath`, the core method behind each, and whether a POST carries a body (a form; JSON for register). */
-const ROUTES: ReadonlyArray<[path: string, form: boolean, run: (server: AuthorizationServer, request: OAuthRequest) => Promise<AuthorizeDecision | OAuthResponse>]> = [
-  ['/authorize', false, (server, request) => server.authorize(request)],
+const ROUTES: ReadonlyArray<[
+  path: string,
+  form: boolean,
+  run: (server: AuthorizationServer, request: OAuthRequest, ui: InteractionUiOptions) => Promise<AuthorizeDecision | AuthorizeHandling | OAuthResponse>,
+]> = [
+  ['/authorize', false, handleAuthorize],
   ['/authorize/resume', false, handleResume],
   ['/authorize/decision', true, handleDecisionForm],
   ['/token', true, (server, request) => server.token(request)],
@@ -87,7 +93,10 @@ const hidden = new WeakMap<FastifyRequest, FastifyRequest['headers']>();
  * GET and HEAD (405 otherwise, from the core), and the metadata names the routes where they are. It reads its own
  * raw bodies in its own encapsulated context: the host registers no body parser for it, and its
  * parsers do not leak to the host's routes. A `prefix` is honoured (for every route, the
- * well-known ones included, as when an Express router is mounted under a path).
+ * well-known ones included, as when an Express router is mounted under a path). Each
+ * interaction is bound to the browser that started it (the `authgate_browser` cookie, scoped to
+ * `{prefix}{basePath}/authorize`, set on the reply before `onLogin` / `onConsent` run): resume
+ * and decision refuse any other browser.
  *
  * @example
  * await app.register(oauthPlugin, { server, loginUrl: '/login' });
@@ -101,6 +110,7 @@ export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastif
   const ui: InteractionUiOptions = {
     ...(options.loginUrl !== undefined && { loginUrl: options.loginUrl }),
     ...(options.siteName !== undefined && { siteName: options.siteName }),
+    ...(options.browserCookiePath !== undefined && { browserCookiePath: options.browserCookiePath }),
     basePath: fastify.prefix + basePath,
   };
 
@@ -134,11 +144,18 @@ export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastif
 
   // `withBody`: a POST to a route that reads its body. Fastify runs no parser for an empty body;
   // Express and Hono hand the core '' then, and so does this (register tells '' from no body).
-  const handler = (run: (request: OAuthRequest) => Promise<AuthorizeDecision | OAuthResponse>, withBody = false) =>
+  const handler = (run: (request: OAuthRequest) => Promise<AuthorizeDecision | AuthorizeHandling | OAuthResponse>, withBody = false) =>
     async (request: FastifyRequest, reply: FastifyReply) => {
       const body = typeof request.body === 'string' ? request.body : withBody ? '' : undefined;
-      const oauthRequest = toOAuthRequest(request, body);
-      const result = await run(oauthRequest);
+      let oauthRequest = toOAuthRequest(request, body);
+      let result = await run(oauthRequest);
+      if ('decision' in result) {
+        // The authorize route: a new browser binding goes with whatever answers (Fastify appends
+        // a second Set-Cookie, the consent page's, rather than replacing it).
+        if (result.setCookie) reply.header('set-cookie', result.setCookie);
+        oauthRequest = result.request;
+        result = result.decision;
+      }
       if (!('type' in result)) return send(reply, result);
       if (result.type === 'login' && options.onLogin) await options.onLogin(request, reply, result.interaction);
       else if (result.type === 'consent' && options.onConsent) await options.onConsent(request, reply, result.interaction);
@@ -150,7 +167,7 @@ export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastif
   await fastify.register(async (forms: FastifyInstance) => {
     forms.removeAllContentTypeParsers();
     forms.addContentTypeParser('*', { parseAs: 'string', bodyLimit: limit }, (_request, body, done) => done(null, body));
-    for (const [path, form, run] of ROUTES) if (form) forms.post(basePath + path, handler((request) => run(server, request), true));
+    for (const [path, form, run] of ROUTES) if (form) forms.post(basePath + path, handler((request) => run(server, request, ui), true));
   });
   // Everything else reaches the core with its body unread, as in Express.
   await fastify.register(async (rest: FastifyInstance) => {
@@ -158,7 +175,7 @@ export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastif
     rest.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
     for (const [path, form, run] of ROUTES) {
       const method = form ? rest.supportedMethods.filter((m) => m !== 'POST') : rest.supportedMethods;
-      rest.route({ method, url: basePath + path, handler: handler((request) => run(server, request)) });
+      rest.route({ method, url: basePath + path, handler: handler((request) => run(server, request, ui)) });
     }
     const where: MetadataOptions = { basePath: fastify.prefix + basePath, ...(fastify.prefix && { documentsPath: fastify.prefix }) };
     for (const [path, run] of DOCUMENTS) {

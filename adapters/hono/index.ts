@@ -7,12 +7,14 @@
  */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import {
+  handleAuthorize,
   handleDecisionForm,
   handleResume,
   interactionResponse,
   PATHS,
   type AuthorizationServer,
   type AuthorizeDecision,
+  type AuthorizeHandling,
   type Interaction,
   type InteractionUiOptions,
   type OAuthRequest,
@@ -97,6 +99,22 @@ function toOAuthRequest(c: Context, body?: string): OAuthRequest {
   return { method: c.req.method, url: c.req.url, headers, ...(body !== undefined && { body }) };
 }
 
+/**
+ * `response` with one more `Set-Cookie` (a new browser binding): appended in place, or on a copy
+ * when its headers are immutable (a `Response.redirect()` of a host's `onLogin`).
+ */
+function withCookie(response: Response, setCookie: string | undefined): Response {
+  if (!setCookie) return response;
+  try {
+    response.headers.append('set-cookie', setCookie);
+    return response;
+  } catch {
+    const copy = new Response(response.body, response);
+    copy.headers.append('set-cookie', setCookie);
+    return copy;
+  }
+}
+
 // `c.body` keeps headers other middleware set; an empty body is null, so no content-type is added.
 const send = (c: Context, response: OAuthResponse): Response =>
   response.body === ''
@@ -115,7 +133,9 @@ const sendBodyError = (c: Context, error: BodyError): Response =>
  * method reaches the core too (405 or an error page). `GET /.well-known/oauth-authorization-server`
  * and `GET /.well-known/jwks.json` answer GET and HEAD (405 otherwise, from the core). It reads its own bodies: mount it at the root
  * (`app.route('/', ...)`) and move it with `basePath`, so the pages it serves link to the right
- * place.
+ * place. Each interaction is bound to the browser that started it (the `authgate_browser`
+ * cookie, scoped to `{basePath}/authorize` and added to whatever response `onLogin` /
+ * `onConsent` return): resume and decision refuse any other browser.
  *
  * @example
  * app.route('/', createOAuthApp(server, { loginUrl: '/login' }));
@@ -126,7 +146,7 @@ export function createOAuthApp(server: AuthorizationServer, options: OAuthAppOpt
   const limit = options.bodyLimit ?? 64 * 1024;
   const app = new Hono();
 
-  const route = (path: string, form: boolean, run: (request: OAuthRequest) => Promise<AuthorizeDecision | OAuthResponse>) =>
+  const route = (path: string, form: boolean, run: (request: OAuthRequest) => Promise<AuthorizeDecision | AuthorizeHandling | OAuthResponse>) =>
     app.all(basePath + path, async (c) => {
       let body: string | undefined;
       try {
@@ -137,13 +157,18 @@ export function createOAuthApp(server: AuthorizationServer, options: OAuthAppOpt
       }
       const request = toOAuthRequest(c, body);
       const result = await run(request);
+      if ('decision' in result) return withCookie(await decide(c, result.decision, result.request), result.setCookie);
       if (!('type' in result)) return send(c, result);
-      if (result.type === 'login' && options.onLogin) return options.onLogin(c, result.interaction);
-      if (result.type === 'consent' && options.onConsent) return options.onConsent(c, result.interaction);
-      return send(c, interactionResponse(result, request, options));
+      return decide(c, result, request);
     });
 
-  route('/authorize', false, (request) => server.authorize(request));
+  const decide = async (c: Context, decision: AuthorizeDecision, request: OAuthRequest): Promise<Response> => {
+    if (decision.type === 'login' && options.onLogin) return options.onLogin(c, decision.interaction);
+    if (decision.type === 'consent' && options.onConsent) return options.onConsent(c, decision.interaction);
+    return send(c, interactionResponse(decision, request, options));
+  };
+
+  route('/authorize', false, (request) => handleAuthorize(server, request, options));
   route('/authorize/resume', false, (request) => handleResume(server, request));
   route('/authorize/decision', true, (request) => handleDecisionForm(server, request));
   route('/token', true, (request) => server.token(request));

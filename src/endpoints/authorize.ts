@@ -11,6 +11,8 @@ import { accessTokenValue, familyEnd, mintAccessToken } from '../grants/issue.js
 import { queryParams, single, type Params } from '../http.js';
 import type { AuthorizationRequestRecord, ClientRecord, GrantRecord, InteractionRecord } from '../storage/types.js';
 import type { Account, AuthorizeDecision, Interaction, OAuthRequest } from '../types.js';
+import { bindRequest } from '../checks/browser-binding.js';
+import { interactionStarted } from '../checks/pending-interactions.js';
 
 /**
  * The authorization endpoint (SPEC 4.1, RFC 6749 §4.1.1, §4.2.1) and the interaction steps that
@@ -166,6 +168,7 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
     if (rest.state !== undefined) req.state = rest.state;
     if (rest.max_auth_age !== undefined) req.maxAuthAge = rest.max_auth_age;
     if (rest.i !== undefined) req.accountHint = rest.i;
+    bindRequest(req, request); // issue 14 item 10: the browser that sent it, carried by every interaction
     if (pkce) {
       // Refused here, before any page, when the challenge is known already; `issue` checks again
       // (and reports) for flows that were started side by side with the same challenge.
@@ -228,6 +231,7 @@ async function interaction(
   const record: InteractionRecord = { idHash: sha256Base64url(id), kind, request: req, requestedAt, expiresAt, loginAfter };
   if (account) record.account = account;
   await ctx.storage.saveInteraction(record);
+  await interactionStarted(ctx, record); // issue 14 item 11: audit, and the cap on anonymous ones
   const scopeDescriptions: Record<string, string> = {};
   for (const s of req.scope) scopeDescriptions[s] = ctx.scopes.describe(s);
   // Built field by field (no conditional spreads: each is an object more), in the documented order.

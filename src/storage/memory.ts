@@ -69,6 +69,7 @@ const copyRequest = (r: AuthorizationRequestRecord): AuthorizationRequestRecord 
   if (r.accountHint !== undefined) out.accountHint = r.accountHint;
   if (r.codeChallenge !== undefined) out.codeChallenge = r.codeChallenge;
   if (r.codeChallengeMethod !== undefined) out.codeChallengeMethod = r.codeChallengeMethod;
+  if (r.browserHash !== undefined) out.browserHash = r.browserHash;
   return out;
 };
 const copyInteraction = (i: InteractionRecord): InteractionRecord => {

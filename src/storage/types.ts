@@ -50,6 +50,12 @@ export interface AuthorizationRequestRecord {
   /** PKCE (RFC 7636), fixed here and copied to the code. */
   codeChallenge?: string;
   codeChallengeMethod?: 'S256' | 'plain';
+  /**
+   * SHA-256 (base64url) of the browser-binding cookie of the browser that sent the request;
+   * absent when it was made without one. Every interaction of the request may only be
+   * continued by a browser that sends that cookie. A store must keep it.
+   */
+  browserHash?: string;
 }
 
 /** A pending step of an authorization request (sign-in or consent). Single use. */

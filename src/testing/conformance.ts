@@ -232,6 +232,16 @@ define('interactions: login and consent records round trip with every field', as
   same(await storage.findInteraction(hash()), null, 'findInteraction of an unknown id is null');
 });
 
+define('interactions: the browser binding (request.browserHash) round trips through save, find and take', async (make) => {
+  const storage = await make();
+  // Without it, every browser could continue the interaction (DESIGN: an interaction belongs to the browser that started it).
+  const bound = makeInteraction();
+  bound.request.browserHash = hash();
+  await storage.saveInteraction(bound);
+  same((await storage.findInteraction(bound.idHash))?.request.browserHash, bound.request.browserHash, 'findInteraction returns request.browserHash as saved');
+  same(await storage.takeInteraction(bound.idHash, T0 + 1), bound, 'takeInteraction returns the bound interaction whole, request.browserHash included');
+});
+
 define('takeInteraction: single use; expired when now >= expiresAt (boundary -1 ms / 0)', async (make) => {
   const storage = await make();
   const record = makeInteraction();

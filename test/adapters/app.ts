@@ -2,7 +2,8 @@
  * Shared setup of the adapters' HTTP conformance suite: the same host app built with each
  * framework (Express 5, Fastify 5, Hono 4 on @hono/node-server), listening on 127.0.0.1:0; the
  * core on MemoryStorage + FakeClock + FakeSessions (sessions keyed by the `sid=` cookie, which the
- * tests send themselves); and `fetch` with `redirect: 'manual'`. Every case runs against every
+ * tests send themselves); and `fetch` with `redirect: 'manual'`, from a simulated browser that
+ * keeps the adapters' browser-binding cookie (`Browser`; tests make others). Every case runs against every
  * framework (`describe.each(FRAMEWORKS)`): a difference between them is a failing test.
  *
  * Every reply is recorded, and `useApp()` checks after each test that nothing answered 5xx,
@@ -59,6 +60,46 @@ export interface RequestOptions {
   cookie?: string;
   /** A Uint8Array is sent without a content type of its own. */
   body?: string | Uint8Array | ReadableStream<Uint8Array>;
+  /**
+   * The simulated browser whose binding cookie goes with the request and keeps what the reply
+   * sets. Default: the app's one default browser; `null`: none (a client that keeps no cookies).
+   */
+  browser?: Browser | null;
+}
+
+/** The browser-binding cookie the adapters set on the authorization route (issue 14, item 10). */
+export const BROWSER_COOKIE = 'authgate_browser';
+
+/**
+ * A simulated browser's cookie jar, for the binding cookie only: kept from a reply's
+ * `Set-Cookie` and sent, as a browser would, to the paths under its `Path`. The session (`sid=`)
+ * and CSRF cookies are not kept here: the tests spell those out themselves, which is how they
+ * test a missing or wrong one.
+ */
+export class Browser {
+  private cookie: { value: string; path: string } | undefined;
+
+  /** The binding cookie's value, if this browser has one. */
+  get binding(): string | undefined {
+    return this.cookie?.value;
+  }
+
+  /** Keep the binding cookie a reply sets. */
+  keep(headers: Headers): void {
+    const set = setCookieValue(headers, BROWSER_COOKIE);
+    if (!set) return;
+    const path = /(?:^|;)\s*path=([^;]*)/i.exec(set.attributes)?.[1]?.trim() ?? '/';
+    this.cookie = { value: set.value, path };
+  }
+
+  /** `name=value` for a request to `path`, when the cookie's Path covers it (RFC 6265 §5.1.4). */
+  cookieFor(path: string): string | undefined {
+    if (!this.cookie) return undefined;
+    const pathname = path.split(/[?#]/)[0]!;
+    const p = this.cookie.path;
+    const covered = pathname === p || pathname.startsWith(p.endsWith('/') ? p : `${p}/`);
+    return covered ? `${BROWSER_COOKIE}=${this.cookie.value}` : undefined;
+  }
 }
 
 export interface AppOptions {
@@ -233,13 +274,24 @@ export async function startApp(options: AppOptions = {}) {
   const { port } = listener.address() as AddressInfo;
   const base = `http://127.0.0.1:${port}`;
 
+  /** The browser every request goes from unless a test names another. */
+  const defaultBrowser = new Browser();
+  /** Another simulated browser, with a cookie jar of its own. */
+  const browser = () => new Browser();
+
   async function request(method: string, path: string, opts: RequestOptions = {}): Promise<Reply> {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.cookie !== undefined) headers['cookie'] = opts.cookie;
+    const jar = opts.browser === undefined ? defaultBrowser : opts.browser;
+    const bound = jar?.cookieFor(path);
+    if (bound && !(headers['cookie'] ?? '').includes(`${BROWSER_COOKIE}=`)) {
+      headers['cookie'] = headers['cookie'] ? `${headers['cookie']}; ${bound}` : bound;
+    }
     const init: RequestInit & { duplex?: 'half' } = { method, headers, redirect: 'manual' };
     if (opts.body !== undefined) init.body = opts.body as BodyInit;
     if (opts.body instanceof ReadableStream) init.duplex = 'half';
     const res = await fetch(base + path, init);
+    jar?.keep(res.headers);
     const text = await res.text();
     const reply: Reply = {
       status: res.status,
@@ -271,7 +323,8 @@ export async function startApp(options: AppOptions = {}) {
       req.end(body);
     });
 
-  const get = (path: string, cookie?: string) => request('GET', path, cookie === undefined ? {} : { cookie });
+  const get = (path: string, cookie?: string, opts: Omit<RequestOptions, 'cookie'> = {}) =>
+    request('GET', path, cookie === undefined ? opts : { ...opts, cookie });
 
   /** POST a form: an object (URL-encoded here) or a raw string body. */
   const postForm = (path: string, form: Record<string, string> | string, opts: Omit<RequestOptions, 'body'> = {}) =>
@@ -301,12 +354,17 @@ export async function startApp(options: AppOptions = {}) {
   type Consent = Awaited<ReturnType<typeof readConsent>>;
 
   /** GET the authorization endpoint as a signed-in user and read the consent page. */
-  const openConsent = async (params: Record<string, string> = {}, sid: string) => readConsent(await get(authorizeUrl(params), sid));
+  const openConsent = async (params: Record<string, string> = {}, sid: string, from?: Browser) =>
+    readConsent(await get(authorizeUrl(params), sid, from ? { browser: from } : {}));
 
   /** POST the consent form the way a browser would (session cookie + CSRF cookie + form fields). */
-  const decide = (consent: Consent, decision: 'approve' | 'deny', sid: string, overrides: { cookie?: string; form?: Record<string, string> } = {}) =>
+  const decide = (
+    consent: Consent, decision: 'approve' | 'deny', sid: string,
+    overrides: { cookie?: string; form?: Record<string, string>; browser?: Browser | null } = {},
+  ) =>
     postForm(`${paths}/authorize/decision`, { interaction: consent.interaction, csrf: consent.csrf, decision, ...overrides.form }, {
       cookie: overrides.cookie ?? `${sid}; ${consent.csrfCookie}`,
+      ...(overrides.browser !== undefined && { browser: overrides.browser }),
     });
 
   /** authorize → consent page → approve; returns the callback URL the browser is sent to. */
@@ -366,7 +424,7 @@ export async function startApp(options: AppOptions = {}) {
   }
 
   return {
-    framework, paths, base, clock, sessions, storage, server, client, other, served, replies,
+    framework, paths, base, clock, sessions, storage, server, client, other, served, replies, defaultBrowser, browser,
     request, rawRequest, get, postForm, signIn, authorizeUrl, readConsent, openConsent, decide, authorizeAndApprove, getCode,
     codeParams, exchange, exchangeInQuery, tokens, api, close, checkHealthy,
   };

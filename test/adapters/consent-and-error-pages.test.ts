@@ -74,12 +74,13 @@ describe.each(FRAMEWORKS)('%s: CSRF protection of the consent form', (framework)
     expectErrorPage(await postForm('/v1/oauth/authorize/decision', twice, { cookie }), 'invalid_request');
   });
 
-  it('session and CSRF cookies on two Cookie lines (as HTTP/2 browsers send them) are both read', async () => {
-    const { signIn, openConsent, rawRequest } = app();
+  it('session, CSRF and binding cookies on separate Cookie lines (as HTTP/2 browsers send them) are all read', async () => {
+    const { signIn, openConsent, rawRequest, defaultBrowser } = app();
     const sid = signIn(ADA);
     const consent = await openConsent({}, sid);
     const form = new URLSearchParams({ interaction: consent.interaction, csrf: consent.csrf, decision: 'approve' }).toString();
-    const reply = await rawRequest('POST', '/v1/oauth/authorize/decision', [['content-type', FORM], ['cookie', sid], ['cookie', consent.csrfCookie]], form);
+    const binding = defaultBrowser.cookieFor('/v1/oauth/authorize/decision')!;
+    const reply = await rawRequest('POST', '/v1/oauth/authorize/decision', [['content-type', FORM], ['cookie', sid], ['cookie', consent.csrfCookie], ['cookie', binding]], form);
     expect(reply.status, reply.text).toBe(303);
     expect(new URL(String(reply.headers['location'])).searchParams.get('code')).toBeTruthy();
   });

@@ -28,15 +28,21 @@ describe('Express: router mounted under a path', () => {
     expect(page.status).toBe(200);
     const html = await page.text();
     expect(html).toContain('action="/auth/v1/oauth/authorize/decision"');
-    expect(page.headers.get('set-cookie')).toContain('Path=/auth/v1/oauth/authorize');
+    expect(page.headers.getSetCookie().find((line) => line.startsWith('authgate_csrf='))).toContain('Path=/auth/v1/oauth/authorize');
+    // The browser-binding cookie is scoped like the CSRF cookie, under the mount path.
+    const binding = page.headers.getSetCookie().find((line) => line.startsWith('authgate_browser='));
+    expect(binding).toMatch(/^authgate_browser=[A-Za-z0-9_-]{43}; Path=\/auth\/v1\/oauth\/authorize;/);
     const interaction = /name="interaction" value="([^"]+)"/.exec(html)![1]!;
     const csrf = /name="csrf" value="([^"]+)"/.exec(html)![1]!;
-    const decided = await fetch(`${base}/auth/v1/oauth/authorize/decision`, {
+    const post = (cookie: string) => fetch(`${base}/auth/v1/oauth/authorize/decision`, {
       method: 'POST',
       redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `${t.ada}; authgate_csrf=${csrf}` },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
       body: new URLSearchParams({ interaction, csrf, decision: 'approve' }).toString(),
     });
+    // Without it, the form is from another browser.
+    expect((await post(`${t.ada}; authgate_csrf=${csrf}`)).status).toBe(400);
+    const decided = await post(`${t.ada}; authgate_csrf=${csrf}; ${binding!.split(';')[0]}`);
     expect(decided.status).toBe(303);
     expect(decided.headers.get('location')).toMatch(/^https:\/\/client\.example\/cb\?code=/);
     const doc = await (await fetch(`${base}/auth/.well-known/oauth-authorization-server`)).json() as Record<string, string>;

@@ -170,10 +170,12 @@ describe('Fastify: fastify.inject() (no socket), and requireToken as a route\'s 
     expect(page.statusCode).toBe(200);
     const field = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(page.body)![1]!;
     const csrf = field('csrf');
+    // The browser-binding cookie the consent page set goes back, as a browser would send it.
+    const binding = ([] as string[]).concat(page.headers['set-cookie'] ?? []).find((line) => line.startsWith('authgate_browser='))!.split(';')[0];
     const decided = await app.inject({
       method: 'POST',
       url: '/v1/oauth/authorize/decision',
-      headers: { cookie: `${sid}; authgate_csrf=${csrf}`, 'content-type': FORM },
+      headers: { cookie: `${sid}; authgate_csrf=${csrf}; ${binding}`, 'content-type': FORM },
       payload: new URLSearchParams({ interaction: field('interaction'), csrf, decision: 'approve' }).toString(),
     });
     expect(decided.statusCode).toBe(303);

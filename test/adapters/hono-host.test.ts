@@ -71,14 +71,17 @@ describe('Hono: no server at all (app.request / app.fetch, as on Workers, Deno o
     const query = new URLSearchParams({ client_id: client.clientId, redirect_uri: CALLBACK, response_type: 'code' });
     const page = await app.request(`https://auth.example/v1/oauth/authorize?${query}`, { headers: { cookie: sid } });
     expect(page.status).toBe(200);
-    // An https URL: the CSRF cookie is Secure.
-    expect(page.headers.get('set-cookie')).toMatch(/; Secure/);
+    // An https URL: the CSRF and browser-binding cookies are Secure.
+    const cookies = page.headers.getSetCookie();
+    expect(cookies.map((line) => line.split('=')[0])).toEqual(expect.arrayContaining(['authgate_csrf', 'authgate_browser']));
+    for (const line of cookies) expect(line).toMatch(/; Secure/);
+    const binding = cookies.find((line) => line.startsWith('authgate_browser='))!.split(';')[0];
     const html = await page.text();
     const field = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(html)![1]!;
     const csrf = field('csrf');
     const decided = await app.fetch(new Request('https://auth.example/v1/oauth/authorize/decision', {
       method: 'POST',
-      headers: { cookie: `${sid}; authgate_csrf=${csrf}`, 'content-type': FORM },
+      headers: { cookie: `${sid}; authgate_csrf=${csrf}; ${binding}`, 'content-type': FORM },
       body: new URLSearchParams({ interaction: field('interaction'), csrf, decision: 'approve' }),
     }));
     expect(decided.status).toBe(303);

@@ -23,9 +23,13 @@ describe('secrets', () => {
     await t.refresh(tokens.refresh_token as string);
     await t.server.revoke(t.post('/v1/oauth/revoke', { token: tokens.access_token as string }));
     await t.server.revokeClientTokens(t.client.clientId);
+    // An interaction started by a browser that is not signed in: its id is a credential too.
+    const login = await t.server.authorize(t.get(t.authorizeUrl()));
+    if (login.type === 'login') secrets.push(login.interaction.id);
+    expect(login.type).toBe('login');
     expect(new Set(events.map((e) => e.type))).toEqual(new Set([
       'client.registered', 'consent.granted', 'token.issued', 'code.reused', 'client.authentication_failed',
-      'token.revoked', 'client.tokens_revoked',
+      'token.revoked', 'client.tokens_revoked', 'interaction.started',
     ]));
     const text = JSON.stringify(events) + wrong.body;
     for (const secret of secrets) expect(text).not.toContain(secret);

@@ -100,8 +100,11 @@ async function getCode(shownBy: Instance, decidedAt: Instance, account = newAcco
   const interaction = hiddenField(page.text, 'interaction');
   const csrf = hiddenField(page.text, 'csrf');
   expect(interaction && csrf).toBeTruthy();
+  // The same browser: it sends back the binding cookie A set (bound at A, checked at B).
+  const binding = page.setCookie.find((line) => line.startsWith('authgate_browser='))?.split(';')[0];
+  expect(binding).toBeTruthy();
   const decided = await http(decidedAt, '/v1/oauth/authorize/decision', {
-    headers: { 'x-test-account': account, cookie: `authgate_csrf=${csrf}` },
+    headers: { 'x-test-account': account, cookie: `authgate_csrf=${csrf}; ${binding}` },
     form: { interaction: interaction!, csrf: csrf!, decision: 'approve' },
   });
   expect([302, 303], decided.text).toContain(decided.status);

@@ -54,11 +54,21 @@ export function describeWorkerCases(runtime: string, start: () => Promise<Runnin
       await running?.stop();
     });
 
+    /**
+     * The browser-binding cookie, kept as the one simulated browser keeps it: set by the
+     * authorization route, sent back to the routes under its Path (`/v1/oauth/authorize`).
+     */
+    let binding: string | undefined;
+
     async function raw(method: string, path: string, options: Options = {}): Promise<Reply> {
       const headers: Record<string, string> = { ...options.headers };
       if (options.as) headers['x-test-account'] = options.as;
       if (options.cookie !== undefined) headers['cookie'] = options.cookie;
+      if (binding && /^\/v1\/oauth\/authorize(\/|\?|$)/.test(path)) {
+        headers['cookie'] = headers['cookie'] ? `${headers['cookie']}; ${binding}` : binding;
+      }
       const res = await fetch(running!.base + path, { method, headers, redirect: 'manual', ...(options.body !== undefined && { body: options.body }) });
+      binding = res.headers.getSetCookie().find((line) => line.startsWith('authgate_browser='))?.split(';')[0] ?? binding;
       const text = await res.text();
       return { status: res.status, headers: res.headers, text, location: res.headers.get('location'), json: <T>() => JSON.parse(text) as T };
     }
@@ -77,6 +87,7 @@ export function describeWorkerCases(runtime: string, start: () => Promise<Runnin
 
     beforeEach(async () => {
       replies.length = 0;
+      binding = undefined;
       await reset();
     });
     afterEach(async () => {

@@ -1,0 +1,163 @@
+/**
+ * Browser binding of interactions (DESIGN: "An interaction belongs to the browser that started
+ * it"; SECURITY-MATRIX, issue 14 item 10).
+ *
+ * Interaction ids travel in URLs (the sign-in redirect, the resume link, "Use another account").
+ * Whoever learns one (a Referer, an analytics script on the login page, history, logs) could
+ * otherwise finish the flow in their own browser, signed in as themselves, and the victim's
+ * client would get a code for the attacker's account with the victim's valid `state`: a session
+ * swap that `state` cannot catch (RFC 9700 §4.7 and §4.2.4 describe the family).
+ *
+ * So the authorization route gives the browser a random secret in an `HttpOnly`,
+ * `SameSite=Lax` cookie scoped to `{basePath}/authorize` (as node-oidc-provider does), and the
+ * request record keeps only its SHA-256 (`browserHash`). Resume and decision compare, in
+ * constant time, the hash of the cookie the browser sends with the stored one. The secret is
+ * derived from nothing in any URL: a cookie holding the interaction id would prove nothing,
+ * since an attacker controls their own browser's cookies.
+ *
+ * One cookie per browser, reused by every interaction it starts: several tabs with flows in
+ * flight all carry it, and the browser keeps one cookie, not one per interaction (which would
+ * grow its Cookie header with every flow and could clobber each other at the same path).
+ *
+ * An interaction created without a binding (a host calling `authorize()` directly with a
+ * request that carries no binding cookie) is unbound, and any browser may continue it: that is
+ * the host's own page's business, and the host can bind with `bindBrowser` and check with
+ * `AuthorizationServer.checkBrowserBinding`.
+ */
+import { randomToken, sha256Base64url, timingSafeEqual } from '../crypto.js';
+import type { Context } from '../context.js';
+import { errorPage, pageFailure } from '../endpoints/failure.js';
+import type { AuthorizationRequestRecord } from '../storage/types.js';
+import type { AuthorizeDecision, OAuthRequest } from '../types.js';
+
+/** The name of the browser-binding cookie. */
+export const BROWSER_COOKIE = 'authgate_browser';
+
+/** What `randomToken()` produces: 32 random bytes, base64url. Anything else is not ours. */
+const SECRET = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * The first value of cookie `name` in the request's Cookie header(s) (RFC 6265 §5.4) that
+ * `accept` takes, if any.
+ */
+export function readCookie(request: Pick<OAuthRequest, 'headers'>, name: string, accept: (value: string) => boolean = () => true): string | undefined {
+  const raw = request.headers['cookie'];
+  for (const line of Array.isArray(raw) ? raw : raw ? [raw] : []) {
+    for (const part of line.split(';')) {
+      const eq = part.indexOf('=');
+      if (eq > 0 && part.slice(0, eq).trim() === name) {
+        const value = part.slice(eq + 1).trim();
+        if (accept(value)) return value;
+      }
+    }
+  }
+  return undefined;
+}
+
+const wellFormed = (value: string) => SECRET.test(value);
+
+/** The browser's binding secret: the first well-formed one its request carries (a stray malformed one is skipped). */
+const browserSecret = (request: Pick<OAuthRequest, 'headers'>): string | undefined => readCookie(request, BROWSER_COOKIE, wellFormed);
+
+/**
+ * Record on a new authorization request the browser it came from: the hash of the binding
+ * cookie its request carries, if any (none: the request stays unbound). Every interaction of the
+ * request carries it on, `resume` included.
+ */
+export function bindRequest(req: AuthorizationRequestRecord, request: Pick<OAuthRequest, 'headers'>): void {
+  const secret = browserSecret(request);
+  if (secret !== undefined) req.browserHash = sha256Base64url(secret);
+}
+
+/**
+ * Whether `request` may continue an interaction of `req`: always for an unbound request;
+ * otherwise only with the binding cookie whose hash was stored (compared in constant time).
+ */
+export function sameBrowser(req: Pick<AuthorizationRequestRecord, 'browserHash'>, request: Pick<OAuthRequest, 'headers'>): boolean {
+  if (req.browserHash === undefined) return true;
+  const secret = browserSecret(request);
+  return secret !== undefined && timingSafeEqual(sha256Base64url(secret), req.browserHash);
+}
+
+/** What the page of another browser says (an `invalid_request` error page, status 400). */
+export const ANOTHER_BROWSER =
+  'This authorization was started in another browser. Open the application in this browser and start again from there.';
+
+/** Options of `bindBrowser`. */
+export interface BrowserBindingOptions {
+  /**
+   * The cookie's `Path`: every route that continues the interaction must be under it. The
+   * adapters use `{basePath}/authorize` (mount path included), which covers `/authorize`,
+   * `/authorize/resume` and `/authorize/decision`. Default `/v1/oauth/authorize`.
+   */
+  path?: string;
+  /** Add `Secure`. Default: when `request.url` is an absolute `https:` URL. */
+  secure?: boolean;
+}
+
+/** The result of `bindBrowser`. */
+export interface BrowserBinding {
+  /**
+   * The request to pass to `server.authorize()`: the original one when the browser already had
+   * its cookie, otherwise a copy whose Cookie header carries the new one.
+   */
+  request: OAuthRequest;
+  /**
+   * The `Set-Cookie` header value to send with the response when the binding is new;
+   * `undefined` when the browser already has it. Send it only with a `login` or `consent`
+   * decision (nothing is stored otherwise).
+   */
+  setCookie: string | undefined;
+}
+
+/**
+ * Bind the authorization request to the browser that sends it, as the adapters do on
+ * `GET {basePath}/authorize`: for hosts that serve the authorization endpoint, or the
+ * interaction pages, themselves. Reuses the browser's binding cookie when it has one, otherwise
+ * makes a new random secret (never derived from anything in a URL). Pair it with
+ * `server.checkBrowserBinding(interactionId, request)` on every page that continues the
+ * interaction (resume, the consent form's POST): those pages must be under the cookie's `path`.
+ *
+ * @example
+ * // The host's own authorization route:
+ * const binding = bindBrowser(request, { path: '/oauth' });
+ * const decision = await server.authorize(binding.request);
+ * if (binding.setCookie && (decision.type === 'login' || decision.type === 'consent')) {
+ *   res.append('Set-Cookie', binding.setCookie);
+ * }
+ * // ... and on its consent page's POST (under /oauth):
+ * const refused = await server.checkBrowserBinding(interactionId, request);
+ * if (refused) return render(refused); // an error page: started in another browser
+ * const result = await server.approve(interactionId, request);
+ */
+export function bindBrowser(request: OAuthRequest, options: BrowserBindingOptions = {}): BrowserBinding {
+  if (browserSecret(request) !== undefined) return { request, setCookie: undefined };
+  const secret = randomToken();
+  const pair = `${BROWSER_COOKIE}=${secret}`;
+  const raw = request.headers['cookie'];
+  // The browser will send it from now on; the request the core sees already does.
+  const cookie = Array.isArray(raw) ? [...raw, pair] : raw ? `${raw}; ${pair}` : pair;
+  const secure = options.secure ?? request.url.startsWith('https:');
+  return {
+    request: { ...request, headers: { ...request.headers, cookie } },
+    setCookie: `${pair}; Path=${options.path ?? '/v1/oauth/authorize'}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`,
+  };
+}
+
+/**
+ * The check of `AuthorizationServer.checkBrowserBinding`: `null` when `request` may continue
+ * the interaction (the browser that started it, or an unbound interaction, or one that is
+ * unknown or expired: the step itself then says so); otherwise the "started in another browser"
+ * error page. Reads the interaction without using it up, so a refused attempt leaves it to the
+ * browser it belongs to.
+ */
+export async function checkBrowserBinding(ctx: Context, interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision | null> {
+  try {
+    if (typeof interactionId !== 'string' || !interactionId || interactionId.length > 200) return null;
+    const record = await ctx.storage.findInteraction(sha256Base64url(interactionId));
+    if (!record || sameBrowser(record.request, request)) return null;
+    return errorPage('invalid_request', ANOTHER_BROWSER);
+  } catch (error) {
+    return pageFailure(ctx, error);
+  }
+}

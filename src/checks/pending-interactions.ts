@@ -1,0 +1,67 @@
+/**
+ * What an anonymous flood may cost (issue 14, item 11). Every authorization request for a valid
+ * client from a browser that is not signed in stores a `login` interaction until it expires
+ * (`lifetimes.interaction`); nothing about such a request identifies who sent it, and a script
+ * can send as many as it likes, with or without cookies (a binding cookie is handed out to
+ * anyone who asks, so waiting for one would stop only clients that keep no cookies).
+ *
+ * So each server instance remembers the anonymous interactions it stored, in order, and keeps
+ * at most `maxPendingAnonymousInteractions` of them pending: storing one more forgets the oldest
+ * that has not expired yet (deleted from storage). Forgetting the oldest, not refusing the
+ * newest: a flood then has to outpace real sign-ins (a full window of requests in the time a
+ * user takes to sign in) to cost anyone a flow, while refusing new ones would let a small
+ * flood lock everyone out for a whole interaction lifetime. Consent steps (a signed-in account)
+ * are neither counted nor forgotten: the host knows who sends them and can rate-limit per
+ * account. Sign-in steps count whether or not some session was there: if it did not meet the
+ * request, the requester has proven nothing for it yet.
+ *
+ * Memory: one slot (a hash and a time) per remembered interaction, in a ring allocated up front.
+ * The `interaction.started` audit event lets a host rate-limit before any of this matters.
+ */
+import { audit, type Context } from '../context.js';
+import type { InteractionRecord } from '../storage/types.js';
+
+/** The anonymous interactions one server instance stored, oldest first: a fixed-size ring. */
+export class PendingAnonymous {
+  private readonly hashes: (string | undefined)[];
+  private readonly expiries: Float64Array;
+  private next = 0;
+
+  constructor(readonly capacity: number) {
+    this.hashes = new Array<string | undefined>(capacity);
+    this.expiries = new Float64Array(capacity);
+  }
+
+  /**
+   * Remember a newly stored interaction; returns the id hash of the one it displaces when that
+   * one has not expired by `now` (the caller deletes it), otherwise undefined.
+   */
+  add(idHash: string, expiresAt: number, now: number): string | undefined {
+    const slot = this.next;
+    const displaced = this.hashes[slot];
+    const live = displaced !== undefined && now < this.expiries[slot]!;
+    this.hashes[slot] = idHash;
+    this.expiries[slot] = expiresAt;
+    this.next = slot + 1 === this.capacity ? 0 : slot + 1;
+    return live ? displaced : undefined;
+  }
+}
+
+/**
+ * After an interaction was stored: report it (`interaction.started`, no secrets) and keep the
+ * instance's anonymous ones within the cap. Anonymous: a `login` step, whose browser is not
+ * signed in as the request needs (signed out, or its sign-in is not fresh enough or not the
+ * hinted account). A `consent` step is shown to a known, signed-in account.
+ */
+export async function interactionStarted(ctx: Context, record: InteractionRecord): Promise<void> {
+  if (record.kind === 'consent') {
+    audit(ctx, { type: 'interaction.started', clientId: record.request.clientId, kind: 'consent', signedIn: true, accountUuid: record.account?.uuid ?? '' });
+    return;
+  }
+  audit(ctx, { type: 'interaction.started', clientId: record.request.clientId, kind: 'login', signedIn: false });
+  if (!ctx.pendingAnonymous) return;
+  const now = ctx.clock.now();
+  const displaced = ctx.pendingAnonymous.add(record.idHash, record.expiresAt, now);
+  // Taking it is deleting it; one already resumed is simply not there any more.
+  if (displaced !== undefined) await ctx.storage.takeInteraction(displaced, now);
+}
