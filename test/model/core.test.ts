@@ -12,7 +12,7 @@ import { MemoryStorage } from '../../src/index.js';
 import { stats } from './model.js';
 import { runModel, settings } from './run.js';
 
-const s = settings(150);
+const s = settings(5000);
 
 describe('model-based: the authorization state machine on MemoryStorage', () => {
   it(`keeps every invariant over ${s.runs} runs of up to ${s.maxCommands} steps (seed ${s.seed ?? 'random'})`, async () => {

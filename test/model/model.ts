@@ -558,7 +558,12 @@ export class Decide implements Cmd {
   check = () => true;
   async run(model: Model, real: Real): Promise<void> {
     const target = pickInteraction(model, this.interaction, 'consent');
-    const session = model.browsers[pickBrowser(model, this.browser, target?.account)]!;
+    await this.on(model, real, target, pickBrowser(model, this.browser, target?.account));
+  }
+
+  /** Decide on `target` (null: a made-up id) in browser `browser`. */
+  async on(model: Model, real: Real, target: PendingInteraction | null, browser: number): Promise<void> {
+    const session = model.browsers[browser]!;
     model.hostBug = !!session?.broken;
     const id = target?.id ?? randomBytes(32).toString('base64url');
     const request = browserRequest('/', session);
@@ -605,7 +610,10 @@ export class ExchangeCode implements Cmd {
   constructor(readonly code: number, readonly client: ClientChoice, readonly verifier: VerifierChoice, readonly redirectRight: boolean) {}
   check = (m: Readonly<Model>) => m.codes.length > 0;
   async run(model: Model, real: Real): Promise<void> {
-    const code = pick(model.codes, this.code);
+    await this.on(model, real, pick(model.codes, this.code));
+  }
+
+  async on(model: Model, real: Real, code: Code): Promise<void> {
     const { req, family } = code;
     const verifier = this.verifier === 'wrong' ? randomBytes(32).toString('base64url') : this.verifier === 'right' ? req.verifier : undefined;
     const redirectUri = this.redirectRight ? req.redirectUri : `${req.redirectUri}/elsewhere`;
@@ -648,6 +656,28 @@ export class ExchangeCode implements Cmd {
     if (paramsRight && !expired && family.revoked === 'maybe') family.revoked = 'yes';
   }
   toString = () => `ExchangeCode(code ${this.code}, client ${this.client}, verifier ${this.verifier}, redirect ${this.redirectRight ? 'right' : 'wrong'})`;
+}
+
+/**
+ * A whole code flow in one step, so that runs reach the token side often: sign in afresh in a
+ * browser, authorize (default prompt), approve, and exchange the code, each step checked exactly
+ * as the single commands check it.
+ */
+export class CodeFlow implements Cmd {
+  constructor(readonly browser: number, readonly account: Account, readonly client: ClientKey, readonly scope: Scope) {}
+  check = () => true;
+  async run(model: Model, real: Real): Promise<void> {
+    await new SignIn(this.browser, this.account, 0).run(model, real);
+    const params: AuthorizeParams = { client: this.client, responseType: 'code', scope: this.scope, prompt: undefined, maxAuthAge: undefined, hint: undefined, pkce: true };
+    await new Authorize(this.browser, params).run(model, real);
+    const consent = model.interactions.at(-1);
+    if (!consent || consent.kind !== 'consent' || consent.status !== 'live') return;
+    const codes = model.codes.length;
+    await new Decide(null, this.browser, 'approve').on(model, real, consent, this.browser);
+    const code = model.codes[codes];
+    if (code) await new ExchangeCode(codes, 'right', 'right', true).on(model, real, code);
+  }
+  toString = () => `CodeFlow(browser ${this.browser}, ${this.account.name.split(' ')[0]}, ${this.client}, ${this.scope})`;
 }
 
 /** POST /token with `grant_type=refresh_token`: any refresh token ever issued, current or rotated. */
@@ -828,6 +858,7 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
     resume, resume,
     approve, approve, approve, approve,
     fc.tuple(fc.option(index, { freq: 8 }), decider).map(([i, b]) => new Decide(i, b, 'deny')),
+    fc.tuple(browser, account, fc.constantFrom<ClientKey>('conf', 'pub'), fc.constantFrom<Scope>('read', 'read write')).map(([b, a, c, sc]) => new CodeFlow(b, a, c, sc)),
     // The token side only runs once there is something to use, so it weighs more.
     exchange, exchange, exchange, exchange, exchange,
     refresh, refresh, refresh, refresh, refresh, refresh, refresh, refresh,
