@@ -14,6 +14,7 @@ export const INVARIANTS = {
     'the `i` hint matches, `prompt=login` -> signed in after the request, `max_auth_age` -> session young enough when issuing.',
   consentOnlyToQualifiedSession:
     'A consent is shown (by `authorize` or `resume`) only to a session that meets every requirement of the request, and for its own account.',
+  nonFiniteSignInIsSignedOut: 'A session whose sign-in time is not a finite number counts as not signed in (and may be reported through onError).',
   interactionStepRechecksRequest:
     '`approve`/`deny` answer the client only for the account the consent was shown to, when its session still meets every requirement of the request.',
   browserBinding: 'An interaction resumed, approved or denied from another browser never yields a consent page or a code (HTTP).',

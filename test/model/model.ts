@@ -59,6 +59,41 @@ export interface Real {
   prune(now: number): Promise<unknown> | unknown;
   /** Every error handed to `onError`. */
   faults: unknown[];
+  /** HTTP variant: the browser-facing steps go through an adapter, with a cookie jar per browser. */
+  browserSteps?: BrowserSteps;
+}
+
+/**
+ * The browser-facing steps over HTTP: each answer read back into a decision. A recorded
+ * interaction then belongs to the browser that was shown it (and a consent carries its CSRF value).
+ */
+export interface BrowserSteps {
+  authorize(browser: number, url: string): Promise<AuthorizeDecision>;
+  resume(browser: number, interactionId: string): Promise<AuthorizeDecision>;
+  decide(browser: number, interactionId: string, csrf: string | undefined, decision: 'approve' | 'deny'): Promise<AuthorizeDecision>;
+}
+
+/** The CSRF value of a consent page read over HTTP. */
+const csrfOf = (decision: AuthorizeDecision): string | undefined => (decision.type === 'consent' ? (decision.interaction as { csrf?: string }).csrf : undefined);
+
+/** After a step in `browser`: the interaction it recorded (if any) is that browser's. */
+function own(model: Model, before: number, browser: number, decision: AuthorizeDecision): void {
+  const recorded = model.interactions[before];
+  if (!recorded) return;
+  recorded.owner = browser;
+  const csrf = csrfOf(decision);
+  if (csrf !== undefined) recorded.csrf = csrf;
+}
+
+/**
+ * HTTP variant: an interaction resumed or decided in another browser than the one it was shown
+ * in yields neither a consent page nor a code, and answers the client nothing (issue 14, item 10).
+ * @returns whether the step came from another browser.
+ */
+function checkBinding(real: Real, step: string, target: PendingInteraction, browser: number, decision: AuthorizeDecision): boolean {
+  if (!real.browserSteps || target.owner === undefined || target.owner === browser) return false;
+  check('browserBinding', decision.type !== 'consent' && decision.type !== 'redirect', () => `${step} of an interaction of browser ${target.owner} from browser ${browser}: ${describeDecision(decision)}`);
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -96,6 +131,9 @@ export interface PendingInteraction {
   account?: Account;
   /** `unknown` after a refused step whose effect on the interaction the design leaves open. */
   status: 'live' | 'gone' | 'unknown';
+  /** HTTP variant: the browser that was shown it, and the consent form's CSRF value. */
+  owner?: number;
+  csrf?: string;
 }
 
 export interface Family {
@@ -210,7 +248,7 @@ function post(url: string, form: Record<string, string | undefined>): OAuthReque
 const browserRequest = (url: string, session: Session | null): OAuthRequest => ({ method: 'GET', url, headers: session ? { cookie: session.cookie } : {} });
 
 /** Call the real server: a throw is a failed invariant, never an answer. */
-async function call<T>(what: string, step: () => Promise<T>): Promise<T> {
+export async function call<T>(what: string, step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (error) {
@@ -218,7 +256,7 @@ async function call<T>(what: string, step: () => Promise<T>): Promise<T> {
   }
 }
 
-function noServerError(what: string, status: number, body: string): void {
+export function noServerError(what: string, status: number, body: string): void {
   check('noFaults', status < 500, () => `${what} answered ${status}: ${body.slice(0, 300)}`);
 }
 
@@ -292,7 +330,7 @@ interface Callback {
   mode: 'query' | 'fragment';
 }
 
-function readCallback(req: Req, location: string): Callback {
+export function readCallback(req: Req, location: string): Callback {
   check('modelAgreement', location.startsWith(req.redirectUri), () => `redirect to ${location}, not to ${req.redirectUri}`);
   const url = new URL(location);
   const mode = url.hash ? 'fragment' : 'query';
@@ -336,7 +374,7 @@ function recordInteraction(model: Model, decision: AuthorizeDecision & { type: '
 }
 
 /** The outcomes the model allows for an authorization step. */
-type Expected = { redirectError?: string; issue?: boolean; login?: boolean; consent?: boolean; errorPage?: boolean };
+export type Expected = { redirectError?: string; issue?: boolean; login?: boolean; consent?: boolean; errorPage?: boolean };
 
 function describeDecision(d: AuthorizeDecision): string {
   if (d.type === 'redirect') return `redirect ${d.location.replace(/(code|access_token)=[^&]+/, '$1=…')}`;
@@ -348,8 +386,14 @@ function describeDecision(d: AuthorizeDecision): string {
  * Check a decision against what the model allows, and record what it created. `session` is the
  * session the step saw; `requestedAt` when the original request arrived.
  */
-function applyDecision(model: Model, step: string, decision: AuthorizeDecision, expected: Expected, req: Req, session: Session | null, requestedAt: number, consentAccount?: Account): void {
+export function applyDecision(model: Model, step: string, decision: AuthorizeDecision, expected: Expected, req: Req, session: Session | null, requestedAt: number, consentAccount?: Account): void {
   decisionStatus(step, decision);
+  if (session?.broken) {
+    // Item 4: a sign-in time that is not a finite number is "not signed in", never a pass.
+    const signedOut = decision.type === 'login' || decision.type === 'error' ||
+      (decision.type === 'redirect' && /[?#&]error=(login_required|invalid_request)/.test(decision.location));
+    check('nonFiniteSignInIsSignedOut', signedOut, () => `${step} with a sign-in time that is not a finite number answered ${describeDecision(decision)} (${describeReq(req)})`);
+  }
   const got = describeDecision(decision);
   count(`${step} -> ${decision.type === 'redirect' ? (/[?#&](code|access_token)=/.test(decision.location) ? 'issued' : 'error redirect') : decision.type}`);
   const disagree = () => `${step} (${describeReq(req)}; session ${describeSession(session)}): model allows ${JSON.stringify(expected)}, got ${got}`;
@@ -463,7 +507,8 @@ export class Authorize implements Cmd {
   check = () => true;
   async run(model: Model, real: Real): Promise<void> {
     // null: the first browser where someone is signed in.
-    const session = model.browsers[this.browser ?? Math.max(0, model.browsers.findIndex((b) => b !== null))]!;
+    const browserIndex = this.browser ?? Math.max(0, model.browsers.findIndex((b) => b !== null));
+    const session = model.browsers[browserIndex]!;
     model.hostBug = !!session?.broken;
     const { p } = this;
     // The public client never uses the implicit flow here (a per-client matter, item 6).
@@ -483,11 +528,15 @@ export class Authorize implements Cmd {
       query.set('code_challenge', s256(verifier));
       query.set('code_challenge_method', 'S256');
     }
-    const decision = await call('authorize', () => real.server.authorize(browserRequest(`/v1/oauth/authorize?${query}`, session)));
+    const url = `/v1/oauth/authorize?${query}`;
+    const steps = real.browserSteps;
+    const decision = await call('authorize', () => (steps ? steps.authorize(browserIndex, url) : real.server.authorize(browserRequest(url, session))));
+    const before = model.interactions.length;
     applyDecision(model, 'authorize', decision, this.expected(model, req, session), req, session, model.now);
+    own(model, before, browserIndex, decision);
   }
 
-  private expected(model: Model, req: Req, session: Session | null): Expected {
+  expected(model: Model, req: Req, session: Session | null): Expected {
     if (req.client === 'pub' && !req.verifier) return { redirectError: 'invalid_request' };
     const unmet = unmetRequirement(req, session, model.now, model.now);
     if (req.prompt === 'none') {
@@ -505,14 +554,14 @@ export class Authorize implements Cmd {
  * An interaction the model knows, or (index null) a made-up id. Mostly one that fits the step
  * (a live one of `kind`), so that flows get far; sometimes any, used up or expired ones too.
  */
-function pickInteraction(model: Readonly<Model>, index: number | null, kind: 'login' | 'consent'): PendingInteraction | null {
+export function pickInteraction(model: Readonly<Model>, index: number | null, kind: 'login' | 'consent'): PendingInteraction | null {
   if (index === null || model.interactions.length === 0) return null;
   const fitting = model.interactions.filter((i) => i.kind === kind && i.status === 'live' && model.now < i.expiresAt);
   return fitting.length > 0 && index % 4 !== 3 ? pick(fitting, index >> 2) : pick(model.interactions, index >> 2);
 }
 
 /** The browser a step runs in: the given one, or (null) one signed in as `account` if any. */
-function pickBrowser(model: Readonly<Model>, browser: number | null, account: Account | undefined): number {
+export function pickBrowser(model: Readonly<Model>, browser: number | null, account: Account | undefined): number {
   if (browser !== null) return browser;
   const found = model.browsers.findIndex((s) => s !== null && account !== undefined && s.account.uuid === account.uuid);
   return found >= 0 ? found : 0;
@@ -520,27 +569,38 @@ function pickBrowser(model: Readonly<Model>, browser: number | null, account: Ac
 
 /** `resume` after sign-in: from the browser that started it or any other (the core does not bind). */
 export class Resume implements Cmd {
-  constructor(readonly interaction: number | null, readonly browser: number) {}
+  constructor(readonly interaction: number | null, readonly browserChoice: number | null) {}
+  /** Set by `run`: the given browser, or (null) the one that started the interaction. */
+  private browser = 0;
   check = () => true;
   async run(model: Model, real: Real): Promise<void> {
     const target = pickInteraction(model, this.interaction, 'login');
+    this.browser = this.browserChoice ?? target?.owner ?? 0;
     const session = model.browsers[this.browser]!;
     model.hostBug = !!session?.broken;
     const id = target?.id ?? randomBytes(32).toString('base64url');
-    const decision = await call('resume', () => real.server.resume(id, browserRequest('/', session)));
+    const steps = real.browserSteps;
+    const decision = await call('resume', () => (steps ? steps.resume(this.browser, id) : real.server.resume(id, browserRequest('/', session))));
     if (!target) {
       decisionStatus('resume', decision);
       check('modelAgreement', decision.type === 'error', () => `resume of an unknown interaction: ${describeDecision(decision)}`);
+      return;
+    }
+    if (checkBinding(real, 'resume', target, this.browser, decision)) {
+      decisionStatus('resume', decision);
+      if (target.status === 'live') target.status = 'unknown';
       return;
     }
     const expected = this.expected(model, target, session);
     const before = target.status;
     if (target.status === 'live' || decision.type !== 'error') target.status = 'gone';
     if (before === 'unknown' && decision.type === 'error') target.status = 'gone';
+    const count = model.interactions.length;
     applyDecision(model, 'resume', decision, expected, target.req, session, target.requestedAt);
+    own(model, count, this.browser, decision);
   }
 
-  private expected(model: Model, target: PendingInteraction, session: Session | null): Expected {
+  expected(model: Model, target: PendingInteraction, session: Session | null): Expected {
     if (target.status === 'gone' || model.now >= target.expiresAt) return { errorPage: true };
     const unknown = target.status === 'unknown';
     const unmet = unmetRequirement(target.req, session, target.requestedAt, model.now);
@@ -549,7 +609,7 @@ export class Resume implements Cmd {
     const either = unmet === null && target.req.maxAuthAge !== undefined && session!.authenticatedAt <= target.requestedAt;
     return { login: unmet !== null || either, consent: unmet === null, errorPage: unknown };
   }
-  toString = () => `Resume(interaction ${this.interaction ?? 'unknown id'}, browser ${this.browser})`;
+  toString = () => `Resume(interaction ${this.interaction ?? 'unknown id'}, browser ${this.browserChoice ?? 'that started it'})`;
 }
 
 /** `approve` or `deny` of a consent interaction, from any browser. */
@@ -558,7 +618,7 @@ export class Decide implements Cmd {
   check = () => true;
   async run(model: Model, real: Real): Promise<void> {
     const target = pickInteraction(model, this.interaction, 'consent');
-    await this.on(model, real, target, pickBrowser(model, this.browser, target?.account));
+    await this.on(model, real, target, this.browser ?? target?.owner ?? pickBrowser(model, null, target?.account));
   }
 
   /** Decide on `target` (null: a made-up id) in browser `browser`. */
@@ -567,10 +627,18 @@ export class Decide implements Cmd {
     model.hostBug = !!session?.broken;
     const id = target?.id ?? randomBytes(32).toString('base64url');
     const request = browserRequest('/', session);
-    const decision = await call(this.decision, () => (this.decision === 'approve' ? real.server.approve(id, request) : real.server.deny(id, request)));
+    const steps = real.browserSteps;
+    const decision = await call(this.decision, () => (steps
+      ? steps.decide(browser, id, target?.owner === browser ? target.csrf : undefined, this.decision)
+      : this.decision === 'approve' ? real.server.approve(id, request) : real.server.deny(id, request)));
     if (!target) {
       decisionStatus(this.decision, decision);
       check('modelAgreement', decision.type === 'error', () => `${this.decision} of an unknown interaction: ${describeDecision(decision)}`);
+      return;
+    }
+    if (checkBinding(real, this.decision, target, browser, decision)) {
+      decisionStatus(this.decision, decision);
+      if (target.status === 'live') target.status = 'unknown';
       return;
     }
     const dead = target.status === 'gone' || model.now >= target.expiresAt;
@@ -600,7 +668,7 @@ export class Decide implements Cmd {
     if (decision.type === 'redirect' || dead) target.status = 'gone';
     else if (target.status === 'live') target.status = 'unknown';
   }
-  toString = () => `${this.decision === 'approve' ? 'Approve' : 'Deny'}(interaction ${this.interaction ?? 'unknown id'}, browser ${this.browser ?? "of the consent's account"})`;
+  toString = () => `${this.decision === 'approve' ? 'Approve' : 'Deny'}(interaction ${this.interaction ?? 'unknown id'}, browser ${this.browser ?? 'that was shown it'})`;
 }
 
 export type VerifierChoice = 'right' | 'wrong' | 'none';
@@ -833,7 +901,7 @@ export function commandArbitraries(): fc.Arbitrary<Cmd>[] {
 
 function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
   const authorize = fc.tuple(fc.option(browser, { freq: 2 }), authorizeParams).map(([b, p]) => new Authorize(b, p));
-  const resume = fc.tuple(fc.option(index, { freq: 8 }), browser).map(([i, b]) => new Resume(i, b));
+  const resume = fc.tuple(fc.option(index, { freq: 8 }), fc.option(browser, { freq: 2 })).map(([i, b]) => new Resume(i, b));
   const decider = fc.option(browser, { freq: 2 });
   const bearer = fc.tuple(index, fc.constantFrom<'GET' | 'POST'>('GET', 'POST')).map(([t, m]) => new Bearer(t, m));
   const approve = fc.tuple(fc.option(index, { freq: 8 }), decider).map(([i, b]) => new Decide(i, b, 'approve'));

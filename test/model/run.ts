@@ -94,13 +94,25 @@ export async function makeReal(store: RunStore, refreshLifetime: RefreshLifetime
  * @returns how many runs ended on a known failure (MODEL_KNOWN_FAILURES), by message.
  */
 export async function runModel(newStore: () => Promise<RunStore>, s: ModelSettings): Promise<string[]> {
+  return runModelOn(async (refreshLifetime) => makeReal(await newStore(), refreshLifetime), s);
+}
+
+/** A system under test for one run, and how to let go of it afterwards. */
+export type NewReal = (refreshLifetime: RefreshLifetime) => Promise<Real & { close?: () => Promise<void> }>;
+
+/** `runModel` on any system under test (the HTTP variant builds its own). */
+export async function runModelOn(newReal: NewReal, s: ModelSettings, onModel?: (model: Model) => void): Promise<string[]> {
   const knownFailures: string[] = [];
   const property = fc.asyncProperty(
     fc.constantFrom<RefreshLifetime>(86_400, null),
     fc.commands(commandArbitraries().map((arb) => arb.map((cmd) => new Checked(cmd))), { maxCommands: s.maxCommands, size: 'max' }),
     async (refreshLifetime, cmds) => {
-      const store = await newStore();
-      const setup = async () => ({ model: initialModel(START, refreshLifetime), real: await makeReal(store, refreshLifetime) });
+      const real = await newReal(refreshLifetime);
+      const setup = () => {
+        const model = initialModel(START, refreshLifetime);
+        onModel?.(model);
+        return { model, real };
+      };
       try {
         await fc.asyncModelRun(setup, cmds);
       } catch (error) {
@@ -109,6 +121,8 @@ export async function runModel(newStore: () => Promise<RunStore>, s: ModelSettin
           return;
         }
         throw error;
+      } finally {
+        await real.close?.();
       }
     },
   );
