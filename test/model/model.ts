@@ -646,15 +646,18 @@ export class Decide implements Cmd {
     const unmet = unmetRequirement(target.req, session, target.requestedAt, model.now);
     const allowed = !dead && rightAccount && unmet === null;
     count(`${this.decision} model: ${dead ? 'dead' : !rightAccount ? 'wrong account' : unmet !== null ? 'unmet' : 'allowed'}`);
-    if (decision.type === 'redirect') {
-      // Every step re-checks the whole request against the session it sees (issue 14, item 2).
+    const certain = target.status === 'live';
+    // Every step re-checks the whole request against the session it sees (issue 14, item 2).
+    const recheck = () => {
+      if (decision.type !== 'redirect') return;
       check('interactionStepRechecksRequest', allowed, () =>
         `${this.decision} answered the client although ${dead ? 'the interaction is gone' : !rightAccount ? `the session is ${describeSession(session)} and the consent was shown to ${target.account?.uuid ?? '(a login interaction)'}` : unmet} (${describeReq(target.req)})`);
-    }
-    const certain = target.status === 'live';
+    };
     if (this.decision === 'approve') {
       const expected: Expected = allowed ? (certain ? { issue: true } : { issue: true, errorPage: true }) : { errorPage: true, login: true };
+      // A code is reported as issuedOnlyToQualifiedSession (checked inside), the rest here.
       applyDecision(model, 'approve', decision, expected, target.req, session, target.requestedAt, target.account);
+      recheck();
       if (decision.type === 'redirect' && !new URL(decision.location).href.includes('error=')) {
         const key = consentKey(session!.account, target.req.client);
         const granted = model.consents.get(key) ?? new Set<string>();
@@ -663,6 +666,7 @@ export class Decide implements Cmd {
       }
     } else {
       const expected: Expected = allowed ? (certain ? { redirectError: 'access_denied' } : { redirectError: 'access_denied', errorPage: true }) : { errorPage: true, login: true };
+      recheck();
       applyDecision(model, 'deny', decision, expected, target.req, session, target.requestedAt, target.account);
     }
     if (decision.type === 'redirect' || dead) target.status = 'gone';
