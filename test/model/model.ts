@@ -8,8 +8,10 @@
  * deleted (a token past its lifetime revoked or replayed), the model says "maybe" instead of
  * guessing, and learns the truth from the next observation.
  *
- * After every command the invariants of `invariants.ts` are checked; a command's own oracle
- * (`modelAgreement`) then compares the answer with what the model predicts.
+ * Each command checks its step's invariants (`invariants.ts`) first, then whether the answer is
+ * one the model allows (`modelAgreement`); `run.ts` adds the checks that follow every step (no
+ * fault reported, every token the model knows to be dead refused). The same commands run on the
+ * core directly and, with `Real.browserSteps`, through an HTTP adapter (`http.test.ts`).
  */
 import { randomBytes, createHash } from 'node:crypto';
 import fc from 'fast-check';
@@ -248,7 +250,7 @@ function post(url: string, form: Record<string, string | undefined>): OAuthReque
 const browserRequest = (url: string, session: Session | null): OAuthRequest => ({ method: 'GET', url, headers: session ? { cookie: session.cookie } : {} });
 
 /** Call the real server: a throw is a failed invariant, never an answer. */
-export async function call<T>(what: string, step: () => Promise<T>): Promise<T> {
+async function call<T>(what: string, step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (error) {
@@ -256,7 +258,7 @@ export async function call<T>(what: string, step: () => Promise<T>): Promise<T> 
   }
 }
 
-export function noServerError(what: string, status: number, body: string): void {
+function noServerError(what: string, status: number, body: string): void {
   check('noFaults', status < 500, () => `${what} answered ${status}: ${body.slice(0, 300)}`);
 }
 
@@ -330,7 +332,7 @@ interface Callback {
   mode: 'query' | 'fragment';
 }
 
-export function readCallback(req: Req, location: string): Callback {
+function readCallback(req: Req, location: string): Callback {
   check('modelAgreement', location.startsWith(req.redirectUri), () => `redirect to ${location}, not to ${req.redirectUri}`);
   const url = new URL(location);
   const mode = url.hash ? 'fragment' : 'query';
@@ -374,7 +376,7 @@ function recordInteraction(model: Model, decision: AuthorizeDecision & { type: '
 }
 
 /** The outcomes the model allows for an authorization step. */
-export type Expected = { redirectError?: string; issue?: boolean; login?: boolean; consent?: boolean; errorPage?: boolean };
+type Expected = { redirectError?: string; issue?: boolean; login?: boolean; consent?: boolean; errorPage?: boolean };
 
 function describeDecision(d: AuthorizeDecision): string {
   if (d.type === 'redirect') return `redirect ${d.location.replace(/(code|access_token)=[^&]+/, '$1=…')}`;
@@ -386,7 +388,7 @@ function describeDecision(d: AuthorizeDecision): string {
  * Check a decision against what the model allows, and record what it created. `session` is the
  * session the step saw; `requestedAt` when the original request arrived.
  */
-export function applyDecision(model: Model, step: string, decision: AuthorizeDecision, expected: Expected, req: Req, session: Session | null, requestedAt: number, consentAccount?: Account): void {
+function applyDecision(model: Model, step: string, decision: AuthorizeDecision, expected: Expected, req: Req, session: Session | null, requestedAt: number, consentAccount?: Account): void {
   decisionStatus(step, decision);
   if (session?.broken) {
     // Item 4: a sign-in time that is not a finite number is "not signed in", never a pass.
@@ -554,14 +556,14 @@ export class Authorize implements Cmd {
  * An interaction the model knows, or (index null) a made-up id. Mostly one that fits the step
  * (a live one of `kind`), so that flows get far; sometimes any, used up or expired ones too.
  */
-export function pickInteraction(model: Readonly<Model>, index: number | null, kind: 'login' | 'consent'): PendingInteraction | null {
+function pickInteraction(model: Readonly<Model>, index: number | null, kind: 'login' | 'consent'): PendingInteraction | null {
   if (index === null || model.interactions.length === 0) return null;
   const fitting = model.interactions.filter((i) => i.kind === kind && i.status === 'live' && model.now < i.expiresAt);
   return fitting.length > 0 && index % 4 !== 3 ? pick(fitting, index >> 2) : pick(model.interactions, index >> 2);
 }
 
 /** The browser a step runs in: the given one, or (null) one signed in as `account` if any. */
-export function pickBrowser(model: Readonly<Model>, browser: number | null, account: Account | undefined): number {
+function pickBrowser(model: Readonly<Model>, browser: number | null, account: Account | undefined): number {
   if (browser !== null) return browser;
   const found = model.browsers.findIndex((s) => s !== null && account !== undefined && s.account.uuid === account.uuid);
   return found >= 0 ? found : 0;
