@@ -1,0 +1,169 @@
+/**
+ * The model-based test over HTTP, through the Express adapter (issue 14): the same model and
+ * commands as `core.test.ts`, with the browser-facing steps (authorize, resume, the consent
+ * form's decision) sent by "browsers" that each keep their own cookie jar, and the token,
+ * revocation and resource endpoints reached over HTTP too. On top of the core invariants: an
+ * interaction resumed or decided in another browser never yields a consent page or a code
+ * (`browserBinding`), and nothing answers 5xx or leaks a stack trace.
+ *
+ * An attacker's browser that learned an interaction id brings its own CSRF cookie and form
+ * value (it controls its own cookies), so only the binding to the browser can refuse it.
+ *
+ * A long local run:
+ *   MODEL_RUNS=1000 MODEL_SEED=random npx vitest run test/model/http.test.ts
+ */
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { AuthenticateResult, AuthorizationServer, AuthorizeDecision, Interaction, OAuthRequest, OAuthResponse } from '../../src/index.js';
+import { formValue, LOGIN_URL, startApp, type Reply, type TestApp } from '../adapters/app.js';
+import { fail } from './invariants.js';
+import { ADA, BOB, BROWSERS, LIFETIMES, PUBLIC_CALLBACK, stats, type BrowserSteps, type Model, type Real, type RefreshLifetime } from './model.js';
+import { runModelOn, settings } from './run.js';
+
+const s = settings(100);
+
+/** Looks like a stack trace or a source path leaked into a body (as in test/adapters/app.ts). */
+const STACK = /\n\s+at\s|\bat\s\S+\s\(|node_modules|\.ts:\d+:\d+|\.js:\d+:\d+/;
+
+/** One cookie jar per browser: what `Set-Cookie` gave it, sent back on every request. */
+class Jar {
+  private readonly cookies = new Map<string, string>();
+
+  header(sessionCookie: string | undefined): string {
+    const parts = [...this.cookies].map(([k, v]) => `${k}=${v}`);
+    if (sessionCookie) parts.push(sessionCookie);
+    return parts.join('; ');
+  }
+
+  get(name: string): string | undefined {
+    return this.cookies.get(name);
+  }
+
+  set(name: string, value: string): void {
+    this.cookies.set(name, value);
+  }
+
+  /** Take every `Set-Cookie` of a reply (a cleared or expired cookie is dropped). */
+  take(reply: Reply): void {
+    for (const line of reply.headers.getSetCookie()) {
+      const [pair = '', ...attributes] = line.split(';');
+      const eq = pair.indexOf('=');
+      if (eq <= 0) continue;
+      const name = pair.slice(0, eq).trim();
+      const value = pair.slice(eq + 1).trim();
+      const cleared = !value || attributes.some((a) => /^\s*max-age\s*=\s*0\s*$/i.test(a) || /^\s*expires\s*=.*1970/i.test(a));
+      if (cleared) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+}
+
+/** An adapter's answer to a browser, read back as the core's decision. */
+function toDecision(app: TestApp, reply: Reply, what: string): AuthorizeDecision {
+  if (reply.status >= 500) fail('noFaults', `${what} answered ${reply.status}: ${reply.text.slice(0, 300)}`);
+  if ((reply.status === 302 || reply.status === 303) && reply.location) {
+    const target = new URL(reply.location, app.base);
+    if (target.pathname === LOGIN_URL) {
+      const id = target.searchParams.get('interaction') ?? fail('modelAgreement', `${what}: sign-in redirect without an interaction`);
+      return { type: 'login', interaction: { id } as Interaction };
+    }
+    return { type: 'redirect', location: reply.location };
+  }
+  const interaction = formValue(reply.text, 'interaction');
+  if (reply.status === 200 && interaction) {
+    const account = reply.text.includes(ADA.name) ? ADA : reply.text.includes(BOB.name) ? BOB : undefined;
+    const shown = { id: interaction, csrf: formValue(reply.text, 'csrf'), ...(account && { account }) };
+    return { type: 'consent', interaction: shown as unknown as Interaction };
+  }
+  if (reply.status >= 400 && reply.status < 500 && /^text\/html/.test(reply.headers.get('content-type') ?? '')) {
+    return { type: 'error', status: reply.status, error: /<code>([^<]+)<\/code>/.exec(reply.text)?.[1] ?? '?', description: '' };
+  }
+  return fail('modelAgreement', `${what}: unexpected answer ${reply.status} ${reply.location ?? ''} ${reply.text.slice(0, 200)}`);
+}
+
+/** The browser steps over HTTP, each browser with its jar and its current session cookie. */
+function browserSteps(app: TestApp, model: () => Model, jars: Jar[]): BrowserSteps {
+  const send = async (browser: number, method: string, path: string, body?: Record<string, string>) => {
+    const jar = jars[browser]!;
+    const cookie = jar.header(model().browsers[browser]?.cookie);
+    const reply = body
+      ? await app.postForm(path, body, { cookie })
+      : await app.request(method, path, { cookie });
+    jar.take(reply);
+    return toDecision(app, reply, `${method} ${path.split('?')[0]}`);
+  };
+  return {
+    authorize: (browser, url) => send(browser, 'GET', url),
+    resume: (browser, id) => send(browser, 'GET', `/v1/oauth/authorize/resume?interaction=${encodeURIComponent(id)}`),
+    decide: (browser, id, csrf, decision) => {
+      // Another browser brings its own CSRF cookie and the same value in the form.
+      const jar = jars[browser]!;
+      let value = csrf ?? jar.get('authgate_csrf');
+      if (value === undefined) {
+        value = randomBytes(32).toString('base64url');
+        jar.set('authgate_csrf', value);
+      }
+      return send(browser, 'POST', '/v1/oauth/authorize/decision', { interaction: id, csrf: value, decision });
+    },
+  };
+}
+
+function asResponse(reply: Reply): OAuthResponse {
+  const headers: Record<string, string> = {};
+  reply.headers.forEach((value, name) => (headers[name] = value));
+  return { status: reply.status, headers, body: reply.text };
+}
+
+/** The server's token, revocation and resource endpoints, reached over HTTP. */
+function httpServer(app: TestApp): AuthorizationServer {
+  const form = async (path: string, request: OAuthRequest) =>
+    asResponse(await app.request('POST', path, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: String(request.body ?? '') }));
+  const facade = {
+    token: (request: OAuthRequest) => form('/v1/oauth/token', request),
+    revoke: (request: OAuthRequest) => form('/v1/oauth/revoke', request),
+    async authenticate(request: OAuthRequest): Promise<AuthenticateResult> {
+      const token = String(request.headers['authorization'] ?? '').replace(/^Bearer /, '');
+      const reply = request.method === 'GET' ? await app.api('GET', '/v2/account', token) : await app.api('POST', '/v2/things', token);
+      if (reply.status === 200 || reply.status === 201) return { ok: true, token: reply.json<{ oauth: never }>().oauth };
+      return { ok: false, response: asResponse(reply) };
+    },
+    revokeAccess: (input: { accountUuid: string; clientId: string }) => app.server.revokeAccess(input),
+  };
+  return facade as unknown as AuthorizationServer;
+}
+
+describe('model-based: the browser flow over HTTP (Express)', () => {
+  it(`keeps every invariant over ${s.runs} runs of up to ${s.maxCommands} steps (seed ${s.seed ?? 'random'})`, async () => {
+    let current: Model | undefined;
+    const known = await runModelOn(async (refreshLifetime: RefreshLifetime) => {
+      const onError: unknown[] = [];
+      const app = await startApp({ framework: 'express', server: { lifetimes: { ...LIFETIMES, refreshToken: refreshLifetime }, onError: (e) => onError.push(e) } });
+      const pub = await app.server.registerClient({ name: 'Public App', redirectUri: PUBLIC_CALLBACK, public: true });
+      const jars = Array.from({ length: BROWSERS }, () => new Jar());
+      let seen = 0;
+      /** onError calls, and replies since the last step that were 5xx or leaked a stack trace. */
+      const faults = (): unknown[] => {
+        const fresh = app.replies.slice(seen);
+        seen = app.replies.length;
+        const bad = fresh.filter((r) => r.reply.status >= 500 || STACK.test(r.reply.text)).map((r) => `${r.method} ${r.path} -> ${r.reply.status}: ${r.reply.text.slice(0, 200)}`);
+        return [...onError.splice(0), ...bad];
+      };
+      const real = {
+        server: httpServer(app),
+        clock: app.clock,
+        sessions: app.sessions,
+        clients: { conf: app.client, pub, other: app.other },
+        prune: (now: number) => app.storage.prune(now),
+        get faults() {
+          return faults();
+        },
+        browserSteps: browserSteps(app, () => current!, jars),
+        close: () => app.close(),
+      } satisfies Real & { close: () => Promise<void> };
+      return real;
+    }, s, (model) => { current = model; });
+    if (process.env['MODEL_STATS']) console.log([...stats].sort().map(([k, v]) => `${k}: ${v}`).join('\n'));
+    if (known.length) console.warn(`${known.length} runs ended on known failures:\n${[...new Set(known)].join('\n')}`);
+    expect(true).toBe(true);
+  }, 600_000);
+});
