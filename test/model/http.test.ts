@@ -87,8 +87,9 @@ function browserSteps(app: TestApp, model: () => Model, jars: Jar[]): BrowserSte
     const jar = jars[browser]!;
     const cookie = jar.header(model().browsers[browser]?.cookie);
     const reply = body
-      ? await app.postForm(path, body, { cookie })
-      : await app.request(method, path, { cookie });
+      // browser: null: the harness's own jar stays out of it; this browser's jar holds every cookie.
+      ? await app.postForm(path, body, { cookie, browser: null })
+      : await app.request(method, path, { cookie, browser: null });
     jar.take(reply);
     return toDecision(app, reply, `${method} ${path.split('?')[0]}`);
   };

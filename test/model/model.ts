@@ -207,7 +207,9 @@ export function unmetRequirement(req: Req, session: Session | null, requestedAt:
   if (!Number.isFinite(session.authenticatedAt)) return 'sign-in time is not a finite number (host bug: counts as not signed in)';
   if (req.hint !== undefined && !session.account.uuid.toLowerCase().startsWith(req.hint.toLowerCase())) return `i=${req.hint} does not match ${session.account.uuid}`;
   if (req.prompt === 'login' && !(session.authenticatedAt > requestedAt)) return 'prompt=login needs a sign-in after the request';
-  if (req.maxAuthAge !== undefined && now - session.authenticatedAt > req.maxAuthAge * 1000) {
+  // DESIGN: a session older than max_auth_age needs a sign-in after the request; one made after
+  // the request meets it however long the user then takes to decide (max_auth_age=0 included).
+  if (req.maxAuthAge !== undefined && session.authenticatedAt <= requestedAt && now - session.authenticatedAt > req.maxAuthAge * 1000) {
     return `session is ${(now - session.authenticatedAt) / 1000} s old, max_auth_age=${req.maxAuthAge}`;
   }
   return null;
@@ -458,8 +460,9 @@ export class SignInBroken implements Cmd {
   async run(model: Model, real: Real): Promise<void> {
     const old = model.browsers[this.browser];
     if (old) real.sessions.signOut(old.cookie);
-    const bad = { NaN: Number.NaN, undefined, string: String(model.now) }[this.value] as unknown as number;
-    const cookie = real.sessions.signIn(this.account, bad);
+    const bad = { NaN: Number.NaN, undefined, string: String(model.now) }[this.value];
+    // setSession, not signIn: signIn's default parameter would turn `undefined` into now.
+    const cookie = real.sessions.setSession({ account: this.account, authenticatedAt: bad });
     model.browsers[this.browser] = { account: this.account, authenticatedAt: Number.NaN, cookie, broken: true };
   }
   toString = () => `SignInBroken(browser ${this.browser}, ${this.account.name.split(' ')[0]}, authenticatedAt=${this.value})`;
