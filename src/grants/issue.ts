@@ -116,10 +116,13 @@ export interface RefreshFamilyPart {
   hash: string;
 }
 
-/** The family part of a presented refresh token (its 43-character tail's first 22), or `null`. */
+/** The family part of a refresh token minted here: its 43-character tail's first 22. */
+export const familyPart = (refreshToken: string): string => refreshToken.slice(-TOKEN_CHARS, FAMILY_CHARS - TOKEN_CHARS);
+
+/** The family part of a presented refresh token, or `null` when it cannot have one. */
 export function familyOf(refreshToken: string): string | null {
   if (refreshToken.length < TOKEN_CHARS) return null;
-  const family = refreshToken.slice(-TOKEN_CHARS, FAMILY_CHARS - TOKEN_CHARS);
+  const family = familyPart(refreshToken);
   return BASE64URL.test(family) ? family : null;
 }
 

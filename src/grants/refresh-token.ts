@@ -4,7 +4,7 @@ import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { ClientRecord } from '../storage/types.js';
 import { checkAccountActive, invalidGrant, MAX_TOKEN_LENGTH } from './authorization-code.js';
-import { familyEnd, familyOf, mintPair, tokenResponseJson } from './issue.js';
+import { familyEnd, familyOf, familyPart, mintPair, tokenResponseJson } from './issue.js';
 
 /**
  * `grant_type=refresh_token` (SPEC 3.2, 4.2; RFC 6749 §6). The refresh token is single use: one
@@ -24,11 +24,11 @@ export async function refreshTokenGrant(
 
   const hash = sha256Base64url(params.refresh_token);
   const found = await ctx.storage.findToken(hash);
-  const family = familyOf(params.refresh_token);
   const now = ctx.clock.now();
   if (!found) {
     // Not stored: unknown, or a rotated token pruned since. Its family tells a replay apart, for
     // as long as the family lives (DESIGN: prune never switches off reuse detection).
+    const family = familyOf(params.refresh_token);
     const known = family === null ? null : await ctx.storage.findRefreshFamily(sha256Base64url(family));
     if (known && (!client || client.id === known.clientId)) return replay(ctx, known.grantId, known.clientId, null, now);
     throw invalidGrant();
@@ -51,9 +51,9 @@ export async function refreshTokenGrant(
     scope = requested;
   }
 
-  // The family carries over (a token found by its hash was minted with that family part); a
-  // token from before families existed starts one.
-  const carried = found.token.familyHash && family !== null ? { part: family, hash: found.token.familyHash } : null;
+  // The family carries over (a token found by its hash was minted here, with a family part that
+  // needs no checking); a token from before families existed starts one.
+  const carried = found.token.familyHash ? { part: familyPart(params.refresh_token), hash: found.token.familyHash } : null;
   const pair = mintPair(ctx, { grantId: found.token.grantId, clientId: found.token.clientId }, scope, now, carried, end);
   const outcome = await ctx.storage.rotateRefreshToken(hash, now, pair.records);
   if (!outcome.ok) {
