@@ -40,7 +40,6 @@ export interface InteractionUiOptions {
 /** The double-submit cookie of the consent form. */
 export const CSRF_COOKIE = 'authgate_csrf';
 
-const cookie = readCookie;
 
 // Adapters pass an absolute URL when they know the scheme; proxy headers are not trusted here.
 const isHttps = (request: OAuthRequest) => request.url.startsWith('https:');
@@ -62,7 +61,7 @@ export function interactionResponse(decision: AuthorizeDecision, request: OAuthR
       };
     }
     case 'consent': {
-      const existing = cookie(request, CSRF_COOKIE);
+      const existing = readCookie(request, CSRF_COOKIE);
       const csrfToken = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomToken();
       const loginUrl = options.loginUrl ?? '/login';
       const switchAccountUrl = `${loginUrl}${loginUrl.includes('?') ? '&' : '?'}interaction=${encodeURIComponent(decision.interaction.id)}`;
@@ -119,7 +118,7 @@ export async function handleDecisionForm(server: AuthorizationServer, request: O
   } catch {
     return errorPage('invalid_request', 'The authorization form was malformed. Start again from the application.');
   }
-  const expected = cookie(request, CSRF_COOKIE);
+  const expected = readCookie(request, CSRF_COOKIE);
   if (!form.csrf || !expected || !timingSafeEqual(form.csrf, expected)) {
     return errorPage('invalid_request', 'The authorization form could not be verified (missing or wrong CSRF token). Start again from the application.', 403);
   }

@@ -53,9 +53,7 @@ export class FakeSessions implements UserSessions {
 
   /** Sign an account in (now, or at `authenticatedAt`); returns the `cookie` header value. */
   signIn(account: Account, authenticatedAt = this.clock.now()): string {
-    const sid = `s${this.next++}`;
-    this.sessions.set(sid, { account, authenticatedAt });
-    return `sid=${sid}`;
+    return this.setSession({ account, authenticatedAt });
   }
 
   /**

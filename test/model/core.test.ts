@@ -9,8 +9,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryStorage } from '../../src/index.js';
-import { stats } from './model.js';
-import { runModel, settings } from './run.js';
+import { reportRun, runModel, settings } from './run.js';
 
 const s = settings(5000);
 
@@ -20,8 +19,9 @@ describe('model-based: the authorization state machine on MemoryStorage', () => 
       const storage = new MemoryStorage();
       return { storage, prune: (now: number) => storage.prune(now) };
     }, s);
-    if (process.env['MODEL_STATS']) console.log([...stats].sort().map(([k, v]) => `${k}: ${v}`).join('\n'));
-    if (known.length) console.warn(`${known.length} runs ended on known failures:\n${[...new Set(known)].join('\n')}`);
-    expect(true).toBe(true);
+    // Every invariant is checked inside the run (a violation throws); here: the runs got far.
+    const reached = reportRun(known);
+    expect(reached.exchanged).toBeGreaterThan(0);
+    expect(reached.refreshed).toBeGreaterThan(0);
   }, 600_000);
 });

@@ -17,8 +17,8 @@ import { describe, expect, it } from 'vitest';
 import type { AuthenticateResult, AuthorizationServer, AuthorizeDecision, Interaction, OAuthRequest, OAuthResponse } from '../../src/index.js';
 import { formValue, LOGIN_URL, startApp, type Reply, type TestApp } from '../adapters/app.js';
 import { fail } from './invariants.js';
-import { ADA, BOB, BROWSERS, LIFETIMES, PUBLIC_CALLBACK, stats, type BrowserSteps, type Model, type Real, type RefreshLifetime } from './model.js';
-import { runModelOn, settings } from './run.js';
+import { ADA, BOB, BROWSERS, LIFETIMES, PUBLIC_CALLBACK, type BrowserSteps, type Model, type Real, type RefreshLifetime } from './model.js';
+import { reportRun, runModelOn, settings } from './run.js';
 
 const s = settings(100);
 
@@ -163,8 +163,9 @@ describe('model-based: the browser flow over HTTP (Express)', () => {
       } satisfies Real & { close: () => Promise<void> };
       return real;
     }, s, (model) => { current = model; });
-    if (process.env['MODEL_STATS']) console.log([...stats].sort().map(([k, v]) => `${k}: ${v}`).join('\n'));
-    if (known.length) console.warn(`${known.length} runs ended on known failures:\n${[...new Set(known)].join('\n')}`);
-    expect(true).toBe(true);
+    // Every invariant is checked inside the run (a violation throws); here: the runs got far.
+    const reached = reportRun(known);
+    expect(reached.exchanged).toBeGreaterThan(0);
+    expect(reached.refreshed).toBeGreaterThan(0);
   }, 600_000);
 });

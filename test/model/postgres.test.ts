@@ -9,8 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStorage } from '../../src/postgres/index.js';
 import { DATABASE_URL, dropSchema, makePool, schemaName } from '../storage/pg.js';
-import { stats } from './model.js';
-import { runModel, settings } from './run.js';
+import { reportRun, runModel, settings } from './run.js';
 
 const s = settings(300);
 
@@ -38,8 +37,9 @@ describe.skipIf(!DATABASE_URL)('model-based: the authorization state machine on 
       await pool.query(`TRUNCATE ${tables.join(', ')}`);
       return { storage, prune: (now: number) => storage.prune(now) };
     }, s);
-    if (process.env['MODEL_STATS']) console.log([...stats].sort().map(([k, v]) => `${k}: ${v}`).join('\n'));
-    if (known.length) console.warn(`${known.length} runs ended on known failures:\n${[...new Set(known)].join('\n')}`);
-    expect(true).toBe(true);
+    // Every invariant is checked inside the run (a violation throws); here: the runs got far.
+    const reached = reportRun(known);
+    expect(reached.exchanged).toBeGreaterThan(0);
+    expect(reached.refreshed).toBeGreaterThan(0);
   }, 600_000);
 });

@@ -17,7 +17,7 @@ import { AuthorizationServer, type Storage } from '../../src/index.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import { check, KnownFailure } from './invariants.js';
 import {
-  commandArbitraries, count, initialModel, sweepDeadTokens, CONF_CALLBACK, LIFETIMES, OTHER_CALLBACK, PUBLIC_CALLBACK,
+  commandArbitraries, count, initialModel, stats, sweepDeadTokens, CONF_CALLBACK, LIFETIMES, OTHER_CALLBACK, PUBLIC_CALLBACK,
   type Model, type Real, type RefreshLifetime,
 } from './model.js';
 
@@ -132,4 +132,15 @@ export async function runModelOn(newReal: NewReal, s: ModelSettings, onModel?: (
     ...(s.path !== undefined && { path: s.path, endOnFailure: true }),
   });
   return knownFailures;
+}
+
+/**
+ * After a model run: print what the runs exercised (`MODEL_STATS=1`) and the masked failures
+ * (`MODEL_KNOWN_FAILURES`), and return the counts a test checks to know the runs got past the
+ * sign-in side (a generator change that never reaches a code exchange must not pass quietly).
+ */
+export function reportRun(known: string[]): { exchanged: number; refreshed: number } {
+  if (process.env['MODEL_STATS']) console.log([...stats].sort().map(([k, v]) => `${k}: ${v}`).join('\n'));
+  if (known.length) console.warn(`${known.length} runs ended on known failures:\n${[...new Set(known)].join('\n')}`);
+  return { exchanged: stats.get('code exchanged') ?? 0, refreshed: stats.get('refreshed') ?? 0 };
 }
