@@ -24,3 +24,8 @@ export const OTHER_CALLBACK = 'https://other.example/cb';
 export const ISSUER = 'https://auth.example';
 /** The host's sign-in page, where the adapters send a browser that has no session. */
 export const LOGIN_URL = '/login';
+
+/** Where the server publishes its metadata document (RFC 8414 §3). */
+export const METADATA = '/.well-known/oauth-authorization-server';
+/** Where the server publishes its signing keys for JWT access tokens. */
+export const JWKS = '/.well-known/jwks.json';
