@@ -1,9 +1,9 @@
 import { AuthorizationServer, MemoryStorage, type Account, type AuthorizationServerOptions, type OAuthRequest, type OAuthResponse } from '../src/index.js';
 import { FakeClock, FakeSessions } from '../src/testing/index.js';
+import { ADA, BOB, CALLBACK, OTHER_CALLBACK } from './fixtures.js';
 
-export const ADA: Account = { uuid: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', name: 'Ada Lovelace', email: 'ada@example.com' };
-export const BOB: Account = { uuid: 'b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0', name: 'Bob Builder', email: 'bob@example.com' };
-export const CALLBACK = 'https://client.example/cb';
+/** The shared accounts and callback (test/fixtures.ts), where the core tests have always found them. */
+export { ADA, BOB, CALLBACK };
 
 /** A server on memory storage, a fake clock and fake sessions, with one registered client. */
 export async function setup(options: Partial<AuthorizationServerOptions> = {}) {
@@ -12,7 +12,7 @@ export async function setup(options: Partial<AuthorizationServerOptions> = {}) {
   const storage = new MemoryStorage();
   const server = new AuthorizationServer({ storage, sessions, clock, ...options });
   const client = await server.registerClient({ name: 'Example App', redirectUri: CALLBACK });
-  const other = await server.registerClient({ name: 'Other App', redirectUri: 'https://other.example/cb' });
+  const other = await server.registerClient({ name: 'Other App', redirectUri: OTHER_CALLBACK });
   const ada = sessions.signIn(ADA);
 
   const get = (url: string, cookie?: string): OAuthRequest => ({ method: 'GET', url, headers: cookie ? { cookie } : {} });

@@ -28,10 +28,8 @@ export type Framework = 'express' | 'fastify' | 'hono';
 /** Every adapter the suite runs against. */
 export const FRAMEWORKS: readonly Framework[] = ['express', 'fastify', 'hono'];
 
-export const ADA: Account = { uuid: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', name: 'Ada Lovelace', email: 'ada@example.com' };
-export const BOB: Account = { uuid: 'b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0', name: 'Bob Builder', email: 'bob@example.com' };
-export const CALLBACK = 'https://client.example/cb';
-export const LOGIN_URL = '/login';
+import { ADA, BOB, CALLBACK, LOGIN_URL } from '../fixtures.js';
+export { ADA, BOB, CALLBACK, LOGIN_URL }; // the shared fixtures (test/fixtures.ts), as the suite's cases import them
 export const ACCESS_TOKEN_SECONDS = 2_592_000;
 export const FORM = 'application/x-www-form-urlencoded';
 

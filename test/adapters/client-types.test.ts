@@ -6,9 +6,9 @@
  * `unauthorized_client` at the token endpoint (RFC 6749 §5.2).
  */
 import { describe, expect, it } from 'vitest';
+import { ISSUER } from '../fixtures.js';
 import { ADA, CALLBACK, expectJsonError, fragmentParams, FRAMEWORKS, useApp } from './app.js';
 
-const ISSUER = 'https://auth.example';
 const LOOPBACK = 'http://127.0.0.1/callback';
 
 describe.each(FRAMEWORKS)('%s: response_type=token with the implicit flow off', (framework) => {

@@ -5,9 +5,8 @@
  */
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { ISSUER } from '../fixtures.js';
 import { expectJsonError, FRAMEWORKS, useApp, type TestApp } from './app.js';
-
-const ISSUER = 'https://auth.example';
 
 /** Every claim value of a JWT as a string, the `jti` first. */
 function claimValues(jwt: string): string[] {

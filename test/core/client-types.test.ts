@@ -8,9 +8,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { isOAuthError, type AuthorizeDecision } from '../../src/index.js';
+import { ISSUER } from '../fixtures.js';
 import { CALLBACK, json, setup } from '../helpers.js';
 
-const ISSUER = 'https://auth.example';
 const LOOPBACK = 'http://127.0.0.1/callback';
 
 const fragmentOf = (d: AuthorizeDecision) => {

@@ -17,22 +17,21 @@ import { randomBytes, createHash } from 'node:crypto';
 import fc from 'fast-check';
 import type { Account, AuthorizationServer, AuthorizeDecision, OAuthRequest, OAuthResponse } from '../../src/index.js';
 import type { FakeClock, FakeSessions } from '../../src/testing/index.js';
+import { ADA, BOB, CALLBACK, OTHER_CALLBACK } from '../fixtures.js';
 import { check, fail, type InvariantName } from './invariants.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fixed world: two accounts, three browsers, a confidential and a public client (and a third,
 // confidential client that only ever appears as the wrong one).
 
-export const ADA: Account = { uuid: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', name: 'Ada Lovelace', email: 'ada@example.com' };
-export const BOB: Account = { uuid: 'b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0', name: 'Bob Builder', email: 'bob@example.com' };
+export { ADA, BOB, OTHER_CALLBACK };
 export const ACCOUNTS = [ADA, BOB] as const;
 export const BROWSERS = 3;
 
-export const CONF_CALLBACK = 'https://client.example/cb';
+export const CONF_CALLBACK = CALLBACK;
 export const PUBLIC_CALLBACK = 'http://127.0.0.1/cb';
 /** What the public client sends: its loopback callback on a port of its choosing (RFC 8252 §7.3). */
 export const PUBLIC_REDIRECT = 'http://127.0.0.1:8765/cb';
-export const OTHER_CALLBACK = 'https://other.example/cb';
 
 /** Lifetimes in seconds, short enough that clock advances cross every one of them. */
 export const LIFETIMES = { code: 600, interaction: 600, accessToken: 3600 } as const;

@@ -2,10 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AuthorizationServer, ConfigError, MemoryStorage } from '../../src/index.js';
 import { FakeSessions } from '../../src/testing/index.js';
+import { ISSUER } from '../fixtures.js';
 import { CALLBACK, json, setup } from '../helpers.js';
 
 /** The strict profile (OAuth 2.1 / RFC 9700) against the SPEC-compatible default. D-1, D-2, D-3, D-11; CA-11; RT-05. */
-const ISSUER = 'https://auth.example';
 const v = randomBytes(32).toString('base64url');
 const pkce = { code_challenge: createHash('sha256').update(v).digest('base64url'), code_challenge_method: 'S256' };
 

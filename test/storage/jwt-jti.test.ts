@@ -9,10 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Base64url } from '../../src/crypto.js';
 import { MemoryStorage, type Storage } from '../../src/index.js';
 import { PostgresStorage } from '../../src/postgres/index.js';
+import { ISSUER } from '../fixtures.js';
 import { json, setup } from '../helpers.js';
 import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
 
-const ISSUER = 'https://auth.example';
 const pool = DATABASE_URL ? makePool(5) : undefined;
 const schema = schemaName('jwtjti');
 

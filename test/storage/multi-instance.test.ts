@@ -22,11 +22,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthorizationServer, type RegisteredClient } from '../../src/index.js';
 import { sha256Base64url } from '../../src/crypto.js';
 import { PostgresStorage } from '../../src/postgres/index.js';
+import { CALLBACK } from '../fixtures.js';
 import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/server.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const CALLBACK = 'https://client.example/cb';
 const RACERS = 50;
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 

@@ -1,3 +1,8 @@
+/**
+ * Token responses and redirects are written without `JSON.stringify` and `URLSearchParams` where
+ * nothing needs escaping, for speed (see BENCHMARKS.md); these pin the output to what the
+ * references write.
+ */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { jsonString } from '../../src/http.js';

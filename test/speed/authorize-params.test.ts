@@ -1,3 +1,8 @@
+/**
+ * The authorization endpoint checks state, prompt, max_auth_age and i by hand instead of with
+ * zod on every request, for speed (see BENCHMARKS.md); the schema stays the reference, and this
+ * pins the hand-written check to it.
+ */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { restFast, restSchema } from '../../src/endpoints/authorize.js';

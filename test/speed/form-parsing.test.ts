@@ -1,3 +1,8 @@
+/**
+ * The form parser and the token endpoint's one-pass parameter reader replace `URLSearchParams`
+ * and the general path for speed (see BENCHMARKS.md); these pin them to what the references give,
+ * and their work to linear in the body.
+ */
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { OAuthError, type OAuthRequest } from '../../src/index.js';

@@ -4,7 +4,7 @@
  * still a repetition, and each framework still answers as the others do.
  */
 import { describe, expect, it } from 'vitest';
-import { FORM, FRAMEWORKS, useApp } from './app.js';
+import { FORM, FRAMEWORKS, useApp } from '../adapters/app.js';
 
 describe.each(FRAMEWORKS)('%s: repeated headers, whatever the case of their names', (framework) => {
   const app = useApp({ framework });

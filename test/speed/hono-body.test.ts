@@ -5,7 +5,7 @@
  */
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FORM, expectJsonError, useApp, type TokenBody } from './app.js';
+import { FORM, expectJsonError, useApp, type TokenBody } from '../adapters/app.js';
 
 afterEach(() => {
   vi.restoreAllMocks();

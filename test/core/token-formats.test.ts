@@ -1,10 +1,9 @@
+/** Opaque token prefixes, JWT access tokens (RFC 9068), the JWKS and key rotation in the core (issue 7). */
 import { createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { MemoryStorage } from '../../src/index.js';
+import { ISSUER } from '../fixtures.js';
 import { json, setup } from '../helpers.js';
-
-/** Issue 7: opaque token prefixes, JWT access tokens (RFC 9068), JWKS, key rotation, extra info fields. */
-const ISSUER = 'https://auth.example';
 
 async function signingKey(kid: string, alg: 'EdDSA' | 'ES256' = 'EdDSA'): Promise<JWK> {
   const { privateKey } = await generateKeyPair(alg, { extractable: true });
@@ -114,13 +113,5 @@ describe('JWT access tokens (RFC 9068)', () => {
   it('opaque servers publish no JWKS (404)', async () => {
     const t = await setup();
     expect((await t.server.jwks()).status).toBe(404);
-  });
-});
-
-describe('extra info fields', () => {
-  it('the host adds fields to info; name, email and uuid stay', async () => {
-    const t = await setup({ info: (account) => ({ team: { name: 'Core', uuid: 'team-1' }, uuid: 'ignored', owner: account.uuid }) });
-    const tokens = await t.tokens();
-    expect(tokens.info).toEqual({ team: { name: 'Core', uuid: 'team-1' }, owner: tokens.info.uuid, name: 'Ada Lovelace', email: 'ada@example.com', uuid: 'a1b2c3d4e5f60718293a4b5c6d7e8f90' });
   });
 });
