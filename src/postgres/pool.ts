@@ -5,7 +5,7 @@
 
 /** The result of a query, as `pg` returns it. */
 export interface PgQueryResult {
-  // Rows are mapped field by field (rows.ts); `pg` types them as `any` too.
+  // Each topic module maps its rows field by field; `pg` types them as `any` too.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   rows: any[];
   rowCount: number | null;

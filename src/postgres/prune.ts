@@ -13,9 +13,9 @@ export interface PruneResult {
 }
 
 /**
- * Delete, as of `now`, what can never be used again: one statement per kind of row, each on its
- * own (a row another one still needs is kept by its condition, not by a transaction). The rules
- * are listed at `PostgresStorage.prune`.
+ * Delete, as of `now`, what can never be used again: one statement per kind of row, not one
+ * transaction (each statement's condition keeps what is still needed). The whole run is retried
+ * once on a serialization failure or deadlock. The rules are listed at `PostgresStorage.prune`.
  */
 export async function prune(db: Db, now: number): Promise<PruneResult> {
   const at = ms(now);
