@@ -85,4 +85,4 @@ export class FakeSessions implements UserSessions {
     return (match && this.sessions.get(match[1]!)) ?? null;
   }
 }
-export * from './conformance.js';
+export * from './conformance/index.js';

@@ -1,0 +1,36 @@
+/**
+ * Registered clients: one row per client, replaced on every save.
+ */
+import type { ClientRecord } from '../storage/types.js';
+import type { Db } from './db.js';
+import { ms, strings, type Row } from './rows.js';
+
+function toClient(r: Row): ClientRecord {
+  const client: ClientRecord = {
+    id: r['id'] as string,
+    name: r['name'] as string,
+    redirectUri: r['redirect_uri'] as string,
+    secretHash: (r['secret_hash'] as string | null) ?? null,
+    createdAt: ms(r['created_at']),
+  };
+  // NULL stays absent: the server's defaults.
+  if (Array.isArray(r['response_types'])) client.responseTypes = strings(r['response_types']) as ClientRecord['responseTypes'];
+  if (Array.isArray(r['grant_types'])) client.grantTypes = strings(r['grant_types']) as ClientRecord['grantTypes'];
+  return client;
+}
+
+/** Insert the client, or replace every field of the one with its id. */
+export async function saveClient(db: Db, client: ClientRecord): Promise<void> {
+  await db.query('saveClient', `INSERT INTO ${db.t.clients} (id, name, redirect_uri, secret_hash, created_at, response_types, grant_types)
+    VALUES ($1, $2, $3, $4, $5, $6, $7)
+    ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, redirect_uri = EXCLUDED.redirect_uri,
+      secret_hash = EXCLUDED.secret_hash, created_at = EXCLUDED.created_at,
+      response_types = EXCLUDED.response_types, grant_types = EXCLUDED.grant_types`,
+  [client.id, client.name, client.redirectUri, client.secretHash, ms(client.createdAt), client.responseTypes ?? null, client.grantTypes ?? null]);
+}
+
+/** The client with this id, or null. */
+export async function findClient(db: Db, clientId: string): Promise<ClientRecord | null> {
+  const { rows } = await db.query('findClient', `SELECT * FROM ${db.t.clients} WHERE id = $1`, [clientId]);
+  return rows[0] ? toClient(rows[0]) : null;
+}

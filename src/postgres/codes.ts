@@ -1,0 +1,62 @@
+/**
+ * Authorization codes: stored with their grant, redeemed at most once, and kept (marked used)
+ * until they expire so that a replay is recognised.
+ */
+import type { CodeRecord, SingleUseOutcome, TokenRecord } from '../storage/types.js';
+import type { Db } from './db.js';
+import type { PgPoolClient, PgQueryResult } from './pool.js';
+import { GRANT_COLUMNS, ms, msOrNull, strings, toGrant, type Row } from './rows.js';
+import { insertTokens } from './tokens.js';
+
+const toCode = (r: Row): CodeRecord => ({
+  hash: r['hash'] as string,
+  grantId: r['grant_id'] as string,
+  clientId: r['client_id'] as string,
+  redirectUri: r['redirect_uri'] as string,
+  scope: strings(r['scope']),
+  codeChallenge: (r['code_challenge'] as string | null) ?? null,
+  codeChallengeMethod: (r['code_challenge_method'] as CodeRecord['codeChallengeMethod']) ?? null,
+  expiresAt: ms(r['expires_at']),
+  usedAt: msOrNull(r['used_at']),
+});
+
+/** Insert a code on `tx`, inside the transaction that creates its grant (grants.ts). */
+export function insertCode(db: Db, tx: PgPoolClient, code: CodeRecord): Promise<PgQueryResult> {
+  return tx.query(`INSERT INTO ${db.t.codes}
+    (hash, grant_id, client_id, redirect_uri, scope, code_challenge, code_challenge_method, expires_at, used_at)
+    VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, $9)`,
+  [code.hash, code.grantId, code.clientId, code.redirectUri, code.scope, code.codeChallenge, code.codeChallengeMethod, ms(code.expiresAt), msOrNull(code.usedAt)]);
+}
+
+/** The code with this hash, used or expired or not, or null. */
+export async function findCode(db: Db, hash: string): Promise<CodeRecord | null> {
+  const { rows } = await db.query('findCode', `SELECT * FROM ${db.t.codes} WHERE hash = $1`, [hash]);
+  return rows[0] ? toCode(rows[0]) : null;
+}
+
+/**
+ * One transaction: a conditional `UPDATE ... WHERE used_at IS NULL AND expires_at > $now AND
+ * grant not revoked RETURNING` marks the code used (a concurrent caller blocks on the row and
+ * then sees it used), and the tokens are inserted in the same transaction. No row: nothing
+ * changed, and a `SELECT` says why.
+ */
+export async function redeemCode(db: Db, hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
+  const at = ms(now);
+  return db.transaction('redeemCode', async (tx) => {
+    const { rows } = await tx.query(`UPDATE ${db.t.codes} AS c SET used_at = $2
+      FROM ${db.t.grants} AS g
+      WHERE c.hash = $1 AND c.used_at IS NULL AND c.expires_at > $2 AND g.id = c.grant_id AND g.revoked_at IS NULL
+      RETURNING ${GRANT_COLUMNS('g')}`, [hash, at]);
+    if (rows[0]) {
+      await insertTokens(db, tx, tokens);
+      return { ok: true, grant: toGrant(rows[0], 'g_') };
+    }
+    const why = await tx.query(`SELECT c.grant_id, c.used_at, c.expires_at, g.revoked_at AS grant_revoked_at, g.id IS NULL AS grant_missing
+      FROM ${db.t.codes} AS c LEFT JOIN ${db.t.grants} AS g ON g.id = c.grant_id WHERE c.hash = $1`, [hash]);
+    const code = why.rows[0];
+    if (!code) return { ok: false, reason: 'missing' };
+    if (code.used_at !== null) return { ok: false, reason: 'used', grantId: code.grant_id as string, usedAt: ms(code.used_at) };
+    if (at >= ms(code.expires_at)) return { ok: false, reason: 'expired' };
+    return { ok: false, reason: 'revoked' };
+  });
+}

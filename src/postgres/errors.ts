@@ -1,0 +1,53 @@
+/**
+ * Database failures as `PostgresStorageError`s: which ones are worth one retry, and a message
+ * that names the operation and never a value.
+ */
+
+/**
+ * A database failure, with a message that names the operation and never a value.
+ * - `duplicate`: a row with the same key already exists (SQLSTATE 23505) or a row it refers to is
+ *   missing (23503): a bug or a misuse, never retried.
+ * - `serialization`: the database reported a conflict with a concurrent transaction (40001,
+ *   40P01) and the operation failed again when retried once.
+ * - `database`: anything else (connection refused, timeout, missing table: run `migrate()`).
+ * The original error is in `cause`, for logs only: authgate answers `server_error` to clients.
+ */
+export class PostgresStorageError extends Error {
+  override readonly name = 'PostgresStorageError';
+  constructor(
+    readonly kind: 'duplicate' | 'serialization' | 'database',
+    readonly operation: string,
+    readonly sqlState: string | undefined,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+const RETRYABLE = new Set(['40001', '40P01']); // serialization_failure, deadlock_detected
+
+const sqlStateOf = (error: unknown): string | undefined => {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+};
+
+/** Whether `error` is a serialization failure or a deadlock: worth running the operation once more. */
+export const isRetryable = (error: unknown): boolean => RETRYABLE.has(sqlStateOf(error) ?? '');
+
+/** `error` (anything a driver threw) as a `PostgresStorageError` of `operation`; `retried` when it failed twice. */
+export function storageError(operation: string, error: unknown, retried: boolean): PostgresStorageError {
+  if (error instanceof PostgresStorageError) return error;
+  const state = sqlStateOf(error);
+  const at = `authgate PostgresStorage.${operation}`;
+  if (state === '23505' || state === '23503') {
+    const what = state === '23505' ? 'a row with the same key already exists' : 'a row it refers to does not exist';
+    return new PostgresStorageError('duplicate', operation, state, `${at}: ${what} (SQLSTATE ${state}).`, { cause: error });
+  }
+  if (state && RETRYABLE.has(state)) {
+    return new PostgresStorageError('serialization', operation, state,
+      `${at}: the database reported a conflict with a concurrent transaction (SQLSTATE ${state})${retried ? ', again after one retry' : ''}.`, { cause: error });
+  }
+  const hint = state === '42P01' ? ' A table is missing: call migrate() first.' : '';
+  return new PostgresStorageError('database', operation, state, `${at} failed${state ? ` (SQLSTATE ${state})` : ''}.${hint}`, { cause: error });
+}

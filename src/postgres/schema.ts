@@ -1,0 +1,134 @@
+/**
+ * The tables: their names (schema and prefix from the options) and the migrations that create
+ * and upgrade them. `migrate.ts` applies the migrations.
+ */
+
+/** A plain lower-case SQL identifier: the only schema names and table prefixes accepted, so names can be quoted safely. */
+export const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
+
+/** The current schema version this code knows: the version of the last of `MIGRATIONS`. */
+export const SCHEMA_VERSION = 2;
+
+/** The qualified, quoted name of every table. */
+export interface Tables {
+  migrations: string;
+  clients: string;
+  interactions: string;
+  consents: string;
+  grants: string;
+  codes: string;
+  tokens: string;
+}
+
+/** Quote an identifier that has already been checked against IDENTIFIER. */
+export const quote = (name: string) => `"${name}"`;
+
+/** The tables of `schema` whose names start with `prefix` (both checked against IDENTIFIER). */
+export function tableNames(schema: string, prefix: string): Tables {
+  const table = (name: string) => `${quote(schema)}.${quote(prefix + name)}`;
+  return {
+    migrations: table('migrations'),
+    clients: table('clients'),
+    interactions: table('interactions'),
+    consents: table('consents'),
+    grants: table('grants'),
+    codes: table('codes'),
+    tokens: table('tokens'),
+  };
+}
+
+/** One step of the schema, applied once to a database whose recorded version is lower than `version`. */
+export interface Migration {
+  version: number;
+  name: string;
+  /** The statements, given the table names and a function that names an index. */
+  up: (t: Tables, index: (name: string) => string) => string[];
+}
+
+/**
+ * The migrations, in order. Each runs once, inside the transaction that holds the migration lock,
+ * and records its version. Add new ones at the end; never change one that has shipped.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'clients, interactions, consents, grants, codes, tokens',
+    up: (t, index) => [
+      `CREATE TABLE ${t.clients} (
+        id text COLLATE "C" PRIMARY KEY,
+        name text NOT NULL,
+        redirect_uri text NOT NULL,
+        secret_hash text COLLATE "C",
+        created_at bigint NOT NULL
+      )`,
+      `CREATE TABLE ${t.interactions} (
+        id_hash text COLLATE "C" PRIMARY KEY,
+        kind text NOT NULL CHECK (kind IN ('login', 'consent')),
+        request jsonb NOT NULL,
+        requested_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        login_after bigint,
+        account jsonb
+      )`,
+      `CREATE INDEX ${index('interactions_expires_at')} ON ${t.interactions} (expires_at)`,
+      `CREATE TABLE ${t.consents} (
+        account_uuid text COLLATE "C" NOT NULL,
+        client_id text COLLATE "C" NOT NULL,
+        scope text[] NOT NULL,
+        granted_at bigint NOT NULL,
+        PRIMARY KEY (account_uuid, client_id)
+      )`,
+      `CREATE TABLE ${t.grants} (
+        id text COLLATE "C" PRIMARY KEY,
+        client_id text COLLATE "C" NOT NULL,
+        account_uuid text COLLATE "C" NOT NULL,
+        account jsonb NOT NULL,
+        scope text[] NOT NULL,
+        created_at bigint NOT NULL,
+        revoked_at bigint
+      )`,
+      `CREATE INDEX ${index('grants_account_client')} ON ${t.grants} (account_uuid, client_id)`,
+      `CREATE INDEX ${index('grants_client')} ON ${t.grants} (client_id)`,
+      `CREATE INDEX ${index('grants_revoked_at')} ON ${t.grants} (revoked_at) WHERE revoked_at IS NOT NULL`,
+      `CREATE TABLE ${t.codes} (
+        hash text COLLATE "C" PRIMARY KEY,
+        grant_id text COLLATE "C" NOT NULL REFERENCES ${t.grants} (id) ON DELETE CASCADE,
+        client_id text COLLATE "C" NOT NULL,
+        redirect_uri text NOT NULL,
+        scope text[] NOT NULL,
+        code_challenge text,
+        code_challenge_method text CHECK (code_challenge_method IN ('S256', 'plain')),
+        expires_at bigint NOT NULL,
+        used_at bigint
+      )`,
+      `CREATE INDEX ${index('codes_grant_id')} ON ${t.codes} (grant_id)`,
+      `CREATE INDEX ${index('codes_expires_at')} ON ${t.codes} (expires_at)`,
+      `CREATE TABLE ${t.tokens} (
+        hash text COLLATE "C" PRIMARY KEY,
+        kind text NOT NULL CHECK (kind IN ('access', 'refresh')),
+        grant_id text COLLATE "C" NOT NULL REFERENCES ${t.grants} (id) ON DELETE CASCADE,
+        client_id text COLLATE "C" NOT NULL,
+        scope text[] NOT NULL,
+        issued_at bigint NOT NULL,
+        expires_at bigint,
+        pair_hash text COLLATE "C",
+        rotated_at bigint,
+        revoked_at bigint
+      )`,
+      `CREATE INDEX ${index('tokens_grant_id')} ON ${t.tokens} (grant_id)`,
+      `CREATE INDEX ${index('tokens_expires_at')} ON ${t.tokens} (expires_at) WHERE expires_at IS NOT NULL`,
+    ],
+  },
+  {
+    version: 2,
+    // Clients' NULL types: the server's defaults, as for every client stored before this migration.
+    name: 'refresh token families; client response and grant types',
+    up: (t, index) => [
+      `ALTER TABLE ${t.tokens} ADD COLUMN family_hash text COLLATE "C"`,
+      `CREATE INDEX ${index('tokens_family_hash')} ON ${t.tokens} (family_hash) WHERE family_hash IS NOT NULL`,
+      `ALTER TABLE ${t.clients}
+        ADD COLUMN response_types text[] CHECK (response_types <@ ARRAY['code', 'token']::text[]),
+        ADD COLUMN grant_types text[] CHECK (grant_types <@ ARRAY['authorization_code', 'refresh_token']::text[])`,
+    ],
+  },
+];

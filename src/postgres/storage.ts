@@ -1,0 +1,199 @@
+/**
+ * `PostgresStorage`: the `Storage` contract on PostgreSQL. The class checks its options and
+ * hands each method to the module of its topic, where the SQL is: clients.ts, interactions.ts,
+ * consents.ts, grants.ts (with revocation), codes.ts, tokens.ts, and migrate.ts and prune.ts for
+ * the upkeep of the tables. db.ts runs the statements and transactions.
+ */
+import type {
+  ClientRecord,
+  CodeRecord,
+  ConsentRecord,
+  GrantRecord,
+  InteractionRecord,
+  RefreshFamily,
+  SingleUseOutcome,
+  Storage,
+  TokenRecord,
+} from '../storage/types.js';
+import { findClient, saveClient } from './clients.js';
+import { findCode, redeemCode } from './codes.js';
+import { findConsent, listConsents, saveConsent } from './consents.js';
+import { Db } from './db.js';
+import { createGrant, revokeAccess, revokeClientGrants, revokeGrant } from './grants.js';
+import { findInteraction, saveInteraction, takeInteraction } from './interactions.js';
+import { migrate, type MigrateResult } from './migrate.js';
+import type { PgPool } from './pool.js';
+import { prune, type PruneResult } from './prune.js';
+import { IDENTIFIER } from './schema.js';
+import { findRefreshFamily, findToken, rotateRefreshToken } from './tokens.js';
+
+/** Options of `new PostgresStorage(pool, options)`. */
+export interface PostgresStorageOptions {
+  /** The schema that holds authgate's tables; `migrate()` creates it when missing. Default `public`. */
+  schema?: string;
+  /** Put before every table and index name. Default `authgate_`. */
+  tablePrefix?: string;
+}
+
+/**
+ * `Storage` on PostgreSQL (`pg`). Several authgate processes may share one database: every
+ * single-use step (redeeming a code, rotating a refresh token, taking an interaction) is one
+ * conditional statement inside one transaction, so exactly one of any number of concurrent
+ * callers succeeds, whichever process they run in. Times always come from the arguments (the
+ * server's injected clock), never from the database's `now()`. Secrets arrive hashed from the
+ * core and are stored as such.
+ *
+ * Call `migrate()` once at startup (safe when several instances start at once) and `prune()`
+ * from time to time. The storage never ends the pool: the host owns it.
+ */
+export class PostgresStorage implements Storage {
+  /** The pool and the table names, which every topic module takes. */
+  private readonly db: Db;
+
+  /**
+   * @param pool a `pg.Pool` (or anything with its `query` and `connect`).
+   * @throws TypeError when `schema` or `tablePrefix` is not a plain lower-case SQL identifier.
+   */
+  constructor(pool: PgPool, options: PostgresStorageOptions = {}) {
+    if (!pool || typeof pool.query !== 'function' || typeof pool.connect !== 'function') {
+      throw new TypeError('PostgresStorage needs a pg.Pool (an object with query() and connect())');
+    }
+    const schema = options.schema ?? 'public';
+    const prefix = options.tablePrefix ?? 'authgate_';
+    if (!IDENTIFIER.test(schema) || schema.length > 63) {
+      throw new TypeError('PostgresStorage option "schema" must be a lower-case SQL identifier ([a-z_][a-z0-9_]*, at most 63 characters)');
+    }
+    if (prefix !== '' && (!IDENTIFIER.test(prefix) || prefix.length > 30)) {
+      throw new TypeError('PostgresStorage option "tablePrefix" must be empty or a lower-case SQL identifier ([a-z_][a-z0-9_]*, at most 30 characters)');
+    }
+    this.db = new Db(pool, schema, prefix);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Schema and upkeep.
+
+  /**
+   * Create or upgrade the tables to `SCHEMA_VERSION`. Idempotent, and safe when several
+   * instances call it at once: one transaction holds a transaction-level advisory lock while it
+   * reads the recorded version and applies what is missing, so the others wait and then find
+   * nothing to do. A database already at a newer version (a newer authgate rolled out first) is
+   * left alone.
+   */
+  migrate(): Promise<MigrateResult> {
+    return migrate(this.db);
+  }
+
+  /**
+   * Delete what can never be used again, as of `now` (default: the system clock):
+   * - interactions and codes whose `expiresAt` has passed (a used code is kept until then, so
+   *   its replay still revokes the family);
+   * - access tokens that expired or were revoked (a rotation revokes the pair's access token);
+   * - rotated refresh tokens: a replay of one is still recognised by its family through the
+   *   family's newest refresh token, which is kept while its grant lives, until it has expired
+   *   and so has the access token issued with it. A family keeps one refresh row, however long
+   *   its rotation chain;
+   * - revoked grants, with everything left of their family (all of it is dead already);
+   * - grants with no code and no token left.
+   * Consents and clients are never pruned. Safe to run while servers use the database.
+   */
+  prune(now: number = Date.now()): Promise<PruneResult> {
+    return prune(this.db, now);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Clients.
+
+  saveClient(client: ClientRecord): Promise<void> {
+    return saveClient(this.db, client);
+  }
+
+  findClient(clientId: string): Promise<ClientRecord | null> {
+    return findClient(this.db, clientId);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Interactions.
+
+  saveInteraction(interaction: InteractionRecord): Promise<void> {
+    return saveInteraction(this.db, interaction);
+  }
+
+  findInteraction(idHash: string): Promise<InteractionRecord | null> {
+    return findInteraction(this.db, idHash);
+  }
+
+  /** One `DELETE ... RETURNING`: of any number of concurrent callers, one gets the row. */
+  takeInteraction(idHash: string, now: number): Promise<InteractionRecord | null> {
+    return takeInteraction(this.db, idHash, now);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Consents.
+
+  /** One `INSERT ... ON CONFLICT DO UPDATE` that merges the scope: concurrent approvals lose nothing. */
+  saveConsent(consent: ConsentRecord): Promise<void> {
+    return saveConsent(this.db, consent);
+  }
+
+  findConsent(accountUuid: string, clientId: string): Promise<ConsentRecord | null> {
+    return findConsent(this.db, accountUuid, clientId);
+  }
+
+  listConsents(accountUuid: string): Promise<ConsentRecord[]> {
+    return listConsents(this.db, accountUuid);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Grants, codes, tokens.
+
+  /** The grant and its first code or tokens in one transaction. */
+  createGrant(grant: GrantRecord, issued: { code?: CodeRecord; tokens?: TokenRecord[] }): Promise<void> {
+    return createGrant(this.db, grant, issued);
+  }
+
+  findCode(hash: string): Promise<CodeRecord | null> {
+    return findCode(this.db, hash);
+  }
+
+  /**
+   * Single use across processes: one conditional `UPDATE ... RETURNING` marks the code used, in
+   * one transaction with the insert of the tokens.
+   */
+  redeemCode(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
+    return redeemCode(this.db, hash, now, tokens);
+  }
+
+  findToken(hash: string): Promise<{ token: TokenRecord; grant: GrantRecord } | null> {
+    return findToken(this.db, hash);
+  }
+
+  /**
+   * Single use across processes: one conditional `UPDATE ... RETURNING` marks the refresh token
+   * rotated, in one transaction with the revocation of its access token and the insert of the
+   * new pair.
+   */
+  rotateRefreshToken(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
+    return rotateRefreshToken(this.db, hash, now, tokens);
+  }
+
+  /** Any stored refresh token of the family: while the family lives, its newest one is kept (see `prune`). */
+  findRefreshFamily(familyHash: string): Promise<RefreshFamily | null> {
+    return findRefreshFamily(this.db, familyHash);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Revocation: one flag on the grant, which every lookup joins.
+
+  revokeGrant(grantId: string, now: number): Promise<void> {
+    return revokeGrant(this.db, grantId, now);
+  }
+
+  /** One statement: the consent is deleted and every grant of the pair revoked together. */
+  revokeAccess(accountUuid: string, clientId: string, now: number): Promise<void> {
+    return revokeAccess(this.db, accountUuid, clientId, now);
+  }
+
+  revokeClientGrants(clientId: string, now: number): Promise<void> {
+    return revokeClientGrants(this.db, clientId, now);
+  }
+}

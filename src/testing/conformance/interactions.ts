@@ -1,0 +1,59 @@
+/**
+ * Interactions: every field round trips (the browser binding too), and `takeInteraction` is single
+ * use: by expiry at the `now` argument, and under concurrency.
+ */
+import { conformanceCase, type StorageConformanceCase } from './case.js';
+import { check, same } from './check.js';
+import { CONFORMANCE_RACERS, T0, CALLBACK, id, hash, makeInteraction, warmUp } from './fixtures.js';
+
+/** The cases on interactions. */
+export const interactionCases: readonly StorageConformanceCase[] = [
+  conformanceCase('interactions: login and consent records round trip with every field', async (make) => {
+    const storage = await make();
+    const consent = makeInteraction();
+    const login = makeInteraction({ kind: 'login', loginAfter: T0 - 1, account: undefined });
+    delete login.account;
+    const minimal = makeInteraction({ kind: 'login', request: { clientId: id(), redirectUri: CALLBACK, responseType: 'token', scope: ['read'], prompt: [] } });
+    delete minimal.account;
+    for (const record of [consent, login, minimal]) await storage.saveInteraction(record);
+    same(await storage.findInteraction(consent.idHash), consent, 'findInteraction returns the consent interaction, its request and account (extra account fields too)');
+    same(await storage.findInteraction(login.idHash), login, 'findInteraction returns the login interaction');
+    same(await storage.findInteraction(minimal.idHash), minimal, 'findInteraction returns an interaction without optional request fields');
+    same(await storage.findInteraction(hash()), null, 'findInteraction of an unknown id is null');
+  }),
+
+  conformanceCase('interactions: the browser binding (request.browserHash) round trips through save, find and take', async (make) => {
+    const storage = await make();
+    // Without it, every browser could continue the interaction: an interaction belongs to the browser that started it.
+    const bound = makeInteraction();
+    bound.request.browserHash = hash();
+    await storage.saveInteraction(bound);
+    same((await storage.findInteraction(bound.idHash))?.request.browserHash, bound.request.browserHash, 'findInteraction returns request.browserHash as saved');
+    same(await storage.takeInteraction(bound.idHash, T0 + 1), bound, 'takeInteraction returns the bound interaction whole, request.browserHash included');
+  }),
+
+  conformanceCase('takeInteraction: single use; expired when now >= expiresAt (boundary -1 ms / 0)', async (make) => {
+    const storage = await make();
+    const record = makeInteraction();
+    await storage.saveInteraction(record);
+    same(await storage.takeInteraction(record.idHash, record.expiresAt - 1), record, 'takeInteraction at expiresAt - 1 ms returns the interaction');
+    same(await storage.takeInteraction(record.idHash, record.expiresAt - 1), null, 'a second takeInteraction returns null (single use)');
+    same(await storage.findInteraction(record.idHash), null, 'a taken interaction is gone');
+    const expired = makeInteraction();
+    await storage.saveInteraction(expired);
+    same(await storage.takeInteraction(expired.idHash, expired.expiresAt), null, 'takeInteraction at now = expiresAt returns null (expired)');
+    same(await storage.takeInteraction(expired.idHash, expired.expiresAt - 1), null, 'an expired interaction that was taken stays unusable');
+    same(await storage.takeInteraction(hash(), T0), null, 'takeInteraction of an unknown id is null');
+  }),
+
+  conformanceCase(`takeInteraction: exactly one of ${CONFORMANCE_RACERS} concurrent takes gets the interaction`, async (make) => {
+    const storage = await make();
+    const record = makeInteraction();
+    await storage.saveInteraction(record);
+    await warmUp(storage);
+    const taken = await Promise.all(Array.from({ length: CONFORMANCE_RACERS }, () => storage.takeInteraction(record.idHash, T0 + 1)));
+    const winners = taken.filter((r) => r !== null);
+    check(winners.length === 1, `takeInteraction must be single use under concurrency: ${winners.length} of ${CONFORMANCE_RACERS} concurrent calls got the interaction (expected exactly 1). Check and delete must be one atomic step (DELETE ... RETURNING, GETDEL, no await in between).`);
+    same(winners[0], record, 'the winner gets the whole record');
+  }),
+];

@@ -1,0 +1,125 @@
+/**
+ * What every record must survive, whatever its kind: copies in and out (no shared objects),
+ * millisecond times as numbers, and exact key matches (no case folding, no trimming).
+ */
+import type { ClientRecord, ConsentRecord } from '../../storage/types.js';
+import { conformanceCase, type StorageConformanceCase } from './case.js';
+import { check, canonical, same, outcome, expectFailure } from './check.js';
+import { T0, CALLBACK, id, hash, makePair, withCode, withPair, makeInteraction } from './fixtures.js';
+
+/** The cases that hold for every kind of record. */
+export const recordCases: readonly StorageConformanceCase[] = [
+  conformanceCase('records are copies: mutating what was saved, or what was returned, changes nothing stored', async (make) => {
+    const storage = await make();
+    const client: ClientRecord = { id: id(), name: 'Example App', redirectUri: CALLBACK, secretHash: hash(), createdAt: T0 };
+    await storage.saveClient(client);
+    client.name = 'changed after save';
+    const foundClient = await storage.findClient(client.id);
+    check(foundClient, 'client saved');
+    foundClient.redirectUri = 'https://evil.example/';
+    same((await storage.findClient(client.id))?.redirectUri, CALLBACK, 'mutating a returned client must not change the stored one');
+    same((await storage.findClient(client.id))?.name, 'Example App', 'mutating a client after saveClient must not change the stored one');
+
+    const interaction = makeInteraction();
+    const snapshot = structuredClone(interaction);
+    await storage.saveInteraction(interaction);
+    interaction.request.scope.push('admin');
+    const foundInteraction = await storage.findInteraction(interaction.idHash);
+    check(foundInteraction, 'interaction saved');
+    foundInteraction.request.redirectUri = 'https://evil.example/';
+    foundInteraction.account!.uuid = 'someone-else';
+    same(await storage.findInteraction(interaction.idHash), snapshot, 'mutating an interaction (its nested request and account) after saving or finding it must not change the stored one');
+
+    const accountUuid = id();
+    const clientId = id();
+    const consent: ConsentRecord = { accountUuid, clientId, scope: ['read'], grantedAt: T0 };
+    await storage.saveConsent(consent);
+    consent.scope.push('write');
+    const foundConsent = await storage.findConsent(accountUuid, clientId);
+    foundConsent?.scope.push('write');
+    (await storage.listConsents(accountUuid))[0]?.scope.push('write');
+    same((await storage.findConsent(accountUuid, clientId))?.scope, ['read'], 'mutating a consent (its scope array) after saving, finding or listing it must not change the stored one');
+
+    const { grant, code } = await withCode(storage);
+    const expectedCode = structuredClone(code);
+    code.redirectUri = 'https://evil.example/';
+    const foundCode = await storage.findCode(code.hash);
+    check(foundCode, 'code saved');
+    foundCode.usedAt = T0;
+    foundCode.scope.push('admin');
+    same(await storage.findCode(code.hash), expectedCode, 'mutating a code after createGrant or findCode must not change the stored one');
+
+    const { grant: g2, access } = await withPair(storage);
+    const expected = structuredClone({ token: access, grant: g2 });
+    access.scope.push('admin');
+    g2.account.name = 'changed after save';
+    const found = await storage.findToken(access.hash);
+    check(found, 'token saved');
+    found.token.revokedAt = T0;
+    found.grant.revokedAt = T0;
+    found.grant.account.uuid = 'someone-else';
+    same(await storage.findToken(access.hash), expected, 'mutating a token or its grant after saving or finding it must not change the stored ones');
+
+    const pair = makePair(grant, T0 + 1);
+    const expectedGrant = structuredClone(grant);
+    const redeemed = await storage.redeemCode(code.hash, T0 + 1, pair);
+    check(redeemed.ok, `redeemCode of a fresh code succeeds (got ${outcome(redeemed)})`);
+    redeemed.grant.revokedAt = T0;
+    redeemed.grant.scope.push('admin');
+    pair[0].scope.push('admin');
+    same(await storage.findToken(pair[0].hash), { token: { ...pair[0], scope: [...grant.scope] }, grant: expectedGrant }, 'mutating the grant returned by redeemCode, or the tokens passed to it, must not change the stored ones');
+  }),
+
+  conformanceCase('timestamps: millisecond values (odd ms, far past and far future) come back exactly, as numbers', async (make) => {
+    const storage = await make();
+    const times = [1, T0, 4_102_444_800_999 /* 2100-01-01T00:00:00.999Z */, 8_640_000_000_000_000 /* the largest Date */];
+    for (const t of times) {
+      const { grant, code } = await withCode(storage, { expiresAt: t + 1 }, { createdAt: t });
+      const found = await storage.findCode(code.hash);
+      check(found, 'code saved');
+      check(typeof found.expiresAt === 'number', `findCode().expiresAt must be a number, got ${typeof found.expiresAt} (${canonical(found.expiresAt)}); a SQL bigint arrives as a string and must be parsed`);
+      same(found.expiresAt, t + 1, `expiresAt ${t + 1} round trips exactly`);
+      const redeemed = await storage.redeemCode(code.hash, t, []);
+      check(redeemed.ok, `redeemCode at ${t} of a code expiring at ${t + 1} must succeed, got ${outcome(redeemed)}`);
+      check(typeof redeemed.grant.createdAt === 'number' && redeemed.grant.createdAt === t, `the grant's createdAt (${t}) must come back as the same number, got ${canonical(redeemed.grant.createdAt)}`);
+      const replay = await storage.redeemCode(code.hash, t, []);
+      check(!replay.ok && typeof replay.usedAt === 'number' && replay.usedAt === t, `usedAt must come back as the number ${t}, got ${canonical(replay)}`);
+      check(grant.id === code.grantId, 'fixture');
+    }
+    const { access } = await withPair(storage);
+    const found = await storage.findToken(access.hash);
+    check(found && typeof found.token.issuedAt === 'number' && typeof found.token.expiresAt === 'number' && typeof found.grant.createdAt === 'number',
+      `token times must be numbers, got ${canonical(found && { issuedAt: found.token.issuedAt, expiresAt: found.token.expiresAt, createdAt: found.grant.createdAt })}`);
+    const interaction = makeInteraction({ loginAfter: T0 - 7 });
+    await storage.saveInteraction(interaction);
+    const foundInteraction = await storage.findInteraction(interaction.idHash);
+    check(foundInteraction && typeof foundInteraction.expiresAt === 'number' && foundInteraction.loginAfter === T0 - 7 && typeof foundInteraction.requestedAt === 'number',
+      `interaction times must be numbers, got ${canonical(foundInteraction)}`);
+  }),
+
+  conformanceCase('lookups are exact: keys that differ only in letter case or whitespace find nothing', async (make) => {
+    const storage = await make();
+    // Hashes are base64url: "abc" and "ABC" are different secrets (beware case-insensitive collations).
+    const flip = (s: string) => {
+      const i = s.search(/[A-Za-z]/);
+      const c = s[i]!;
+      return s.slice(0, i) + (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase()) + s.slice(i + 1);
+    };
+    const client: ClientRecord = { id: `App-${id()}`, name: 'Example App', redirectUri: CALLBACK, secretHash: hash(), createdAt: T0 };
+    await storage.saveClient(client);
+    same(await storage.findClient(client.id.toLowerCase()), null, 'findClient with a differently cased id finds nothing');
+    same(await storage.findClient(`${client.id} `), null, 'findClient with a trailing space finds nothing');
+    const { code } = await withCode(storage);
+    same(await storage.findCode(flip(code.hash)), null, 'findCode with one letter of the hash in another case finds nothing');
+    const flipped = await storage.redeemCode(flip(code.hash), T0, []);
+    expectFailure(flipped, 'missing', 'redeemCode with one letter of the hash in another case');
+    same(await storage.findCode(`${code.hash} `), null, 'findCode with a trailing space finds nothing');
+    const { access, refresh } = await withPair(storage);
+    same(await storage.findToken(flip(access.hash)), null, 'findToken with one letter of the hash in another case finds nothing');
+    expectFailure(await storage.rotateRefreshToken(flip(refresh.hash), T0, []), 'missing', 'rotateRefreshToken with one letter of the hash in another case');
+    const interaction = makeInteraction();
+    await storage.saveInteraction(interaction);
+    same(await storage.takeInteraction(flip(interaction.idHash), T0), null, 'takeInteraction with one letter of the id hash in another case finds nothing');
+    same(await storage.findInteraction(interaction.idHash), interaction, 'and leaves the interaction in place');
+  }),
+];
