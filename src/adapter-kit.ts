@@ -136,10 +136,11 @@ export function bodyErrorResponse(error: BodyError): OAuthResponse {
  */
 export interface AdapterIo<Req, Res, Out, Hook> {
   readonly server: AuthorizationServer;
-  /** The host's replacement of the sign-in redirect, if any. */
-  readonly onLogin: Hook | undefined;
-  /** The host's replacement of the consent page, if any. */
-  readonly onConsent: Hook | undefined;
+  /**
+   * The host's replacements of the sign-in redirect (`onLogin`) and of the consent page
+   * (`onConsent`), if any: the adapter's options.
+   */
+  readonly hooks: { readonly onLogin?: Hook | undefined; readonly onConsent?: Hook | undefined };
   /** The request method, to read a body on POST only. */
   method(req: Req): string;
   /** The raw body of a POST to a `'form'` route, at most the limit: throw or reject with a `BodyError`. */
@@ -179,7 +180,7 @@ export function answerRoute<Req, Res, Out, Hook>(
   } else if ('type' in result) decision = result;
   else return io.send(res, result, undefined);
   if (decision.type === 'login' || decision.type === 'consent') {
-    const hook = decision.type === 'login' ? io.onLogin : io.onConsent;
+    const hook = decision.type === 'login' ? io.hooks.onLogin : io.hooks.onConsent;
     if (hook !== undefined) return io.callHook(hook, req, res, decision.interaction, setCookie);
   }
   return io.send(res, interactionResponse(decision, request, where.ui), setCookie);

@@ -91,8 +91,7 @@ export function createOAuthRouter(server: AuthorizationServer, options: OAuthRou
   let mounted = routeWhere(options, '');
   const io: AdapterIo<Request, Response, unknown, Hook> = {
     server,
-    onLogin: options.onLogin,
-    onConsent: options.onConsent,
+    hooks: options,
     method: (req) => req.method,
     readBody: (req) => readNodeBody(req, limit),
     toRequest: toOAuthRequest,
