@@ -160,6 +160,12 @@ export interface AdapterIo<Req, Res, Out, Hook> {
    * response whatever the hook answers.
    */
   callHook(hook: Hook, req: Req, res: Res, interaction: Interaction, setCookie: string | undefined): Out | Promise<Out>;
+  /**
+   * Answer an error (of a host hook: the core answers its own) when there is no `next` to hand
+   * it to. Without it, `serveRoute` rejects (for a framework that takes a rejected handler to
+   * its error handler).
+   */
+  fail?(error: unknown, res: Res): void;
 }
 
 /**
@@ -189,11 +195,10 @@ export function answerRoute<Req, Res, Out, Hook>(
 /**
  * Answer one request on `route`: read the body (POST to a `'form'` route), ask the core, and
  * answer (`answerRoute`). A `BodyError` is answered with `bodyErrorResponse`. Any other error
- * goes to `fail` (Express's `next`), or rejects the returned promise when there is none (a
- * framework that takes a rejected handler to its error handler).
+ * goes to `next` (Express, connect), or else to `io.fail`, or else rejects the returned promise.
  */
 export async function serveRoute<Req, Res, Out, Hook>(
-  io: AdapterIo<Req, Res, Out, Hook>, route: OAuthRoute, req: Req, res: Res, fail?: (error: unknown) => void,
+  io: AdapterIo<Req, Res, Out, Hook>, route: OAuthRoute, req: Req, res: Res, next?: (error: unknown) => void,
 ): Promise<Out | undefined> {
   try {
     let body: OAuthRequest['body'] | undefined;
@@ -210,8 +215,9 @@ export async function serveRoute<Req, Res, Out, Hook>(
     return await answerRoute(io, req, res, result, request, where);
   } catch (error) {
     if (error instanceof BodyError) return io.send(res, bodyErrorResponse(error), undefined);
-    if (!fail) throw error;
-    fail(error);
+    if (next) next(error);
+    else if (io.fail) io.fail(error, res);
+    else throw error;
     return undefined;
   }
 }
