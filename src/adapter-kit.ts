@@ -212,7 +212,9 @@ export async function serveRoute<Req, Res, Out, Hook>(
     const result = await route.handle(io.server, request, where);
     // A response (the token endpoint's, every hot path's) is sent as it is, without awaiting.
     if (!('type' in result) && !('decision' in result)) return io.send(res, result, undefined);
-    return await answerRoute(io, req, res, result, request, where);
+    // Awaited only when a host hook's answer is pending, so that its failure is caught here.
+    const answered = answerRoute(io, req, res, result, request, where);
+    return answered instanceof Promise ? await answered : answered;
   } catch (error) {
     if (error instanceof BodyError) return io.send(res, bodyErrorResponse(error), undefined);
     if (next) next(error);
