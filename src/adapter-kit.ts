@@ -44,7 +44,7 @@ export interface RouteWhere {
 /**
  * The mount point of routes with these options under `prefix`: the pages link to where the
  * routes really are, the browser-binding and CSRF cookies are scoped there, and the metadata
- * names them (RFC 8414 §3: the documents move with the prefix too).
+ * names them (the well-known documents move with the prefix too, as the routes do).
  */
 export function routeWhere(options: InteractionUiOptions, prefix = ''): RouteWhere {
   const basePath = prefix + (options.basePath ?? DEFAULT_BASE_PATH);
@@ -141,12 +141,10 @@ export interface AdapterIo<Req, Res, Out, Hook> {
    * (`onConsent`), if any: the adapter's options.
    */
   readonly hooks: { readonly onLogin?: Hook | undefined; readonly onConsent?: Hook | undefined };
-  /** The request method, to read a body on POST only. */
-  method(req: Req): string;
   /** The raw body of a POST to a `'form'` route, at most the limit: throw or reject with a `BodyError`. */
   readBody(req: Req): OAuthRequest['body'] | Promise<OAuthRequest['body']>;
-  /** The request as the core reads it. */
-  toRequest(req: Req, body: OAuthRequest['body'] | undefined): OAuthRequest;
+  /** The request as the core reads it, without a body (`serveRoute` adds the body it read). */
+  toRequest(req: Req): OAuthRequest;
   /** Where the routes that answer `req` are mounted (`routeWhere`). */
   where(req: Req): RouteWhere;
   /**
@@ -201,18 +199,17 @@ export async function serveRoute<Req, Res, Out, Hook>(
   io: AdapterIo<Req, Res, Out, Hook>, route: OAuthRoute, req: Req, res: Res, next?: (error: unknown) => void,
 ): Promise<Out | undefined> {
   try {
-    let body: OAuthRequest['body'] | undefined;
-    if (route.body === 'form' && io.method(req) === 'POST') {
+    const request = io.toRequest(req);
+    if (route.body === 'form' && request.method === 'POST') {
       // Fastify hands over a body it already read: no await (no extra tick) for it.
       const read = io.readBody(req);
-      body = read instanceof Promise ? await read : read;
+      const body = read instanceof Promise ? await read : read;
+      if (body !== undefined) request.body = body;
     }
-    const request = io.toRequest(req, body);
     const where = io.where(req);
     const result = await route.handle(io.server, request, where);
-    // A response (the token endpoint's, every hot path's) is sent as it is, without awaiting.
-    if (!('type' in result) && !('decision' in result)) return io.send(res, result, undefined);
-    // Awaited only when a host hook's answer is pending, so that its failure is caught here.
+    // Awaited only when a host hook's answer is pending, so that its failure is caught here: a
+    // response (the token endpoint's, every hot path's) is sent without a further tick.
     const answered = answerRoute(io, req, res, result, request, where);
     return answered instanceof Promise ? await answered : answered;
   } catch (error) {

@@ -46,13 +46,12 @@ export interface OAuthRouterOptions extends AdapterOptions {
   onConsent?: Hook;
 }
 
-function toOAuthRequest(req: Request, body?: OAuthRequest['body']): OAuthRequest {
+function toOAuthRequest(req: Request): OAuthRequest {
   return {
     method: req.method,
     url: `${req.protocol}://${req.get('host') ?? 'localhost'}${req.originalUrl}`,
     headers: coreHeaders(req.headers, req),
-    ...(body !== undefined && { body }),
-  };
+    };
 }
 
 /** Lower case for A-Z only, as Express's case-insensitive route patterns fold (no other letters). */
@@ -92,7 +91,6 @@ export function createOAuthRouter(server: AuthorizationServer, options: OAuthRou
   const io: AdapterIo<Request, Response, unknown, Hook> = {
     server,
     hooks: options,
-    method: (req) => req.method,
     readBody: (req) => readNodeBody(req, limit),
     toRequest: toOAuthRequest,
     where: (req) => (req.baseUrl === mounted.prefix ? mounted : (mounted = routeWhere(options, req.baseUrl))),

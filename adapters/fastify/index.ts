@@ -43,12 +43,11 @@ export interface OAuthPluginOptions extends AdapterOptions {
   onConsent?: Hook;
 }
 
-const toOAuthRequest = (request: FastifyRequest, body?: string): OAuthRequest => ({
+const toOAuthRequest = (request: FastifyRequest): OAuthRequest => ({
   method: request.method,
   url: `${request.protocol}://${request.host}${request.url}`,
   // request.headers is a fresh merged copy on each read once a hook has set headers: read it once.
   headers: coreHeaders(request.headers, request.raw),
-  ...(body !== undefined && { body }),
 });
 
 // An empty string would make Fastify add `content-type: text/plain`; Express sends none. The
@@ -88,7 +87,6 @@ export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastif
   const io: AdapterIo<FastifyRequest, FastifyReply, FastifyReply, Hook> = {
     server: options.server,
     hooks: options,
-    method: (request) => request.method,
     // Fastify runs no parser for an empty body; Express and Hono hand the core '' then, and so
     // does this (register tells '' from no body).
     readBody: (request) => (typeof request.body === 'string' ? request.body : ''),

@@ -78,13 +78,13 @@ async function readBody(c: Context, limit: number): Promise<string> {
   }
 }
 
-function toOAuthRequest(c: Context, body?: string): OAuthRequest {
+function toOAuthRequest(c: Context): OAuthRequest {
   // Repeated headers arrive joined by ", " (Fetch): a repeated Authorization is then malformed.
   const headers: OAuthRequest['headers'] = {};
   c.req.raw.headers.forEach((value, name) => {
     headers[name] = value;
   });
-  return { method: c.req.method, url: c.req.url, headers, ...(body !== undefined && { body }) };
+  return { method: c.req.method, url: c.req.url, headers };
 }
 
 /**
@@ -130,7 +130,6 @@ export function createOAuthApp(server: AuthorizationServer, options: OAuthAppOpt
   const io: AdapterIo<Context, Context, Response, Hook> = {
     server,
     hooks: options,
-    method: (c) => c.req.method,
     readBody: (c) => readBody(c, limit),
     toRequest: toOAuthRequest,
     where: () => where,

@@ -51,11 +51,10 @@ export interface OAuthHandlerOptions extends AdapterOptions {
 /** What `createOAuthHandler` returns. */
 export type OAuthHandler = (req: IncomingMessage, res: ServerResponse, next?: NextFunction) => void;
 
-const toOAuthRequest = (req: IncomingMessage, body?: OAuthRequest['body']): OAuthRequest => ({
+const toOAuthRequest = (req: IncomingMessage): OAuthRequest => ({
   method: req.method ?? 'GET',
   url: `${'encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http'}://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`,
   headers: coreHeaders(req.headers, req),
-  ...(body !== undefined && { body }),
 });
 
 /** Cookies go on with append, after any the host set: setHeader would replace them. */
@@ -102,7 +101,6 @@ export function createOAuthHandler(server: AuthorizationServer, options: OAuthHa
   const io: AdapterIo<IncomingMessage, ServerResponse, unknown, Hook> = {
     server,
     hooks: options,
-    method: (req) => req.method ?? 'GET',
     readBody: (req) => readNodeBody(req, limit),
     toRequest: toOAuthRequest,
     where: () => where,
