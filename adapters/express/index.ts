@@ -51,7 +51,7 @@ function toOAuthRequest(req: Request): OAuthRequest {
     method: req.method,
     url: `${req.protocol}://${req.get('host') ?? 'localhost'}${req.originalUrl}`,
     headers: coreHeaders(req.headers, req),
-    };
+  };
 }
 
 /** Lower case for A-Z only, as Express's case-insensitive route patterns fold (no other letters). */
