@@ -9,6 +9,7 @@ export default defineConfig({
     express: 'adapters/express/index.ts',
     fastify: 'adapters/fastify/index.ts',
     hono: 'adapters/hono/index.ts',
+    node: 'adapters/node/index.ts',
     postgres: 'src/postgres/index.ts',
   },
   format: ['esm'],

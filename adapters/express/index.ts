@@ -5,18 +5,20 @@
  */
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import {
-  handleAuthorize,
-  handleDecisionForm,
-  handleResume,
-  interactionResponse,
+  DEFAULT_BASE_PATH,
+  DEFAULT_BODY_LIMIT,
+  oauthRoutes,
+  routeWhere,
+  serveRoute,
+  type AdapterIo,
+  type AdapterOptions,
   type AuthorizationServer,
-  type AuthorizeDecision,
   type Interaction,
-  type InteractionUiOptions,
   type OAuthRequest,
   type OAuthResponse,
   type VerifiedToken,
 } from '../../src/index.js';
+import { readNodeBody } from '../node-body.js';
 import { coreHeaders } from '../node-headers.js';
 
 declare global {
@@ -29,74 +31,41 @@ declare global {
   }
 }
 
+/** A host hook of `createOAuthRouter`. */
+type Hook = (req: Request, res: Response, interaction: Interaction) => unknown;
+
 /** Options of `createOAuthRouter`. */
-export interface OAuthRouterOptions extends InteractionUiOptions {
-  /** Largest accepted request body in bytes; bigger bodies get 413. Default 64 KiB. */
-  bodyLimit?: number;
+export interface OAuthRouterOptions extends AdapterOptions {
   /**
    * Replace the default sign-in redirect: sign the user in, then send them to `resume`. `res`
    * already carries the browser-binding cookie when it is new: add cookies of your own with
    * `res.cookie()` or `res.append('Set-Cookie', ...)`, not `res.set('Set-Cookie', ...)`.
    */
-  onLogin?: (req: Request, res: Response, interaction: Interaction) => unknown;
+  onLogin?: Hook;
   /** Replace the built-in consent page: show it, then call `server.approve` / `server.deny`. */
-  onConsent?: (req: Request, res: Response, interaction: Interaction) => unknown;
+  onConsent?: Hook;
 }
 
-class BodyError extends Error {
-  constructor(readonly status: number, message: string) {
-    super(message);
-  }
-}
-
-/** The raw body (a host parser may already have consumed it: then its result). */
-function readBody(req: Request, limit: number): Promise<OAuthRequest['body']> {
-  // The limit holds even when a host parser (with its own, larger limit) read the body first.
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > limit) return Promise.reject(new BodyError(413, `The request body is larger than ${limit} bytes.`));
-  if (req.readableEnded || (req as { _body?: boolean })._body) {
-    const parsed: unknown = req.body;
-    // express.raw() leaves a Buffer, express.json() an object the core would not read as JSON:
-    // hand both over as the text they were.
-    if (Buffer.isBuffer(parsed)) return Promise.resolve(parsed.toString('utf8'));
-    if (typeof parsed === 'object' && parsed !== null && /json/i.test(req.headers['content-type'] ?? '')) return Promise.resolve(JSON.stringify(parsed));
-    return Promise.resolve(typeof parsed === 'string' || (typeof parsed === 'object' && parsed !== null) ? (parsed as OAuthRequest['body']) : undefined);
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        req.removeAllListeners('data');
-        req.resume();
-        reject(new BodyError(413, `The request body is larger than ${limit} bytes.`));
-      } else chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', () => reject(new BodyError(400, 'The request body could not be read.')));
-  });
-}
-
-function toOAuthRequest(req: Request, body?: OAuthRequest['body']): OAuthRequest {
+function toOAuthRequest(req: Request): OAuthRequest {
   return {
     method: req.method,
     url: `${req.protocol}://${req.get('host') ?? 'localhost'}${req.originalUrl}`,
     headers: coreHeaders(req.headers, req),
-    ...(body !== undefined && { body }),
   };
 }
 
 /** Lower case for A-Z only, as Express's case-insensitive route patterns fold (no other letters). */
 const asciiLower = (path: string): string => (/[A-Z]/.test(path) ? path.replace(/[A-Z]/g, (c) => c.toLowerCase()) : path);
 
-function send(res: Response, response: OAuthResponse): void {
-  res.status(response.status).set(response.headers).end(response.body);
-}
-
-function sendBodyError(res: Response, error: BodyError): void {
-  res.status(error.status).set({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', connection: 'close' })
-    .end(JSON.stringify({ error: 'invalid_request', error_description: error.message }));
+/** `res.set()` would replace a Set-Cookie appended before (the binding's, a host's): cookies go on with append. */
+function send(res: Response, response: OAuthResponse, setCookie?: string): void {
+  res.status(response.status);
+  if (setCookie) res.append('Set-Cookie', setCookie);
+  for (const name in response.headers) {
+    if (name === 'set-cookie') res.append('Set-Cookie', response.headers[name]);
+    else res.set(name, response.headers[name]);
+  }
+  res.end(response.body);
 }
 
 /**
@@ -113,61 +82,24 @@ function sendBodyError(res: Response, error: BodyError): void {
  * app.use('/v2', requireToken(server));
  */
 export function createOAuthRouter(server: AuthorizationServer, options: OAuthRouterOptions = {}): Router {
-  const basePath = options.basePath ?? '/v1/oauth';
-  const limit = options.bodyLimit ?? 64 * 1024;
-
-  // Mounted under a path (app.use('/auth', router)): the pages link there, and the cookies are scoped there.
-  const ui = (req: Request): InteractionUiOptions => ({ ...options, basePath: req.baseUrl + basePath });
-
-  /** `setCookie`: a new browser binding (authorize route), sent whoever answers. */
-  const decide = async (req: Request, res: Response, decision: AuthorizeDecision, request: OAuthRequest, setCookie?: string) => {
-    if (setCookie) res.append('Set-Cookie', setCookie);
-    if (decision.type === 'login' && options.onLogin) return options.onLogin(req, res, decision.interaction);
-    if (decision.type === 'consent' && options.onConsent) return options.onConsent(req, res, decision.interaction);
-    const response = interactionResponse(decision, request, ui(req));
-    // res.set() replaces a Set-Cookie appended before: the page's own cookie goes on with append.
-    const { 'set-cookie': pageCookie, ...headers } = response.headers;
-    res.status(response.status).set(headers);
-    if (pageCookie) res.append('Set-Cookie', pageCookie);
-    res.end(response.body);
+  const basePath = options.basePath ?? DEFAULT_BASE_PATH;
+  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const routes = oauthRoutes(basePath);
+  // Mounted under a path (app.use('/auth', router)): the pages link there, and the cookies are
+  // scoped there. The last mount point seen is kept: a router is mostly mounted once.
+  let mounted = routeWhere(options, '');
+  const io: AdapterIo<Request, Response, unknown, Hook> = {
+    server,
+    hooks: options,
+    readBody: (req) => readNodeBody(req, limit),
+    toRequest: toOAuthRequest,
+    where: (req) => (req.baseUrl === mounted.prefix ? mounted : (mounted = routeWhere(options, req.baseUrl))),
+    send,
+    callHook(hook, req, res, interaction, setCookie) {
+      if (setCookie) res.append('Set-Cookie', setCookie);
+      return hook(req, res, interaction);
+    },
   };
-
-  const authorize: RequestHandler = async (req, res, next) => {
-    try {
-      const handled = await handleAuthorize(server, toOAuthRequest(req), ui(req));
-      await decide(req, res, handled.decision, handled.request, handled.setCookie);
-    } catch (error) {
-      next(error);
-    }
-  };
-
-  const handle = (withBody: boolean, run: (request: OAuthRequest) => Promise<AuthorizeDecision | OAuthResponse>): RequestHandler =>
-    async (req, res, next) => {
-      try {
-        const body = withBody && req.method === 'POST' ? await readBody(req, limit) : undefined;
-        const request = toOAuthRequest(req, body);
-        const result = await run(request);
-        if ('type' in result) await decide(req, res, result, request);
-        else send(res, result);
-      } catch (error) {
-        if (error instanceof BodyError) sendBodyError(res, error);
-        else next(error);
-      }
-    };
-
-  const metadata: RequestHandler = (req, res, next) =>
-    handle(false, async (request) => server.metadata(request, { basePath: req.baseUrl + basePath, ...(req.baseUrl && { documentsPath: req.baseUrl }) }))(req, res, next);
-  const routes: [path: string, handler: RequestHandler][] = [
-    [`${basePath}/token`, handle(true, (request) => server.token(request))],
-    [`${basePath}/authorize`, authorize],
-    [`${basePath}/authorize/resume`, handle(false, (request) => handleResume(server, request))],
-    [`${basePath}/authorize/decision`, handle(true, (request) => handleDecisionForm(server, request))],
-    [`${basePath}/revoke`, handle(true, (request) => server.revoke(request))],
-    [`${basePath}/introspect`, handle(true, (request) => server.introspect(request))],
-    [`${basePath}/register`, handle(true, (request) => server.registerDynamic(request))],
-    ['/.well-known/oauth-authorization-server', metadata],
-    ['/.well-known/jwks.json', handle(false, (request) => server.jwks(request))],
-  ];
 
   // The routes live on an inner router, so Express still sets `req.route` for them (hosts label
   // metrics with it). Hosts mount the returned router in front of their own routes, so every
@@ -177,8 +109,9 @@ export function createOAuthRouter(server: AuthorizationServer, options: OAuthRou
   // routes on this router or on the app. Route syntax in basePath (`/t/:tenant/oauth`) leaves
   // every request to Express's own matching.
   const inner = express.Router();
-  for (const [path, handler] of routes) inner.all(path, handler);
-  const paths = /^[\w\-./~%]*$/.test(basePath) ? new Set(routes.map(([path]) => asciiLower(path))) : null;
+  // The handler returns nothing: Express 5 would chain a promise it returned.
+  for (const route of routes) inner.all(route.path, (req, res, next) => void serveRoute(io, route, req, res, next));
+  const paths = /^[\w\-./~%]*$/.test(basePath) ? new Set(routes.map((route) => asciiLower(route.path))) : null;
   const router = express.Router();
   router.use((req, res, next) => {
     if (paths === null) return inner(req, res, next);

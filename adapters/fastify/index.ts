@@ -6,17 +6,17 @@
  */
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import {
-  handleAuthorize,
-  handleDecisionForm,
-  handleResume,
-  interactionResponse,
-  PATHS,
+  DEFAULT_BODY_LIMIT,
+  oauthRoutes,
+  routeWhere,
+  serveRoute,
+  bodyErrorResponse,
+  bodyTooLarge,
+  bodyUnreadable,
+  type AdapterIo,
+  type AdapterOptions,
   type AuthorizationServer,
-  type AuthorizeDecision,
-  type AuthorizeHandling,
   type Interaction,
-  type InteractionUiOptions,
-  type MetadataOptions,
   type OAuthRequest,
   type OAuthResponse,
   type VerifiedToken,
@@ -30,54 +30,32 @@ declare module 'fastify' {
   }
 }
 
+/** A host hook of `oauthPlugin`. */
+type Hook = (request: FastifyRequest, reply: FastifyReply, interaction: Interaction) => unknown;
+
 /** Options of `oauthPlugin`. */
-export interface OAuthPluginOptions extends InteractionUiOptions {
+export interface OAuthPluginOptions extends AdapterOptions {
   /** The authorization server the endpoints answer for. */
   server: AuthorizationServer;
-  /** Largest accepted request body in bytes; bigger bodies get 413. Default 64 KiB. */
-  bodyLimit?: number;
   /** Replace the default sign-in redirect: sign the user in, then send them to `resume`. */
-  onLogin?: (request: FastifyRequest, reply: FastifyReply, interaction: Interaction) => unknown;
+  onLogin?: Hook;
   /** Replace the built-in consent page: show it, then call `server.approve` / `server.deny`. */
-  onConsent?: (request: FastifyRequest, reply: FastifyReply, interaction: Interaction) => unknown;
+  onConsent?: Hook;
 }
 
-const toOAuthRequest = (request: FastifyRequest, body?: string): OAuthRequest => ({
+const toOAuthRequest = (request: FastifyRequest): OAuthRequest => ({
   method: request.method,
   url: `${request.protocol}://${request.host}${request.url}`,
   // request.headers is a fresh merged copy on each read once a hook has set headers: read it once.
   headers: coreHeaders(request.headers, request.raw),
-  ...(body !== undefined && { body }),
 });
 
-// An empty string would make Fastify add `content-type: text/plain`; Express sends none.
-const send = (reply: FastifyReply, response: OAuthResponse) =>
-  reply.code(response.status).headers(response.headers).send(response.body === '' ? undefined : response.body);
-
-const sendBodyError = (reply: FastifyReply, status: number, message: string) =>
-  reply.code(status).headers({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', connection: 'close' })
-    .send(JSON.stringify({ error: 'invalid_request', error_description: message }));
-
-/** Paths under `basePath`, the core method behind each, and whether a POST carries a body (a form; JSON for register). */
-const ROUTES: ReadonlyArray<[
-  path: string,
-  form: boolean,
-  run: (server: AuthorizationServer, request: OAuthRequest, ui: InteractionUiOptions) => Promise<AuthorizeDecision | AuthorizeHandling | OAuthResponse>,
-]> = [
-  ['/authorize', false, handleAuthorize],
-  ['/authorize/resume', false, handleResume],
-  ['/authorize/decision', true, handleDecisionForm],
-  ['/token', true, (server, request) => server.token(request)],
-  ['/revoke', true, (server, request) => server.revoke(request)],
-  ['/introspect', true, (server, request) => server.introspect(request)],
-  ['/register', true, (server, request) => server.registerDynamic(request)],
-];
-
-/** Documents at fixed paths (not under `basePath`); the core answers 405 to methods other than GET and HEAD. */
-const DOCUMENTS: ReadonlyArray<[path: string, run: (server: AuthorizationServer, request: OAuthRequest, where: MetadataOptions) => Promise<OAuthResponse>]> = [
-  [PATHS.metadata, async (server, request, where) => server.metadata(request, where)],
-  [PATHS.jwks, (server, request) => server.jwks(request)],
-];
+// An empty string would make Fastify add `content-type: text/plain`; Express sends none. The
+// binding cookie goes first: Fastify appends the page's own Set-Cookie as a second one.
+function send(reply: FastifyReply, response: OAuthResponse, setCookie?: string): FastifyReply {
+  if (setCookie) reply.header('set-cookie', setCookie);
+  return reply.code(response.status).headers(response.headers).send(response.body === '' ? undefined : response.body);
+}
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -103,15 +81,23 @@ const hidden = new WeakMap<FastifyRequest, FastifyRequest['headers']>();
  * app.get('/v2/account', { preHandler: requireToken(server) }, (request) => request.oauth);
  */
 export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastify, options) => {
-  const { server } = options;
-  const basePath = options.basePath ?? '/v1/oauth';
-  const limit = options.bodyLimit ?? 64 * 1024;
+  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   // The pages link to where the routes really are, prefix included.
-  const ui: InteractionUiOptions = {
-    ...(options.loginUrl !== undefined && { loginUrl: options.loginUrl }),
-    ...(options.siteName !== undefined && { siteName: options.siteName }),
-    ...(options.browserCookiePath !== undefined && { browserCookiePath: options.browserCookiePath }),
-    basePath: fastify.prefix + basePath,
+  const where = routeWhere(options, fastify.prefix);
+  const io: AdapterIo<FastifyRequest, FastifyReply, FastifyReply, Hook> = {
+    server: options.server,
+    hooks: options,
+    // Fastify runs no parser for an empty body; Express and Hono hand the core '' then, and so
+    // does this (register tells '' from no body).
+    readBody: (request) => (typeof request.body === 'string' ? request.body : ''),
+    toRequest: toOAuthRequest,
+    where: () => where,
+    send,
+    async callHook(hook, request, reply, interaction, setCookie) {
+      if (setCookie) reply.header('set-cookie', setCookie);
+      await hook(request, reply, interaction);
+      return reply;
+    },
   };
 
   // The core judges content types (anything but a form is invalid_request); Fastify would answer
@@ -137,49 +123,25 @@ export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastif
   });
 
   fastify.setErrorHandler((error: FastifyError, _request, reply) => {
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return sendBodyError(reply, 413, `The request body is larger than ${limit} bytes.`);
-    if (error.code?.startsWith('FST_ERR_CTP_')) return sendBodyError(reply, 400, 'The request body could not be read.');
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return send(reply, bodyErrorResponse(bodyTooLarge(limit)));
+    if (error.code?.startsWith('FST_ERR_CTP_')) return send(reply, bodyErrorResponse(bodyUnreadable()));
     throw error; // not ours: the host's error handler
   });
 
-  // `withBody`: a POST to a route that reads its body. Fastify runs no parser for an empty body;
-  // Express and Hono hand the core '' then, and so does this (register tells '' from no body).
-  const handler = (run: (request: OAuthRequest) => Promise<AuthorizeDecision | AuthorizeHandling | OAuthResponse>, withBody = false) =>
-    async (request: FastifyRequest, reply: FastifyReply) => {
-      const body = typeof request.body === 'string' ? request.body : withBody ? '' : undefined;
-      let oauthRequest = toOAuthRequest(request, body);
-      let result = await run(oauthRequest);
-      if ('decision' in result) {
-        // The authorize route: a new browser binding goes with whatever answers (Fastify appends
-        // a second Set-Cookie, the consent page's, rather than replacing it).
-        if (result.setCookie) reply.header('set-cookie', result.setCookie);
-        oauthRequest = result.request;
-        result = result.decision;
-      }
-      if (!('type' in result)) return send(reply, result);
-      if (result.type === 'login' && options.onLogin) await options.onLogin(request, reply, result.interaction);
-      else if (result.type === 'consent' && options.onConsent) await options.onConsent(request, reply, result.interaction);
-      else return send(reply, interactionResponse(result, oauthRequest, ui));
-      return reply;
-    };
-
+  const routes = oauthRoutes(options.basePath);
   // POST to the form endpoints: the raw body as a string, up to the limit, whatever its type.
   await fastify.register(async (forms: FastifyInstance) => {
     forms.removeAllContentTypeParsers();
     forms.addContentTypeParser('*', { parseAs: 'string', bodyLimit: limit }, (_request, body, done) => done(null, body));
-    for (const [path, form, run] of ROUTES) if (form) forms.post(basePath + path, handler((request) => run(server, request, ui), true));
+    for (const route of routes) if (route.body === 'form') forms.post(route.path, (request, reply) => serveRoute(io, route, request, reply));
   });
   // Everything else reaches the core with its body unread, as in Express.
   await fastify.register(async (rest: FastifyInstance) => {
     rest.removeAllContentTypeParsers();
     rest.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
-    for (const [path, form, run] of ROUTES) {
-      const method = form ? rest.supportedMethods.filter((m) => m !== 'POST') : rest.supportedMethods;
-      rest.route({ method, url: basePath + path, handler: handler((request) => run(server, request, ui)) });
-    }
-    const where: MetadataOptions = { basePath: fastify.prefix + basePath, ...(fastify.prefix && { documentsPath: fastify.prefix }) };
-    for (const [path, run] of DOCUMENTS) {
-      rest.route({ method: rest.supportedMethods, url: path, handler: handler((request) => run(server, request, where)) });
+    for (const route of routes) {
+      const method = route.body === 'form' ? rest.supportedMethods.filter((m) => m !== 'POST') : rest.supportedMethods;
+      rest.route({ method, url: route.path, handler: (request, reply) => serveRoute(io, route, request, reply) });
     }
   });
 };

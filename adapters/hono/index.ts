@@ -7,16 +7,16 @@
  */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import {
-  handleAuthorize,
-  handleDecisionForm,
-  handleResume,
-  interactionResponse,
-  PATHS,
+  DEFAULT_BODY_LIMIT,
+  bodyTooLarge,
+  bodyUnreadable,
+  oauthRoutes,
+  routeWhere,
+  serveRoute,
+  type AdapterIo,
+  type AdapterOptions,
   type AuthorizationServer,
-  type AuthorizeDecision,
-  type AuthorizeHandling,
   type Interaction,
-  type InteractionUiOptions,
   type OAuthRequest,
   type OAuthResponse,
   type VerifiedToken,
@@ -28,23 +28,16 @@ import {
  */
 export type OAuthVariables = { oauth: VerifiedToken };
 
+/** A host hook of `createOAuthApp`. */
+type Hook = (c: Context, interaction: Interaction) => Response | Promise<Response>;
+
 /** Options of `createOAuthApp`. */
-export interface OAuthAppOptions extends InteractionUiOptions {
-  /** Largest accepted request body in bytes; bigger bodies get 413. Default 64 KiB. */
-  bodyLimit?: number;
+export interface OAuthAppOptions extends AdapterOptions {
   /** Replace the default sign-in redirect: sign the user in, then send them to `resume`. */
-  onLogin?: (c: Context, interaction: Interaction) => Response | Promise<Response>;
+  onLogin?: Hook;
   /** Replace the built-in consent page: show it, then call `server.approve` / `server.deny`. */
-  onConsent?: (c: Context, interaction: Interaction) => Response | Promise<Response>;
+  onConsent?: Hook;
 }
-
-class BodyError extends Error {
-  constructor(readonly status: number, message: string) {
-    super(message);
-  }
-}
-
-const UNREADABLE = 'The request body could not be read.';
 
 /**
  * Whether `text` is more than `limit` bytes in UTF-8. A UTF-16 code unit takes at most 3 bytes,
@@ -55,22 +48,17 @@ const overLimit = (text: string, limit: number): boolean =>
 
 /** The raw body, at most `limit` bytes (the declared length checked first; a chunked body counted as it arrives). */
 async function readBody(c: Context, limit: number): Promise<string> {
-  const tooLarge = () => new BodyError(413, `The request body is larger than ${limit} bytes.`);
+  const tooLarge = () => bodyTooLarge(limit);
   if (Number(c.req.header('content-length') ?? 0) > limit) throw tooLarge();
   const raw = c.req.raw;
   // `raw.body` is not touched before the body is read through `c.req.text()`: on
   // @hono/node-server that getter builds a whole Web Request around the Node stream, while
   // `text()` reads the stream directly. A request without a body reads as '' either way.
-  if (raw.bodyUsed) {
-    // A host middleware already read it through `c.req`, which keeps a copy.
-    const text = await c.req.text().catch(() => Promise.reject(new BodyError(400, UNREADABLE)));
-    if (overLimit(text, limit)) throw tooLarge();
-    return text;
-  }
-  // With a declared length (checked above) the body can be read in one go; only a chunked body
-  // is counted as it streams in, so it is never held whole before the limit applies.
-  if (raw.headers.has('content-length')) {
-    const text = await c.req.text().catch(() => Promise.reject(new BodyError(400, UNREADABLE)));
+  // A host middleware may have read it already through `c.req`, which keeps a copy. With a
+  // declared length (checked above) the body can be read in one go; only a chunked body is
+  // counted as it streams in, so it is never held whole before the limit applies.
+  if (raw.bodyUsed || raw.headers.has('content-length')) {
+    const text = await c.req.text().catch(() => Promise.reject(bodyUnreadable()));
     if (overLimit(text, limit)) throw tooLarge();
     return text;
   }
@@ -86,17 +74,17 @@ async function readBody(c: Context, limit: number): Promise<string> {
   try {
     return await new Response(counted).text();
   } catch {
-    throw size > limit ? tooLarge() : new BodyError(400, UNREADABLE);
+    throw size > limit ? tooLarge() : bodyUnreadable();
   }
 }
 
-function toOAuthRequest(c: Context, body?: string): OAuthRequest {
+function toOAuthRequest(c: Context): OAuthRequest {
   // Repeated headers arrive joined by ", " (Fetch): a repeated Authorization is then malformed.
   const headers: OAuthRequest['headers'] = {};
   c.req.raw.headers.forEach((value, name) => {
     headers[name] = value;
   });
-  return { method: c.req.method, url: c.req.url, headers, ...(body !== undefined && { body }) };
+  return { method: c.req.method, url: c.req.url, headers };
 }
 
 /**
@@ -121,11 +109,6 @@ const send = (c: Context, response: OAuthResponse): Response =>
     ? c.body(null, response.status as 302, response.headers)
     : c.body(response.body, response.status as 200, response.headers);
 
-const sendBodyError = (c: Context, error: BodyError): Response =>
-  c.body(JSON.stringify({ error: 'invalid_request', error_description: error.message }), error.status as 400, {
-    'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', connection: 'close',
-  });
-
 /**
  * A Hono app with `GET {basePath}/authorize`, `POST {basePath}/token`, `POST {basePath}/revoke`,
  * `POST {basePath}/introspect`, `POST {basePath}/register` (when enabled), and the interaction
@@ -142,42 +125,21 @@ const sendBodyError = (c: Context, error: BodyError): Response =>
  * app.use('/v2/*', requireToken(server));
  */
 export function createOAuthApp(server: AuthorizationServer, options: OAuthAppOptions = {}): Hono {
-  const basePath = options.basePath ?? '/v1/oauth';
-  const limit = options.bodyLimit ?? 64 * 1024;
-  const app = new Hono();
-
-  const route = (path: string, form: boolean, run: (request: OAuthRequest) => Promise<AuthorizeDecision | AuthorizeHandling | OAuthResponse>) =>
-    app.all(basePath + path, async (c) => {
-      let body: string | undefined;
-      try {
-        if (form && c.req.method === 'POST') body = await readBody(c, limit);
-      } catch (error) {
-        if (error instanceof BodyError) return sendBodyError(c, error);
-        throw error;
-      }
-      const request = toOAuthRequest(c, body);
-      const result = await run(request);
-      if ('decision' in result) return withCookie(await decide(c, result.decision, result.request), result.setCookie);
-      if (!('type' in result)) return send(c, result);
-      return decide(c, result, request);
-    });
-
-  const decide = async (c: Context, decision: AuthorizeDecision, request: OAuthRequest): Promise<Response> => {
-    if (decision.type === 'login' && options.onLogin) return options.onLogin(c, decision.interaction);
-    if (decision.type === 'consent' && options.onConsent) return options.onConsent(c, decision.interaction);
-    return send(c, interactionResponse(decision, request, options));
+  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const where = routeWhere(options);
+  const io: AdapterIo<Context, Context, Response, Hook> = {
+    server,
+    hooks: options,
+    readBody: (c) => readBody(c, limit),
+    toRequest: toOAuthRequest,
+    where: () => where,
+    // The binding cookie goes on whatever answers: the built-in page or the host's hook.
+    send: (c, response, setCookie) => withCookie(send(c, response), setCookie),
+    callHook: async (hook, c, _c, interaction, setCookie) => withCookie(await hook(c, interaction), setCookie),
   };
-
-  route('/authorize', false, (request) => handleAuthorize(server, request, options));
-  route('/authorize/resume', false, (request) => handleResume(server, request));
-  route('/authorize/decision', true, (request) => handleDecisionForm(server, request));
-  route('/token', true, (request) => server.token(request));
-  route('/revoke', true, (request) => server.revoke(request));
-  route('/introspect', true, (request) => server.introspect(request));
-  route('/register', true, (request) => server.registerDynamic(request));
+  const app = new Hono();
   // Hono answers HEAD with the GET route, without the body.
-  app.all(PATHS.metadata, (c) => send(c, server.metadata({ method: c.req.method }, { basePath })));
-  app.all(PATHS.jwks, async (c) => send(c, await server.jwks({ method: c.req.method })));
+  for (const route of oauthRoutes(options.basePath)) app.all(route.path, (c) => serveRoute(io, route, c, c));
   return app;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Shared setup of the adapters' HTTP conformance suite: the same host app built with each
- * framework (Express 5, Fastify 5, Hono 4 on @hono/node-server), listening on 127.0.0.1:0; the
+ * framework (Express 5, Fastify 5, Hono 4 on @hono/node-server, bare node:http), listening on 127.0.0.1:0; the
  * core on MemoryStorage + FakeClock + FakeSessions (sessions keyed by the `sid=` cookie, which the
  * tests send themselves); and `fetch` with `redirect: 'manual'`, from a simulated browser that
  * keeps the adapters' browser-binding cookie (`Browser`; tests make others). Every case runs against every
@@ -10,7 +10,7 @@
  * that no body carried a stack trace, and that the core's `onError` hook was never called.
  */
 import { once } from 'node:events';
-import { request as httpRequest, type Server } from 'node:http';
+import { createServer, request as httpRequest, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import formbody from '@fastify/formbody';
 import { serve } from '@hono/node-server';
@@ -21,12 +21,13 @@ import { afterEach, beforeEach, expect } from 'vitest';
 import { createOAuthRouter, requireToken as expressRequireToken } from '../../adapters/express/index.js';
 import { oauthPlugin, requireToken as fastifyRequireToken } from '../../adapters/fastify/index.js';
 import { createOAuthApp, requireToken as honoRequireToken, type OAuthVariables } from '../../adapters/hono/index.js';
+import { createOAuthHandler, requireToken as nodeRequireToken } from '../../adapters/node/index.js';
 import { AuthorizationServer, MemoryStorage, type Account, type AuthorizationServerOptions, type Interaction, type InteractionUiOptions } from '../../src/index.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
 
-export type Framework = 'express' | 'fastify' | 'hono';
+export type Framework = 'express' | 'fastify' | 'hono' | 'node';
 /** Every adapter the suite runs against. */
-export const FRAMEWORKS: readonly Framework[] = ['express', 'fastify', 'hono'];
+export const FRAMEWORKS: readonly Framework[] = ['express', 'fastify', 'hono', 'node'];
 
 import { ADA, BOB, CALLBACK, LOGIN_URL } from '../fixtures.js';
 export { ADA, BOB, CALLBACK, LOGIN_URL }; // the shared fixtures (test/fixtures.ts), as the suite's cases import them
@@ -226,7 +227,45 @@ const hosts: Record<Framework, (server: AuthorizationServer, options: AppOptions
     await once(listener, 'listening');
     return listener;
   },
+
+  async node(server, options, served) {
+    if (options.hostParsers) throw new Error('hostParsers: node:http has no body parsers to mount');
+    const oauth = createOAuthHandler(server, {
+      loginUrl: LOGIN_URL,
+      ...options.router,
+      ...(options.customInteractions && {
+        onLogin: (_req, res, interaction) => text(res, 200, customText('login', interaction)),
+        onConsent: (_req, res, interaction) => text(res, 200, customText('consent', interaction)),
+      }),
+    });
+    const protect = nodeRequireToken(server);
+    // The routes of the other hosts, by hand: `requireToken` in front of everything under /v2.
+    const resource = (req: Parameters<typeof protect>[0], res: ServerResponse) => {
+      const path = (req.url ?? '/').split('?')[0]!;
+      if (path !== '/v2' && !path.startsWith('/v2/')) return text(res, 404, 'Not Found');
+      protect(req, res, () => {
+        if ((req.method === 'GET' || req.method === 'HEAD') && path === '/v2/account') return json(res, 200, { oauth: req.oauth });
+        if (req.method === 'POST' && path === '/v2/things') return json(res, 201, { created: true, oauth: req.oauth });
+        text(res, 404, 'Not Found');
+      });
+    };
+    const listener = createServer((req, res) => {
+      res.on('finish', () => served.push({ method: req.method ?? '', url: req.url ?? '', status: res.statusCode }));
+      oauth(req, res, () => resource(req, res));
+    });
+    listener.listen(0, '127.0.0.1');
+    await once(listener, 'listening');
+    return listener;
+  },
 };
+
+/** The bare node:http host's answers. */
+function text(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(body);
+}
+function json(res: ServerResponse, status: number, value: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(value));
+}
 
 /** The value of a hidden form field of an HTML page, HTML entities decoded. */
 export function formValue(html: string, name: string): string | undefined {

@@ -17,8 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
-const ENTRIES = ['authgate', 'authgate/express', 'authgate/fastify', 'authgate/hono', 'authgate/testing'] as const;
-const BUILT = ['index', 'express', 'fastify', 'hono', 'testing', 'postgres'].flatMap((name) => [`dist/${name}.js`, `dist/${name}.d.ts`]);
+const ENTRIES = ['authgate', 'authgate/express', 'authgate/fastify', 'authgate/hono', 'authgate/testing', 'authgate/node'] as const;
+const BUILT = ['index', 'express', 'fastify', 'hono', 'node', 'testing', 'postgres'].flatMap((name) => [`dist/${name}.js`, `dist/${name}.d.ts`]);
 
 /**
  * The environment of every child process. Variables that npm sets for the script running this
@@ -125,7 +125,7 @@ describe('the packed package', () => {
     expect(defining, 'files defining AuthorizationServer').toHaveLength(1);
   });
 
-  it('loads no framework it does not need: the core none, authgate/fastify only types, authgate/hono no node: module', () => {
+  it('loads no framework it does not need: the core none, authgate/fastify only types, authgate/hono no node: module, authgate/node none', () => {
     const dist = join(project, 'node_modules', 'authgate', 'dist');
     /** Every module specifier a built entry imports, following its own chunks. */
     const importsOf = (file: string, seen = new Set<string>()): string[] => {
@@ -138,11 +138,12 @@ describe('the packed package', () => {
     expect(importsOf('fastify.js').filter((s) => /^fastify(\/|$)/.test(s))).toEqual([]);
     expect(importsOf('hono.js').filter((s) => s.startsWith('node:'))).toEqual([]);
     expect(importsOf('hono.js')).toContain('hono');
+    expect(importsOf('node.js').filter((s) => /^(express|fastify|hono)(\/|$)/.test(s))).toEqual([]);
   });
 
   it('imports every entry as ESM', () => {
     const script = `
-      const [core, expressEntry, fastify, hono, testing] = await Promise.all(${JSON.stringify(ENTRIES)}.map((name) => import(name)));
+      const [core, expressEntry, fastify, hono, testing, node] = await Promise.all(${JSON.stringify(ENTRIES)}.map((name) => import(name)));
       const expect = (ok, what) => { if (!ok) throw new Error('missing or wrong: ' + what); };
       expect(typeof core.AuthorizationServer === 'function', 'authgate AuthorizationServer');
       expect(typeof core.MemoryStorage === 'function', 'authgate MemoryStorage');
@@ -154,6 +155,7 @@ describe('the packed package', () => {
       expect(typeof testing.FakeSessions === 'function', 'authgate/testing FakeSessions');
       expect(typeof fastify.oauthPlugin === 'function' && typeof fastify.requireToken === 'function', 'authgate/fastify');
       expect(typeof hono.createOAuthApp === 'function' && typeof hono.requireToken === 'function', 'authgate/hono');
+      expect(typeof node.createOAuthHandler === 'function' && typeof node.requireToken === 'function', 'authgate/node');
 
       const clock = new testing.FakeClock();
       const server = new core.AuthorizationServer({ storage: new core.MemoryStorage(), sessions: new testing.FakeSessions(clock), clock });
@@ -169,6 +171,12 @@ describe('the packed package', () => {
       const honoApp = hono.createOAuthApp(server);
       const honoRevoked = await honoApp.request('/v1/oauth/revoke', { method: 'POST', body: 'token=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
       expect(honoRevoked.status === 200 && (await honoRevoked.text()) === '{}', 'authgate/hono revocation');
+      const { createServer } = await import('node:http');
+      const nodeServer = createServer(node.createOAuthHandler(server)).listen(0, '127.0.0.1');
+      await new Promise((resolve) => nodeServer.once('listening', resolve));
+      const nodeRevoked = await fetch('http://127.0.0.1:' + nodeServer.address().port + '/v1/oauth/revoke', { method: 'POST', body: 'token=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      expect(nodeRevoked.status === 200 && (await nodeRevoked.text()) === '{}', 'authgate/node revocation');
+      nodeServer.close();
       try { new core.AuthorizationServer({}); throw new Error('no ConfigError'); }
       catch (error) { expect(error instanceof core.ConfigError, 'ConfigError instanceof'); }
       try { await server.registerClient({ name: '', redirectUri: 'x' }); throw new Error('no OAuthError'); }
@@ -183,7 +191,7 @@ describe('the packed package', () => {
       'check.cjs': `
         const assert = require('node:assert/strict');
         const entries = ${JSON.stringify(ENTRIES)}.map((name) => require(name));
-        const [core, expressEntry, fastifyEntry, honoEntry, testing] = entries;
+        const [core, expressEntry, fastifyEntry, honoEntry, testing, nodeEntry] = entries;
         const { AuthorizationServer, MemoryStorage, ConfigError, isOAuthError } = core;
         const server = new AuthorizationServer({ storage: new MemoryStorage(), sessions: { current: () => null } });
         assert.ok(server instanceof AuthorizationServer);
@@ -194,6 +202,8 @@ describe('the packed package', () => {
         assert.equal(typeof fastifyEntry.requireToken(server), 'function');
         assert.equal(typeof honoEntry.createOAuthApp(server).fetch, 'function');
         assert.equal(typeof honoEntry.requireToken(server), 'function');
+        assert.equal(typeof nodeEntry.createOAuthHandler(server), 'function');
+        assert.equal(typeof nodeEntry.requireToken(server), 'function');
         assert.equal(new testing.FakeClock(0).now(), 0);
         assert.throws(() => new AuthorizationServer({ storage: {}, sessions: { current: () => null } }), ConfigError);
         // require() and import() see the same module instances: one copy of every class.
@@ -327,6 +337,22 @@ describe('the packed package', () => {
           return c.json({ scope: token.scope });
         });
         export default app;
+      `,
+      'ts/node.ts': `
+        import { createServer } from 'node:http';
+        import { AuthorizationServer, MemoryStorage, type VerifiedToken } from 'authgate';
+        import { createOAuthHandler, requireToken, type OAuthHandlerOptions } from 'authgate/node';
+
+        const server = new AuthorizationServer({ storage: new MemoryStorage(), sessions: { current: () => null } });
+        const options: OAuthHandlerOptions = { loginUrl: '/login', bodyLimit: 4096, onConsent: (_req, res, interaction) => res.end(interaction.client.name) };
+        const oauth = createOAuthHandler(server, options);
+        const protect = requireToken(server);
+        createServer((req, res) => oauth(req, res, () => protect(req, res, () => {
+          const token: VerifiedToken | undefined = req.oauth;
+          // @ts-expect-error req.oauth is optional: the declaration merging survived and is not 'any'
+          const unchecked: string = req.oauth.account.uuid;
+          res.end(JSON.stringify({ scope: token?.scope ?? [], unchecked }));
+        })));
       `,
       'ts/legacy.cts': `
         // A CommonJS TypeScript host: compiled to require(), which loads the ESM build on Node >= 20.19.

@@ -1,0 +1,139 @@
+/**
+ * authgate for Node's own `node:http`, no framework: `createOAuthHandler(server)` answers the
+ * OAuth endpoints and `requireToken(server)` protects a resource API. Both are connect-style
+ * `(req, res, next)` functions, so they also fit connect, polka and the like. Translation only:
+ * the protocol is in the core.
+ * @packageDocumentation
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  DEFAULT_BASE_PATH,
+  DEFAULT_BODY_LIMIT,
+  oauthRoutes,
+  routeWhere,
+  serveRoute,
+  type AdapterIo,
+  type AdapterOptions,
+  type AuthorizationServer,
+  type Interaction,
+  type OAuthRequest,
+  type OAuthResponse,
+  type VerifiedToken,
+} from '../../src/index.js';
+import { readNodeBody } from '../node-body.js';
+import { coreHeaders } from '../node-headers.js';
+
+declare module 'http' {
+  interface IncomingMessage {
+    /** The verified access token, set by `requireToken` of `authgate/node`. */
+    oauth?: VerifiedToken;
+  }
+}
+
+/** Connect-style `next`: no argument to pass the request on, an error to fail it. */
+export type NextFunction = (error?: unknown) => void;
+
+/** A host hook of `createOAuthHandler`. */
+type Hook = (req: IncomingMessage, res: ServerResponse, interaction: Interaction) => unknown;
+
+/** Options of `createOAuthHandler`. */
+export interface OAuthHandlerOptions extends AdapterOptions {
+  /**
+   * Replace the default sign-in redirect: sign the user in, then send them to `resume`. `res`
+   * already carries the browser-binding cookie when it is new: add cookies of your own with
+   * `res.appendHeader('set-cookie', ...)`, not `res.setHeader`.
+   */
+  onLogin?: Hook;
+  /** Replace the built-in consent page: show it, then call `server.approve` / `server.deny`. */
+  onConsent?: Hook;
+}
+
+/** What `createOAuthHandler` returns. */
+export type OAuthHandler = (req: IncomingMessage, res: ServerResponse, next?: NextFunction) => void;
+
+const toOAuthRequest = (req: IncomingMessage): OAuthRequest => ({
+  method: req.method ?? 'GET',
+  url: `${'encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http'}://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`,
+  headers: coreHeaders(req.headers, req),
+});
+
+/** Cookies go on with append, after any the host set: setHeader would replace them. */
+function send(res: ServerResponse, response: OAuthResponse, setCookie?: string): void {
+  res.statusCode = response.status;
+  if (setCookie) res.appendHeader('set-cookie', setCookie);
+  for (const name in response.headers) {
+    if (name === 'set-cookie') res.appendHeader(name, response.headers[name]!);
+    else res.setHeader(name, response.headers[name]!);
+  }
+  res.end(response.body);
+}
+
+/** A bare `text/plain` answer, for what no route answers and what fails without a `next`. */
+function plain(res: ServerResponse, status: number, text: string): void {
+  if (res.headersSent) return void res.destroy();
+  res.statusCode = status;
+  res.setHeader('content-type', 'text/plain; charset=utf-8');
+  res.end(text);
+}
+
+/**
+ * A request handler for `GET {basePath}/authorize`, `POST {basePath}/token`,
+ * `POST {basePath}/revoke`, `POST {basePath}/introspect`, `POST {basePath}/register` (when
+ * enabled), the interaction routes `GET {basePath}/authorize/resume` and
+ * `POST {basePath}/authorize/decision`, and `GET /.well-known/oauth-authorization-server` and
+ * `GET /.well-known/jwks.json`; every other method reaches the core too (405 or an error page).
+ * Paths match exactly (case and trailing slash count, as in Fastify and Hono). Any other path
+ * goes to `next()`, or is answered 404 without one. An error of a host hook goes to
+ * `next(error)`, or is logged and answered 500 without one. It reads its own bodies; serve it at
+ * the root and move it with `basePath`. Each interaction is bound to the browser that started it
+ * (the `authgate_browser` cookie, scoped to `{basePath}/authorize`): resume and decision refuse
+ * any other browser.
+ *
+ * @example
+ * const oauth = createOAuthHandler(server, { loginUrl: '/login' });
+ * const protect = requireToken(server);
+ * createServer((req, res) => oauth(req, res, () => protect(req, res, () => res.end(req.oauth!.account.uuid))));
+ */
+export function createOAuthHandler(server: AuthorizationServer, options: OAuthHandlerOptions = {}): OAuthHandler {
+  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const where = routeWhere(options);
+  const routes = new Map(oauthRoutes(options.basePath ?? DEFAULT_BASE_PATH).map((route) => [route.path, route]));
+  const io: AdapterIo<IncomingMessage, ServerResponse, unknown, Hook> = {
+    server,
+    hooks: options,
+    readBody: (req) => readNodeBody(req, limit),
+    toRequest: toOAuthRequest,
+    where: () => where,
+    send,
+    callHook(hook, req, res, interaction, setCookie) {
+      if (setCookie) res.appendHeader('set-cookie', setCookie);
+      return hook(req, res, interaction);
+    },
+    fail(error, res) {
+      console.error(error);
+      plain(res, 500, 'Internal Server Error');
+    },
+  };
+  return (req, res, next) => {
+    const url = req.url ?? '/';
+    const query = url.indexOf('?');
+    const route = routes.get(query < 0 ? url : url.slice(0, query));
+    if (route) void serveRoute(io, route, req, res, next);
+    else if (next) next();
+    else plain(res, 404, 'Not Found');
+  };
+}
+
+/**
+ * Middleware for the resource API: answers 401/403 with an RFC 6750 `WWW-Authenticate`
+ * challenge, or puts the verified token on `req.oauth` and calls `next()`.
+ */
+export function requireToken(server: AuthorizationServer): (req: IncomingMessage, res: ServerResponse, next: NextFunction) => void {
+  return (req, res, next) => {
+    server.authenticate(toOAuthRequest(req)).then((result) => {
+      if (!result.ok) return send(res, result.response);
+      req.oauth = result.token;
+      next();
+    }, next);
+  };
+}

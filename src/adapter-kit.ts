@@ -1,0 +1,222 @@
+/**
+ * What every adapter does alike, so an adapter only translates: it reads a body, builds an
+ * `OAuthRequest`, writes an `OAuthResponse`, mounts the routes of `oauthRoutes` in its
+ * framework's syntax and calls `serveRoute` for each request. Everything of the protocol is
+ * here or deeper in the core:
+ * - the route table (which paths, which read a body, which core method answers), with the mount
+ *   point each handler needs (`routeWhere`: where the pages link, where the cookies are scoped,
+ *   what the metadata names);
+ * - the OAuth error for a body that is too large or unreadable (`bodyErrorResponse`);
+ * - what to do with a route's result (`answerRoute`): send a response (with the browser-binding
+ *   cookie when there is one), render the built-in sign-in redirect or consent page
+ *   (`interactionResponse`), or hand the interaction to the host's `onLogin` / `onConsent`.
+ *
+ * An adapter describes its framework once, as an `AdapterIo` built when the routes are mounted;
+ * no closure or object is made per request.
+ */
+import { PATHS, type MetadataOptions } from './endpoints/metadata.js';
+import { handleAuthorize, handleDecisionForm, handleResume, interactionResponse, type AuthorizeHandling, type InteractionUiOptions } from './interaction-ui.js';
+import type { AuthorizationServer } from './server.js';
+import type { AuthorizeDecision, Interaction, OAuthRequest, OAuthResponse } from './types.js';
+
+/** The options every adapter takes, besides its own `onLogin` / `onConsent`. */
+export interface AdapterOptions extends InteractionUiOptions {
+  /** Largest accepted request body in bytes; bigger bodies get 413. Default 64 KiB. */
+  bodyLimit?: number;
+}
+
+/** The default `bodyLimit`: 64 KiB, far more than any form or registration of this server needs. */
+export const DEFAULT_BODY_LIMIT = 64 * 1024;
+
+/** The default `basePath`. */
+export const DEFAULT_BASE_PATH = '/v1/oauth';
+
+/** Where an adapter's routes are: what the pages, the cookies and the metadata name. */
+export interface RouteWhere {
+  /** The path the adapter is mounted under (an Express mount path, a Fastify `prefix`), or ''. */
+  readonly prefix: string;
+  /** The interaction options, with `basePath` the full path of the OAuth routes (prefix included). */
+  readonly ui: InteractionUiOptions;
+  /** What the metadata document names: the OAuth routes, and the documents under the prefix. */
+  readonly documents: MetadataOptions;
+}
+
+/**
+ * The mount point of routes with these options under `prefix`: the pages link to where the
+ * routes really are, the browser-binding and CSRF cookies are scoped there, and the metadata
+ * names them (the well-known documents move with the prefix too, as the routes do).
+ */
+export function routeWhere(options: InteractionUiOptions, prefix = ''): RouteWhere {
+  const basePath = prefix + (options.basePath ?? DEFAULT_BASE_PATH);
+  return {
+    prefix,
+    ui: {
+      ...(options.loginUrl !== undefined && { loginUrl: options.loginUrl }),
+      ...(options.siteName !== undefined && { siteName: options.siteName }),
+      ...(options.browserCookiePath !== undefined && { browserCookiePath: options.browserCookiePath }),
+      basePath,
+    },
+    documents: { basePath, ...(prefix && { documentsPath: prefix }) },
+  };
+}
+
+/**
+ * What a route's handler returns: a response to send, a decision of the authorization
+ * endpoint (resume, decision form), or the authorization endpoint's decision with the binding
+ * cookie to set (`handleAuthorize`).
+ */
+export type RouteResult = OAuthResponse | AuthorizeDecision | AuthorizeHandling;
+
+/** One OAuth route, as every adapter mounts it. */
+export interface OAuthRoute {
+  /** The path: `{basePath}/...`, or a well-known document's fixed path (`PATHS.metadata`, `PATHS.jwks`). */
+  readonly path: string;
+  /**
+   * `'form'`: a POST carries a body, read raw up to the limit whatever its content type (a form;
+   * JSON for registration), and the core judges it. `'none'`: the body is never read, on any method.
+   */
+  readonly body: 'form' | 'none';
+  /** The core's answer. Every method reaches it: the core answers 405 to the ones it does not take. */
+  readonly handle: (server: AuthorizationServer, request: OAuthRequest, where: RouteWhere) => RouteResult | Promise<RouteResult>;
+}
+
+/** The routes under `basePath`, and the documents at fixed paths. */
+const ROUTES: ReadonlyArray<Omit<OAuthRoute, 'path'> & { readonly suffix: string; readonly fixed?: true }> = [
+  { suffix: '/authorize', body: 'none', handle: (server, request, where) => handleAuthorize(server, request, where.ui) },
+  { suffix: '/authorize/resume', body: 'none', handle: handleResume },
+  { suffix: '/authorize/decision', body: 'form', handle: handleDecisionForm },
+  { suffix: '/token', body: 'form', handle: (server, request) => server.token(request) },
+  { suffix: '/revoke', body: 'form', handle: (server, request) => server.revoke(request) },
+  { suffix: '/introspect', body: 'form', handle: (server, request) => server.introspect(request) },
+  { suffix: '/register', body: 'form', handle: (server, request) => server.registerDynamic(request) },
+  { suffix: PATHS.metadata, fixed: true, body: 'none', handle: (server, request, where) => server.metadata(request, where.documents) },
+  { suffix: PATHS.jwks, fixed: true, body: 'none', handle: (server, request) => server.jwks(request) },
+];
+
+/**
+ * Every OAuth route with `basePath`: `{basePath}/authorize`, `/authorize/resume`,
+ * `/authorize/decision`, `/token`, `/revoke`, `/introspect`, `/register` (the core answers 404
+ * while dynamic registration is off), `/.well-known/oauth-authorization-server` and
+ * `/.well-known/jwks.json`. Mount every method of each: the core answers the ones it does not take.
+ */
+export function oauthRoutes(basePath: string = DEFAULT_BASE_PATH): OAuthRoute[] {
+  return ROUTES.map(({ suffix, fixed, body, handle }) => ({ path: fixed ? suffix : basePath + suffix, body, handle }));
+}
+
+/** A request body the adapter could not take: too large, or broken off. */
+export class BodyError extends Error {
+  constructor(readonly status: 400 | 413, message: string) {
+    super(message);
+    this.name = 'BodyError';
+  }
+}
+
+/** A body over `limit` bytes (declared or counted). */
+export const bodyTooLarge = (limit: number): BodyError => new BodyError(413, `The request body is larger than ${limit} bytes.`);
+
+/** A body that could not be read to its end. */
+export const bodyUnreadable = (): BodyError => new BodyError(400, 'The request body could not be read.');
+
+/**
+ * The answer to a body the adapter could not take: an OAuth error (RFC 6749 §5.2
+ * `invalid_request`), not cacheable, closing the connection (the rest of the body is not read).
+ */
+export function bodyErrorResponse(error: BodyError): OAuthResponse {
+  return {
+    status: error.status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', connection: 'close' },
+    body: JSON.stringify({ error: 'invalid_request', error_description: error.message }),
+  };
+}
+
+/**
+ * One framework, as the kit needs it: `Req` and `Res` are what its handlers receive (Express's
+ * `req` and `res`, Fastify's `request` and `reply`, Hono's `c` twice), `Out` what they return,
+ * `Hook` the type of the host's `onLogin` / `onConsent`. Built once, when the routes are mounted.
+ */
+export interface AdapterIo<Req, Res, Out, Hook> {
+  readonly server: AuthorizationServer;
+  /**
+   * The host's replacements of the sign-in redirect (`onLogin`) and of the consent page
+   * (`onConsent`), if any: the adapter's options.
+   */
+  readonly hooks: { readonly onLogin?: Hook | undefined; readonly onConsent?: Hook | undefined };
+  /** The raw body of a POST to a `'form'` route, at most the limit: throw or reject with a `BodyError`. */
+  readBody(req: Req): OAuthRequest['body'] | Promise<OAuthRequest['body']>;
+  /** The request as the core reads it, without a body (`serveRoute` adds the body it read). */
+  toRequest(req: Req): OAuthRequest;
+  /** Where the routes that answer `req` are mounted (`routeWhere`). */
+  where(req: Req): RouteWhere;
+  /**
+   * Write `response`, with `setCookie` (a new browser binding) as one more `Set-Cookie` when
+   * given. A `set-cookie` of `response.headers` (the consent page's CSRF cookie) is added to
+   * those already set, never in their place.
+   */
+  send(res: Res, response: OAuthResponse, setCookie: string | undefined): Out;
+  /**
+   * Hand `interaction` to the host's hook, with `setCookie` (a new browser binding) on the
+   * response whatever the hook answers.
+   */
+  callHook(hook: Hook, req: Req, res: Res, interaction: Interaction, setCookie: string | undefined): Out | Promise<Out>;
+  /**
+   * Answer an error (of a host hook: the core answers its own) when there is no `next` to hand
+   * it to. Without it, `serveRoute` rejects (for a framework that takes a rejected handler to
+   * its error handler).
+   */
+  fail?(error: unknown, res: Res): void;
+}
+
+/**
+ * What to do with what a route returned: send a response as it is; hand a `login` or `consent`
+ * decision to the host's `onLogin` / `onConsent` when it has one; answer any other decision
+ * with `interactionResponse` (the sign-in redirect, the consent page, the redirect to the
+ * client, an error page). The binding cookie of the authorization route goes with whichever.
+ * `request` is the request the handler answered.
+ */
+export function answerRoute<Req, Res, Out, Hook>(
+  io: AdapterIo<Req, Res, Out, Hook>, req: Req, res: Res, result: RouteResult, request: OAuthRequest, where: RouteWhere,
+): Out | Promise<Out> {
+  let setCookie: string | undefined;
+  let decision: AuthorizeDecision;
+  if ('decision' in result) {
+    // The authorization route: its decision was made on the request with the binding cookie.
+    ({ decision, request, setCookie } = result);
+  } else if ('type' in result) decision = result;
+  else return io.send(res, result, undefined);
+  if (decision.type === 'login' || decision.type === 'consent') {
+    const hook = decision.type === 'login' ? io.hooks.onLogin : io.hooks.onConsent;
+    if (hook !== undefined) return io.callHook(hook, req, res, decision.interaction, setCookie);
+  }
+  return io.send(res, interactionResponse(decision, request, where.ui), setCookie);
+}
+
+/**
+ * Answer one request on `route`: read the body (POST to a `'form'` route), ask the core, and
+ * answer (`answerRoute`). A `BodyError` is answered with `bodyErrorResponse`. Any other error
+ * goes to `next` (Express, connect), or else to `io.fail`, or else rejects the returned promise.
+ */
+export async function serveRoute<Req, Res, Out, Hook>(
+  io: AdapterIo<Req, Res, Out, Hook>, route: OAuthRoute, req: Req, res: Res, next?: (error: unknown) => void,
+): Promise<Out | undefined> {
+  try {
+    const request = io.toRequest(req);
+    if (route.body === 'form' && request.method === 'POST') {
+      // Fastify hands over a body it already read: no await (no extra tick) for it.
+      const read = io.readBody(req);
+      const body = read instanceof Promise ? await read : read;
+      if (body !== undefined) request.body = body;
+    }
+    const where = io.where(req);
+    const result = await route.handle(io.server, request, where);
+    // Awaited only when a host hook's answer is pending, so that its failure is caught here: a
+    // response (the token endpoint's, every hot path's) is sent without a further tick.
+    const answered = answerRoute(io, req, res, result, request, where);
+    return answered instanceof Promise ? await answered : answered;
+  } catch (error) {
+    if (error instanceof BodyError) return io.send(res, bodyErrorResponse(error), undefined);
+    if (next) next(error);
+    else if (io.fail) io.fail(error, res);
+    else throw error;
+    return undefined;
+  }
+}
