@@ -1,7 +1,7 @@
 /**
  * Where test/workerd/worker.ts runs: in workerd, the Cloudflare Workers runtime (from the
  * `workerd` npm package: the binary ships in the per-platform package, nothing is downloaded),
- * and in Node through @hono/node-server. Each listens on 127.0.0.1 on a free port.
+ * listening on 127.0.0.1 on a free port.
  *
  * For workerd the worker is bundled with esbuild for the browser platform, so an import of a
  * `node:` module (or of a package that needs one) fails the build, and it runs without the
@@ -11,11 +11,8 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serve } from '@hono/node-server';
 // esbuild comes with tsup (the package's build tool), so it is always installed with the devDependencies.
 import { build } from 'esbuild';
 
@@ -141,21 +138,6 @@ export async function startWorkerd(bundle: WorkerBundle): Promise<Running & { co
       }
       process.removeListener('exit', killOnExit);
       await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-/** Run the same worker module in Node (@hono/node-server hands its `fetch` Web-standard requests). */
-export async function startNode(): Promise<Running> {
-  const worker = (await import('./worker.js')).default;
-  const listener = serve({ fetch: (request: Request) => worker.fetch(request), port: 0, hostname: '127.0.0.1' }) as Server;
-  await once(listener, 'listening');
-  return {
-    base: `http://127.0.0.1:${(listener.address() as AddressInfo).port}`,
-    logs: () => '',
-    async stop() {
-      listener.closeAllConnections();
-      await new Promise<void>((resolve) => listener.close(() => resolve()));
     },
   };
 }
