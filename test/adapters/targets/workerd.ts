@@ -22,7 +22,7 @@
 import { afterAll, expect } from 'vitest';
 import { AuthorizationServer, MemoryStorage } from '../../../src/index.js';
 import { FakeClock, FakeSessions } from '../../../src/testing/index.js';
-import { bundleWorker, startWorkerd, type Running } from '../../workerd/runtimes.js';
+import { cachedWorkerBundle, startWorkerd, type Running } from '../../workerd/runtimes.js';
 import type { Records, ResetBody, ResetInfo, Step, StepResult } from '../../workerd/worker.js';
 import type { AppOptions } from '../app.js';
 import type { Host } from './host.js';
@@ -36,7 +36,7 @@ let open = false;
 
 /** Bundle and start the worker, and make sure it is workerd that answers. */
 async function launch(): Promise<Running> {
-  const worker = await startWorkerd(await bundleWorker());
+  const worker = await startWorkerd(await cachedWorkerBundle());
   try {
     const { userAgent } = (await (await fetch(`${worker.base}/__test/runtime`)).json()) as { userAgent: string | null };
     if (userAgent !== 'Cloudflare-Workers') throw new Error(`workerd target: the worker reports user agent ${userAgent}, not Cloudflare-Workers`);
