@@ -2,7 +2,7 @@
  * The fixed world every test suite shares: the two accounts, the registered clients' callback
  * URLs, the issuer and the host's sign-in page. One definition, so that the core tests
  * (test/helpers.ts), the adapters' HTTP suite (test/adapters/app.ts), the worker
- * (test/workerd/fixtures.ts) and the model tests (test/model/model.ts) talk about the same people
+ * (test/workerd/worker.ts) and the model tests (test/model/model.ts) talk about the same people
  * and clients.
  *
  * This file is bundled into the Cloudflare worker of test/workerd: it must import nothing from

@@ -1,10 +1,14 @@
 /**
  * Shared setup of the adapters' HTTP conformance suite: the same host app built with each
- * framework (Express 5, Fastify 5, Hono 4 on @hono/node-server, bare node:http), listening on 127.0.0.1:0; the
+ * framework (Express 5, Fastify 5, Hono 4 on @hono/node-server, bare node:http), listening on
+ * 127.0.0.1:0, and once more with Hono inside workerd, the Cloudflare Workers runtime
+ * (targets/workerd.ts); the
  * core on MemoryStorage + FakeClock + FakeSessions (sessions keyed by the `sid=` cookie, which the
  * tests send themselves); and `fetch` with `redirect: 'manual'`, from a simulated browser that
  * keeps the adapters' browser-binding cookie (`Browser`; tests make others). Every case runs against every
- * framework (`describe.each(FRAMEWORKS)`): a difference between them is a failing test.
+ * target (`describe.each(FRAMEWORKS)`): a difference between them is a failing test. The few that
+ * need what cannot reach into workerd (a host hook, a synchronous call into the core) run on the
+ * `IN_PROCESS` ones.
  *
  * Every reply is recorded, and `useApp()` checks after each test that nothing answered 5xx,
  * that no body carried a stack trace, and that the core's `onError` hook was never called.
@@ -24,10 +28,18 @@ import { createOAuthApp, requireToken as honoRequireToken, type OAuthVariables }
 import { createOAuthHandler, requireToken as nodeRequireToken } from '../../adapters/node/index.js';
 import { AuthorizationServer, MemoryStorage, type Account, type AuthorizationServerOptions, type Interaction, type InteractionUiOptions } from '../../src/index.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
+import type { Host, ServedResponse } from './targets/host.js';
+import { startWorkerdHost } from './targets/workerd.js';
 
-export type Framework = 'express' | 'fastify' | 'hono' | 'node';
-/** Every adapter the suite runs against. */
-export const FRAMEWORKS: readonly Framework[] = ['express', 'fastify', 'hono', 'node'];
+export type Framework = 'express' | 'fastify' | 'hono' | 'node' | 'workerd';
+/** Every target the suite runs against; `workerd` is the Hono adapter in a Worker (targets/workerd.ts). */
+export const FRAMEWORKS: readonly Framework[] = ['express', 'fastify', 'hono', 'node', 'workerd'];
+type InProcess = Exclude<Framework, 'workerd'>;
+/**
+ * The targets whose server runs in this process: for the cases that need what cannot cross to the
+ * worker (a host hook, which is a closure, or a synchronous call into the core).
+ */
+export const IN_PROCESS: readonly InProcess[] = FRAMEWORKS.filter((f): f is InProcess => f !== 'workerd');
 
 import { ADA, BOB, CALLBACK, LOGIN_URL } from '../fixtures.js';
 export { ADA, BOB, CALLBACK, LOGIN_URL }; // the shared fixtures (test/fixtures.ts), as the suite's cases import them
@@ -128,7 +140,7 @@ export interface AppOptions {
 }
 
 /** What each framework's host app records of the responses it finished. */
-type Served = { method: string; url: string; status: number }[];
+type Served = ServedResponse[];
 
 /** The body the custom `onLogin` / `onConsent` handlers answer with. */
 export const customText = (kind: 'login' | 'consent', interaction: Interaction) =>
@@ -141,7 +153,7 @@ export const customText = (kind: 'login' | 'consent', interaction: Interaction) 
  * (Express's with a stack trace, NODE_ENV not being "production"), which the after-each check
  * then catches.
  */
-const hosts: Record<Framework, (server: AuthorizationServer, options: AppOptions, served: Served) => Promise<Server>> = {
+const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions, served: Served) => Promise<Server>> = {
   async express(server, options, served) {
     const app = express();
     app.use((req, res, next) => {
@@ -289,8 +301,8 @@ export const fragmentParams = (url: URL) => new URLSearchParams(url.hash.slice(1
 /** Looks like a stack trace or a source path leaked into a body. */
 const STACK = /\n\s+at\s|\bat\s\S+\s\(|node_modules|\.ts:\d+:\d+|\.js:\d+:\d+/;
 
-/** Start a fresh app on a free loopback port. */
-export async function startApp(options: AppOptions = {}) {
+/** The core in this process, and a framework's host app for it on a free loopback port. */
+async function startInProcess(framework: InProcess, options: AppOptions): Promise<Host> {
   const clock = new FakeClock();
   const sessions = new FakeSessions(clock);
   const storage = new MemoryStorage();
@@ -298,18 +310,29 @@ export async function startApp(options: AppOptions = {}) {
   const server = new AuthorizationServer({ storage, sessions, clock, onError: (e) => coreErrors.push(e), ...options.server });
   const client = await server.registerClient({ name: 'Example App', redirectUri: CALLBACK });
   const other = await server.registerClient({ name: 'Other App', redirectUri: 'https://other.example/cb' });
+  const served: Served = [];
+  const listener = await hosts[framework](server, options, served);
+  const { port } = listener.address() as AddressInfo;
+  return {
+    base: `http://127.0.0.1:${port}`, clock, sessions, storage, server, client, other, served, coreErrors,
+    async close() {
+      listener.closeAllConnections();
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
+    },
+  };
+}
 
+/** Start a fresh app on a free loopback port. */
+export async function startApp(options: AppOptions = {}) {
+  const framework = options.framework ?? 'express';
+  const host = framework === 'workerd' ? await startWorkerdHost(options) : await startInProcess(framework, options);
+  const { base, clock, sessions, storage, server, client, other, coreErrors } = host;
   /** Status of every response the app finished, seen from the server side. */
-  const served: { method: string; url: string; status: number }[] = [];
+  const served = host.served;
   /** Every reply the tests read, seen from the client side. */
   const replies: { method: string; path: string; reply: Reply }[] = [];
-
-  const framework = options.framework ?? 'express';
-  const listener = await hosts[framework](server, options, served);
   /** Where the OAuth routes are (the helpers below use it; most tests spell `/v1/oauth` out). */
   const paths = `${options.fastifyPrefix ?? ''}${options.router?.basePath ?? '/v1/oauth'}`;
-  const { port } = listener.address() as AddressInfo;
-  const base = `http://127.0.0.1:${port}`;
 
   /** The browser every request goes from unless a test names another. */
   const defaultBrowser = new Browser();
@@ -327,6 +350,7 @@ export async function startApp(options: AppOptions = {}) {
     const init: RequestInit & { duplex?: 'half' } = { method, headers, redirect: 'manual' };
     if (opts.body !== undefined) init.body = opts.body as BodyInit;
     if (opts.body instanceof ReadableStream) init.duplex = 'half';
+    await host.sync?.();
     const res = await fetch(base + path, init);
     jar?.keep(res.headers);
     const text = await res.text();
@@ -347,8 +371,9 @@ export async function startApp(options: AppOptions = {}) {
    * A request written with node:http from a raw header list, for what fetch cannot send: a header
    * repeated on its own line (fetch joins them) or a body still outstanding.
    */
-  const rawRequest = (method: string, path: string, headers: Array<[string, string]>, body = '') =>
-    new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }>((resolve, reject) => {
+  const rawRequest = async (method: string, path: string, headers: Array<[string, string]>, body = '') => {
+    await host.sync?.();
+    return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }>((resolve, reject) => {
       const list = [['host', new URL(base).host], ['content-length', String(Buffer.byteLength(body))], ...headers].flat();
       const req = httpRequest(`${base}${path}`, { method, headers: list }, (res) => {
         let text = '';
@@ -359,6 +384,7 @@ export async function startApp(options: AppOptions = {}) {
       req.on('error', reject);
       req.end(body);
     });
+  };
 
   const get = (path: string, cookie?: string, opts: Omit<RequestOptions, 'cookie'> = {}) =>
     request('GET', path, cookie === undefined ? opts : { ...opts, cookie });
@@ -447,12 +473,12 @@ export async function startApp(options: AppOptions = {}) {
   const api = (method: string, path: string, token?: string, headers: Record<string, string> = {}) =>
     request(method, path, { headers: { ...(token !== undefined && { authorization: `Bearer ${token}` }), ...headers } });
 
-  async function close(): Promise<void> {
-    listener.closeAllConnections();
-    await new Promise<void>((resolve) => listener.close(() => resolve()));
-  }
+  const close = (): Promise<void> => host.close();
 
-  /** Nothing answered 5xx, no body leaked a stack trace, the core reported no unexpected error. */
+  /**
+   * Nothing answered 5xx, no body leaked a stack trace, the core reported no unexpected error.
+   * (workerd: what the worker recorded is checked by `close()`, the async step every caller takes.)
+   */
   function checkHealthy(): void {
     expect(served.filter((s) => s.status >= 500)).toEqual([]);
     expect(replies.filter((r) => r.reply.status >= 500).map((r) => `${r.method} ${r.path} → ${r.reply.status}`)).toEqual([]);

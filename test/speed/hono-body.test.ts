@@ -25,8 +25,9 @@ describe('Hono on @hono/node-server: the body with a declared length', () => {
   });
 });
 
-describe('Hono: the byte limit of a body read whole is counted in UTF-8 bytes of the text', () => {
-  const app = useApp({ framework: 'hono', router: { bodyLimit: 100 } });
+// Also in workerd: the same adapter code on another runtime's streams and TextDecoder.
+describe.each(['hono', 'workerd'] as const)('%s: the byte limit of a body read whole is counted in UTF-8 bytes of the text', (framework) => {
+  const app = useApp({ framework, router: { bodyLimit: 100 } });
 
   it('100 bytes of two-byte characters (50 UTF-16 units) reach the core', async () => {
     const { postForm } = app();

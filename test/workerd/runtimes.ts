@@ -1,21 +1,19 @@
 /**
  * Where test/workerd/worker.ts runs: in workerd, the Cloudflare Workers runtime (from the
  * `workerd` npm package: the binary ships in the per-platform package, nothing is downloaded),
- * and in Node through @hono/node-server. Each listens on 127.0.0.1 on a free port.
+ * listening on 127.0.0.1 on a free port.
  *
  * For workerd the worker is bundled with esbuild for the browser platform, so an import of a
  * `node:` module (or of a package that needs one) fails the build, and it runs without the
  * `nodejs_compat` flag: only the Web platform APIs workerd provides.
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serve } from '@hono/node-server';
 // esbuild comes with tsup (the package's build tool), so it is always installed with the devDependencies.
 import { build } from 'esbuild';
 
@@ -34,6 +32,9 @@ export interface Running {
   stop(): Promise<void>;
 }
 
+/** The repository: esbuild names the bundle's inputs relative to it. */
+const ROOT = join(import.meta.dirname, '..', '..');
+
 export interface WorkerBundle {
   code: string;
   bytes: number;
@@ -47,6 +48,7 @@ export async function bundleWorker(): Promise<WorkerBundle> {
   const started = performance.now();
   const result = await build({
     entryPoints: [join(import.meta.dirname, 'worker.ts')],
+    absWorkingDir: ROOT,
     bundle: true,
     format: 'esm',
     platform: 'browser',
@@ -58,6 +60,34 @@ export async function bundleWorker(): Promise<WorkerBundle> {
   });
   const code = result.outputFiles[0]!.text;
   return { code, bytes: result.outputFiles[0]!.contents.byteLength, inputs: Object.keys(result.metafile.inputs), milliseconds: performance.now() - started };
+}
+
+/** A hash of every input's name and content: the same as long as the bundle would be. */
+async function fingerprint(inputs: string[]): Promise<string> {
+  const hash = createHash('sha256');
+  for (const input of inputs) hash.update(input).update('\0').update(await readFile(join(ROOT, input))).update('\0');
+  return hash.digest('hex');
+}
+
+/**
+ * The bundle, built by an earlier test file when none of its inputs changed since (every file of
+ * the shared suite runs the worker, and building it costs more than the rest of workerd's start).
+ * Kept in the system's temporary directory, one per checkout.
+ */
+export async function cachedWorkerBundle(): Promise<WorkerBundle> {
+  const file = join(tmpdir(), `authgate-worker-${createHash('sha256').update(ROOT).digest('hex').slice(0, 16)}.json`);
+  try {
+    const cached = JSON.parse(await readFile(file, 'utf8')) as WorkerBundle & { fingerprint: string };
+    if (cached.fingerprint === (await fingerprint(cached.inputs))) return cached;
+  } catch {
+    // None yet, unreadable, or an input is gone: build it.
+  }
+  const bundle = await bundleWorker();
+  // Written aside and renamed, so a test file starting at the same time never reads half of it.
+  const partial = `${file}.${process.pid}`;
+  await writeFile(partial, JSON.stringify({ ...bundle, fingerprint: await fingerprint(bundle.inputs) }));
+  await rename(partial, file);
+  return bundle;
 }
 
 /** The workerd configuration: one worker, one HTTP socket on 127.0.0.1 (port chosen by the system). */
@@ -141,21 +171,6 @@ export async function startWorkerd(bundle: WorkerBundle): Promise<Running & { co
       }
       process.removeListener('exit', killOnExit);
       await rm(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-/** Run the same worker module in Node (@hono/node-server hands its `fetch` Web-standard requests). */
-export async function startNode(): Promise<Running> {
-  const worker = (await import('./worker.js')).default;
-  const listener = serve({ fetch: (request: Request) => worker.fetch(request), port: 0, hostname: '127.0.0.1' }) as Server;
-  await once(listener, 'listening');
-  return {
-    base: `http://127.0.0.1:${(listener.address() as AddressInfo).port}`,
-    logs: () => '',
-    async stop() {
-      listener.closeAllConnections();
-      await new Promise<void>((resolve) => listener.close(() => resolve()));
     },
   };
 }
