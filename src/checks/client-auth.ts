@@ -1,6 +1,7 @@
+import { audit, type Context } from '../context.js';
 import { sha256Base64url, timingSafeEqual } from '../crypto.js';
 import { OAuthError } from '../errors.js';
-import { header, repeatedAuthorization } from '../http.js';
+import { header, queryParams, repeatedAuthorization } from '../http.js';
 import type { ClientRecord } from '../storage/types.js';
 import type { OAuthRequest } from '../types.js';
 
@@ -112,3 +113,29 @@ function clientFailure(credentials: ClientCredentials): OAuthError {
   return credentials.method === 'basic' ? basicFailure() : new OAuthError('invalid_client', 'Client authentication failed.', 401);
 }
 
+/**
+ * The client a token, revocation or introspection request authenticates as (RFC 6749 §2.3.1),
+ * or `null` when it sends no credentials; `invalid_client` (or `invalid_request`) when it sends
+ * wrong or malformed ones. Credentials come from HTTP Basic or the body, never the query string
+ * (unless `allowCredentialsInQuery`). Every failed check is reported to `onAudit` with the
+ * claimed client id only, so a host can rate limit guessing (RFC 6819 §4.3.5).
+ *
+ * The store lookup is the only `await`: the credentials are read before it and checked after it
+ * synchronously.
+ */
+export async function authenticateClient(ctx: Context, request: OAuthRequest, params: Partial<Record<'client_id' | 'client_secret', string>>): Promise<ClientRecord | null> {
+  if (!ctx.options.allowCredentialsInQuery && request.url.includes('?') && queryParams(request).has('client_secret')) {
+    // RFC 6749 §2.3.1: client credentials MUST NOT be included in the request URI.
+    throw new OAuthError('invalid_request', 'Client credentials must not be sent in the query string.');
+  }
+  const credentials = clientCredentials(request, params);
+  if (!credentials) return null;
+  const id = lookupId(credentials);
+  const found = id === null ? null : await ctx.storage.findClient(id);
+  try {
+    return verifyClient(found, credentials);
+  } catch (error) {
+    audit(ctx, { type: 'client.authentication_failed', clientId: credentials.clientId.slice(0, 200) });
+    throw error;
+  }
+}

@@ -1,9 +1,8 @@
 import type { Context } from '../context.js';
-import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
-import { isPending, readToken, tokenKey } from '../grants/issue.js';
 import { copyAccount } from '../storage/copy.js';
 import { OAuthError } from '../errors.js';
 import { errorResponse, queryParams, repeatedAuthorization } from '../http.js';
+import { isPending, lookupToken, MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
 import type { AuthenticateResult, OAuthRequest } from '../types.js';
 
 /** `Bearer <b64token>` (RFC 6750 §2.1), the scheme in any case. */
@@ -73,9 +72,7 @@ export async function authenticate(ctx: Context, request: OAuthRequest, report: 
     const token = bearerToken(ctx, request);
     if (typeof token !== 'string') return token;
     // Only a verified JWT names an access token when they are JWTs (a bare `jti` is no credential).
-    const pending = tokenKey(ctx, token, true);
-    const key = typeof pending === 'string' || pending === null ? pending : await pending;
-    const read = key === null ? null : readToken(ctx.storage, key);
+    const read = lookupToken(ctx, token, true);
     const found = isPending(read) ? await read : read;
     const now = ctx.clock.now();
     if (

@@ -7,7 +7,7 @@ import { freshSignInAfter, sessionMeets } from '../checks/session.js';
 import { audit, type Context } from '../context.js';
 import { asciiDescription, OAuthError } from '../errors.js';
 import { errorPage, pageFailure } from './failure.js';
-import { accessTokenValue, familyEnd, mintAccessToken } from '../grants/issue.js';
+import { accessTokenValue, familyEnd, mintAccessToken } from '../tokens/mint.js';
 import { queryParams, single, type Params } from '../http.js';
 import type { AuthorizationRequestRecord, ClientRecord, GrantRecord, InteractionRecord } from '../storage/types.js';
 import type { Account, AuthorizeDecision, Interaction, OAuthRequest } from '../types.js';

@@ -1,12 +1,11 @@
+import { authenticateClient } from '../checks/client-auth.js';
+import { requirePost } from '../checks/require-post.js';
 import type { Context } from '../context.js';
 import { OAuthError } from '../errors.js';
-import { isPending, readToken, tokenKey } from '../grants/issue.js';
-import { MAX_TOKEN_LENGTH } from '../grants/authorization-code.js';
 import { formParamsWithin, jsonResponse } from '../http.js';
-import { bareAccessToken } from '../tokens/jwt.js';
+import { isPending, lookupToken, TOKEN_ABOUT_PARAMS } from '../tokens/lookup.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 import { jsonFailure } from './failure.js';
-import { authenticatedClient, findClientOf, requestCredentials, requirePost, TOKEN_ABOUT_PARAMS } from './token.js';
 
 /**
  * POST /v1/oauth/introspect (RFC 7662). The caller must authenticate as a confidential client,
@@ -17,27 +16,21 @@ export async function introspect(ctx: Context, request: OAuthRequest): Promise<O
   try {
     requirePost(request);
     const params = formParamsWithin(request, TOKEN_ABOUT_PARAMS);
-    const credentials = requestCredentials(ctx, request, params);
-    const client = credentials && authenticatedClient(ctx, await findClientOf(ctx, credentials), credentials);
+    const client = await authenticateClient(ctx, request, params);
     if (!client || client.secretHash === null) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
     if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');
-    const inactive = jsonResponse(200, { active: false });
-    if (params.token.length > MAX_TOKEN_LENGTH) return inactive;
-    const pending = tokenKey(ctx, params.token);
-    const key = typeof pending === 'string' ? pending : await pending; // no microtask for an opaque token
-    const read = key === null ? null : readToken(ctx.storage, key);
+    const read = lookupToken(ctx, params.token);
     const found = isPending(read) ? await read : read;
     const now = ctx.clock.now();
     if (
       !found ||
-      bareAccessToken(ctx.jwt !== undefined, params.token, found.token.kind) ||
       found.token.clientId !== client.id ||
       found.token.revokedAt !== null ||
       found.token.rotatedAt !== null ||
       found.grant.revokedAt !== null ||
       (found.token.expiresAt !== null && now >= found.token.expiresAt)
     ) {
-      return inactive;
+      return jsonResponse(200, { active: false });
     }
     const { token, grant } = found;
     return jsonResponse(200, {

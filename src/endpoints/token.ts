@@ -1,10 +1,13 @@
-import { clientCredentials, lookupId, verifyClient, type ClientCredentials } from '../checks/client-auth.js';
-import { audit, type Context } from '../context.js';
+import { authenticateClient } from '../checks/client-auth.js';
+import { requirePost } from '../checks/require-post.js';
+import type { Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { authorizationCodeGrant } from '../grants/authorization-code.js';
 import { refreshTokenGrant } from '../grants/refresh-token.js';
-import { formParamsWithin, jsonTextResponse, queryParams } from '../http.js';
+import { formParamsWithin, jsonTextResponse } from '../http.js';
 import type { ClientRecord } from '../storage/types.js';
+import type { IssuedTokens } from '../tokens/mint.js';
+import { tokenResponseJson } from '../tokens/response.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 import { jsonFailure } from './failure.js';
 
@@ -24,63 +27,14 @@ const TOKEN_PARAMS = {
 } as const;
 type TokenParams = Partial<Record<keyof typeof TOKEN_PARAMS, string>>;
 
-/** The revocation and introspection parameters (RFC 7009 §2.1, RFC 7662 §2.1). */
-export const TOKEN_ABOUT_PARAMS = {
-  // In this order: a request with several over-long values names the first of them.
-  client_id: 512,
-  client_secret: 512,
-  token: Infinity, // RFC 7009 §2.2: any unknown or malformed token is still 200 {}
-  token_type_hint: 100,
-} as const;
-
-/** A grant answers with the JSON text of its token response. */
-type Grant = (ctx: Context, params: TokenParams, client: ClientRecord | null) => Promise<string>;
+/** A grant answers with the pair it issued and the grant it belongs to; the endpoint writes the response. */
+type Grant = (ctx: Context, params: TokenParams, client: ClientRecord | null) => Promise<IssuedTokens>;
 
 /** The grants, by `grant_type`. */
 const GRANTS: Record<string, Grant> = {
   authorization_code: authorizationCodeGrant,
   refresh_token: refreshTokenGrant,
 };
-
-/** Reject a non-POST request before reading anything (RFC 6749 §3.2). */
-export function requirePost(request: OAuthRequest): void {
-  if (request.method !== 'POST' && request.method.toUpperCase() !== 'POST') {
-    throw new OAuthError('invalid_request', 'This endpoint only accepts POST requests.', 405);
-  }
-}
-
-/**
- * The client credentials a request carries (HTTP Basic or the body), or `null` when it carries
- * none. Synchronous: the store lookup (`findClientOf`) and the check (`authenticatedClient`)
- * follow, with one `await` between them in the endpoint itself.
- */
-export function requestCredentials(ctx: Context, request: OAuthRequest, params: TokenParams): ClientCredentials | null {
-  if (!ctx.options.allowCredentialsInQuery && request.url.includes('?') && queryParams(request).has('client_secret')) {
-    // RFC 6749 §2.3.1: client credentials MUST NOT be included in the request URI.
-    throw new OAuthError('invalid_request', 'Client credentials must not be sent in the query string.');
-  }
-  return clientCredentials(request, params);
-}
-
-/** The stored client the credentials name: the store's answer, or `null` for an id no store can hold. */
-export function findClientOf(ctx: Context, credentials: ClientCredentials): Promise<ClientRecord | null> | null {
-  const id = lookupId(credentials);
-  return id === null ? null : ctx.storage.findClient(id);
-}
-
-/**
- * The client the credentials authenticate, or `invalid_client`. Every failure is reported to
- * `onAudit` (with the claimed client id only), so a host can rate limit guessing
- * (RFC 6819 §4.3.5).
- */
-export function authenticatedClient(ctx: Context, found: ClientRecord | null, credentials: ClientCredentials): ClientRecord {
-  try {
-    return verifyClient(found, credentials);
-  } catch (error) {
-    audit(ctx, { type: 'client.authentication_failed', clientId: credentials.clientId.slice(0, 200) });
-    throw error;
-  }
-}
 
 /**
  * POST /v1/oauth/token. Order (DESIGN): POST only; parse (a parameter twice is
@@ -91,8 +45,7 @@ export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthR
   try {
     requirePost(request);
     const params: TokenParams = formParamsWithin(request, TOKEN_PARAMS);
-    const credentials = requestCredentials(ctx, request, params);
-    const client = credentials && authenticatedClient(ctx, await findClientOf(ctx, credentials), credentials);
+    const client = await authenticateClient(ctx, request, params);
     if (params.grant_type === undefined) throw new OAuthError('invalid_request', 'The grant_type parameter is missing.');
     const grant = Object.hasOwn(GRANTS, params.grant_type) ? GRANTS[params.grant_type] : undefined;
     if (!grant) {
@@ -102,7 +55,9 @@ export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthR
     if (client?.grantTypes && !(client.grantTypes as string[]).includes(params.grant_type)) {
       throw new OAuthError('unauthorized_client', `This application may not use grant_type=${params.grant_type}.`);
     }
-    return jsonTextResponse(200, await grant(ctx, params, client));
+    const issued = await grant(ctx, params, client);
+    const json = tokenResponseJson(ctx, issued.grant, issued.pair);
+    return jsonTextResponse(200, typeof json === 'string' ? json : await json);
   } catch (error) {
     return jsonFailure(ctx, request, error, 500);
   }

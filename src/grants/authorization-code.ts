@@ -3,15 +3,9 @@ import { checkVerifier } from '../checks/pkce.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { ClientRecord, GrantRecord } from '../storage/types.js';
-import { familyEnd, mintPair, tokenResponseJson } from './issue.js';
-
-const INVALID_GRANT = 'The grant is invalid, expired, revoked, does not match the redirection URI, or was issued to another client.';
-
-/** `invalid_grant` with the description SPEC 7.2 gives. */
-export const invalidGrant = () => new OAuthError('invalid_grant', INVALID_GRANT);
-
-/** Longest code or token looked up: opaque ones are 43 characters plus a prefix, JWTs longer. */
-export const MAX_TOKEN_LENGTH = 4096;
+import { MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
+import { familyEnd, mintPair, type IssuedTokens } from '../tokens/mint.js';
+import { invalidGrant } from './invalid-grant.js';
 
 /**
  * `grant_type=authorization_code` (SPEC 3.1, 4.2; RFC 6749 §4.1.3). Checks that can fail
@@ -22,7 +16,7 @@ export async function authorizationCodeGrant(
   ctx: Context,
   params: Partial<Record<'code' | 'redirect_uri' | 'code_verifier', string>>,
   client: ClientRecord | null,
-): Promise<string> {
+): Promise<IssuedTokens> {
   // SPEC 4.2 lists client_id and client_secret as required for this grant.
   if (!client) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
   if (params.code === undefined) throw new OAuthError('invalid_request', 'The code parameter is missing.');
@@ -43,7 +37,7 @@ export async function authorizationCodeGrant(
   const outcome = await ctx.storage.redeemCode(hash, now, pair.records);
   if (!outcome.ok) {
     // RFC 6749 §4.1.2: a code used twice SHOULD revoke every token issued from it.
-    if (outcome.reason === 'used' && outcome.grantId) {
+    if (outcome.reason === 'used') {
       await ctx.storage.revokeGrant(outcome.grantId, now);
       audit(ctx, { type: 'code.reused', clientId: client.id, grantId: outcome.grantId });
     }
@@ -51,7 +45,7 @@ export async function authorizationCodeGrant(
   }
   if (ctx.options.isAccountActive) await checkAccountActive(ctx, outcome.grant, now);
   audit(ctx, { type: 'token.issued', grantType: 'authorization_code', clientId: client.id, accountUuid: outcome.grant.account.uuid, grantId: outcome.grant.id, scope: pair.scope });
-  return tokenResponseJson(ctx, outcome.grant, pair);
+  return { grant: outcome.grant, pair };
 }
 
 /**

@@ -3,8 +3,10 @@ import { covers } from '../checks/scope.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { ClientRecord } from '../storage/types.js';
-import { checkAccountActive, invalidGrant, MAX_TOKEN_LENGTH } from './authorization-code.js';
-import { familyEnd, familyOf, familyPart, mintPair, tokenResponseJson } from './issue.js';
+import { MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
+import { familyEnd, familyOf, familyPart, mintPair, type IssuedTokens } from '../tokens/mint.js';
+import { checkAccountActive } from './authorization-code.js';
+import { invalidGrant } from './invalid-grant.js';
 
 /**
  * `grant_type=refresh_token` (SPEC 3.2, 4.2; RFC 6749 §6). The refresh token is single use: one
@@ -15,7 +17,7 @@ export async function refreshTokenGrant(
   ctx: Context,
   params: Partial<Record<'refresh_token' | 'scope', string>>,
   client: ClientRecord | null,
-): Promise<string> {
+): Promise<IssuedTokens> {
   if (!client && ctx.options.requireClientAuthOnRefresh) {
     throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
   }
@@ -58,12 +60,12 @@ export async function refreshTokenGrant(
   const outcome = await ctx.storage.rotateRefreshToken(hash, now, pair.records);
   if (!outcome.ok) {
     // Lost a race against another use of the same token: that is a replay too.
-    if (outcome.reason === 'used' && outcome.grantId) return replay(ctx, outcome.grantId, found.token.clientId, outcome.usedAt ?? null, now);
+    if (outcome.reason === 'used') return replay(ctx, outcome.grantId, found.token.clientId, outcome.usedAt, now);
     throw invalidGrant();
   }
   if (ctx.options.isAccountActive) await checkAccountActive(ctx, outcome.grant, now);
   audit(ctx, { type: 'token.issued', grantType: 'refresh_token', clientId: found.token.clientId, accountUuid: outcome.grant.account.uuid, grantId: outcome.grant.id, scope: pair.scope });
-  return tokenResponseJson(ctx, outcome.grant, pair);
+  return { grant: outcome.grant, pair };
 }
 
 /**

@@ -153,10 +153,13 @@ export type SingleUseFailure = 'missing' | 'used' | 'expired' | 'revoked';
 /**
  * The outcome of a single-use step: on success, the grant the code or token belongs to; on `used`,
  * `grantId` names the family to revoke (a replay) and `usedAt` says when the first use happened.
+ * The other failures carry neither (the `undefined` fields only let a caller that has not
+ * narrowed on `reason` read them).
  */
 export type SingleUseOutcome =
   | { ok: true; grant: GrantRecord }
-  | { ok: false; reason: SingleUseFailure; grantId?: string; usedAt?: number };
+  | { ok: false; reason: 'used'; grantId: string; usedAt: number }
+  | { ok: false; reason: Exclude<SingleUseFailure, 'used'>; grantId?: undefined; usedAt?: undefined };
 
 /**
  * The storage seam. Implement it on any database; `MemoryStorage` is the reference, and

@@ -99,14 +99,3 @@ export class JwtAccessTokens {
 export function looksLikeJwt(token: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token);
 }
-
-/**
- * Whether a record of `kind` found for the presented `token` is to be ignored: with JWT access
- * tokens on, an access token is found only through its verified JWT, never through a bare value
- * (a `jti`, by whose hash earlier versions keyed their records, or an opaque access token
- * from before the switch to JWTs). For revocation and introspection, which take refresh
- * tokens (opaque) as well.
- */
-export function bareAccessToken(jwtAccessTokens: boolean, token: string, kind: 'access' | 'refresh'): boolean {
-  return jwtAccessTokens && kind === 'access' && !looksLikeJwt(token);
-}

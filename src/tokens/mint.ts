@@ -1,9 +1,12 @@
 import { randomToken, sha256Base64url } from '../crypto.js';
 import type { Context } from '../context.js';
-import type { GrantRecord, Storage, TokenRead, TokenRecord } from '../storage/types.js';
-import { jsonString } from '../http.js';
-import { looksLikeJwt } from '../tokens/jwt.js';
-import type { Account } from '../types.js';
+import type { GrantRecord, TokenRecord } from '../storage/types.js';
+
+/**
+ * Minting: new access and refresh tokens as records for storage and values for the client.
+ * Nothing here stores anything; the grant or endpoint that mints stores the records itself, in
+ * the same atomic step that uses up its code or refresh token.
+ */
 
 /** The grant a token belongs to. */
 export interface Family {
@@ -11,12 +14,13 @@ export interface Family {
   clientId: string;
 }
 
-/** A minted access token: its record, and its clear value (opaque) or the `jti` to sign (JWT). */
-export interface MintedAccess {
-  record: TokenRecord;
-  token?: string;
-  jti?: string;
-}
+/**
+ * A minted access token: its record, and either its clear value (`opaque`) or the `jti` to sign
+ * into a JWT (`jwt`, when `accessTokenFormat` is `jwt`).
+ */
+export type MintedAccess =
+  | { format: 'opaque'; record: TokenRecord; token: string }
+  | { format: 'jwt'; record: TokenRecord; jti: string };
 
 /** A freshly minted access/refresh pair: the clear values for the client, records for storage. */
 export interface IssuedPair {
@@ -26,12 +30,18 @@ export interface IssuedPair {
   scope: string[];
 }
 
+/** What a grant of the token endpoint answers: the new pair, and the grant it belongs to (its account). */
+export interface IssuedTokens {
+  grant: GrantRecord;
+  pair: IssuedPair;
+}
+
 /**
  * A new access token record of a grant. Nothing is stored yet. An opaque token is its own
  * storage key (hashed). A JWT is known to storage by its `jti`, which is the SHA-256 of a secret
  * that is dropped here: a value presented as an opaque token is looked up by its hash, and no
  * one holds a value whose hash is a `jti`, so the `jti` (public, logged by resource servers) is
- * no credential. Only the verified JWT leads to its record (`tokenKey`).
+ * no credential. Only the verified JWT leads to its record (`tokenKey` in `tokens/lookup.ts`).
  */
 export function mintAccessToken(ctx: Context, family: Family, scope: string[], now: number): MintedAccess {
   const secret = randomToken();
@@ -48,53 +58,21 @@ export function mintAccessToken(ctx: Context, family: Family, scope: string[], n
     rotatedAt: null,
     revokedAt: null,
   };
-  return token === undefined ? { record, jti: record.hash } : { record, token };
+  return token === undefined ? { format: 'jwt', record, jti: record.hash } : { format: 'opaque', record, token };
 }
 
 /** The value the client receives for a minted access token (a promise only when it is a JWT to sign). */
 export function accessTokenValue(ctx: Context, access: MintedAccess, grant: GrantRecord): string | Promise<string> {
-  if (access.token !== undefined || !ctx.jwt) return access.token!;
-  return ctx.jwt.sign({
+  if (access.format === 'opaque') return access.token;
+  // Minted as a JWT only when `ctx.jwt` is set (`mintAccessToken`).
+  return ctx.jwt!.sign({
     sub: grant.account.uuid,
     clientId: grant.clientId,
     scope: ctx.scopes.format(access.record.scope),
-    jti: access.jti!,
+    jti: access.jti,
     iat: access.record.issuedAt,
     exp: access.record.expiresAt!,
   });
-}
-
-/**
- * The storage key of a presented access or refresh token: the hash of an opaque token, or the
- * `jti` of a JWT this server signed and that verifies (`null` for one that does not). With JWT
- * access tokens on, `accessOnly` (the bearer check) also answers `null` for a value that is
- * not a JWT: every access token is then a JWT, so that value names no access token (see
- * `bareAccessToken` for the endpoints that also take refresh tokens).
- */
-export function tokenKey(ctx: Context, token: string, accessOnly = false): string | null | Promise<string | null> {
-  if (ctx.jwt) {
-    if (looksLikeJwt(token)) return ctx.jwt.jti(token, ctx.clock.now());
-    if (accessOnly) return null;
-  }
-  // Synchronous for opaque tokens: the bearer check runs on every API request.
-  return sha256Base64url(token);
-}
-
-/**
- * A token and its grant by storage key, for a caller that reads them at once and keeps nothing:
- * through the store's `readToken` when it has one (its own records, no copies), else
- * `findToken`. Whatever of it reaches the host must be copied when `storage.readToken` exists.
- */
-export function readToken(storage: Storage, key: string): TokenRead | PromiseLike<TokenRead> {
-  return storage.readToken ? storage.readToken(key) : storage.findToken(key);
-}
-
-/**
- * Whether a store's answer is still to come. A `readToken` that answers at once is read without
- * an `await`: on the bearer check, that one microtask was a tenth of the work.
- */
-export function isPending<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
 /**
@@ -166,35 +144,4 @@ export function mintPair(ctx: Context, family: Family, scope: string[], now: num
     familyHash,
   };
   return { access, refreshToken, records: [access.record, refresh], scope };
-}
-
-/** The `info` object of a token response (SPEC 2.3), with the host's extra fields. */
-export function infoOf(ctx: Context, account: Account): Record<string, unknown> {
-  const extra = ctx.options.info?.(account) ?? {};
-  return { ...extra, name: account.name, email: account.email, uuid: account.uuid };
-}
-
-/**
- * The JSON text of a successful token response (SPEC 2.3), written out directly rather than
- * through `JSON.stringify` of an object: half the cost, on the endpoint a refresh storm hits.
- * A promise only when the access token is a JWT still to be signed.
- */
-export function tokenResponseJson(ctx: Context, grant: GrantRecord, pair: IssuedPair): string | Promise<string> {
-  const accessToken = accessTokenValue(ctx, pair.access, grant);
-  return typeof accessToken === 'string' ? tokenJson(ctx, grant, pair, accessToken) : accessToken.then((jwt) => tokenJson(ctx, grant, pair, jwt));
-}
-
-function tokenJson(ctx: Context, grant: GrantRecord, pair: IssuedPair, accessToken: string): string {
-  const { account } = grant;
-  const scope = ctx.scopes.format(pair.scope);
-  // The configured lifetime, or less where the family ends sooner (`lifetimes.grant`).
-  const expiresIn = Math.ceil((pair.access.record.expiresAt! - pair.access.record.issuedAt) / 1000);
-  // Exactly what JSON.stringify writes. A host `info` hook, or an account whose fields are not
-  // all strings (a JavaScript host may hand over a null email), takes JSON.stringify itself.
-  if (ctx.options.info || typeof account.name !== 'string' || typeof account.email !== 'string' || typeof account.uuid !== 'string') {
-    return JSON.stringify({ access_token: accessToken, token_type: 'bearer', expires_in: expiresIn, refresh_token: pair.refreshToken, scope, info: infoOf(ctx, account) });
-  }
-  return `{"access_token":${jsonString(accessToken)},"token_type":"bearer","expires_in":${expiresIn},` +
-    `"refresh_token":${jsonString(pair.refreshToken)},"scope":${jsonString(scope)},` +
-    `"info":{"name":${jsonString(account.name)},"email":${jsonString(account.email)},"uuid":${jsonString(account.uuid)}}}`;
 }

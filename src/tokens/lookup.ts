@@ -1,0 +1,85 @@
+import type { Context } from '../context.js';
+import { sha256Base64url } from '../crypto.js';
+import type { Storage, TokenRead } from '../storage/types.js';
+import { looksLikeJwt } from './jwt.js';
+
+/**
+ * Looking up a presented access or refresh token: for the bearer check, revocation and
+ * introspection, each through `lookupToken`.
+ */
+
+/** Longest code or token looked up: opaque ones are 43 characters plus a prefix, JWTs longer. */
+export const MAX_TOKEN_LENGTH = 4096;
+
+/** The revocation and introspection parameters (RFC 7009 §2.1, RFC 7662 §2.1). */
+export const TOKEN_ABOUT_PARAMS = {
+  // In this order: a request with several over-long values names the first of them.
+  client_id: 512,
+  client_secret: 512,
+  token: Infinity, // RFC 7009 §2.2: any unknown or malformed token is still 200 {}
+  token_type_hint: 100,
+} as const;
+
+/**
+ * The storage key of a presented access or refresh token: the hash of an opaque token, or the
+ * `jti` of a JWT this server signed and that verifies (`null` for one that does not). With JWT
+ * access tokens on, `accessOnly` (the bearer check) also answers `null` for a value that is
+ * not a JWT: every access token is then a JWT, so that value names no access token (see
+ * `lookupToken` for the endpoints that also take refresh tokens).
+ */
+export function tokenKey(ctx: Context, token: string, accessOnly = false): string | null | Promise<string | null> {
+  if (ctx.jwt) {
+    if (looksLikeJwt(token)) return ctx.jwt.jti(token, ctx.clock.now());
+    if (accessOnly) return null;
+  }
+  // Synchronous for opaque tokens: the bearer check runs on every API request.
+  return sha256Base64url(token);
+}
+
+/**
+ * A token and its grant by storage key, for a caller that reads them at once and keeps nothing:
+ * through the store's `readToken` when it has one (its own records, no copies), else
+ * `findToken`. Whatever of it reaches the host must be copied when `storage.readToken` exists.
+ */
+export function readToken(storage: Storage, key: string): TokenRead | PromiseLike<TokenRead> {
+  return storage.readToken ? storage.readToken(key) : storage.findToken(key);
+}
+
+/**
+ * Whether a store's answer is still to come. A `readToken` that answers at once is read without
+ * an `await`: on the bearer check, that one microtask was a tenth of the work.
+ */
+export function isPending<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+/**
+ * The stored token a presented value names, with its grant, or `null`: nothing longer than
+ * `MAX_TOKEN_LENGTH` is looked up, a JWT only once it verifies, and (with JWT access tokens on)
+ * a bare value never names an access token (`refreshOnly`). `accessOnly` is for the bearer
+ * check, which takes no refresh tokens. Whether the record is live (expired, revoked, rotated)
+ * is the caller's question.
+ *
+ * The answer comes at once when it can (an opaque token and a store whose `readToken` answers
+ * synchronously): read it as `isPending(found) ? await found : found`, with no microtask then.
+ * The records may be the store's own (`readToken`): read them before any `await`, and copy
+ * whatever reaches the host.
+ */
+export function lookupToken(ctx: Context, token: string, accessOnly = false): TokenRead | PromiseLike<TokenRead> {
+  if (token.length > MAX_TOKEN_LENGTH) return null;
+  const key = tokenKey(ctx, token, accessOnly);
+  if (key === null) return null;
+  if (typeof key !== 'string') return key.then((jti) => (jti === null ? null : readToken(ctx.storage, jti)));
+  const read = readToken(ctx.storage, key);
+  // With JWT access tokens on, a value that is no JWT (and so was hashed) names only a refresh token.
+  if (!ctx.jwt) return read;
+  return isPending(read) ? read.then(refreshOnly) : refreshOnly(read);
+}
+
+/**
+ * A found token, unless it is an access token: with JWT access tokens on, an access token is
+ * found only through its verified JWT, never through a bare value (a `jti`, by whose hash
+ * earlier versions keyed their records, or an opaque access token from before the switch to
+ * JWTs). Revocation and introspection take refresh tokens (opaque) as well.
+ */
+const refreshOnly = (found: TokenRead): TokenRead => (found && found.token.kind === 'access' ? null : found);
