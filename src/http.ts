@@ -78,9 +78,9 @@ function append(params: Params, name: string, value: string): void {
 const SURROGATE = /[\uD800-\uDFFF]/;
 
 /**
- * Whether a form part needs decoding (`+`, `%`) or could decode differently from WHATWG
- * (surrogates). Two indexOf calls and a regex V8 answers at once for one-byte strings: a
- * single character-class regex over the same text costs several times more.
+ * Whether form text needs decoding (`+`, `%`) or could decode differently from WHATWG
+ * (surrogates). Two indexOf calls and a regex V8 answers at once for one-byte strings, rather
+ * than one character-class regex over the same text (see BENCHMARKS.md).
  */
 function needsDecoding(text: string): boolean {
   return text.indexOf('%') >= 0 || text.indexOf('+') >= 0 || SURROGATE.test(text);
@@ -88,86 +88,112 @@ function needsDecoding(text: string): boolean {
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
- * One name or value of a form: `+` is a space, then percent-decoding as UTF-8. `undefined` when
- * the WHATWG rules and `decodeURIComponent` could differ (a bad escape, bytes that are not UTF-8,
- * a lone surrogate), so the caller falls back to `URLSearchParams` for the whole input.
+ * One name or value of a form, decoded the WHATWG way: `+` is a space, then percent-decoding as
+ * UTF-8. `decodeURIComponent` does it where it gives the same answer; where the two could differ
+ * (a bad escape, bytes that are not UTF-8, a lone surrogate), `URLSearchParams` decodes the part.
  * `surrogates: false` says the whole input was already found free of surrogates, which spares
  * two regex scans of every part.
  */
-function decodeFormPart(part: string, surrogates = true): string | undefined {
+function decodeFormPart(part: string, surrogates: boolean): string {
   const plus = part.indexOf('+') >= 0;
   if (!plus && part.indexOf('%') < 0 && !(surrogates && SURROGATE.test(part))) return part;
-  if (surrogates && LONE_SURROGATE.test(part)) return undefined;
-  try {
-    return decodeURIComponent(plus ? part.replace(/\+/g, ' ') : part);
-  } catch {
-    return undefined;
+  if (!(surrogates && LONE_SURROGATE.test(part))) {
+    try {
+      return decodeURIComponent(plus ? part.replace(/\+/g, ' ') : part);
+    } catch {
+      // A bad escape or bytes that are not UTF-8: WHATWG keeps or replaces them, below.
+    }
   }
+  // A part holds no '&', so after `x=` it is the whole value of one parameter: decoded exactly
+  // as it would be in place (its neighbours, '&' and '=', end any surrogate pair either way).
+  return new URLSearchParams(`x=${part}`).get('x')!;
 }
 
 /**
  * Parse `application/x-www-form-urlencoded` text into `params`, exactly as `URLSearchParams`
  * does (a leading `?` dropped, empty sequences skipped, a name without `=` has the value ''),
- * at a fraction of its cost for what token requests carry: ASCII with few or no escapes.
- * Anything the fast path cannot decode identically is handed to `URLSearchParams` itself.
+ * without its cost for what requests carry: ASCII with few or no escapes (see BENCHMARKS.md).
+ * With `wanted`, only those names are kept: a name is matched where it stands, so a parameter
+ * nobody asked for is neither cut out nor decoded (unless its name is escaped, since it could
+ * decode to a wanted one). `wanted` names must need no decoding themselves (see `plain`).
+ * The work is linear in the length of `form`, whatever it holds.
  */
-export function parseForm(form: string, params: Params): void {
-  const input = form.charCodeAt(0) === 63 ? form.slice(1) : form;
-  const sequences = input.split('&');
-  if (!needsDecoding(input)) {
-    for (const sequence of sequences) {
-      if (sequence === '') continue;
-      const eq = sequence.indexOf('=');
-      if (eq < 0) append(params, sequence, '');
-      else append(params, sequence.slice(0, eq), sequence.slice(eq + 1));
+export function parseForm(form: string, params: Params, wanted?: readonly string[]): void {
+  const decode = needsDecoding(form);
+  const surrogates = decode && SURROGATE.test(form);
+  const length = form.length;
+  // The next '=' at or after `start`, found again only once passed: searching afresh for every
+  // sequence would rescan the rest of a form of many '='-less sequences (quadratic).
+  let nextEq = -1;
+  let start = form.charCodeAt(0) === 63 ? 1 : 0;
+  while (start < length) {
+    let end = form.indexOf('&', start);
+    if (end < 0) end = length;
+    if (end > start) {
+      if (nextEq < start) {
+        nextEq = form.indexOf('=', start);
+        if (nextEq < 0) nextEq = length;
+      }
+      const eq = nextEq < end ? nextEq : end;
+      let name: string | undefined;
+      if (wanted === undefined) {
+        name = decode ? decodeFormPart(form.slice(start, eq), surrogates) : form.slice(start, eq);
+      } else {
+        let k = 0;
+        while (k < wanted.length && !(wanted[k]!.length === eq - start && form.startsWith(wanted[k]!, start))) k++;
+        if (k < wanted.length) {
+          name = wanted[k];
+        } else if (decode) {
+          const raw = form.slice(start, eq);
+          const decoded = needsDecoding(raw) ? decodeFormPart(raw, surrogates) : undefined;
+          if (decoded !== undefined && wanted.includes(decoded)) name = decoded;
+        }
+      }
+      if (name !== undefined) {
+        const value = eq < end ? form.slice(eq + 1, end) : '';
+        append(params, name, decode ? decodeFormPart(value, surrogates) : value);
+      }
     }
-    return;
+    start = end + 1;
   }
-  // Decode everything first, so a fallback never finds half of this input already added.
-  const surrogates = SURROGATE.test(input);
-  const decoded: string[] = [];
-  for (const sequence of sequences) {
-    if (sequence === '') continue;
-    const eq = sequence.indexOf('=');
-    const name = decodeFormPart(eq < 0 ? sequence : sequence.slice(0, eq), surrogates);
-    const value = eq < 0 ? '' : decodeFormPart(sequence.slice(eq + 1), surrogates);
-    if (name === undefined || value === undefined) {
-      for (const [n, v] of new URLSearchParams(form)) append(params, n, v);
-      return;
-    }
-    decoded.push(name, value);
-  }
-  for (let i = 0; i < decoded.length; i += 2) append(params, decoded[i]!, decoded[i + 1]!);
 }
 
-/** Parameters of the query string. `+` is a space and bad `%` escapes are kept as written (WHATWG). */
-export function queryParams(request: OAuthRequest): Params {
+/**
+ * Parameters of the query string. `+` is a space and bad `%` escapes are kept as written
+ * (WHATWG). With `wanted`, only those (`parseForm`).
+ */
+export function queryParams(request: OAuthRequest, wanted?: readonly string[]): Params {
   const params: Params = new Map();
-  if (request.url.includes('?')) parseForm(rawQuery(request.url), params);
+  if (request.url.includes('?')) parseForm(rawQuery(request.url), params, wanted);
   return params;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
 
 /**
- * Parameters of the query string and of a form body together (SPEC 4.2 sends them in the query
- * of a POST; RFC 6749 §3.2 in the body). A body that is not a form is `invalid_request`.
+ * Parameters of the query string and of a form body together (some clients send token request
+ * parameters in the query of a POST; RFC 6749 §3.2 puts them in the body). A body that is not a
+ * form is `invalid_request`. With `wanted`, only those are read from text (`parseForm`); a form the host
+ * already parsed is checked whole.
  */
-export function requestParams(request: OAuthRequest): Params {
-  const params = queryParams(request);
+export function requestParams(request: OAuthRequest, wanted?: readonly string[]): Params {
+  const params = queryParams(request, wanted);
   const body = request.body;
   if (body === undefined || body === '') return params;
-  // Two Content-Type lines reach the core as an array (Node) or joined with ", " (Fetch): refuse
-  // both the same way, rather than guessing which one the sender meant.
-  if (repeatedHeader(request, 'content-type')) throw new OAuthError('invalid_request', 'The request carries more than one Content-Type.');
-  const type = (header(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== FORM) {
-    // A host body parser may already have turned an empty form into `{}`.
-    if (typeof body === 'object' && Object.keys(body).length === 0) return params;
-    throw new OAuthError('invalid_request', `The request body must be ${FORM}.`);
+  // Exactly the form type, the usual case, is neither repeated nor anything else.
+  if (request.headers['content-type'] !== FORM) {
+    // Two Content-Type lines reach the core as an array (Node) or joined with ", " (Fetch): refuse
+    // both the same way, rather than guessing which one the sender meant.
+    if (repeatedHeader(request, 'content-type')) throw new OAuthError('invalid_request', 'The request carries more than one Content-Type.');
+    const type = (header(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== FORM) {
+      // A host body parser may already have turned an empty form into `{}`.
+      if (typeof body === 'object' && Object.keys(body).length === 0) return params;
+      throw new OAuthError('invalid_request', `The request body must be ${FORM}.`);
+    }
   }
   if (typeof body === 'string') {
-    parseForm(body, params);
+    parseForm(body, params, wanted);
     return params;
   }
   // A form the host already parsed: accept strings and arrays of strings only, never objects
@@ -185,7 +211,7 @@ export function requestParams(request: OAuthRequest): Params {
 
 /** A parameter name fit to quote in an error description (RFC 6749 §5.2 character set, no quotes). */
 export function safeName(name: string): string {
-  return name.length <= 40 && /^[\x20\x21\x23-\x26\x28-\x5b\x5d-\x7e]*$/.test(name) ? name : '(parameter)';
+  return name.length <= 40 && /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/.test(name) ? name : '(parameter)';
 }
 
 /**
@@ -209,7 +235,10 @@ export function single<K extends string>(params: Params, names: readonly K[]): P
  * Plain code rather than a zod schema: it runs on every token request.
  */
 export function singleWithin<K extends string>(params: Params, bounds: Readonly<Record<K, number>>): Partial<Record<K, string>> {
-  const names = Object.keys(bounds) as K[];
+  return within(params, Object.keys(bounds) as K[], bounds);
+}
+
+function within<K extends string>(params: Params, names: readonly K[], bounds: Readonly<Record<K, number>>): Partial<Record<K, string>> {
   const out = single(params, names);
   for (const name of names) {
     if ((out[name]?.length ?? 0) > bounds[name]) throw new OAuthError('invalid_request', `The parameter '${name}' is malformed.`);
@@ -217,63 +246,28 @@ export function singleWithin<K extends string>(params: Params, bounds: Readonly<
   return out;
 }
 
-// The parameter names of each bounds table, in order (the tables are module constants).
-const NAMES = new WeakMap<object, string[]>();
+/** The parameter names of a bounds table, and whether `parseForm` may match them in place. */
+interface BoundNames {
+  names: string[];
+  wanted: string[] | undefined;
+}
+
+// Per bounds table (they are module constants), worked out once.
+const BOUND_NAMES = new WeakMap<object, BoundNames>();
 
 /**
- * `singleWithin(requestParams(request), bounds)`, in one pass over the body for what token,
- * revocation and introspection requests almost always are: a form body (Content-Type exactly
- * `application/x-www-form-urlencoded`), no query string, no parameter twice, names that need
- * no decoding. Anything else takes the general path, which gives every error.
+ * `singleWithin(requestParams(request), bounds)`: the token, revocation and introspection
+ * parameters. Only the bounded names are read from the form, so a parameter nobody asked for
+ * costs no string of its own (the endpoints ignore unknown parameters, RFC 6749 §3.2).
  */
 export function formParamsWithin<K extends string>(request: OAuthRequest, bounds: Readonly<Record<K, number>>): Partial<Record<K, string>> {
-  const body = request.body;
-  if (typeof body !== 'string' || body === '' || request.url.includes('?') || request.headers['content-type'] !== FORM || body.charCodeAt(0) === 63) {
-    return singleWithin(requestParams(request), bounds);
+  let known = BOUND_NAMES.get(bounds);
+  if (!known) {
+    const names = Object.keys(bounds);
+    // A name that needs decoding itself cannot be matched where it stands: then read them all.
+    BOUND_NAMES.set(bounds, (known = { names, wanted: names.some(needsDecoding) ? undefined : names }));
   }
-  let names = NAMES.get(bounds) as K[] | undefined;
-  if (!names) NAMES.set(bounds, (names = Object.keys(bounds) as K[]));
-  const values: (string | undefined)[] = new Array<string | undefined>(names.length).fill(undefined);
-  const surrogates = SURROGATE.test(body);
-  const decode = surrogates || body.indexOf('%') >= 0 || body.indexOf('+') >= 0; // e.g. an escaped redirect_uri
-  // The next '=' at or after `start`, found again only once passed: searching afresh for every
-  // sequence would rescan the rest of a body of many '='-less sequences (quadratic).
-  let nextEq = -1;
-  let start = 0;
-  while (start <= body.length) {
-    let end = body.indexOf('&', start);
-    if (end < 0) end = body.length;
-    if (end > start) {
-      if (nextEq < start) {
-        nextEq = body.indexOf('=', start);
-        if (nextEq < 0) nextEq = Infinity;
-      }
-      const eq = nextEq < end ? nextEq : end;
-      // Names are matched in place: no string is cut out for a parameter nobody asked for.
-      let k = 0;
-      while (k < names.length && !(names[k]!.length === eq - start && body.startsWith(names[k]!, start))) k++;
-      if (k < names.length) {
-        // A repeated parameter, or a value that does not decode the WHATWG way: the general
-        // path handles (and reports) it exactly as it always has.
-        if (values[k] !== undefined) return singleWithin(requestParams(request), bounds);
-        const value = eq < end ? body.slice(eq + 1, end) : '';
-        const decoded = decode ? decodeFormPart(value, surrogates) : value;
-        if (decoded === undefined) return singleWithin(requestParams(request), bounds);
-        values[k] = decoded;
-      } else if (decode && needsDecoding(body.slice(start, eq))) {
-        return singleWithin(requestParams(request), bounds); // an escaped name could decode to one of ours
-      }
-    }
-    start = end + 1;
-  }
-  const out: Partial<Record<K, string>> = {};
-  for (let k = 0; k < names.length; k++) {
-    const value = values[k];
-    if (value === undefined || value === '') continue; // an empty value counts as absent
-    if (value.length > bounds[names[k]!]) throw new OAuthError('invalid_request', `The parameter '${names[k]}' is malformed.`);
-    out[names[k]!] = value;
-  }
-  return out;
+  return within(requestParams(request, known.wanted), known.names as K[], bounds);
 }
 
 /** A JSON response that no cache may keep (RFC 6749 §5.1). */
