@@ -104,8 +104,15 @@ function decodeFormPart(part: string, surrogates: boolean): string {
       // A bad escape or bytes that are not UTF-8: WHATWG keeps or replaces them, below.
     }
   }
-  // A part holds no '&', so after `x=` it is the whole value of one parameter: decoded exactly
-  // as it would be in place (its neighbours, '&' and '=', end any surrogate pair either way).
+  return whatwgDecode(part);
+}
+
+/**
+ * A name or value decoded by `URLSearchParams` itself. A part holds no '&', so after `x=` it is
+ * the whole value of one parameter, decoded exactly as in place: its neighbours in the form,
+ * '&' and '=', end any surrogate pair either way.
+ */
+function whatwgDecode(part: string): string {
   return new URLSearchParams(`x=${part}`).get('x')!;
 }
 
@@ -235,20 +242,33 @@ export function single<K extends string>(params: Params, names: readonly K[]): P
  * Plain code rather than a zod schema: it runs on every token request.
  */
 export function singleWithin<K extends string>(params: Params, bounds: Readonly<Record<K, number>>): Partial<Record<K, string>> {
-  return within(params, Object.keys(bounds) as K[], bounds);
+  const names = Object.keys(bounds) as K[];
+  return within(params, names, names.map((name) => bounds[name]));
 }
 
-function within<K extends string>(params: Params, names: readonly K[], bounds: Readonly<Record<K, number>>): Partial<Record<K, string>> {
-  const out = single(params, names);
-  for (const name of names) {
-    if ((out[name]?.length ?? 0) > bounds[name]) throw new OAuthError('invalid_request', `The parameter '${name}' is malformed.`);
+// `single` and the bounds in one loop. A repeated parameter is reported before an over-long one,
+// wherever each stands, as `single` runs before the bounds are checked.
+function within<K extends string>(params: Params, names: readonly K[], limits: readonly number[]): Partial<Record<K, string>> {
+  const out: Partial<Record<K, string>> = {};
+  let tooLong: K | undefined;
+  for (let k = 0; k < names.length; k++) {
+    const name = names[k]!;
+    const values = params.get(name);
+    if (values === undefined) continue;
+    if (values.length > 1) throw new OAuthError('invalid_request', `The parameter '${name}' was sent more than once.`);
+    const value = values[0]!;
+    if (value === '') continue;
+    if (tooLong === undefined && value.length > limits[k]!) tooLong = name;
+    out[name] = value;
   }
+  if (tooLong !== undefined) throw new OAuthError('invalid_request', `The parameter '${tooLong}' is malformed.`);
   return out;
 }
 
 /** The parameter names of a bounds table, and whether `parseForm` may match them in place. */
 interface BoundNames {
   names: string[];
+  limits: number[];
   wanted: string[] | undefined;
 }
 
@@ -265,9 +285,9 @@ export function formParamsWithin<K extends string>(request: OAuthRequest, bounds
   if (!known) {
     const names = Object.keys(bounds);
     // A name that needs decoding itself cannot be matched where it stands: then read them all.
-    BOUND_NAMES.set(bounds, (known = { names, wanted: names.some(needsDecoding) ? undefined : names }));
+    BOUND_NAMES.set(bounds, (known = { names, limits: names.map((name) => bounds[name as K]), wanted: names.some(needsDecoding) ? undefined : names }));
   }
-  return within(requestParams(request, known.wanted), known.names as K[], bounds);
+  return within(requestParams(request, known.wanted), known.names as K[], known.limits);
 }
 
 /** A JSON response that no cache may keep (RFC 6749 §5.1). */
