@@ -10,6 +10,15 @@ import type { OAuthRequest, OAuthResponse } from './types.js';
 /** Parameter name → every value received, from the query and the body together. */
 export type Params = Map<string, string[]>;
 
+/**
+ * Whether the request's method is `method` (given in upper case), written in any case: the core
+ * has always compared methods case-insensitively. The exact form, what clients send, is checked
+ * first, without building an upper-case copy.
+ */
+export function isMethod(request: { method: string }, method: string): boolean {
+  return request.method === method || request.method.toUpperCase() === method;
+}
+
 /** Header value, or the first of several. */
 export function header(request: OAuthRequest, name: string): string | undefined {
   const value = request.headers[name];
