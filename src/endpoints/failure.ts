@@ -28,7 +28,7 @@ export function reportFault(ctx: Context, error: unknown): void {
   }
 }
 
-/** An error page: the browser stays here (SPEC 7.1). The description is made ASCII (RFC 6749 §5.2). */
+/** An error page: the browser stays here, with no redirect (RFC 6749 §4.1.2.1). The description is made ASCII (RFC 6749 §5.2). */
 export function errorPage(error: string, description: string, status = 400): AuthorizeDecision {
   return { type: 'error', status, error, description: asciiDescription(description) };
 }
