@@ -131,7 +131,8 @@ function whatwgDecode(part: string): string {
  * without its cost for what requests carry: ASCII with few or no escapes (see BENCHMARKS.md).
  * With `wanted`, only those names are kept: a name is matched where it stands, so a parameter
  * nobody asked for is neither cut out nor decoded (unless its name is escaped, since it could
- * decode to a wanted one). `wanted` names must need no decoding themselves (see `plain`).
+ * decode to a wanted one). `wanted` names must need no decoding themselves (no `%`, `+` or
+ * surrogate), as they are compared with the text as written.
  * The work is linear in the length of `form`, whatever it holds.
  */
 export function parseForm(form: string, params: Params, wanted?: readonly string[]): void {
