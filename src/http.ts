@@ -129,13 +129,37 @@ function whatwgDecode(part: string): string {
  * Parse `application/x-www-form-urlencoded` text into `params`, exactly as `URLSearchParams`
  * does (a leading `?` dropped, empty sequences skipped, a name without `=` has the value ''),
  * without its cost for what requests carry: ASCII with few or no escapes (see BENCHMARKS.md).
- * With `wanted`, only those names are kept: a name is matched where it stands, so a parameter
- * nobody asked for is neither cut out nor decoded (unless its name is escaped, since it could
- * decode to a wanted one). `wanted` names must need no decoding themselves (no `%`, `+` or
- * surrogate), as they are compared with the text as written.
- * The work is linear in the length of `form`, whatever it holds.
  */
-export function parseForm(form: string, params: Params, wanted?: readonly string[]): void {
+export function parseForm(form: string, params: Params): void {
+  readForm(form, undefined, params);
+}
+
+/**
+ * The values of wanted parameters, at the position of their name: `undefined` for one not sent,
+ * `REPEATED` for one sent more than once.
+ */
+export type Picked = (string | typeof REPEATED | undefined)[];
+const REPEATED = null;
+
+/**
+ * `parseForm` keeping only the `wanted` parameters, in `picked` rather than a map (see
+ * BENCHMARKS.md). A name is matched where it stands, so a parameter nobody asked for is neither
+ * cut out nor decoded (unless its name is escaped: it could decode to a wanted one). `wanted`
+ * names must need no decoding themselves (no `%`, `+` or surrogate), being compared as written.
+ */
+export function pickForm(form: string, wanted: readonly string[], picked: Picked): void {
+  readForm(form, wanted, picked);
+}
+
+function pick(picked: Picked, k: number, value: string): void {
+  picked[k] = picked[k] === undefined ? value : REPEATED;
+}
+
+/**
+ * The one form parser, behind `parseForm` (every parameter, by name, into `into`) and `pickForm`
+ * (the `wanted` ones, by position). The work is linear in the length of `form`, whatever it holds.
+ */
+function readForm(form: string, wanted: readonly string[] | undefined, into: Params | Picked): void {
   const decode = needsDecoding(form);
   const surrogates = decode && SURROGATE.test(form);
   const length = form.length;
@@ -152,36 +176,31 @@ export function parseForm(form: string, params: Params, wanted?: readonly string
         if (nextEq < 0) nextEq = length;
       }
       const eq = nextEq < end ? nextEq : end;
-      let name: string | undefined;
       if (wanted === undefined) {
-        name = decode ? decodeFormPart(form.slice(start, eq), surrogates) : form.slice(start, eq);
+        const name = form.slice(start, eq);
+        const value = eq < end ? form.slice(eq + 1, end) : '';
+        append(into as Params, decode ? decodeFormPart(name, surrogates) : name, decode ? decodeFormPart(value, surrogates) : value);
       } else {
         let k = 0;
         while (k < wanted.length && !(wanted[k]!.length === eq - start && form.startsWith(wanted[k]!, start))) k++;
-        if (k < wanted.length) {
-          name = wanted[k];
-        } else if (decode) {
-          const raw = form.slice(start, eq);
-          const decoded = needsDecoding(raw) ? decodeFormPart(raw, surrogates) : undefined;
-          if (decoded !== undefined && wanted.includes(decoded)) name = decoded;
+        if (k === wanted.length && decode) {
+          const name = form.slice(start, eq);
+          if (needsDecoding(name)) k = wanted.indexOf(decodeFormPart(name, surrogates));
         }
-      }
-      if (name !== undefined) {
-        const value = eq < end ? form.slice(eq + 1, end) : '';
-        append(params, name, decode ? decodeFormPart(value, surrogates) : value);
+        if (k >= 0 && k < wanted.length) {
+          const value = eq < end ? form.slice(eq + 1, end) : '';
+          pick(into as Picked, k, decode ? decodeFormPart(value, surrogates) : value);
+        }
       }
     }
     start = end + 1;
   }
 }
 
-/**
- * Parameters of the query string. `+` is a space and bad `%` escapes are kept as written
- * (WHATWG). With `wanted`, only those (`parseForm`).
- */
-export function queryParams(request: OAuthRequest, wanted?: readonly string[]): Params {
+/** Parameters of the query string. `+` is a space and bad `%` escapes are kept as written (WHATWG). */
+export function queryParams(request: OAuthRequest): Params {
   const params: Params = new Map();
-  if (request.url.includes('?')) parseForm(rawQuery(request.url), params, wanted);
+  if (request.url.includes('?')) parseForm(rawQuery(request.url), params);
   return params;
 }
 
@@ -190,31 +209,40 @@ const FORM = 'application/x-www-form-urlencoded';
 /**
  * Parameters of the query string and of a form body together (some clients send token request
  * parameters in the query of a POST; RFC 6749 §3.2 puts them in the body). A body that is not a
- * form is `invalid_request`. With `wanted`, only those are read from text (`parseForm`); a form the host
- * already parsed is checked whole.
+ * form is `invalid_request`.
  */
-export function requestParams(request: OAuthRequest, wanted?: readonly string[]): Params {
-  const params = queryParams(request, wanted);
+export function requestParams(request: OAuthRequest): Params {
+  const params = queryParams(request);
+  const body = formBody(request);
+  if (typeof body === 'string') parseForm(body, params);
+  else parsedForm(body, params);
+  return params;
+}
+
+/**
+ * The form a request carries: its text, or what a host body parser made of it ('' for none). A
+ * body of another type is `invalid_request`.
+ */
+function formBody(request: OAuthRequest): string | Record<string, unknown> {
   const body = request.body;
-  if (body === undefined || body === '') return params;
+  if (body === undefined || body === '') return '';
   // Exactly the form type, the usual case, is neither repeated nor anything else.
-  if (request.headers['content-type'] !== FORM) {
-    // Two Content-Type lines reach the core as an array (Node) or joined with ", " (Fetch): refuse
-    // both the same way, rather than guessing which one the sender meant.
-    if (repeatedHeader(request, 'content-type')) throw new OAuthError('invalid_request', 'The request carries more than one Content-Type.');
-    const type = (header(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-    if (type !== FORM) {
-      // A host body parser may already have turned an empty form into `{}`.
-      if (typeof body === 'object' && Object.keys(body).length === 0) return params;
-      throw new OAuthError('invalid_request', `The request body must be ${FORM}.`);
-    }
-  }
-  if (typeof body === 'string') {
-    parseForm(body, params, wanted);
-    return params;
-  }
-  // A form the host already parsed: accept strings and arrays of strings only, never objects
-  // (an extended parser turns `a[b]=1` into `{ a: { b: '1' } }`).
+  if (request.headers['content-type'] === FORM) return body;
+  // Two Content-Type lines reach the core as an array (Node) or joined with ", " (Fetch): refuse
+  // both the same way, rather than guessing which one the sender meant.
+  if (repeatedHeader(request, 'content-type')) throw new OAuthError('invalid_request', 'The request carries more than one Content-Type.');
+  const type = (header(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type === FORM) return body;
+  // A host body parser may already have turned an empty form into `{}`.
+  if (typeof body === 'object' && Object.keys(body).length === 0) return body;
+  throw new OAuthError('invalid_request', `The request body must be ${FORM}.`);
+}
+
+/**
+ * A form the host already parsed, into `params`: strings and arrays of strings only, never
+ * objects (an extended parser turns `a[b]=1` into `{ a: { b: '1' } }`).
+ */
+function parsedForm(body: Record<string, unknown>, params: Params): Params {
   for (const name of Object.keys(body)) {
     const value = body[name];
     const values = Array.isArray(value) ? value : [value];
@@ -249,37 +277,20 @@ export function single<K extends string>(params: Params, names: readonly K[]): P
 /**
  * `single`, then each value at most its bound in characters (so nothing unbounded reaches
  * hashing or storage): a longer one is `invalid_request` naming the parameter, never echoing it.
- * Plain code rather than a zod schema: it runs on every token request.
  */
 export function singleWithin<K extends string>(params: Params, bounds: Readonly<Record<K, number>>): Partial<Record<K, string>> {
   const names = Object.keys(bounds) as K[];
-  return within(params, names, names.map((name) => bounds[name]));
-}
-
-// `single` and the bounds in one loop. A repeated parameter is reported before an over-long one,
-// wherever each stands, as `single` runs before the bounds are checked.
-function within<K extends string>(params: Params, names: readonly K[], limits: readonly number[]): Partial<Record<K, string>> {
-  const out: Partial<Record<K, string>> = {};
-  let tooLong: K | undefined;
-  for (let k = 0; k < names.length; k++) {
-    const name = names[k]!;
-    const values = params.get(name);
-    if (values === undefined) continue;
-    if (values.length > 1) throw new OAuthError('invalid_request', `The parameter '${name}' was sent more than once.`);
-    const value = values[0]!;
-    if (value === '') continue;
-    if (tooLong === undefined && value.length > limits[k]!) tooLong = name;
-    out[name] = value;
+  const out = single(params, names);
+  for (const name of names) {
+    if ((out[name]?.length ?? 0) > bounds[name]) throw new OAuthError('invalid_request', `The parameter '${name}' is malformed.`);
   }
-  if (tooLong !== undefined) throw new OAuthError('invalid_request', `The parameter '${tooLong}' is malformed.`);
   return out;
 }
 
-/** The parameter names of a bounds table, and whether `parseForm` may match them in place. */
+/** The names of a bounds table, and their bounds in the same order. */
 interface BoundNames {
   names: string[];
   limits: number[];
-  wanted: string[] | undefined;
 }
 
 // Per bounds table (they are module constants), worked out once.
@@ -287,17 +298,41 @@ const BOUND_NAMES = new WeakMap<object, BoundNames>();
 
 /**
  * `singleWithin(requestParams(request), bounds)`: the token, revocation and introspection
- * parameters. Only the bounded names are read from the form, so a parameter nobody asked for
- * costs no string of its own (the endpoints ignore unknown parameters, RFC 6749 §3.2).
+ * parameters. Only the bounded names are read from the form (`pickForm`), so a parameter nobody
+ * asked for costs no string of its own (the endpoints ignore unknown parameters, RFC 6749
+ * §3.2). The names of `bounds` must need no decoding, as no OAuth parameter name does.
  */
 export function formParamsWithin<K extends string>(request: OAuthRequest, bounds: Readonly<Record<K, number>>): Partial<Record<K, string>> {
   let known = BOUND_NAMES.get(bounds);
   if (!known) {
     const names = Object.keys(bounds);
-    // A name that needs decoding itself cannot be matched where it stands: then read them all.
-    BOUND_NAMES.set(bounds, (known = { names, limits: names.map((name) => bounds[name as K]), wanted: names.some(needsDecoding) ? undefined : names }));
+    if (names.some(needsDecoding)) throw new Error('formParamsWithin: parameter names are compared as written, so none may need decoding.');
+    BOUND_NAMES.set(bounds, (known = { names, limits: names.map((name) => bounds[name as K]) }));
   }
-  return within(requestParams(request, known.wanted), known.names as K[], known.limits);
+  const { names, limits } = known;
+  const picked: Picked = new Array<undefined>(names.length).fill(undefined);
+  if (request.url.includes('?')) pickForm(rawQuery(request.url), names, picked);
+  const body = formBody(request);
+  if (typeof body === 'string') pickForm(body, names, picked);
+  else {
+    for (const [name, values] of parsedForm(body, new Map())) {
+      const k = names.indexOf(name);
+      if (k >= 0) for (const value of values) pick(picked, k, value);
+    }
+  }
+  // A repeated parameter is reported before an over-long one, wherever each stands (`single`
+  // runs before the bounds are checked), and an empty value counts as absent.
+  const out: Partial<Record<K, string>> = {};
+  let tooLong: string | undefined;
+  for (let k = 0; k < names.length; k++) {
+    const value = picked[k];
+    if (value === REPEATED) throw new OAuthError('invalid_request', `The parameter '${names[k]}' was sent more than once.`);
+    if (value === undefined || value === '') continue;
+    if (tooLong === undefined && value.length > limits[k]!) tooLong = names[k];
+    out[names[k] as K] = value;
+  }
+  if (tooLong !== undefined) throw new OAuthError('invalid_request', `The parameter '${tooLong}' is malformed.`);
+  return out;
 }
 
 /** A JSON response that no cache may keep (RFC 6749 §5.1). */
