@@ -10,6 +10,15 @@ import type { OAuthRequest, OAuthResponse } from './types.js';
 /** Parameter name → every value received, from the query and the body together. */
 export type Params = Map<string, string[]>;
 
+/**
+ * Whether the request's method is `method` (given in upper case), written in any case: the core
+ * has always compared methods case-insensitively. The exact form, what clients send, is checked
+ * first, without building an upper-case copy.
+ */
+export function isMethod(request: { method: string }, method: string): boolean {
+  return request.method === method || request.method.toUpperCase() === method;
+}
+
 /** Header value, or the first of several. */
 export function header(request: OAuthRequest, name: string): string | undefined {
   const value = request.headers[name];
@@ -78,9 +87,9 @@ function append(params: Params, name: string, value: string): void {
 const SURROGATE = /[\uD800-\uDFFF]/;
 
 /**
- * Whether a form part needs decoding (`+`, `%`) or could decode differently from WHATWG
- * (surrogates). Two indexOf calls and a regex V8 answers at once for one-byte strings: a
- * single character-class regex over the same text costs several times more.
+ * Whether form text needs decoding (`+`, `%`) or could decode differently from WHATWG
+ * (surrogates). Two indexOf calls and a regex V8 answers at once for one-byte strings, rather
+ * than one character-class regex over the same text (see BENCHMARKS.md).
  */
 function needsDecoding(text: string): boolean {
   return text.indexOf('%') >= 0 || text.indexOf('+') >= 0 || SURROGATE.test(text);
@@ -88,56 +97,104 @@ function needsDecoding(text: string): boolean {
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
- * One name or value of a form: `+` is a space, then percent-decoding as UTF-8. `undefined` when
- * the WHATWG rules and `decodeURIComponent` could differ (a bad escape, bytes that are not UTF-8,
- * a lone surrogate), so the caller falls back to `URLSearchParams` for the whole input.
+ * One name or value of a form, decoded the WHATWG way: `+` is a space, then percent-decoding as
+ * UTF-8. `decodeURIComponent` does it where it gives the same answer; where the two could differ
+ * (a bad escape, bytes that are not UTF-8, a lone surrogate), `URLSearchParams` decodes the part.
  * `surrogates: false` says the whole input was already found free of surrogates, which spares
  * two regex scans of every part.
  */
-function decodeFormPart(part: string, surrogates = true): string | undefined {
+function decodeFormPart(part: string, surrogates: boolean): string {
   const plus = part.indexOf('+') >= 0;
   if (!plus && part.indexOf('%') < 0 && !(surrogates && SURROGATE.test(part))) return part;
-  if (surrogates && LONE_SURROGATE.test(part)) return undefined;
-  try {
-    return decodeURIComponent(plus ? part.replace(/\+/g, ' ') : part);
-  } catch {
-    return undefined;
+  if (!(surrogates && LONE_SURROGATE.test(part))) {
+    try {
+      return decodeURIComponent(plus ? part.replace(/\+/g, ' ') : part);
+    } catch {
+      // A bad escape or bytes that are not UTF-8: WHATWG keeps or replaces them, below.
+    }
   }
+  return whatwgDecode(part);
+}
+
+/**
+ * A name or value decoded by `URLSearchParams` itself. A part holds no '&', so after `x=` it is
+ * the whole value of one parameter, decoded exactly as in place: its neighbours in the form,
+ * '&' and '=', end any surrogate pair either way.
+ */
+function whatwgDecode(part: string): string {
+  return new URLSearchParams(`x=${part}`).get('x')!;
 }
 
 /**
  * Parse `application/x-www-form-urlencoded` text into `params`, exactly as `URLSearchParams`
  * does (a leading `?` dropped, empty sequences skipped, a name without `=` has the value ''),
- * at a fraction of its cost for what token requests carry: ASCII with few or no escapes.
- * Anything the fast path cannot decode identically is handed to `URLSearchParams` itself.
+ * without its cost for what requests carry: ASCII with few or no escapes (see BENCHMARKS.md).
  */
 export function parseForm(form: string, params: Params): void {
-  const input = form.charCodeAt(0) === 63 ? form.slice(1) : form;
-  const sequences = input.split('&');
-  if (!needsDecoding(input)) {
-    for (const sequence of sequences) {
-      if (sequence === '') continue;
-      const eq = sequence.indexOf('=');
-      if (eq < 0) append(params, sequence, '');
-      else append(params, sequence.slice(0, eq), sequence.slice(eq + 1));
+  readForm(form, undefined, params);
+}
+
+/**
+ * The values of wanted parameters, at the position of their name: `undefined` for one not sent,
+ * `REPEATED` for one sent more than once.
+ */
+export type Picked = (string | typeof REPEATED | undefined)[];
+const REPEATED = null;
+
+/**
+ * `parseForm` keeping only the `wanted` parameters, in `picked` rather than a map (see
+ * BENCHMARKS.md). A name is matched where it stands, so a parameter nobody asked for is neither
+ * cut out nor decoded (unless its name is escaped: it could decode to a wanted one). `wanted`
+ * names must need no decoding themselves (no `%`, `+` or surrogate), being compared as written.
+ */
+export function pickForm(form: string, wanted: readonly string[], picked: Picked): void {
+  readForm(form, wanted, picked);
+}
+
+function pick(picked: Picked, k: number, value: string): void {
+  picked[k] = picked[k] === undefined ? value : REPEATED;
+}
+
+/**
+ * The one form parser, behind `parseForm` (every parameter, by name, into `into`) and `pickForm`
+ * (the `wanted` ones, by position). The work is linear in the length of `form`, whatever it holds.
+ */
+function readForm(form: string, wanted: readonly string[] | undefined, into: Params | Picked): void {
+  const decode = needsDecoding(form);
+  const surrogates = decode && SURROGATE.test(form);
+  const length = form.length;
+  // The next '=' at or after `start`, found again only once passed: searching afresh for every
+  // sequence would rescan the rest of a form of many '='-less sequences (quadratic).
+  let nextEq = -1;
+  let start = form.charCodeAt(0) === 63 ? 1 : 0;
+  while (start < length) {
+    let end = form.indexOf('&', start);
+    if (end < 0) end = length;
+    if (end > start) {
+      if (nextEq < start) {
+        nextEq = form.indexOf('=', start);
+        if (nextEq < 0) nextEq = length;
+      }
+      const eq = nextEq < end ? nextEq : end;
+      if (wanted === undefined) {
+        const name = form.slice(start, eq);
+        const value = eq < end ? form.slice(eq + 1, end) : '';
+        append(into as Params, decode ? decodeFormPart(name, surrogates) : name, decode ? decodeFormPart(value, surrogates) : value);
+      } else {
+        let k = 0;
+        while (k < wanted.length && !(wanted[k]!.length === eq - start && form.startsWith(wanted[k]!, start))) k++;
+        if (k === wanted.length && decode) {
+          const name = form.slice(start, eq);
+          if (needsDecoding(name)) k = wanted.indexOf(decodeFormPart(name, surrogates));
+        }
+        if (k >= 0 && k < wanted.length) {
+          const value = eq < end ? form.slice(eq + 1, end) : '';
+          pick(into as Picked, k, decode ? decodeFormPart(value, surrogates) : value);
+        }
+      }
     }
-    return;
+    start = end + 1;
   }
-  // Decode everything first, so a fallback never finds half of this input already added.
-  const surrogates = SURROGATE.test(input);
-  const decoded: string[] = [];
-  for (const sequence of sequences) {
-    if (sequence === '') continue;
-    const eq = sequence.indexOf('=');
-    const name = decodeFormPart(eq < 0 ? sequence : sequence.slice(0, eq), surrogates);
-    const value = eq < 0 ? '' : decodeFormPart(sequence.slice(eq + 1), surrogates);
-    if (name === undefined || value === undefined) {
-      for (const [n, v] of new URLSearchParams(form)) append(params, n, v);
-      return;
-    }
-    decoded.push(name, value);
-  }
-  for (let i = 0; i < decoded.length; i += 2) append(params, decoded[i]!, decoded[i + 1]!);
 }
 
 /** Parameters of the query string. `+` is a space and bad `%` escapes are kept as written (WHATWG). */
@@ -150,28 +207,42 @@ export function queryParams(request: OAuthRequest): Params {
 const FORM = 'application/x-www-form-urlencoded';
 
 /**
- * Parameters of the query string and of a form body together (SPEC 4.2 sends them in the query
- * of a POST; RFC 6749 §3.2 in the body). A body that is not a form is `invalid_request`.
+ * Parameters of the query string and of a form body together (some clients send token request
+ * parameters in the query of a POST; RFC 6749 §3.2 puts them in the body). A body that is not a
+ * form is `invalid_request`.
  */
 export function requestParams(request: OAuthRequest): Params {
   const params = queryParams(request);
+  const body = formBody(request);
+  if (typeof body === 'string') parseForm(body, params);
+  else parsedForm(body, params);
+  return params;
+}
+
+/**
+ * The form a request carries: its text, or what a host body parser made of it ('' for none). A
+ * body of another type is `invalid_request`.
+ */
+function formBody(request: OAuthRequest): string | Record<string, unknown> {
   const body = request.body;
-  if (body === undefined || body === '') return params;
+  if (body === undefined || body === '') return '';
+  // Exactly the form type, the usual case, is neither repeated nor anything else.
+  if (request.headers['content-type'] === FORM) return body;
   // Two Content-Type lines reach the core as an array (Node) or joined with ", " (Fetch): refuse
   // both the same way, rather than guessing which one the sender meant.
   if (repeatedHeader(request, 'content-type')) throw new OAuthError('invalid_request', 'The request carries more than one Content-Type.');
   const type = (header(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== FORM) {
-    // A host body parser may already have turned an empty form into `{}`.
-    if (typeof body === 'object' && Object.keys(body).length === 0) return params;
-    throw new OAuthError('invalid_request', `The request body must be ${FORM}.`);
-  }
-  if (typeof body === 'string') {
-    parseForm(body, params);
-    return params;
-  }
-  // A form the host already parsed: accept strings and arrays of strings only, never objects
-  // (an extended parser turns `a[b]=1` into `{ a: { b: '1' } }`).
+  if (type === FORM) return body;
+  // A host body parser may already have turned an empty form into `{}`.
+  if (typeof body === 'object' && Object.keys(body).length === 0) return body;
+  throw new OAuthError('invalid_request', `The request body must be ${FORM}.`);
+}
+
+/**
+ * A form the host already parsed, into `params`: strings and arrays of strings only, never
+ * objects (an extended parser turns `a[b]=1` into `{ a: { b: '1' } }`).
+ */
+function parsedForm(body: Record<string, unknown>, params: Params): Params {
   for (const name of Object.keys(body)) {
     const value = body[name];
     const values = Array.isArray(value) ? value : [value];
@@ -185,7 +256,7 @@ export function requestParams(request: OAuthRequest): Params {
 
 /** A parameter name fit to quote in an error description (RFC 6749 §5.2 character set, no quotes). */
 export function safeName(name: string): string {
-  return name.length <= 40 && /^[\x20\x21\x23-\x26\x28-\x5b\x5d-\x7e]*$/.test(name) ? name : '(parameter)';
+  return name.length <= 40 && /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/.test(name) ? name : '(parameter)';
 }
 
 /**
@@ -206,7 +277,6 @@ export function single<K extends string>(params: Params, names: readonly K[]): P
 /**
  * `single`, then each value at most its bound in characters (so nothing unbounded reaches
  * hashing or storage): a longer one is `invalid_request` naming the parameter, never echoing it.
- * Plain code rather than a zod schema: it runs on every token request.
  */
 export function singleWithin<K extends string>(params: Params, bounds: Readonly<Record<K, number>>): Partial<Record<K, string>> {
   const names = Object.keys(bounds) as K[];
@@ -217,62 +287,51 @@ export function singleWithin<K extends string>(params: Params, bounds: Readonly<
   return out;
 }
 
-// The parameter names of each bounds table, in order (the tables are module constants).
-const NAMES = new WeakMap<object, string[]>();
+/** The names of a bounds table, and their bounds in the same order. */
+interface BoundNames {
+  names: string[];
+  limits: number[];
+}
+
+// Per bounds table (they are module constants), worked out once.
+const BOUND_NAMES = new WeakMap<object, BoundNames>();
 
 /**
- * `singleWithin(requestParams(request), bounds)`, in one pass over the body for what token,
- * revocation and introspection requests almost always are: a form body (Content-Type exactly
- * `application/x-www-form-urlencoded`), no query string, no parameter twice, names that need
- * no decoding. Anything else takes the general path, which gives every error.
+ * `singleWithin(requestParams(request), bounds)`: the token, revocation and introspection
+ * parameters. Only the bounded names are read from the form (`pickForm`), so a parameter nobody
+ * asked for costs no string of its own (the endpoints ignore unknown parameters, RFC 6749
+ * §3.2). The names of `bounds` must need no decoding, as no OAuth parameter name does.
  */
 export function formParamsWithin<K extends string>(request: OAuthRequest, bounds: Readonly<Record<K, number>>): Partial<Record<K, string>> {
-  const body = request.body;
-  if (typeof body !== 'string' || body === '' || request.url.includes('?') || request.headers['content-type'] !== FORM || body.charCodeAt(0) === 63) {
-    return singleWithin(requestParams(request), bounds);
+  let known = BOUND_NAMES.get(bounds);
+  if (!known) {
+    const names = Object.keys(bounds);
+    if (names.some(needsDecoding)) throw new Error('formParamsWithin: parameter names are compared as written, so none may need decoding.');
+    BOUND_NAMES.set(bounds, (known = { names, limits: names.map((name) => bounds[name as K]) }));
   }
-  let names = NAMES.get(bounds) as K[] | undefined;
-  if (!names) NAMES.set(bounds, (names = Object.keys(bounds) as K[]));
-  const values: (string | undefined)[] = new Array<string | undefined>(names.length).fill(undefined);
-  const surrogates = SURROGATE.test(body);
-  const decode = surrogates || body.indexOf('%') >= 0 || body.indexOf('+') >= 0; // e.g. an escaped redirect_uri
-  // The next '=' at or after `start`, found again only once passed: searching afresh for every
-  // sequence would rescan the rest of a body of many '='-less sequences (quadratic).
-  let nextEq = -1;
-  let start = 0;
-  while (start <= body.length) {
-    let end = body.indexOf('&', start);
-    if (end < 0) end = body.length;
-    if (end > start) {
-      if (nextEq < start) {
-        nextEq = body.indexOf('=', start);
-        if (nextEq < 0) nextEq = Infinity;
-      }
-      const eq = nextEq < end ? nextEq : end;
-      // Names are matched in place: no string is cut out for a parameter nobody asked for.
-      let k = 0;
-      while (k < names.length && !(names[k]!.length === eq - start && body.startsWith(names[k]!, start))) k++;
-      if (k < names.length) {
-        // A repeated parameter, or a value that does not decode the WHATWG way: the general
-        // path handles (and reports) it exactly as it always has.
-        if (values[k] !== undefined) return singleWithin(requestParams(request), bounds);
-        const value = eq < end ? body.slice(eq + 1, end) : '';
-        const decoded = decode ? decodeFormPart(value, surrogates) : value;
-        if (decoded === undefined) return singleWithin(requestParams(request), bounds);
-        values[k] = decoded;
-      } else if (decode && needsDecoding(body.slice(start, eq))) {
-        return singleWithin(requestParams(request), bounds); // an escaped name could decode to one of ours
-      }
+  const { names, limits } = known;
+  const picked: Picked = new Array<undefined>(names.length).fill(undefined);
+  if (request.url.includes('?')) pickForm(rawQuery(request.url), names, picked);
+  const body = formBody(request);
+  if (typeof body === 'string') pickForm(body, names, picked);
+  else {
+    for (const [name, values] of parsedForm(body, new Map())) {
+      const k = names.indexOf(name);
+      if (k >= 0) for (const value of values) pick(picked, k, value);
     }
-    start = end + 1;
   }
+  // A repeated parameter is reported before an over-long one, wherever each stands (`single`
+  // runs before the bounds are checked), and an empty value counts as absent.
   const out: Partial<Record<K, string>> = {};
+  let tooLong: string | undefined;
   for (let k = 0; k < names.length; k++) {
-    const value = values[k];
-    if (value === undefined || value === '') continue; // an empty value counts as absent
-    if (value.length > bounds[names[k]!]) throw new OAuthError('invalid_request', `The parameter '${names[k]}' is malformed.`);
-    out[names[k]!] = value;
+    const value = picked[k];
+    if (value === REPEATED) throw new OAuthError('invalid_request', `The parameter '${names[k]}' was sent more than once.`);
+    if (value === undefined || value === '') continue;
+    if (tooLong === undefined && value.length > limits[k]!) tooLong = names[k];
+    out[names[k] as K] = value;
   }
+  if (tooLong !== undefined) throw new OAuthError('invalid_request', `The parameter '${tooLong}' is malformed.`);
   return out;
 }
 

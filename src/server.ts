@@ -9,7 +9,7 @@ import { token } from './endpoints/token.js';
 import { introspect } from './endpoints/introspect.js';
 import { jwks, metadata, metadataDocument, type MetadataOptions } from './endpoints/metadata.js';
 import { register } from './endpoints/register.js';
-import { jsonFailure, reportFault } from './endpoints/failure.js';
+import { reportFault } from './endpoints/failure.js';
 import { OAuthError } from './errors.js';
 import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions } from './options.js';
 import { ScopePolicy } from './checks/scope.js';
@@ -185,7 +185,7 @@ export class AuthorizationServer {
 
   /** POST /v1/oauth/register (RFC 7591): dynamic registration of public clients, when enabled. */
   registerDynamic(request: OAuthRequest): Promise<OAuthResponse> {
-    return this.json(request, () => register(this.ctx, request, (input) => this.registerClient({ ...input, public: true })), 500);
+    return register(this.ctx, request, (input) => this.registerClient({ ...input, public: true }));
   }
 
   /**
@@ -203,7 +203,7 @@ export class AuthorizationServer {
 
   /** GET /.well-known/jwks.json: the public keys of JWT access tokens; 404 for opaque tokens, 405 for methods other than GET and HEAD. */
   jwks(request?: { method: string }): Promise<OAuthResponse> {
-    return this.json({ method: 'GET', url: '/', headers: {} }, () => jwks(this.ctx, request), 500);
+    return jwks(this.ctx, request);
   }
 
   /**
@@ -278,14 +278,6 @@ export class AuthorizationServer {
       if (client) out.push({ client: { id: client.id, name: client.name }, scope: this.ctx.scopes.format(consent.scope).split(' ').filter(Boolean), grantedAt: consent.grantedAt });
     }
     return out.sort((a, b) => b.grantedAt - a.grantedAt);
-  }
-
-  private async json(request: OAuthRequest, step: () => Promise<OAuthResponse>, faultStatus: number): Promise<OAuthResponse> {
-    try {
-      return await step();
-    } catch (error) {
-      return jsonFailure(this.ctx, request, error, faultStatus);
-    }
   }
 
   private readonly reporter = (error: unknown): void => reportFault(this.ctx, error);

@@ -1,8 +1,9 @@
 import type { Context } from '../context.js';
 import { asciiDescription } from '../errors.js';
-import { header, jsonResponse } from '../http.js';
+import { header, isMethod, jsonResponse } from '../http.js';
 import type { ClientGrantType } from '../storage/types.js';
 import type { OAuthRequest, OAuthResponse, RegisteredPublicClient } from '../types.js';
+import { jsonFailure } from './failure.js';
 
 /**
  * POST /v1/oauth/register: dynamic client registration (RFC 7591) of public clients, off by
@@ -17,61 +18,66 @@ export async function register(
   request: OAuthRequest,
   registerPublic: (input: { name: string; redirectUri: string; responseTypes: ['code']; grantTypes: ClientGrantType[] }) => Promise<RegisteredPublicClient>,
 ): Promise<OAuthResponse> {
-  if (!ctx.options.allowDynamicRegistration) {
-    return jsonResponse(404, { error: 'not_found', error_description: 'Dynamic client registration is not enabled on this server.' });
-  }
-  if (request.method.toUpperCase() !== 'POST') {
-    return jsonResponse(405, { error: 'invalid_request', error_description: 'This endpoint only accepts POST requests.' }, { allow: 'POST' });
-  }
-  const bad = (error: string, description: string, status = 400) => jsonResponse(status, { error, error_description: asciiDescription(description) });
-  const type = (header(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  // No body and an empty body are the same request, whatever the framework hands over.
-  const body = typeof request.body === 'string' ? request.body : '';
-  if (type !== 'application/json' || !body) return bad('invalid_client_metadata', 'The request body must be a JSON object (application/json).');
-  let metadata: unknown;
   try {
-    metadata = JSON.parse(body);
-  } catch {
-    return bad('invalid_client_metadata', 'The request body is not valid JSON.');
-  }
-  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) return bad('invalid_client_metadata', 'The request body must be a JSON object.');
-  const m = metadata as Record<string, unknown>;
-  const uris = m.redirect_uris;
-  if (!Array.isArray(uris) || uris.length !== 1 || typeof uris[0] !== 'string') {
-    return bad('invalid_redirect_uri', 'redirect_uris must hold exactly one URI.');
-  }
-  const name = m.client_name === undefined ? 'Unnamed application' : m.client_name;
-  if (typeof name !== 'string') return bad('invalid_client_metadata', 'client_name must be a string.');
-  if (m.token_endpoint_auth_method !== undefined && m.token_endpoint_auth_method !== 'none') {
-    return bad('invalid_client_metadata', 'Only public clients can register dynamically: token_endpoint_auth_method must be none.');
-  }
-  const grants: unknown = m.grant_types ?? ['authorization_code', 'refresh_token'];
-  if (!Array.isArray(grants) || grants.some((g) => g !== 'authorization_code' && g !== 'refresh_token')) {
-    return bad('invalid_client_metadata', 'grant_types may only hold authorization_code and refresh_token.');
-  }
-  // RFC 7591 §2.1: response_types ["code"] goes with the authorization_code grant.
-  if (!grants.includes('authorization_code')) return bad('invalid_client_metadata', 'grant_types must include authorization_code.');
-  const grantTypes: ClientGrantType[] = grants.includes('refresh_token') ? ['authorization_code', 'refresh_token'] : ['authorization_code'];
-  const responses = m.response_types ?? ['code'];
-  if (!Array.isArray(responses) || responses.some((r) => r !== 'code')) return bad('invalid_client_metadata', 'response_types may only hold code.');
-  const allow = ctx.options.onDynamicRegistration;
-  if (allow && !(await allow({ clientName: name, redirectUri: uris[0] }, request))) {
-    return bad('access_denied', 'This registration was refused.', 403);
-  }
-  let client: RegisteredPublicClient;
-  try {
-    client = await registerPublic({ name, redirectUri: uris[0], responseTypes: ['code'], grantTypes });
+    if (!ctx.options.allowDynamicRegistration) {
+      return jsonResponse(404, { error: 'not_found', error_description: 'Dynamic client registration is not enabled on this server.' });
+    }
+    if (!isMethod(request, 'POST')) {
+      return jsonResponse(405, { error: 'invalid_request', error_description: 'This endpoint only accepts POST requests.' }, { allow: 'POST' });
+    }
+    const bad = (error: string, description: string, status = 400) => jsonResponse(status, { error, error_description: asciiDescription(description) });
+    const type = (header(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    // No body and an empty body are the same request, whatever the framework hands over.
+    const body = typeof request.body === 'string' ? request.body : '';
+    if (type !== 'application/json' || !body) return bad('invalid_client_metadata', 'The request body must be a JSON object (application/json).');
+    let metadata: unknown;
+    try {
+      metadata = JSON.parse(body);
+    } catch {
+      return bad('invalid_client_metadata', 'The request body is not valid JSON.');
+    }
+    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) return bad('invalid_client_metadata', 'The request body must be a JSON object.');
+    const m = metadata as Record<string, unknown>;
+    const uris = m.redirect_uris;
+    if (!Array.isArray(uris) || uris.length !== 1 || typeof uris[0] !== 'string') {
+      return bad('invalid_redirect_uri', 'redirect_uris must hold exactly one URI.');
+    }
+    const name = m.client_name === undefined ? 'Unnamed application' : m.client_name;
+    if (typeof name !== 'string') return bad('invalid_client_metadata', 'client_name must be a string.');
+    if (m.token_endpoint_auth_method !== undefined && m.token_endpoint_auth_method !== 'none') {
+      return bad('invalid_client_metadata', 'Only public clients can register dynamically: token_endpoint_auth_method must be none.');
+    }
+    const grants: unknown = m.grant_types ?? ['authorization_code', 'refresh_token'];
+    if (!Array.isArray(grants) || grants.some((g) => g !== 'authorization_code' && g !== 'refresh_token')) {
+      return bad('invalid_client_metadata', 'grant_types may only hold authorization_code and refresh_token.');
+    }
+    // RFC 7591 §2.1: response_types ["code"] goes with the authorization_code grant.
+    if (!grants.includes('authorization_code')) return bad('invalid_client_metadata', 'grant_types must include authorization_code.');
+    const grantTypes: ClientGrantType[] = grants.includes('refresh_token') ? ['authorization_code', 'refresh_token'] : ['authorization_code'];
+    const responses = m.response_types ?? ['code'];
+    if (!Array.isArray(responses) || responses.some((r) => r !== 'code')) return bad('invalid_client_metadata', 'response_types may only hold code.');
+    const allow = ctx.options.onDynamicRegistration;
+    if (allow && !(await allow({ clientName: name, redirectUri: uris[0] }, request))) {
+      return bad('access_denied', 'This registration was refused.', 403);
+    }
+    let client: RegisteredPublicClient;
+    try {
+      client = await registerPublic({ name, redirectUri: uris[0], responseTypes: ['code'], grantTypes });
+    } catch (error) {
+      const description = error instanceof Error && 'description' in error ? String((error as { description: string }).description) : 'The client metadata was refused.';
+      return bad(/callback URL/.test(description) ? 'invalid_redirect_uri' : 'invalid_client_metadata', description);
+    }
+    return jsonResponse(201, {
+      client_id: client.clientId,
+      client_id_issued_at: Math.floor(ctx.clock.now() / 1000),
+      client_name: client.name,
+      redirect_uris: [client.redirectUri],
+      token_endpoint_auth_method: 'none',
+      grant_types: grantTypes,
+      response_types: ['code'],
+    });
   } catch (error) {
-    const description = error instanceof Error && 'description' in error ? String((error as { description: string }).description) : 'The client metadata was refused.';
-    return bad(/callback URL/.test(description) ? 'invalid_redirect_uri' : 'invalid_client_metadata', description);
+    // The host's hook failing, or a request that is not one (a method that is not a string).
+    return jsonFailure(ctx, request, error, 500);
   }
-  return jsonResponse(201, {
-    client_id: client.clientId,
-    client_id_issued_at: Math.floor(ctx.clock.now() / 1000),
-    client_name: client.name,
-    redirect_uris: [client.redirectUri],
-    token_endpoint_auth_method: 'none',
-    grant_types: grantTypes,
-    response_types: ['code'],
-  });
 }

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { OAuthError, type OAuthRequest } from '../../src/index.js';
-import { formParamsWithin, parseForm, requestParams, singleWithin, type Params } from '../../src/http.js';
+import { formParamsWithin, parseForm, pickForm, requestParams, singleWithin, type Params, type Picked } from '../../src/http.js';
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -27,6 +27,21 @@ function parse(input: string): Params {
   return out;
 }
 
+function pick(input: string, wanted: readonly string[]): Picked {
+  const picked: Picked = new Array<undefined>(wanted.length).fill(undefined);
+  pickForm(input, wanted, picked);
+  return picked;
+}
+
+/** `reference` in the shape `pickForm` gives: each wanted name's value, `null` when repeated. */
+function referencePicked(input: string, wanted: readonly string[]): Picked {
+  const all = reference(input);
+  return wanted.map((name) => {
+    const values = all.get(name);
+    return values === undefined ? undefined : values.length > 1 ? null : values[0];
+  });
+}
+
 // Strings built from the characters that matter to the grammar, so escapes, separators,
 // non-ASCII text and lone surrogates meet in every combination.
 const pieces = ['&', '=', '+', '%', '%2', '%41', '%zz', '%C3%A9', '%E2%82', '%FF', '%ED%A0%80', '%EF%BB%BF', '?', 'a', 'b', 'é', '\u{1F600}', '\uD800', '\uDC00', ' ', '%25', '%26', '%3D', '%2B'];
@@ -37,6 +52,15 @@ describe('form parsing (the token, revocation and consent bodies, every query st
     fc.assert(fc.property(fc.oneof(formLike, fc.string({ unit: 'binary', maxLength: 200 })), (input) => {
       expect(parse(input)).toEqual(reference(input));
     }), { seed: 7, numRuns: 5_000 });
+  });
+
+  // Names matched where they stand ('a', 'ab', ''), met only once decoded ('a b', '&', '='), or
+  // not ASCII ('é'); never a name that needs decoding itself, which pickForm does not take.
+  const wanted = ['a', 'ab', 'a b', '', '&', '=', 'é'];
+  it('pickForm gives exactly what URLSearchParams gives for the wanted names, for any input', () => {
+    fc.assert(fc.property(fc.oneof(formLike, fc.string({ unit: 'binary', maxLength: 200 })), (input) => {
+      expect(pick(input, wanted)).toEqual(referencePicked(input, wanted));
+    }), { seed: 11, numRuns: 5_000 });
   });
 
   it.each([
@@ -59,7 +83,7 @@ describe('form parsing (the token, revocation and consent bodies, every query st
   });
 });
 
-describe('token endpoint parameters in one pass (formParamsWithin)', () => {
+describe('token, revocation and introspection parameters (formParamsWithin reads only the bounded names)', () => {
   const bounds = { grant_type: 100, code: 10, client_id: 512, client_secret: 512 } as const;
   const outcome = (run: () => unknown) => {
     try {
@@ -68,8 +92,9 @@ describe('token endpoint parameters in one pass (formParamsWithin)', () => {
       return { error: error instanceof OAuthError ? `${error.code}: ${error.description}` : String(error) };
     }
   };
-  // Mostly well-formed pairs (so the one-pass path runs), with repeats, empty values, values at
-  // and around the bound, and now and then raw text that needs the general path.
+  // Mostly well-formed pairs, with repeats, empty values, values at and around the bound, names
+  // nobody asked for, escaped names, and now and then a query string, another body type or a
+  // body the host already parsed.
   const name = fc.constantFrom('grant_type', 'code', 'client_id', 'client_secret', 'other', '', 'grant%5Ftype', 'co+de');
   const value = fc.constantFrom('', 'x', 'x'.repeat(10), 'x'.repeat(11), 'x'.repeat(9) + '%41', 'a=b', '%41', 'a+b', '?', '%zz', '%C3%A9', '%FF', '\uD800');
   const pair = fc.oneof(
@@ -78,39 +103,57 @@ describe('token endpoint parameters in one pass (formParamsWithin)', () => {
     { weight: 1, arbitrary: fc.constantFrom('', '&', '==', '?code=1') },
   );
   const body = fc.array(pair, { maxLength: 7 }).map((p) => p.join('&'));
+  // What a host body parser may hand over instead: strings, arrays of them, now and then an object.
+  const parsed = fc.dictionary(
+    fc.constantFrom('grant_type', 'code', 'client_id', 'other'),
+    fc.oneof({ weight: 4, arbitrary: value }, { weight: 2, arbitrary: fc.array(value, { maxLength: 3 }) }, { weight: 1, arbitrary: fc.constant({ b: '1' }) }),
+  );
   const request = fc.record({
     url: fc.oneof({ weight: 6, arbitrary: fc.constant('/v1/oauth/token') }, { weight: 1, arbitrary: fc.constantFrom('/v1/oauth/token?code=q', '/v1/oauth/token?') }),
     type: fc.oneof({ weight: 6, arbitrary: fc.constant<string | string[] | undefined>(FORM) }, { weight: 1, arbitrary: fc.constantFrom(`${FORM}; charset=utf-8`, 'application/json', undefined, [FORM, FORM]) }),
-    body: fc.oneof({ weight: 8, arbitrary: body }, { weight: 1, arbitrary: fc.constantFrom('', undefined) }),
+    body: fc.oneof({ weight: 8, arbitrary: body }, { weight: 1, arbitrary: fc.constantFrom('', undefined) }, { weight: 1, arbitrary: parsed }),
   });
 
   it('gives what singleWithin(requestParams()) gives, values and errors alike', () => {
-    fc.assert(fc.property(request, ({ url, type, body: text }) => {
-      const req: OAuthRequest = { method: 'POST', url, headers: type === undefined ? {} : { 'content-type': type }, ...(text !== undefined && { body: text }) };
+    fc.assert(fc.property(request, ({ url, type, body: sent }) => {
+      const req: OAuthRequest = { method: 'POST', url, headers: type === undefined ? {} : { 'content-type': type }, ...(sent !== undefined && { body: sent }) };
       expect(outcome(() => formParamsWithin(req, bounds))).toEqual(outcome(() => singleWithin(requestParams(req), bounds)));
     }), { seed: 17, numRuns: 5_000 });
   });
 });
 
 describe('parsing work grows linearly with the body', () => {
-  it('a body of many sequences without "=" is scanned a bounded number of times, not once per sequence', () => {
-    const body = `client_id=abc&${'a&'.repeat(20_000)}client_secret=s`;
-    const request: OAuthRequest = { method: 'POST', url: '/v1/oauth/revoke', headers: { 'content-type': FORM }, body };
+  // Many sequences without "=": searching afresh for the next "=" from each would be quadratic.
+  const body = `client_id=abc&${'a&'.repeat(20_000)}client_secret=s`;
+
+  /** The characters every indexOf call walks over while `run` runs (up to its match, or to the end). */
+  function scannedBy(run: () => void): number {
     let scanned = 0;
     const indexOf = String.prototype.indexOf;
-    // Count the characters every indexOf call walks over (up to its match, or to the end).
     const spy = vi.spyOn(String.prototype, 'indexOf').mockImplementation(function (this: string, search: string, from?: number) {
       const found = indexOf.call(this, search, from);
       scanned += (found < 0 ? this.length : found) - (from ?? 0);
       return found;
     });
-    let params: ReturnType<typeof formParamsWithin>;
     try {
-      params = formParamsWithin(request, { client_id: 512, client_secret: 512 });
+      run();
     } finally {
       spy.mockRestore();
     }
+    return scanned;
+  }
+
+  it('a body of many sequences without "=" is scanned a bounded number of times, not once per sequence', () => {
+    const request: OAuthRequest = { method: 'POST', url: '/v1/oauth/revoke', headers: { 'content-type': FORM }, body };
+    let params: ReturnType<typeof formParamsWithin> | undefined;
+    expect(scannedBy(() => (params = formParamsWithin(request, { client_id: 512, client_secret: 512 })))).toBeLessThan(4 * body.length);
     expect(params).toEqual({ client_id: 'abc', client_secret: 's' });
-    expect(scanned).toBeLessThan(4 * body.length);
+  });
+
+  it('the same when every parameter is kept (parseForm, as for a query string)', () => {
+    const params: Params = new Map();
+    expect(scannedBy(() => parseForm(body, params))).toBeLessThan(4 * body.length);
+    expect(params.get('a')).toHaveLength(20_000);
+    expect(params.get('client_secret')).toEqual(['s']);
   });
 });
