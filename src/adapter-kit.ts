@@ -14,6 +14,7 @@
  * An adapter describes its framework once, as an `AdapterIo` built when the routes are mounted;
  * no closure or object is made per request.
  */
+import { isMethod } from './http.js';
 import { PATHS, type MetadataOptions } from './endpoints/metadata.js';
 import { handleAuthorize, handleDecisionForm, handleResume, interactionResponse, type AuthorizeHandling, type InteractionUiOptions } from './interaction-ui.js';
 import type { AuthorizationServer } from './server.js';
@@ -200,7 +201,7 @@ export async function serveRoute<Req, Res, Out, Hook>(
 ): Promise<Out | undefined> {
   try {
     const request = io.toRequest(req);
-    if (route.body === 'form' && request.method === 'POST') {
+    if (route.body === 'form' && isMethod(request, 'POST')) {
       // Fastify hands over a body it already read: no await (no extra tick) for it.
       const read = io.readBody(req);
       const body = read instanceof Promise ? await read : read;

@@ -1,7 +1,7 @@
 import { bindBrowser, readCookie } from './checks/browser-binding.js';
 import { randomToken, timingSafeEqual } from './crypto.js';
 import { errorPage } from './endpoints/failure.js';
-import { queryParams, requestParams, single } from './http.js';
+import { isMethod, queryParams, requestParams, single } from './http.js';
 import { decisionResponse, renderConsentPage } from './pages.js';
 import type { AuthorizationServer } from './server.js';
 import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from './types.js';
@@ -113,7 +113,7 @@ export async function handleResume(server: AuthorizationServer, request: OAuthRe
 export async function handleDecisionForm(server: AuthorizationServer, request: OAuthRequest): Promise<AuthorizeDecision> {
   let form: Partial<Record<'interaction' | 'csrf' | 'decision', string>>;
   try {
-    if (request.method.toUpperCase() !== 'POST') throw new Error('method');
+    if (!isMethod(request, 'POST')) throw new Error('method');
     form = single(requestParams(request), ['interaction', 'csrf', 'decision'] as const);
   } catch {
     return errorPage('invalid_request', 'The authorization form was malformed. Start again from the application.');

@@ -1,4 +1,5 @@
 import type { AuthorizeDecision, Interaction, OAuthRequest, OAuthResponse } from './types.js';
+import { isMethod } from './http.js';
 
 /**
  * The HTML the adapters serve by default: the error page and the consent page, and the response
@@ -76,7 +77,7 @@ export function decisionResponse(
 ): OAuthResponse {
   if (decision.type === 'error') return renderErrorPage(decision, options);
   return {
-    status: request.method.toUpperCase() === 'POST' ? 303 : 302,
+    status: isMethod(request, 'POST') ? 303 : 302,
     headers: { location: decision.location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' },
     body: '',
   };
