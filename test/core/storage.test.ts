@@ -71,7 +71,7 @@ describe('MemoryStorage', () => {
 
   it('takeInteraction is single use and refuses expired interactions', async () => {
     const storage = new MemoryStorage();
-    const record = { idHash: 'i', kind: 'consent' as const, request: { clientId: 'c', redirectUri: CALLBACK, responseType: 'code' as const, scope: ['read'], prompt: [] }, requestedAt: 0, expiresAt: 10, loginAfter: null };
+    const record = { idHash: 'i', kind: 'login' as const, request: { clientId: 'c', redirectUri: CALLBACK, responseType: 'code' as const, scope: ['read'], prompt: [] }, requestedAt: 0, expiresAt: 10, loginAfter: null };
     await storage.saveInteraction(record);
     const taken = await Promise.all([storage.takeInteraction('i', 1), storage.takeInteraction('i', 1)]);
     expect(taken.filter(Boolean)).toHaveLength(1);
