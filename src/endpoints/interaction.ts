@@ -13,7 +13,8 @@ import { pageFailure } from './failure.js';
  * The interaction steps of an authorization request: the `login` and `consent` decisions that
  * start them, `resume` after the host signed the user in, and `approve` / `deny` after consent.
  * Each step takes its interaction (single use) and checks every requirement of the original
- * request again, against the session it reads from its own request (`sessionMeets`).
+ * request again, against the session it reads from its own request (`sessionMeets`). See
+ * docs/reference.md (Interactions).
  */
 
 const EXPIRED = new AuthorizeError('invalid_request', 'This authorization step has expired or was already completed. Start again from the application.', null);

@@ -68,16 +68,6 @@ describe('MemoryStorage', () => {
     await storage.revokeGrant('g2', 5);
     expect(await storage.redeemCode('h2', 5, [])).toEqual({ ok: false, reason: 'revoked' });
   });
-
-  it('takeInteraction is single use and refuses expired interactions', async () => {
-    const storage = new MemoryStorage();
-    const record = { idHash: 'i', kind: 'login' as const, request: { clientId: 'c', redirectUri: CALLBACK, responseType: 'code' as const, scope: ['read'], prompt: [] }, requestedAt: 0, expiresAt: 10, loginAfter: null };
-    await storage.saveInteraction(record);
-    const taken = await Promise.all([storage.takeInteraction('i', 1), storage.takeInteraction('i', 1)]);
-    expect(taken.filter(Boolean)).toHaveLength(1);
-    await storage.saveInteraction(record);
-    expect(await storage.takeInteraction('i', 10)).toBeNull();
-  });
 });
 
 describe('storage faults', () => {
