@@ -59,6 +59,39 @@ export class OAuthError extends Error {
   }
 }
 
+/**
+ * Where an error of an authorization step may be sent back to: the client's callback, once it is
+ * verified (a stored request, or a new one past its client, `redirect_uri` and scope checks),
+ * with the `state` to echo (`undefined`: none). The response mode follows the response type: the
+ * fragment for `token` (RFC 6749 §4.2.2.1), the query otherwise (§4.1.2.1).
+ */
+export interface ErrorCallback {
+  redirectUri: string;
+  state?: string | undefined;
+  responseType?: string | undefined;
+}
+
+/**
+ * A protocol error of the authorization endpoint or of one of its interaction steps. Whether it
+ * is redirected is part of the error: it carries the verified callback it goes back to, or
+ * `null` for an error page, which is the only answer before the client and its `redirect_uri`
+ * are verified (RFC 6749 §3.1.2.4, §4.1.2.1) and for an invalid scope. Returned rather than
+ * thrown, and cheap to make: not an `Error`, so no stack is captured.
+ */
+export class AuthorizeError {
+  readonly code: OAuthErrorCode;
+  /** Client-safe and ASCII (`asciiDescription`). */
+  readonly description: string;
+  /** The callback the error is redirected to, or `null`: an error page (status 400). */
+  readonly callback: ErrorCallback | null;
+
+  constructor(code: OAuthErrorCode, description: string, callback: ErrorCallback | null) {
+    this.code = code;
+    this.description = asciiDescription(description);
+    this.callback = callback;
+  }
+}
+
 /** Brand check that also works across copies of the package. */
 export function isOAuthError(value: unknown): value is OAuthError {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;

@@ -2,7 +2,8 @@ import { redirectUriProblem } from './checks/redirect-uri.js';
 import { checkBrowserBinding } from './checks/browser-binding.js';
 import { audit, type Context } from './context.js';
 import { randomId, randomToken, sha256Base64url } from './crypto.js';
-import * as authorizeEndpoint from './endpoints/authorize.js';
+import { authorize } from './endpoints/authorize.js';
+import { approve, deny, resume } from './endpoints/interaction.js';
 import { authenticate } from './endpoints/authenticate.js';
 import { revoke } from './endpoints/revoke.js';
 import { token } from './endpoints/token.js';
@@ -132,22 +133,22 @@ export class AuthorizationServer {
 
   /** GET /v1/oauth/authorize: the start of the code and implicit flows (SPEC 4.1). */
   authorize(request: OAuthRequest): Promise<AuthorizeDecision> {
-    return authorizeEndpoint.authorize(this.ctx, request);
+    return authorize(this.ctx, request);
   }
 
   /** After a `login` decision, once the host has signed the user in. */
   resume(interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
-    return authorizeEndpoint.resume(this.ctx, interactionId, request);
+    return resume(this.ctx, interactionId, request);
   }
 
   /** After a `consent` decision: the signed-in user authorized the application. */
   approve(interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
-    return authorizeEndpoint.approve(this.ctx, interactionId, request);
+    return approve(this.ctx, interactionId, request);
   }
 
   /** After a `consent` decision: the user refused; redirects with `error=access_denied`. */
   deny(interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
-    return authorizeEndpoint.deny(this.ctx, interactionId, request);
+    return deny(this.ctx, interactionId, request);
   }
 
   /**

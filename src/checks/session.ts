@@ -5,10 +5,11 @@ import type { UserSession } from '../types.js';
 
 /**
  * What an authorization request demands of the signed-in session, and what every step of it
- * (authorize, `resume`, `approve`, `deny`) checks again against the session it sees (DESIGN:
- * "each re-checks every requirement of the original request"). Checked at one step only, a
- * requirement could be met by one session and the code issued to another: a consent shown
- * after a fresh sign-in, approved from a day-old session of the same account.
+ * (authorize, `resume`, `approve`, `deny`) checks again, with `sessionMeets`, against the session
+ * it reads from its own request. Checked at one step only, a requirement could be met by one
+ * session and the code issued to another: a consent shown after a fresh sign-in, approved from
+ * a day-old session of the same account. See docs/reference.md (Prompt and sign-in
+ * requirements).
  */
 export interface SessionRequirement {
   /** The stored request: its `prompt`, `maxAuthAge` and `accountHint`. */
@@ -27,11 +28,14 @@ export interface SessionRequirement {
 const reported = new WeakSet<Context>();
 
 /**
- * The time a sign-in must follow for an interaction of this request that sends the user to sign
- * in: the request's own time when it demands a fresh or recent sign-in (`prompt=login`,
- * `max_auth_age`), else `null` (any sign-in will do).
+ * The `loginAfter` of a sign-in step of this requirement: the one it carries already; else the
+ * request's own time when the request demands a fresh or recent sign-in (`prompt=login`,
+ * `max_auth_age`), so the sign-in it sends the user to must follow the request; else `null`
+ * (any sign-in will do).
  */
-export function freshSignInAfter(request: Pick<AuthorizationRequestRecord, 'prompt' | 'maxAuthAge'>, requestedAt: number): number | null {
+export function signInAfter(requirement: SessionRequirement): number | null {
+  const { request, requestedAt, loginAfter } = requirement;
+  if (loginAfter !== null) return loginAfter;
   return request.prompt.includes('login') || request.maxAuthAge !== undefined ? requestedAt : null;
 }
 
@@ -40,8 +44,8 @@ export function freshSignInAfter(request: Pick<AuthorizationRequestRecord, 'prom
  * - signed in, with `authenticatedAt` a finite number of ms; anything else (`undefined`, a
  *   string, `NaN`, `Infinity`) is a host bug, counts as not signed in, and is reported once per
  *   server instance through `onError` (comparisons with it would otherwise pass: fail open);
- * - the `i` hint, when sent, is a prefix of the account uuid (case-insensitive; DESIGN: a
- *   mismatch is "not signed in");
+ * - the `i` hint, when sent, is a prefix of the account uuid (case-insensitive; a mismatch is
+ *   "not signed in");
  * - `loginAfter`: signed in strictly after it;
  * - `prompt=login`: signed in strictly after the request (OIDC Core §3.1.2.1 `login`);
  * - `max_auth_age`: signed in at most that many seconds before `now`, or after the request

@@ -8,14 +8,15 @@ import type { Db } from './db.js';
 import { ms, msOrNull, type Row } from './rows.js';
 
 function toInteraction(r: Row): InteractionRecord {
-  const record: InteractionRecord = {
+  // `kind` and `account` are read back as they were saved (a `consent` names its account).
+  const record = {
     idHash: r['id_hash'] as string,
     kind: r['kind'] as InteractionRecord['kind'],
     request: r['request'] as InteractionRecord['request'],
     requestedAt: ms(r['requested_at']),
     expiresAt: ms(r['expires_at']),
     loginAfter: msOrNull(r['login_after']),
-  };
+  } as InteractionRecord;
   if (r['account'] !== null && r['account'] !== undefined) record.account = r['account'] as Account;
   return record;
 }

@@ -73,7 +73,8 @@ const copyRequest = (r: AuthorizationRequestRecord): AuthorizationRequestRecord 
   return out;
 };
 const copyInteraction = (i: InteractionRecord): InteractionRecord => {
-  const out: InteractionRecord = { idHash: i.idHash, kind: i.kind, request: copyRequest(i.request), requestedAt: i.requestedAt, expiresAt: i.expiresAt, loginAfter: i.loginAfter };
+  // Its `kind` and `account` are copied as they were saved (a `consent` names its account).
+  const out = { idHash: i.idHash, kind: i.kind, request: copyRequest(i.request), requestedAt: i.requestedAt, expiresAt: i.expiresAt, loginAfter: i.loginAfter } as InteractionRecord;
   if (i.account) out.account = copyAccount(i.account);
   return out;
 };

@@ -58,10 +58,9 @@ export interface AuthorizationRequestRecord {
   browserHash?: string;
 }
 
-/** A pending step of an authorization request (sign-in or consent). Single use. */
-export interface InteractionRecord {
+/** What every pending step of an authorization request keeps, sign-in or consent. */
+export interface InteractionFields {
   idHash: string;
-  kind: 'login' | 'consent';
   request: AuthorizationRequestRecord;
   /** When the authorization request arrived. */
   requestedAt: number;
@@ -72,9 +71,23 @@ export interface InteractionRecord {
    * needs the fresh sign-in.
    */
   loginAfter: number | null;
-  /** For `consent`: the account the consent is shown to. */
-  account?: Account;
 }
+
+/** A sign-in step: nobody suitable is signed in yet, so it names no account. */
+export interface LoginInteractionRecord extends InteractionFields {
+  kind: 'login';
+  account?: undefined;
+}
+
+/** A consent step: shown to a signed-in account, the only one that may decide it. */
+export interface ConsentInteractionRecord extends InteractionFields {
+  kind: 'consent';
+  /** The account the consent is shown to. */
+  account: Account;
+}
+
+/** A pending step of an authorization request (sign-in or consent), told apart by `kind`. Single use. */
+export type InteractionRecord = LoginInteractionRecord | ConsentInteractionRecord;
 
 /** A user's standing authorization of an application, as used by `prompt=none`. */
 export interface ConsentRecord {
@@ -131,7 +144,7 @@ export interface TokenRecord {
   revokedAt: number | null;
   /**
    * For a refresh token: SHA-256 of its family part, shared by every refresh token of one grant
-   * (see `familyOf` in `grants/issue.ts`). A rotated token whose own record is gone is still
+   * (see `familyOf` in `tokens/mint.ts`). A rotated token whose own record is gone is still
    * known by it as a replay. `null` or absent for access tokens and for refresh tokens issued
    * before families existed.
    */

@@ -23,11 +23,12 @@ function sources(dir: string): string[] {
 
 /**
  * The argument that is a description, by the name of the function called: `new OAuthError(code,
- * description)`, `errorPage(code, description)`, `redirectError(req, mode, ctx, code,
- * description)`, the bearer `challenge(ctx, status, code, description)`, registration's
- * `bad(code, description)` and the adapters' body errors.
+ * description)`, `errorPage(code, description)`, `new AuthorizeError(code, description,
+ * callback)`, the authorization request's `problem(parameter, message)`, the bearer
+ * `challenge(ctx, status, code, description)`, registration's `bad(code, description)` and the
+ * adapters' body errors.
  */
-const DESCRIPTION_ARGUMENT: Record<string, number> = { OAuthError: 1, errorPage: 1, redirectError: 4, challenge: 3, bad: 1, BodyError: 1, sendBodyError: 2 };
+const DESCRIPTION_ARGUMENT: Record<string, number> = { OAuthError: 1, errorPage: 1, AuthorizeError: 1, problem: 1, challenge: 3, bad: 1, BodyError: 1, sendBodyError: 2 };
 /** Functions whose returned strings become descriptions ("The callback URL <problem>."). */
 const PROBLEM_FUNCTIONS = new Set(['redirectUriProblem', 'notAscii']);
 

@@ -3,7 +3,7 @@
  * milliseconds, so a storage that consults its own clock, or rounds to seconds, fails.
  */
 import { randomId, randomToken } from '../../crypto.js';
-import type { CodeRecord, GrantRecord, InteractionRecord, Storage, TokenRecord } from '../../storage/types.js';
+import type { CodeRecord, ConsentInteractionRecord, GrantRecord, LoginInteractionRecord, Storage, TokenRecord } from '../../storage/types.js';
 import type { Account } from '../../types.js';
 
 /** How many concurrent callers race for one single-use step. */
@@ -72,7 +72,7 @@ export async function withPair(storage: Storage, refresh: Partial<TokenRecord> =
 }
 
 /** A consent interaction with every optional field set. */
-export function makeInteraction(over: Partial<InteractionRecord> = {}): InteractionRecord {
+export function makeInteraction(over: Partial<ConsentInteractionRecord> = {}): ConsentInteractionRecord {
   return {
     idHash: hash(),
     kind: 'consent',
@@ -86,6 +86,12 @@ export function makeInteraction(over: Partial<InteractionRecord> = {}): Interact
     account: makeAccount(),
     ...over,
   };
+}
+
+/** A login interaction (no account), otherwise as `makeInteraction`. */
+export function makeLoginInteraction(over: Partial<LoginInteractionRecord> = {}): LoginInteractionRecord {
+  const { account: _account, ...fields } = makeInteraction();
+  return { ...fields, kind: 'login', ...over };
 }
 
 /**

@@ -4,17 +4,15 @@
  */
 import { conformanceCase, type StorageConformanceCase } from './case.js';
 import { check, same } from './check.js';
-import { CONFORMANCE_RACERS, T0, CALLBACK, id, hash, makeInteraction, warmUp } from './fixtures.js';
+import { CONFORMANCE_RACERS, T0, CALLBACK, id, hash, makeInteraction, makeLoginInteraction, warmUp } from './fixtures.js';
 
 /** The cases on interactions. */
 export const interactionCases: readonly StorageConformanceCase[] = [
   conformanceCase('interactions: login and consent records round trip with every field', async (make) => {
     const storage = await make();
     const consent = makeInteraction();
-    const login = makeInteraction({ kind: 'login', loginAfter: T0 - 1, account: undefined });
-    delete login.account;
-    const minimal = makeInteraction({ kind: 'login', request: { clientId: id(), redirectUri: CALLBACK, responseType: 'token', scope: ['read'], prompt: [] } });
-    delete minimal.account;
+    const login = makeLoginInteraction({ loginAfter: T0 - 1 });
+    const minimal = makeLoginInteraction({ request: { clientId: id(), redirectUri: CALLBACK, responseType: 'token', scope: ['read'], prompt: [] } });
     for (const record of [consent, login, minimal]) await storage.saveInteraction(record);
     same(await storage.findInteraction(consent.idHash), consent, 'findInteraction returns the consent interaction, its request and account (extra account fields too)');
     same(await storage.findInteraction(login.idHash), login, 'findInteraction returns the login interaction');

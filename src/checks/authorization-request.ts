@@ -1,0 +1,226 @@
+import { bindRequest } from './browser-binding.js';
+import { parseChallenge } from './pkce.js';
+import { redirectTo, redirectUriMatches } from './redirect-uri.js';
+import { audit, type Context } from '../context.js';
+import { errorPage } from '../endpoints/failure.js';
+import { AuthorizeError, OAuthError, type ErrorCallback } from '../errors.js';
+import { single, type Params } from '../http.js';
+import type { AuthorizationRequestRecord, ClientRecord } from '../storage/types.js';
+import type { AuthorizeDecision, OAuthRequest } from '../types.js';
+
+/**
+ * The authorization request (RFC 6749 §4.1.1, §4.2.1): parsed and checked, and where its errors
+ * go. The order of the checks decides that: the client and its `redirect_uri` first, and until
+ * both are verified every error is an error page, never a redirect (RFC 6749 §3.1.2.4,
+ * §4.1.2.1); then the scope, also an error page; only then do errors go back to the client's
+ * callback. Each error says which (`AuthorizeError.callback`), and `errorDecision` is the one
+ * place that turns it into the answer. The checks, their order and their answers are listed in
+ * docs/reference.md (Authorization endpoint).
+ */
+
+const PROMPTS: readonly string[] = ['none', 'login', 'select_account'];
+const CONTROL = /[\x00-\x1f\x7f]/;
+const SECONDS = /^\d{1,10}$/;
+const ACCOUNT_HINT = /^[0-9A-Fa-f-]{1,36}$/;
+// Module-level, so the checks below allocate no closure per request.
+const isPrompt = (p: string) => PROMPTS.includes(p);
+const isNone = (p: string) => p === 'none';
+
+/** The parameters `parseOptionalParameters` reads. */
+export type OptionalParameter = 'state' | 'prompt' | 'max_auth_age' | 'i';
+
+/** The optional parameters of an authorization request, checked, in the request record's names. */
+export interface OptionalParameters {
+  state?: string;
+  /** The `prompt` values; `['select_account']` when none was sent. */
+  prompt: string[];
+  /** `max_auth_age`, in seconds. */
+  maxAuthAge?: number;
+  /** The `i` hint: the start of the expected account's uuid. */
+  accountHint?: string;
+}
+
+/** Why the optional parameters were refused: the first problem found, and its parameter. */
+export interface ParameterProblem {
+  parameter: OptionalParameter;
+  /** What is wrong, to follow "The request is malformed: " in the description. */
+  message: string;
+}
+
+const problem = (parameter: OptionalParameter, message: string): ParameterProblem => ({ parameter, message });
+
+/**
+ * Whether `value` is longer than `max` code points (a surrogate pair counts as one, a lone
+ * surrogate as one too), the measure these bounds have always had: a state of 2048 emoji is
+ * accepted. Counted only past `max` UTF-16 units, which no shorter string reaches.
+ */
+function longerThan(value: string, max: number): boolean {
+  const units = value.length;
+  if (units <= max) return false;
+  let length = units;
+  for (let i = 0; i < units - 1; i++) {
+    if ((value.charCodeAt(i) & 0xfc00) === 0xd800 && (value.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      length--;
+      i++;
+    }
+  }
+  return length > max;
+}
+
+/**
+ * Check `state`, `prompt`, `max_auth_age` and `i` (each sent at most once, empty ones left out):
+ * the checked values, or the first problem, the parameters taken in that order. So a malformed
+ * `state` is always the problem reported when there is one, and the caller knows not to echo it.
+ * The message texts are fixed: hosts and clients may match on them.
+ */
+export function parseOptionalParameters(values: Partial<Record<OptionalParameter, string>>): OptionalParameters | ParameterProblem {
+  const { state, prompt, max_auth_age: maxAge, i } = values;
+  if (state !== undefined) {
+    if (longerThan(state, 2048)) return problem('state', 'state is longer than 2048 characters');
+    if (CONTROL.test(state)) return problem('state', 'state contains control characters');
+  }
+  let prompts: string[];
+  if (prompt === undefined) prompts = ['select_account'];
+  else {
+    // The wording of the schema library this check once was, kept as it was.
+    if (longerThan(prompt, 200)) return problem('prompt', 'Too big: expected string to have <=200 characters');
+    prompts = prompt.split(' ');
+    if (!prompts.every(isPrompt)) return problem('prompt', 'prompt holds an unknown value');
+    if (prompts.includes('none') && !prompts.every(isNone)) return problem('prompt', 'prompt=none cannot be combined with other values');
+  }
+  if (maxAge !== undefined && !SECONDS.test(maxAge)) return problem('max_auth_age', 'max_auth_age must be a non-negative integer number of seconds');
+  if (i !== undefined && !ACCOUNT_HINT.test(i)) return problem('i', 'i must be the start of an account UUID');
+  const parsed: OptionalParameters = { prompt: prompts };
+  if (state !== undefined) parsed.state = state;
+  if (maxAge !== undefined) parsed.maxAuthAge = Number(maxAge);
+  if (i !== undefined) parsed.accountHint = i;
+  return parsed;
+}
+
+const NO_CLIENT_ID = new AuthorizeError('invalid_request', 'The request must name the application exactly once (client_id).', null);
+
+/** The error page for a client that is not (or no longer) registered. */
+export const UNKNOWN_CLIENT = new AuthorizeError('invalid_client', 'The application (client_id) is not known.', null);
+
+/**
+ * The `client_id` to look up, or the error page when it is missing or sent more than once. A
+ * value that no client id can be is answered as an unknown client without asking storage.
+ */
+export function requestedClientId(params: Params): string | AuthorizeError {
+  const ids = params.get('client_id');
+  if (!ids || ids.length !== 1 || !ids[0]) return NO_CLIENT_ID;
+  // Control characters are never part of a client id (and a NUL would break a SQL store).
+  return ids[0].length <= 200 && !CONTROL.test(ids[0]) ? ids[0] : UNKNOWN_CLIENT;
+}
+
+const INVALID_REDIRECT_URI = new AuthorizeError('invalid_redirect_uri', 'The redirect URI is not valid: it must equal the callback URL registered for this application.', null);
+
+/** The redirected error for a PKCE challenge this client used before. */
+export const reusedChallenge = (callback: ErrorCallback) =>
+  new AuthorizeError('invalid_request', 'This code_challenge was used before: send a fresh one with every authorization request.', callback);
+
+/**
+ * The callback of a request whose client, `redirect_uri` and scope are verified, for an error
+ * found before its record exists: its `state` when sent once (unless `echoState` is false), and
+ * its `response_type` when sent once, which chooses query or fragment. Built only for an error.
+ */
+function callbackOf(redirectUri: string, params: Params, echoState = true): ErrorCallback {
+  const states = params.get('state');
+  const types = params.get('response_type');
+  return { redirectUri, state: echoState && states?.length === 1 && states[0] ? states[0] : undefined, responseType: types?.length === 1 ? types[0] : undefined };
+}
+
+const OPTIONAL = ['state', 'prompt', 'max_auth_age', 'i', 'code_challenge', 'code_challenge_method'] as const;
+
+/**
+ * The rest of an authorization request of `client` (already found by `requestedClientId`): the
+ * record every later step carries, bound to the browser that sent it, or the first error.
+ */
+export function parseAuthorizationRequest(ctx: Context, client: ClientRecord, params: Params, request: OAuthRequest): AuthorizationRequestRecord | AuthorizeError {
+  const redirectUris = params.get('redirect_uri');
+  const isPublic = client.secretHash === null;
+  if (!redirectUris || redirectUris.length !== 1 || !redirectUriMatches(client.redirectUri, redirectUris[0]!, isPublic)) return INVALID_REDIRECT_URI;
+
+  const scopes = params.get('scope');
+  const scope = scopes && scopes.length > 1 ? null : ctx.scopes.parse(scopes?.[0] || undefined);
+  if (!scope) {
+    return new AuthorizeError('invalid_scope', `The requested scope is invalid, unknown or malformed. Use ${ctx.scopes.values.length === 2 && ctx.scopes.values[0] === 'read' ? "'read' or 'read write'" : 'values this server knows'}.`, null);
+  }
+
+  // From here on the callback is trusted: errors go back to it.
+  const redirectUri = redirectUris[0]!;
+  const responseTypes = params.get('response_type');
+  if (!responseTypes || responseTypes.length !== 1 || !responseTypes[0]) {
+    return new AuthorizeError('invalid_request', 'The response_type parameter is missing or was sent more than once.', callbackOf(redirectUri, params));
+  }
+  const responseType = responseTypes[0];
+  if (responseType !== 'code' && responseType !== 'token') {
+    return new AuthorizeError('unsupported_response_type', "The response_type must be 'code' or 'token'.", callbackOf(redirectUri, params));
+  }
+  if (responseType === 'token' && !ctx.options.allowImplicit) {
+    // RFC 9700 §2.1.2: the implicit grant SHOULD NOT be used; the strict profile turns it off.
+    // Not supported by this server at all: unsupported_response_type (RFC 6749 §4.2.2.1).
+    return new AuthorizeError('unsupported_response_type', 'The implicit flow (response_type=token) is not enabled on this server.', callbackOf(redirectUri, params));
+  }
+  if (client.responseTypes && !client.responseTypes.includes(responseType)) {
+    // Supported here, but not for this client (e.g. a dynamically registered one): RFC 6749 §4.1.2.1, §4.2.2.1.
+    return new AuthorizeError('unauthorized_client', `This application may not use response_type=${responseType}.`, callbackOf(redirectUri, params));
+  }
+
+  let values: Partial<Record<(typeof OPTIONAL)[number], string>>;
+  try {
+    values = single(params, OPTIONAL);
+  } catch (error) {
+    // A parameter sent twice. The state is not echoed, whichever it was: a duplicated state
+    // could be either value, and either could be forged.
+    if (error instanceof OAuthError) return new AuthorizeError(error.code, error.description, callbackOf(redirectUri, params, false));
+    throw error;
+  }
+  const optional = parseOptionalParameters(values);
+  if ('message' in optional) {
+    return new AuthorizeError('invalid_request', `The request is malformed: ${optional.message}.`, callbackOf(redirectUri, params, optional.parameter !== 'state'));
+  }
+  let pkce: ReturnType<typeof parseChallenge> = null;
+  try {
+    pkce = responseType === 'code' ? parseChallenge(values.code_challenge, values.code_challenge_method, ctx.options.allowPlainPkce) : null;
+  } catch (error) {
+    if (error instanceof OAuthError) return new AuthorizeError(error.code, error.description, callbackOf(redirectUri, params));
+    throw error;
+  }
+  if (responseType === 'code' && !pkce && (isPublic || ctx.options.requirePkce)) {
+    // RFC 9700 §2.1.1: public clients MUST use PKCE; the strict profile requires it of every client.
+    return new AuthorizeError('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.', callbackOf(redirectUri, params));
+  }
+
+  const req: AuthorizationRequestRecord = { clientId: client.id, redirectUri, responseType, scope, prompt: optional.prompt };
+  if (optional.state !== undefined) req.state = optional.state;
+  if (optional.maxAuthAge !== undefined) req.maxAuthAge = optional.maxAuthAge;
+  if (optional.accountHint !== undefined) req.accountHint = optional.accountHint;
+  bindRequest(req, request); // the browser that sent it, carried by every interaction
+  if (pkce) {
+    // Refused here, before any page, when the challenge is known already; `issueCode` checks
+    // again (and reports) for flows that were started side by side with the same challenge.
+    if (ctx.options.rejectReusedPkceChallenge && ctx.challenges.has(client.id, pkce.codeChallenge)) {
+      ctx.challenges.add(client.id, pkce.codeChallenge); // still in use: remembered afresh
+      audit(ctx, { type: 'pkce.challenge_reused', clientId: client.id });
+      return reusedChallenge(req);
+    }
+    req.codeChallenge = pkce.codeChallenge;
+    req.codeChallengeMethod = pkce.codeChallengeMethod;
+  }
+  return req;
+}
+
+/**
+ * The answer to an error of an authorization step: a redirect to its callback, with `error`,
+ * `error_description`, the `state` it echoes and `iss` (RFC 9207), in the fragment for
+ * `response_type=token` and in the query otherwise; or, without a callback, an error page.
+ */
+export function errorDecision(ctx: Context, error: AuthorizeError): AuthorizeDecision {
+  const callback = error.callback;
+  if (!callback) return errorPage(error.code, error.description);
+  return {
+    type: 'redirect',
+    location: redirectTo(callback.redirectUri, { error: error.code, error_description: error.description, state: callback.state, iss: ctx.options.issuer }, callback.responseType === 'token' ? 'fragment' : 'query'),
+  };
+}

@@ -1,0 +1,47 @@
+import { randomToken, sha256Base64url } from '../crypto.js';
+import { errorDecision, reusedChallenge } from '../checks/authorization-request.js';
+import { redirectTo } from '../checks/redirect-uri.js';
+import { audit, type Context } from '../context.js';
+import type { AuthorizationRequestRecord, GrantRecord } from '../storage/types.js';
+import type { AuthorizeDecision } from '../types.js';
+
+/**
+ * The authorization code of an approved `response_type=code` request (RFC 6749 §4.1.2): stored
+ * with its new grant, bound to the client, the `redirect_uri` and the PKCE challenge, and sent
+ * to the callback in the query with `state` and `iss` (RFC 9207). `grant_type=authorization_code`
+ * then exchanges it at the token endpoint.
+ */
+export async function issueCode(ctx: Context, grant: GrantRecord, req: AuthorizationRequestRecord, now: number): Promise<AuthorizeDecision> {
+  // Looked up and remembered in one synchronous step, so approvals that run side by side with
+  // the same challenge cannot both pass unnoticed; forgotten again if no code comes of it.
+  const challenge = req.codeChallenge;
+  let fresh = false;
+  if (challenge) {
+    const reused = ctx.challenges.has(grant.clientId, challenge);
+    ctx.challenges.add(grant.clientId, challenge);
+    if (reused) {
+      audit(ctx, { type: 'pkce.challenge_reused', clientId: grant.clientId });
+      if (ctx.options.rejectReusedPkceChallenge) return errorDecision(ctx, reusedChallenge(req));
+    } else fresh = true;
+  }
+  const code = `${ctx.options.tokenPrefixes.code}${randomToken()}`;
+  try {
+    await ctx.storage.createGrant(grant, {
+      code: {
+        hash: sha256Base64url(code),
+        grantId: grant.id,
+        clientId: grant.clientId,
+        redirectUri: req.redirectUri,
+        scope: req.scope,
+        codeChallenge: challenge ?? null,
+        codeChallengeMethod: req.codeChallengeMethod ?? null,
+        expiresAt: now + ctx.options.lifetimes.code * 1000,
+        usedAt: null,
+      },
+    });
+  } catch (error) {
+    if (fresh) ctx.challenges.delete(grant.clientId, challenge!); // no code: a retry is no reuse
+    throw error;
+  }
+  return { type: 'redirect', location: redirectTo(req.redirectUri, { code, state: req.state, iss: ctx.options.issuer }, 'query') };
+}
