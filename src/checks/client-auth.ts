@@ -139,3 +139,11 @@ export async function authenticateClient(ctx: Context, request: OAuthRequest, pa
     throw error;
   }
 }
+
+/**
+ * Whether a client may use a grant type (RFC 7591 §2 `grant_types`): every type when it was
+ * registered without a list, else only those listed.
+ */
+export function mayUseGrant(client: ClientRecord, grantType: string): boolean {
+  return !client.grantTypes || (client.grantTypes as string[]).includes(grantType);
+}

@@ -1,4 +1,4 @@
-import { authenticateClient } from '../checks/client-auth.js';
+import { authenticateClient, mayUseGrant } from '../checks/client-auth.js';
 import { requirePost } from '../checks/require-post.js';
 import type { Context } from '../context.js';
 import { OAuthError } from '../errors.js';
@@ -52,7 +52,7 @@ export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthR
       throw new OAuthError('unsupported_grant_type', "The grant_type must be 'authorization_code' or 'refresh_token'.");
     }
     // RFC 6749 §5.2: the authenticated client may not use this grant type (RFC 7591 `grant_types`).
-    if (client?.grantTypes && !(client.grantTypes as string[]).includes(params.grant_type)) {
+    if (client && !mayUseGrant(client, params.grant_type)) {
       throw new OAuthError('unauthorized_client', `This application may not use grant_type=${params.grant_type}.`);
     }
     const issued = await grant(ctx, params, client);

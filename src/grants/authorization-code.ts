@@ -4,7 +4,8 @@ import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { ClientRecord, GrantRecord } from '../storage/types.js';
 import { MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
-import { familyEnd, mintPair, type IssuedTokens } from '../tokens/mint.js';
+import { familyEnd, mintAccessOnly, mintPair, type IssuedTokens } from '../tokens/mint.js';
+import { mayUseGrant } from '../checks/client-auth.js';
 import { invalidGrant } from './invalid-grant.js';
 
 /**
@@ -33,7 +34,9 @@ export async function authorizationCodeGrant(
   const now = ctx.clock.now();
   // The grant was created with the code, one code lifetime before the code expires.
   const end = familyEnd(ctx, code.expiresAt - ctx.options.lifetimes.code * 1000);
-  const pair = mintPair(ctx, { grantId: code.grantId, clientId: code.clientId }, code.scope, now, null, end);
+  const family = { grantId: code.grantId, clientId: code.clientId };
+  // A client not allowed to refresh gets no refresh token: one it may not use is only a risk.
+  const pair = mayUseGrant(client, 'refresh_token') ? mintPair(ctx, family, code.scope, now, null, end) : mintAccessOnly(ctx, family, code.scope, now, end);
   const outcome = await ctx.storage.redeemCode(hash, now, pair.records);
   if (!outcome.ok) {
     // RFC 6749 §4.1.2: a code used twice SHOULD revoke every token issued from it.

@@ -1,5 +1,6 @@
 import { sha256Base64url } from '../crypto.js';
 import { covers } from '../checks/scope.js';
+import { mayUseGrant } from '../checks/client-auth.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { ClientRecord } from '../storage/types.js';
@@ -40,6 +41,14 @@ export async function refreshTokenGrant(
   if (found.token.kind !== 'refresh' || (client && client.id !== found.token.clientId)) throw invalidGrant();
   // A replay is a replay whatever else the request says: handle it before any other check.
   if (found.token.rotatedAt !== null) return replay(ctx, found.token.grantId, found.token.clientId, found.token.rotatedAt, now);
+  if (!client) {
+    // Without credentials the token endpoint could not check the client's grant types: check
+    // them for the client the token belongs to (RFC 6749 §5.2 `unauthorized_client`).
+    const owner = await ctx.storage.findClient(found.token.clientId);
+    if (owner && !mayUseGrant(owner, 'refresh_token')) {
+      throw new OAuthError('unauthorized_client', 'This application may not use grant_type=refresh_token.');
+    }
+  }
   const end = familyEnd(ctx, found.grant.createdAt);
   if (end !== null && now >= end) throw invalidGrant(); // lifetimes.grant: the family has ended
 

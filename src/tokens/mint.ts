@@ -22,10 +22,13 @@ export type MintedAccess =
   | { format: 'opaque'; record: TokenRecord; token: string }
   | { format: 'jwt'; record: TokenRecord; jti: string };
 
-/** A freshly minted access/refresh pair: the clear values for the client, records for storage. */
+/**
+ * A freshly minted access/refresh pair: the clear values for the client, records for storage.
+ * `refreshToken` is `null` for a client not allowed the refresh_token grant (`mintAccessOnly`).
+ */
 export interface IssuedPair {
   access: MintedAccess;
-  refreshToken: string;
+  refreshToken: string | null;
   records: TokenRecord[];
   scope: string[];
 }
@@ -144,4 +147,14 @@ export function mintPair(ctx: Context, family: Family, scope: string[], now: num
     familyHash,
   };
   return { access, refreshToken, records: [access.record, refresh], scope };
+}
+
+/**
+ * An access token without a refresh token, for a client not allowed the refresh_token grant
+ * (RFC 6749 §5.1: a refresh token is optional; RFC 7591 §2 `grant_types`). Nothing is stored yet.
+ */
+export function mintAccessOnly(ctx: Context, family: Family, scope: string[], now: number, end: number | null = null): IssuedPair {
+  const access = mintAccessToken(ctx, family, scope, now);
+  if (end !== null && access.record.expiresAt! > end) access.record.expiresAt = end;
+  return { access, refreshToken: null, records: [access.record], scope };
 }

@@ -32,9 +32,12 @@ function tokenJson(ctx: Context, grant: GrantRecord, pair: IssuedPair, accessTok
   // Exactly what JSON.stringify writes. A host `info` hook, or an account whose fields are not
   // all strings (a JavaScript host may hand over a null email), takes JSON.stringify itself.
   if (ctx.options.info || typeof account.name !== 'string' || typeof account.email !== 'string' || typeof account.uuid !== 'string') {
-    return JSON.stringify({ access_token: accessToken, token_type: 'bearer', expires_in: expiresIn, refresh_token: pair.refreshToken, scope, info: infoOf(ctx, account) });
+    const body: Record<string, unknown> = { access_token: accessToken, token_type: 'bearer', expires_in: expiresIn };
+    if (pair.refreshToken !== null) body.refresh_token = pair.refreshToken;
+    return JSON.stringify({ ...body, scope, info: infoOf(ctx, account) });
   }
+  const refresh = pair.refreshToken === null ? '' : `"refresh_token":${jsonString(pair.refreshToken)},`;
   return `{"access_token":${jsonString(accessToken)},"token_type":"bearer","expires_in":${expiresIn},` +
-    `"refresh_token":${jsonString(pair.refreshToken)},"scope":${jsonString(scope)},` +
+    `${refresh}"scope":${jsonString(scope)},` +
     `"info":{"name":${jsonString(account.name)},"email":${jsonString(account.email)},"uuid":${jsonString(account.uuid)}}}`;
 }

@@ -5,6 +5,7 @@
  * back to the callback in the fragment (RFC 6749 §4.2.2.1). A grant the client may not use is
  * `unauthorized_client` at the token endpoint (RFC 6749 §5.2).
  */
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ISSUER } from '../fixtures.js';
 import { ADA, CALLBACK, expectJsonError, fragmentParams, FRAMEWORKS, useApp } from './app.js';
@@ -60,5 +61,19 @@ describe.each(FRAMEWORKS)('%s: a dynamically registered client is code-only', (f
     const clientId = reply.json<{ client_id: string }>().client_id;
     expectJsonError(await postForm('/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: 'x'.repeat(43), client_id: clientId }), 400, 'unauthorized_client');
     expectJsonError(await register({ grant_types: ['refresh_token'] }), 400, 'invalid_client_metadata');
+  });
+
+  it('grant_types [authorization_code]: the code exchange answers no refresh_token (RFC 6749 §5.1), and the access token works', async () => {
+    const { authorizeAndApprove, postForm, api, signIn } = app();
+    const clientId = (await register({ grant_types: ['authorization_code'] })).json<{ client_id: string }>().client_id;
+    const verifier = 'v'.repeat(43);
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const callback = await authorizeAndApprove({ client_id: clientId, redirect_uri: LOOPBACK, code_challenge: challenge, code_challenge_method: 'S256' }, signIn(ADA));
+    const code = callback.searchParams.get('code')!;
+    const reply = await postForm('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: LOOPBACK, client_id: clientId, code_verifier: verifier });
+    expect(reply.status, reply.text).toBe(200);
+    const body = reply.json();
+    expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'info', 'scope', 'token_type']);
+    expect((await api('GET', '/v2/account', body.access_token as string)).status).toBe(200);
   });
 });

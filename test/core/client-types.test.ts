@@ -140,7 +140,7 @@ describe('per-client grant types (item 6)', () => {
     expect(body.error_description).toMatch(/^[\x20-\x7e]+$/);
   });
 
-  it('a client not allowed refresh_token: its refresh is unauthorized_client (400) and rotates nothing; the code exchange works', async () => {
+  it('a client not allowed refresh_token gets no refresh token from the code exchange (RFC 6749 §5.1: it is optional)', async () => {
     const t = await setup();
     const client = await t.server.registerClient({ name: 'No refresh', redirectUri: 'https://nr.example/cb', grantTypes: ['authorization_code'] });
     const d = await t.server.authorize(t.get(t.authorizeUrl({ client_id: client.clientId, redirect_uri: 'https://nr.example/cb' }), t.ada));
@@ -150,11 +150,45 @@ describe('per-client grant types (item 6)', () => {
     const code = new URL(approved.location).searchParams.get('code')!;
     const res = await t.server.token(t.post('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: 'https://nr.example/cb', client_id: client.clientId, client_secret: client.clientSecret }));
     expect(res.status, res.body).toBe(200);
-    const refreshToken = json(res).refresh_token as string;
-    const refused = await t.server.token(t.post('/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: client.clientId, client_secret: client.clientSecret }));
-    expect(refused.status).toBe(400);
+    const body = json(res);
+    expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'info', 'scope', 'token_type']);
+    expect((await t.api('GET', body.access_token as string)).ok).toBe(true); // the access token works as ever
+  });
+
+  it('a public client registered code-only (dynamic registration) gets no refresh token either', async () => {
+    const t = await setup({ allowDynamicRegistration: true });
+    const { body: registered } = await registerDynamic(t, { grant_types: ['authorization_code'] });
+    const clientId = registered.client_id as string;
+    const p = pkce();
+    const d = await t.server.authorize(t.get(t.authorizeUrl({ client_id: clientId, redirect_uri: LOOPBACK, code_challenge: p.code_challenge, code_challenge_method: 'S256' }), t.ada));
+    if (d.type !== 'consent') throw new Error(d.type);
+    const approved = await t.server.approve(d.interaction.id, t.get('/', t.ada));
+    if (approved.type !== 'redirect') throw new Error(approved.type);
+    const code = new URL(approved.location).searchParams.get('code')!;
+    const res = await t.server.token(t.post('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: LOOPBACK, client_id: clientId, code_verifier: p.verifier }));
+    expect(res.status, res.body).toBe(200);
+    expect(json(res).refresh_token).toBeUndefined();
+  });
+
+  it.each([
+    ['with its credentials', true],
+    ['without credentials', false],
+  ])('a refresh token of a client no longer allowed refresh_token, %s: unauthorized_client (400), nothing rotated', async (_name, withCredentials) => {
+    const t = await setup();
+    const tokens = json(await t.exchange(await t.getCode()));
+    const refreshToken = tokens.refresh_token as string;
+    // The client is restricted after the token was issued (as a host might do in its store).
+    const stored = (await t.storage.findClient(t.client.clientId))!;
+    await t.storage.saveClient({ ...stored, grantTypes: ['authorization_code'] });
+    const form: Record<string, string> = { grant_type: 'refresh_token', refresh_token: refreshToken };
+    if (withCredentials) Object.assign(form, { client_id: t.client.clientId, client_secret: t.client.clientSecret });
+    const refused = await t.server.token(t.post('/v1/oauth/token', form));
+    expect(refused.status, refused.body).toBe(400);
     expect(json(refused).error).toBe('unauthorized_client');
     expect((await t.storage.findToken(createHash('sha256').update(refreshToken).digest('base64url')))?.token.rotatedAt).toBeNull();
+    // Allowed again: the same token still refreshes (nothing was used up).
+    await t.storage.saveClient(stored);
+    expect((await t.server.token(t.post('/v1/oauth/token', form))).status).toBe(200);
   });
 
   it('a client not allowed authorization_code cannot exchange a code (unauthorized_client), and the code is not used up', async () => {
