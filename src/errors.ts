@@ -22,10 +22,10 @@ export type OAuthErrorCode =
   // RFC 6750 §3.1
   | 'invalid_token'
   | 'insufficient_scope'
-  // OpenID Connect Core §3.1.2.6, used by SPEC 2.6 for `prompt=none`
+  // OpenID Connect Core §3.1.2.6, for `prompt=none` (docs/reference.md#prompt-and-sign-in-requirements)
   | 'login_required'
   | 'consent_required'
-  // error pages (DESIGN.md, pinned details)
+  // error pages (docs/reference.md#error-index)
   | 'invalid_redirect_uri';
 
 /** What RFC 6749 §5.2 allows in `error_description`: %x20-21 / %x23-5B / %x5D-7E. */

@@ -84,9 +84,9 @@ export class AuthorizationServer {
   }
 
   /**
-   * Register an application (SPEC 2.1). The client secret is returned once; only its hash is
-   * stored. The callback URL must be https (http only for loopback hosts), with no fragment,
-   * user information, wildcard or response parameter.
+   * Register an application (docs/reference.md#clients). The client secret is returned once; only
+   * its hash is stored. The callback URL must be https (http only for loopback hosts), with no
+   * fragment, user information, wildcard or response parameter.
    * @throws OAuthError `invalid_request` (use `isOAuthError`) when the name or URL is refused.
    */
   async registerClient(input: { name: string; redirectUri: string; public?: false } & ClientTypes): Promise<RegisteredClient>;
@@ -131,7 +131,10 @@ export class AuthorizationServer {
     return clientSecret === null ? { clientId, name, redirectUri, public: true } : { clientId, clientSecret, name, redirectUri };
   }
 
-  /** GET /v1/oauth/authorize: the start of the code and implicit flows (SPEC 4.1). */
+  /**
+   * GET /v1/oauth/authorize: the start of the code and implicit flows (RFC 6749 §4.1.1, §4.2.1;
+   * docs/reference.md#authorization-endpoint).
+   */
   authorize(request: OAuthRequest): Promise<AuthorizeDecision> {
     return authorize(this.ctx, request);
   }
@@ -152,14 +155,14 @@ export class AuthorizationServer {
   }
 
   /**
-   * Whether `request` comes from the browser that started the interaction (DESIGN: an
-   * interaction belongs to the browser that started it): `null` when it may continue (the same
-   * browser, an interaction created without a binding, or an unknown or expired one, which
-   * `resume` / `approve` / `deny` then report), otherwise the error page to show instead:
-   * `invalid_request`, "This authorization was started in another browser". The adapters call it
-   * on `resume` and on the consent form's POST; a host with its own pages calls it before
-   * `resume`, `approve` or `deny`, and binds its own authorization route with `bindBrowser`.
-   * `resume`, `approve` and `deny` themselves do not check it.
+   * Whether `request` comes from the browser that started the interaction
+   * (docs/reference.md#browser-binding): `null` when it may continue (the same browser, an
+   * interaction created without a binding, or an unknown or expired one, which `resume` /
+   * `approve` / `deny` then report), otherwise the error page to show instead: `invalid_request`,
+   * "This authorization was started in another browser". The adapters call it on `resume` and on
+   * the consent form's POST; a host with its own pages calls it before `resume`, `approve` or
+   * `deny`, and binds its own authorization route with `bindBrowser`. `resume`, `approve` and
+   * `deny` themselves do not check it.
    *
    * @example
    * const refused = await server.checkBrowserBinding(interactionId, request);
@@ -169,12 +172,15 @@ export class AuthorizationServer {
     return checkBrowserBinding(this.ctx, interactionId, request);
   }
 
-  /** POST /v1/oauth/token (SPEC 4.2): code exchange and refresh. */
+  /** POST /v1/oauth/token (RFC 6749 §3.2; docs/reference.md#token-endpoint): code exchange and refresh. */
   token(request: OAuthRequest): Promise<OAuthResponse> {
     return token(this.ctx, request);
   }
 
-  /** POST /v1/oauth/revoke (SPEC 4.3, RFC 7009). A revocation storage could not record is 503, never 200. */
+  /**
+   * POST /v1/oauth/revoke (RFC 7009; docs/reference.md#revocation-endpoint). A revocation storage
+   * could not record is 503, never 200.
+   */
   revoke(request: OAuthRequest): Promise<OAuthResponse> {
     return revoke(this.ctx, request);
   }
@@ -208,8 +214,8 @@ export class AuthorizationServer {
   }
 
   /**
-   * Check the bearer token of a resource API request (SPEC 4.4): `read` allows GET and HEAD,
-   * `read write` also POST, PUT, PATCH and DELETE.
+   * Check the bearer token of a resource API request (RFC 6750; docs/reference.md#resource-check):
+   * `read` allows GET and HEAD, `read write` also POST, PUT, PATCH and DELETE.
    */
   authenticate(request: OAuthRequest): Promise<AuthenticateResult> {
     // Storage failures are caught inside (a 503), without a wrapper promise on every API request.
@@ -217,8 +223,9 @@ export class AuthorizationServer {
   }
 
   /**
-   * The user revokes an application (SPEC 3.2): its consent, and every grant, code and token it
-   * holds for this user. The next `prompt=none` answers `consent_required`.
+   * The user revokes an application (docs/reference.md#revocation-semantics): its consent, and
+   * every grant, code and token it holds for this user. The next `prompt=none` answers
+   * `consent_required`.
    */
   async revokeAccess(input: { accountUuid: string; clientId: string }): Promise<void> {
     await this.ctx.storage.revokeAccess(input.accountUuid, input.clientId, this.ctx.clock.now());

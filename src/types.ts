@@ -27,7 +27,10 @@ export interface OAuthResponse {
 
 /** A user account of the host platform. Extra fields are kept but not sent to clients. */
 export interface Account {
-  /** The account identifier, a hexadecimal string (SPEC 2.3 `info.uuid`). */
+  /**
+   * The account identifier, a hexadecimal string (the `info.uuid` of token responses,
+   * docs/reference.md#token-response).
+   */
   uuid: string;
   name: string;
   email: string;

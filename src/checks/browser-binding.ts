@@ -1,6 +1,6 @@
 /**
- * Browser binding of interactions (DESIGN: "An interaction belongs to the browser that started
- * it"; SECURITY-MATRIX, issue 14 item 10).
+ * Browser binding of interactions: an interaction belongs to the browser that started it
+ * (docs/reference.md#browser-binding; SECURITY.md U-10).
  *
  * Interaction ids travel in URLs (the sign-in redirect, the resume link, "Use another account").
  * Whoever learns one (a Referer, an analytics script on the login page, history, logs) could
