@@ -214,10 +214,10 @@ export interface Storage {
    * nothing of it. The core uses it for the bearer check, revocation and introspection, and
    * copies whatever it hands on to the host (the account, the scope). A store that keeps its
    * records as objects (`MemoryStorage`) may return them here without the defensive copies
-   * `findToken` makes: about a sixth of a bearer check. A store that holds them in memory may
-   * also answer synchronously (a value rather than a promise), which saves the bearer check a
-   * microtask. Leave it out where every answer is built fresh anyway, as in SQL stores;
-   * `findToken` is used then.
+   * `findToken` makes, a noticeable share of a bearer check (see BENCHMARKS.md). A store that
+   * holds them in memory may also answer synchronously (a value rather than a promise), which
+   * saves the bearer check a microtask. Leave it out where every answer is built fresh anyway, as
+   * in SQL stores; `findToken` is used then.
    */
   readToken?(hash: string): TokenRead | Promise<TokenRead>;
   /**
