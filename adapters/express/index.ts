@@ -22,7 +22,6 @@ import { readNodeBody } from '../node-body.js';
 import { coreHeaders } from '../node-headers.js';
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Locals {
       /** The verified access token, set by `requireToken`. */

@@ -6,7 +6,7 @@
 /** The result of a query, as `pg` returns it. */
 export interface PgQueryResult {
   // Each topic module maps its rows field by field; `pg` types them as `any` too.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: the driver's own row type
   rows: any[];
   rowCount: number | null;
 }
