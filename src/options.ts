@@ -136,10 +136,16 @@ const schema = z.object({
   onError: z.custom<(error: unknown) => void>((v) => typeof v === 'function', 'expected a function').optional(),
 }).strict();
 
-/** What `new AuthorizationServer(options)` accepts. */
+/**
+ * What `new AuthorizationServer(options)` accepts.
+ * @group Authorization
+ */
 export type AuthorizationServerOptions = z.input<typeof schema>;
 type Knobs = 'allowImplicit' | 'requirePkce' | 'requireClientAuthOnRefresh' | 'allowCredentialsInQuery';
-/** Options after defaults (the profile's, for the knobs not set), frozen. */
+/**
+ * Options after defaults (the profile's, for the knobs not set), frozen.
+ * @group Authorization
+ */
 export type ResolvedOptions = Readonly<Omit<z.output<typeof schema>, Knobs> & Record<Knobs, boolean>>;
 
 const PROFILES: Record<'compatible' | 'strict', Record<Knobs, boolean>> = {

@@ -3,6 +3,7 @@
  * API with `requireToken(server)`. Translation only: the protocol is in the core. Fastify is only
  * imported for its types, so this entry loads no framework code of its own.
  * @packageDocumentation
+ * @module authgate/fastify
  */
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import {
@@ -33,7 +34,10 @@ declare module 'fastify' {
 /** A host hook of `oauthPlugin`. */
 type Hook = (request: FastifyRequest, reply: FastifyReply, interaction: Interaction) => unknown;
 
-/** Options of `oauthPlugin`. */
+/**
+ * Options of `oauthPlugin`.
+ * @group Authorization
+ */
 export interface OAuthPluginOptions extends AdapterOptions {
   /** The authorization server the endpoints answer for. */
   server: AuthorizationServer;
@@ -79,6 +83,7 @@ const hidden = new WeakMap<FastifyRequest, FastifyRequest['headers']>();
  * @example
  * await app.register(oauthPlugin, { server, loginUrl: '/login' });
  * app.get('/v2/account', { preHandler: requireToken(server) }, (request) => request.oauth);
+ * @group Authorization
  */
 export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastify, options) => {
   const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
@@ -155,6 +160,7 @@ export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastif
  *   api.addHook('preHandler', requireToken(server));
  *   api.get('/v2/account', async (request) => request.oauth!.account);
  * });
+ * @group Resource
  */
 export function requireToken(server: AuthorizationServer): preHandlerAsyncHookHandler {
   return async (request, reply) => {

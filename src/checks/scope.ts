@@ -7,7 +7,10 @@
 
 export type ScopeValue = 'read' | 'write';
 
-/** A host's own scope vocabulary (the `scopes` option). */
+/**
+ * A host's own scope vocabulary (the `scopes` option).
+ * @group Resource
+ */
 export interface ScopeOptions {
   /** Every scope value the server knows, e.g. `['account:read', 'droplet:create']`. */
   values: string[];
@@ -19,7 +22,10 @@ export interface ScopeOptions {
   descriptions?: Record<string, string>;
 }
 
-/** Parse a `scope` parameter with the default vocabulary. `undefined` is `read`; `null` means invalid. */
+/**
+ * Parse a `scope` parameter with the default vocabulary. `undefined` is `read`; `null` means invalid.
+ * @group Resource
+ */
 export function parseScope(value: string | undefined): ScopeValue[] | null {
   if (value === undefined) return ['read'];
   if (value === 'read') return ['read'];
@@ -27,7 +33,10 @@ export function parseScope(value: string | undefined): ScopeValue[] | null {
   return null;
 }
 
-/** The wire form of a scope of the default vocabulary, always in canonical order (`read write`). */
+/**
+ * The wire form of a scope of the default vocabulary, always in canonical order (`read write`).
+ * @group Resource
+ */
 export function formatScope(scope: readonly string[]): string {
   return ['read', 'write'].filter((s) => scope.includes(s)).join(' ');
 }
@@ -43,6 +52,7 @@ const READ_METHODS = new Set(['GET', 'HEAD']);
  * The scope a resource request needs (docs/reference.md#scope): GET and HEAD need `read`;
  * DELETE, PUT, POST, PATCH and any other method need `write` (unknown methods are denied by
  * default).
+ * @group Resource
  */
 export function requiredScope(method: string): ScopeValue {
   if (method === 'GET') return 'read'; // the common case, without upper-casing
@@ -55,7 +65,10 @@ const DEFAULT_WORDS: Record<string, string> = {
   write: 'Create, change and delete resources in your account.',
 };
 
-/** Parsing, formatting and checking of scope, for the default vocabulary or a host's own. */
+/**
+ * Parsing, formatting and checking of scope, for the default vocabulary or a host's own.
+ * @group Resource
+ */
 export class ScopePolicy {
   constructor(private readonly custom?: ScopeOptions) {}
 

@@ -87,6 +87,7 @@ const pairKey = (accountUuid: string, clientId: string) => `${accountUuid}\u0000
  * calls in one process can never both succeed. Records are copied in and out, as a database
  * would, so a caller can never change stored state by mutating a returned object. State lives in
  * this process only: several processes need a shared store (PostgreSQL).
+ * @group Storage
  */
 export class MemoryStorage implements Storage {
   private readonly clients = new Map<string, ClientRecord>();
