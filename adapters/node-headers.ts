@@ -1,8 +1,8 @@
 /**
- * Request headers for the core, shared by the Node adapters (Express, Fastify). Node silently
- * keeps only the first of some repeated headers (`authorization` among them); those are passed
- * as arrays so the core sees the repetition and can refuse it (RFC 6750 §2). Headers Node joins
- * (cookie, ...) stay as Node gives them. Internal: not an entry point of the package.
+ * Request headers for the core, shared by the Node adapters (Express, Fastify, node:http). Node
+ * silently keeps only the first of some repeated headers (`authorization` among them); those are
+ * passed as arrays so the core sees the repetition and can refuse it (RFC 6750 §2). Headers Node
+ * joins (cookie, ...) stay as Node gives them. Internal: not an entry point of the package.
  */
 import type { OAuthRequest } from '../src/index.js';
 

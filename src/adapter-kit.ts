@@ -20,19 +20,31 @@ import { handleAuthorize, handleDecisionForm, handleResume, interactionResponse,
 import type { AuthorizationServer } from './server.js';
 import type { AuthorizeDecision, Interaction, OAuthRequest, OAuthResponse } from './types.js';
 
-/** The options every adapter takes, besides its own `onLogin` / `onConsent`. */
+/**
+ * The options every adapter takes, besides its own `onLogin` / `onConsent`.
+ * @group Adapter kit
+ */
 export interface AdapterOptions extends InteractionUiOptions {
   /** Largest accepted request body in bytes; bigger bodies get 413. Default 64 KiB. */
   bodyLimit?: number;
 }
 
-/** The default `bodyLimit`: 64 KiB, far more than any form or registration of this server needs. */
+/**
+ * The default `bodyLimit`: 64 KiB, far more than any form or registration of this server needs.
+ * @group Adapter kit
+ */
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
 
-/** The default `basePath`. */
+/**
+ * The default `basePath`.
+ * @group Adapter kit
+ */
 export const DEFAULT_BASE_PATH = '/v1/oauth';
 
-/** Where an adapter's routes are: what the pages, the cookies and the metadata name. */
+/**
+ * Where an adapter's routes are: what the pages, the cookies and the metadata name.
+ * @group Adapter kit
+ */
 export interface RouteWhere {
   /** The path the adapter is mounted under (an Express mount path, a Fastify `prefix`), or ''. */
   readonly prefix: string;
@@ -46,6 +58,7 @@ export interface RouteWhere {
  * The mount point of routes with these options under `prefix`: the pages link to where the
  * routes really are, the browser-binding and CSRF cookies are scoped there, and the metadata
  * names them (the well-known documents move with the prefix too, as the routes do).
+ * @group Adapter kit
  */
 export function routeWhere(options: InteractionUiOptions, prefix = ''): RouteWhere {
   const basePath = prefix + (options.basePath ?? DEFAULT_BASE_PATH);
@@ -65,10 +78,14 @@ export function routeWhere(options: InteractionUiOptions, prefix = ''): RouteWhe
  * What a route's handler returns: a response to send, a decision of the authorization
  * endpoint (resume, decision form), or the authorization endpoint's decision with the binding
  * cookie to set (`handleAuthorize`).
+ * @group Adapter kit
  */
 export type RouteResult = OAuthResponse | AuthorizeDecision | AuthorizeHandling;
 
-/** One OAuth route, as every adapter mounts it. */
+/**
+ * One OAuth route, as every adapter mounts it.
+ * @group Adapter kit
+ */
 export interface OAuthRoute {
   /** The path: `{basePath}/...`, or a well-known document's fixed path (`PATHS.metadata`, `PATHS.jwks`). */
   readonly path: string;
@@ -99,12 +116,16 @@ const ROUTES: ReadonlyArray<Omit<OAuthRoute, 'path'> & { readonly suffix: string
  * `/authorize/decision`, `/token`, `/revoke`, `/introspect`, `/register` (the core answers 404
  * while dynamic registration is off), `/.well-known/oauth-authorization-server` and
  * `/.well-known/jwks.json`. Mount every method of each: the core answers the ones it does not take.
+ * @group Adapter kit
  */
 export function oauthRoutes(basePath: string = DEFAULT_BASE_PATH): OAuthRoute[] {
   return ROUTES.map(({ suffix, fixed, body, handle }) => ({ path: fixed ? suffix : basePath + suffix, body, handle }));
 }
 
-/** A request body the adapter could not take: too large, or broken off. */
+/**
+ * A request body the adapter could not take: too large, or broken off.
+ * @group Adapter kit
+ */
 export class BodyError extends Error {
   constructor(readonly status: 400 | 413, message: string) {
     super(message);
@@ -112,15 +133,22 @@ export class BodyError extends Error {
   }
 }
 
-/** A body over `limit` bytes (declared or counted). */
+/**
+ * A body over `limit` bytes (declared or counted).
+ * @group Adapter kit
+ */
 export const bodyTooLarge = (limit: number): BodyError => new BodyError(413, `The request body is larger than ${limit} bytes.`);
 
-/** A body that could not be read to its end. */
+/**
+ * A body that could not be read to its end.
+ * @group Adapter kit
+ */
 export const bodyUnreadable = (): BodyError => new BodyError(400, 'The request body could not be read.');
 
 /**
  * The answer to a body the adapter could not take: an OAuth error (RFC 6749 §5.2
  * `invalid_request`), not cacheable, closing the connection (the rest of the body is not read).
+ * @group Adapter kit
  */
 export function bodyErrorResponse(error: BodyError): OAuthResponse {
   return {
@@ -134,6 +162,7 @@ export function bodyErrorResponse(error: BodyError): OAuthResponse {
  * One framework, as the kit needs it: `Req` and `Res` are what its handlers receive (Express's
  * `req` and `res`, Fastify's `request` and `reply`, Hono's `c` twice), `Out` what they return,
  * `Hook` the type of the host's `onLogin` / `onConsent`. Built once, when the routes are mounted.
+ * @group Adapter kit
  */
 export interface AdapterIo<Req, Res, Out, Hook> {
   readonly server: AuthorizationServer;
@@ -173,6 +202,7 @@ export interface AdapterIo<Req, Res, Out, Hook> {
  * with `interactionResponse` (the sign-in redirect, the consent page, the redirect to the
  * client, an error page). The binding cookie of the authorization route goes with whichever.
  * `request` is the request the handler answered.
+ * @group Adapter kit
  */
 export function answerRoute<Req, Res, Out, Hook>(
   io: AdapterIo<Req, Res, Out, Hook>, req: Req, res: Res, result: RouteResult, request: OAuthRequest, where: RouteWhere,
@@ -195,6 +225,7 @@ export function answerRoute<Req, Res, Out, Hook>(
  * Answer one request on `route`: read the body (POST to a `'form'` route), ask the core, and
  * answer (`answerRoute`). A `BodyError` is answered with `bodyErrorResponse`. Any other error
  * goes to `next` (Express, connect), or else to `io.fail`, or else rejects the returned promise.
+ * @group Adapter kit
  */
 export async function serveRoute<Req, Res, Out, Hook>(
   io: AdapterIo<Req, Res, Out, Hook>, route: OAuthRoute, req: Req, res: Res, next?: (error: unknown) => void,

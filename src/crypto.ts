@@ -2,7 +2,7 @@
  * Randomness, hashing and comparison with Web platform APIs and pure JavaScript
  * (`globalThis.crypto.getRandomValues`, `@noble/hashes`), so the core runs unchanged on Node,
  * Bun, Deno and edge runtimes; where node:crypto and node:buffer exist, their native hashing
- * and encoding replace the JavaScript ones (same results, a fraction of the cost).
+ * and encoding replace the JavaScript ones (same results, faster: see BENCHMARKS.md).
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 
@@ -37,7 +37,7 @@ export function hex(bytes: Uint8Array): string {
 
 /** The slice of node:crypto and node:buffer used when the runtime offers them (Node, Bun and Deno do). */
 interface NativeCrypto {
-  /** One-shot hash: Node 20.12+ and 21.7+; about 3x cheaper than createHash for a token. */
+  /** One-shot hash: Node 20.12+ and 21.7+; cheaper than createHash for a token (see BENCHMARKS.md). */
   hash?(algorithm: 'sha256', data: string, encoding: 'base64url'): string;
   createHash(algorithm: 'sha256'): { update(data: string): { digest(encoding: 'base64url'): string } };
 }
@@ -63,9 +63,9 @@ const nativeCrypto = builtin<NativeCrypto>('node:crypto', (m) => typeof m.create
 const nativeHash = typeof nativeCrypto?.hash === 'function' ? nativeCrypto.hash.bind(nativeCrypto) : undefined;
 const NativeBufferClass = builtin<{ Buffer: NativeBuffer }>('node:buffer', (m) => typeof (m.Buffer as NativeBuffer | undefined)?.from === 'function')?.Buffer;
 
-// One getRandomValues call fills a pool that serves many tokens: the call's fixed cost (about
-// 3 µs on Node) dominates for 32 bytes. Every pooled byte is handed out once. On Node the pool
-// is also viewed as a Buffer, whose native base64url/hex encoders are ~7x faster than ours.
+// One getRandomValues call fills a pool that serves many tokens: the call's fixed cost dominates
+// for 32 bytes (see BENCHMARKS.md). Every pooled byte is handed out once. On Node the pool is
+// also viewed as a Buffer, whose native base64url/hex encoders are faster than ours.
 const POOL_SIZE = 4096;
 let pool = new Uint8Array(0);
 let poolView: ReturnType<NativeBuffer['from']> | undefined;
@@ -108,7 +108,7 @@ export function portableRandomToken(): string {
  * SHA-256 of a secret, base64url. Tokens, codes, interaction ids and client secrets are stored
  * only in this form (RFC 6819 §5.1.4.1.3). Every one of them is 256 random bits, so a fast hash
  * is enough: there is nothing to brute-force that a slow password hash would protect.
- * Synchronous (Web Crypto's digest is asynchronous and several times slower for short input).
+ * Synchronous (Web Crypto's digest is asynchronous and slower for short input; see BENCHMARKS.md).
  */
 export function sha256Base64url(value: string): string {
   if (nativeHash) return nativeHash('sha256', value, 'base64url');

@@ -6,7 +6,11 @@
 
 const brand = Symbol.for('authgate.OAuthError');
 
-/** Error codes of RFC 6749 §4.1.2.1, §5.2, RFC 6750 §3.1, RFC 7009 §2.2.1 and OIDC prompt errors. */
+/**
+ * Error codes of RFC 6749 §4.1.2.1, §5.2, RFC 6750 §3.1, RFC 7009 §2.2.1 and OIDC prompt errors.
+ * @group Authorization
+ * @group Token
+ */
 export type OAuthErrorCode =
   // RFC 6749 §4.1.2.1 / §5.2
   | 'invalid_request'
@@ -22,10 +26,10 @@ export type OAuthErrorCode =
   // RFC 6750 §3.1
   | 'invalid_token'
   | 'insufficient_scope'
-  // OpenID Connect Core §3.1.2.6, used by SPEC 2.6 for `prompt=none`
+  // OpenID Connect Core §3.1.2.6, for `prompt=none` (docs/reference.md#prompt-and-sign-in-requirements)
   | 'login_required'
   | 'consent_required'
-  // error pages (DESIGN.md, pinned details)
+  // error pages (docs/reference.md#error-index)
   | 'invalid_redirect_uri';
 
 /** What RFC 6749 §5.2 allows in `error_description`: %x20-21 / %x23-5B / %x5D-7E. */
@@ -43,7 +47,11 @@ export function asciiDescription(text: string): string {
   return text.replace(/"/g, "'").replace(/\\/g, '/').replace(/\s/g, ' ').replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '?');
 }
 
-/** A protocol error with a client-safe description (ASCII, `asciiDescription`). */
+/**
+ * A protocol error with a client-safe description (ASCII, `asciiDescription`).
+ * @group Authorization
+ * @group Token
+ */
 export class OAuthError extends Error {
   readonly [brand] = true;
   readonly code: OAuthErrorCode;
@@ -92,12 +100,19 @@ export class AuthorizeError {
   }
 }
 
-/** Brand check that also works across copies of the package. */
+/**
+ * Brand check that also works across copies of the package.
+ * @group Authorization
+ * @group Token
+ */
 export function isOAuthError(value: unknown): value is OAuthError {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[brand] === true;
 }
 
-/** A bad option given to `new AuthorizationServer()`. The message names the option. */
+/**
+ * A bad option given to `new AuthorizationServer()`. The message names the option.
+ * @group Authorization
+ */
 export class ConfigError extends Error {
   /** The option path, e.g. `lifetimes.code`. */
   readonly option: string;

@@ -1,6 +1,7 @@
 /**
  * authgate: an embeddable OAuth 2.0 authorization server.
  * @packageDocumentation
+ * @module authgate
  */
 export { AuthorizationServer, type ClientTypes } from './server.js';
 export type { AuthorizationServerOptions, ResolvedOptions } from './options.js';

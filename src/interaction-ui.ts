@@ -22,6 +22,11 @@ import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from './types.js'
  *   `handleDecisionForm` answer any other browser with an error page.
  */
 
+/**
+ * Where the interaction routes send users and what their pages show: the options of
+ * `handleAuthorize` and `interactionResponse`, and part of every adapter's (`AdapterOptions`).
+ * @group Adapter kit
+ */
 export interface InteractionUiOptions {
   /** Where the host signs users in. Default `/login`. */
   loginUrl?: string;
@@ -37,14 +42,20 @@ export interface InteractionUiOptions {
   browserCookiePath?: string;
 }
 
-/** The double-submit cookie of the consent form. */
+/**
+ * The double-submit cookie of the consent form.
+ * @group Adapter kit
+ */
 export const CSRF_COOKIE = 'authgate_csrf';
 
 
 // Adapters pass an absolute URL when they know the scheme; proxy headers are not trusted here.
 const isHttps = (request: OAuthRequest) => request.url.startsWith('https:');
 
-/** Default response for any decision. */
+/**
+ * Default response for any decision.
+ * @group Adapter kit
+ */
 export function interactionResponse(decision: AuthorizeDecision, request: OAuthRequest, options: InteractionUiOptions = {}): OAuthResponse {
   const basePath = options.basePath ?? '/v1/oauth';
   switch (decision.type) {
@@ -73,7 +84,10 @@ export function interactionResponse(decision: AuthorizeDecision, request: OAuthR
   }
 }
 
-/** What `handleAuthorize` decided, and what the adapter sends with it. */
+/**
+ * What `handleAuthorize` decided, and what the adapter sends with it.
+ * @group Adapter kit
+ */
 export interface AuthorizeHandling {
   decision: AuthorizeDecision;
   /** The request as the core saw it (with the binding cookie): pass it to `interactionResponse`. */
@@ -86,6 +100,7 @@ export interface AuthorizeHandling {
  * `GET {basePath}/authorize`, bound to the browser that sends it: the browser's binding cookie
  * (a new one when it has none) goes with the request, and a new one is set with a `login` or
  * `consent` decision, the ones that store an interaction.
+ * @group Adapter kit
  */
 export async function handleAuthorize(server: AuthorizationServer, request: OAuthRequest, options: InteractionUiOptions = {}): Promise<AuthorizeHandling> {
   const binding = bindBrowser(request, { path: options.browserCookiePath ?? `${options.basePath ?? '/v1/oauth'}/authorize` });
@@ -94,7 +109,10 @@ export async function handleAuthorize(server: AuthorizationServer, request: OAut
   return { decision, request: binding.request, setCookie: stored ? binding.setCookie : undefined };
 }
 
-/** `GET {basePath}/authorize/resume?interaction=<id>`, from the browser that started the interaction only. */
+/**
+ * `GET {basePath}/authorize/resume?interaction=<id>`, from the browser that started the interaction only.
+ * @group Adapter kit
+ */
 export async function handleResume(server: AuthorizationServer, request: OAuthRequest): Promise<AuthorizeDecision> {
   let interaction: string | undefined;
   try {
@@ -109,6 +127,7 @@ export async function handleResume(server: AuthorizationServer, request: OAuthRe
 /**
  * `POST {basePath}/authorize/decision` with `interaction`, `csrf` and `decision=approve|deny`,
  * from the browser that started the interaction only.
+ * @group Adapter kit
  */
 export async function handleDecisionForm(server: AuthorizationServer, request: OAuthRequest): Promise<AuthorizeDecision> {
   let form: Partial<Record<'interaction' | 'csrf' | 'decision', string>>;

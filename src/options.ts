@@ -43,8 +43,8 @@ const schema = z.object({
   /** When set, `iss` is added to every authorization response (RFC 9207). */
   issuer: issuer.optional(),
   /**
-   * Lifetimes in seconds. Defaults from SPEC 8; refresh tokens never expire unless set (SPEC names
-   * no lifetime). `grant`: an absolute lifetime of a whole token family, from the authorization on
+   * Lifetimes in seconds. Defaults: docs/reference.md#lifetimes; refresh tokens never expire
+   * unless set. `grant`: an absolute lifetime of a whole token family, from the authorization on
    * (no refresh after it, no token issued to outlive it); default none.
    */
   lifetimes: z.object({
@@ -55,13 +55,13 @@ const schema = z.object({
     grant: seconds.nullable().default(null),
   }).strict().prefault({}),
   /**
-   * `compatible` (default) reproduces SPEC.md. `strict` applies OAuth 2.1 / RFC 9700 defaults:
+   * `compatible` (default): docs/reference.md#profiles. `strict` applies OAuth 2.1 / RFC 9700 defaults:
    * no implicit flow, PKCE for every client, client authentication on refresh, no client
    * credentials in the query string, and an `issuer` (so `iss` is always sent). Each of those
    * knobs can still be set on its own below.
    */
   profile: z.enum(['compatible', 'strict']).default('compatible'),
-  /** `response_type=token` (SPEC 1, 4.1). Default: on in `compatible`, off in `strict` (RFC 9700 §2.1.2). */
+  /** `response_type=token` (RFC 6749 §4.2). Default: on in `compatible`, off in `strict` (RFC 9700 §2.1.2). */
   allowImplicit: z.boolean().optional(),
   /** PKCE (RFC 7636) for every code request, not only public clients'. Default: off in `compatible`, on in `strict`. */
   requirePkce: z.boolean().optional(),
@@ -75,9 +75,9 @@ const schema = z.object({
    * (client, challenge) pairs it issued codes for or refused, all clients together.
    */
   rejectReusedPkceChallenge: z.boolean().default(false),
-  /** SPEC 4.2 lists no client credentials for refresh; `true` makes them required (RFC 6749 §6). Default: off in `compatible`, on in `strict`. */
+  /** Without it a refresh needs no client credentials (docs/reference.md#refresh-token-grant); `true` makes them required (RFC 6749 §6). Default: off in `compatible`, on in `strict`. */
   requireClientAuthOnRefresh: z.boolean().optional(),
-  /** `client_secret` in the query string, as SPEC 4.2's examples send it (RFC 6749 §2.3.1 forbids it). Default: on in `compatible`, off in `strict`. */
+  /** `client_secret` in the query string, as some clients send it (docs/reference.md#profiles; RFC 6749 §2.3.1 forbids it). Default: on in `compatible`, off in `strict`. */
   allowCredentialsInQuery: z.boolean().optional(),
   /**
    * Seconds after a refresh during which presenting the just-rotated refresh token again is
@@ -117,7 +117,7 @@ const schema = z.object({
   allowDynamicRegistration: z.boolean().default(false),
   /** Decide each dynamic registration: return false to refuse it. */
   onDynamicRegistration: z.custom<(metadata: { clientName: string; redirectUri: string }, request: OAuthRequest) => boolean | Promise<boolean>>((v) => typeof v === 'function', 'expected a function').optional(),
-  /** A host's own scope vocabulary and resource rule, replacing SPEC 2.5's `read` / `read write`. */
+  /** A host's own scope vocabulary and resource rule, replacing the default `read` / `read write` (docs/reference.md#scope). */
   scopes: z.object({
     values: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,64}$/, 'expected scope tokens (RFC 6749 section 3.3)')).min(1).max(100),
     default: z.array(z.string()).min(1),
@@ -136,10 +136,16 @@ const schema = z.object({
   onError: z.custom<(error: unknown) => void>((v) => typeof v === 'function', 'expected a function').optional(),
 }).strict();
 
-/** What `new AuthorizationServer(options)` accepts. */
+/**
+ * What `new AuthorizationServer(options)` accepts.
+ * @group Authorization
+ */
 export type AuthorizationServerOptions = z.input<typeof schema>;
 type Knobs = 'allowImplicit' | 'requirePkce' | 'requireClientAuthOnRefresh' | 'allowCredentialsInQuery';
-/** Options after defaults (the profile's, for the knobs not set), frozen. */
+/**
+ * Options after defaults (the profile's, for the knobs not set), frozen.
+ * @group Authorization
+ */
 export type ResolvedOptions = Readonly<Omit<z.output<typeof schema>, Knobs> & Record<Knobs, boolean>>;
 
 const PROFILES: Record<'compatible' | 'strict', Record<Knobs, boolean>> = {

@@ -6,7 +6,10 @@ import { isMethod } from './http.js';
  * for a redirect. Kept in the core so that every adapter serves the same bytes and headers.
  */
 
-/** Escape text for HTML element content and quoted attribute values. */
+/**
+ * Escape text for HTML element content and quoted attribute values.
+ * @group Adapter kit
+ */
 export function escapeHtml(value: string): string {
   return value.replace(/[&<>"'`]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
@@ -14,6 +17,7 @@ export function escapeHtml(value: string): string {
 /**
  * Headers for every HTML page: no framing (clickjacking, RFC 9700 §4.16), no referrer, no
  * caching, no sniffing, and no script at all.
+ * @group Adapter kit
  */
 export const PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'content-type': 'text/html; charset=utf-8',
@@ -29,7 +33,10 @@ h1{font-size:1.4rem}.box{border:1px solid #d0d7de;border-radius:8px;padding:1rem
 button{font:inherit;padding:.5rem 1.2rem;border-radius:6px;border:1px solid #0069ff;margin-right:.5rem;cursor:pointer}
 .site{font-weight:600;color:#57606a;margin:0 0 1rem}.primary{background:#0069ff;color:#fff}.secondary{background:#fff;color:#0069ff}code{background:#f6f8fa;padding:0 .2rem}`;
 
-/** How the built-in pages name the platform, so users can tell which site is asking. */
+/**
+ * How the built-in pages name the platform, so users can tell which site is asking.
+ * @group Adapter kit
+ */
 export interface PageOptions {
   siteName?: string;
 }
@@ -41,14 +48,20 @@ function page(status: number, title: string, content: string, options: PageOptio
   return { status, headers: { ...PAGE_HEADERS, ...headers }, body };
 }
 
-/** The error page for an `error` decision: says what is wrong in plain words; never redirects. */
+/**
+ * The error page for an `error` decision: says what is wrong in plain words; never redirects.
+ * @group Adapter kit
+ */
 export function renderErrorPage(decision: Extract<AuthorizeDecision, { type: 'error' }>, options: PageOptions = {}): OAuthResponse {
   return page(decision.status, 'Authorization error', `<h1>This authorization request cannot be completed</h1>
 <div class="box"><p>${escapeHtml(decision.description)}</p><p>Error code: <code>${escapeHtml(decision.error)}</code></p></div>
 <p>Go back to the application and try again, or contact its developer.</p>`, options);
 }
 
-/** The default consent page: the application, the scope in plain words, Authorize and Deny. */
+/**
+ * The default consent page: the application, the scope in plain words, Authorize and Deny.
+ * @group Adapter kit
+ */
 export function renderConsentPage(interaction: Interaction, form: { action: string; csrfToken: string; switchAccountUrl?: string } & PageOptions): OAuthResponse {
   const items = interaction.scope.map((s) => `<li>${escapeHtml(interaction.scopeDescriptions?.[s] ?? s)}</li>`).join('');
   const who = interaction.account
@@ -69,6 +82,7 @@ export function renderConsentPage(interaction: Interaction, form: { action: stri
 /**
  * The response for a `redirect` or `error` decision: 302 after a GET, 303 after a POST (so the
  * browser never re-posts the form to the client, RFC 9700 §4.12), or the error page.
+ * @group Adapter kit
  */
 export function decisionResponse(
   decision: Extract<AuthorizeDecision, { type: 'redirect' | 'error' }>,

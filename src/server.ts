@@ -24,7 +24,10 @@ import type { AuthenticateResult, AuthorizationInfo, AuthorizeDecision, ClientIn
 const plausibleClientId = (value: unknown): value is string =>
   typeof value === 'string' && value.length > 0 && value.length <= 200 && !/[\x00-\x1f\x7f]/.test(value);
 
-/** What a client may use, as `registerClient` takes it (RFC 7591 §2 `response_types`, `grant_types`). */
+/**
+ * What a client may use, as `registerClient` takes it (RFC 7591 §2 `response_types`, `grant_types`).
+ * @group Authorization
+ */
 export interface ClientTypes {
   /** Default: every response type the server allows (`code`, and `token` where the implicit flow is on). */
   responseTypes?: ClientResponseType[];
@@ -52,9 +55,13 @@ function typeList<T extends string>(value: unknown, known: readonly T[]): T[] | 
  *   name: 'Example App',
  *   redirectUri: 'https://app.example/callback',
  * });
+ * @group Authorization
  */
 export class AuthorizationServer {
-  /** The resolved options, frozen. */
+  /**
+   * The resolved options, frozen.
+   * @group Authorization
+   */
   readonly options: ResolvedOptions;
   private readonly ctx: Context;
 
@@ -84,10 +91,11 @@ export class AuthorizationServer {
   }
 
   /**
-   * Register an application (SPEC 2.1). The client secret is returned once; only its hash is
-   * stored. The callback URL must be https (http only for loopback hosts), with no fragment,
-   * user information, wildcard or response parameter.
+   * Register an application (docs/reference.md#clients). The client secret is returned once; only
+   * its hash is stored. The callback URL must be https (http only for loopback hosts), with no
+   * fragment, user information, wildcard or response parameter.
    * @throws OAuthError `invalid_request` (use `isOAuthError`) when the name or URL is refused.
+   * @group Authorization
    */
   async registerClient(input: { name: string; redirectUri: string; public?: false } & ClientTypes): Promise<RegisteredClient>;
   /**
@@ -131,60 +139,87 @@ export class AuthorizationServer {
     return clientSecret === null ? { clientId, name, redirectUri, public: true } : { clientId, clientSecret, name, redirectUri };
   }
 
-  /** GET /v1/oauth/authorize: the start of the code and implicit flows (SPEC 4.1). */
+  /**
+   * GET /v1/oauth/authorize: the start of the code and implicit flows (RFC 6749 §4.1.1, §4.2.1;
+   * docs/reference.md#authorization-endpoint).
+   * @group Authorization
+   */
   authorize(request: OAuthRequest): Promise<AuthorizeDecision> {
     return authorize(this.ctx, request);
   }
 
-  /** After a `login` decision, once the host has signed the user in. */
+  /**
+   * After a `login` decision, once the host has signed the user in.
+   * @group Authorization
+   */
   resume(interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
     return resume(this.ctx, interactionId, request);
   }
 
-  /** After a `consent` decision: the signed-in user authorized the application. */
+  /**
+   * After a `consent` decision: the signed-in user authorized the application.
+   * @group Authorization
+   */
   approve(interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
     return approve(this.ctx, interactionId, request);
   }
 
-  /** After a `consent` decision: the user refused; redirects with `error=access_denied`. */
+  /**
+   * After a `consent` decision: the user refused; redirects with `error=access_denied`.
+   * @group Authorization
+   */
   deny(interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
     return deny(this.ctx, interactionId, request);
   }
 
   /**
-   * Whether `request` comes from the browser that started the interaction (DESIGN: an
-   * interaction belongs to the browser that started it): `null` when it may continue (the same
-   * browser, an interaction created without a binding, or an unknown or expired one, which
-   * `resume` / `approve` / `deny` then report), otherwise the error page to show instead:
-   * `invalid_request`, "This authorization was started in another browser". The adapters call it
-   * on `resume` and on the consent form's POST; a host with its own pages calls it before
-   * `resume`, `approve` or `deny`, and binds its own authorization route with `bindBrowser`.
-   * `resume`, `approve` and `deny` themselves do not check it.
+   * Whether `request` comes from the browser that started the interaction
+   * (docs/reference.md#browser-binding): `null` when it may continue (the same browser, an
+   * interaction created without a binding, or an unknown or expired one, which `resume` /
+   * `approve` / `deny` then report), otherwise the error page to show instead: `invalid_request`,
+   * "This authorization was started in another browser". The adapters call it on `resume` and on
+   * the consent form's POST; a host with its own pages calls it before `resume`, `approve` or
+   * `deny`, and binds its own authorization route with `bindBrowser`. `resume`, `approve` and
+   * `deny` themselves do not check it.
    *
    * @example
    * const refused = await server.checkBrowserBinding(interactionId, request);
    * const decision = refused ?? (await server.approve(interactionId, request));
+   * @group Authorization
    */
   checkBrowserBinding(interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision | null> {
     return checkBrowserBinding(this.ctx, interactionId, request);
   }
 
-  /** POST /v1/oauth/token (SPEC 4.2): code exchange and refresh. */
+  /**
+   * POST /v1/oauth/token (RFC 6749 §3.2; docs/reference.md#token-endpoint): code exchange and refresh.
+   * @group Token
+   */
   token(request: OAuthRequest): Promise<OAuthResponse> {
     return token(this.ctx, request);
   }
 
-  /** POST /v1/oauth/revoke (SPEC 4.3, RFC 7009). A revocation storage could not record is 503, never 200. */
+  /**
+   * POST /v1/oauth/revoke (RFC 7009; docs/reference.md#revocation-endpoint). A revocation storage
+   * could not record is 503, never 200.
+   * @group Revocation
+   */
   revoke(request: OAuthRequest): Promise<OAuthResponse> {
     return revoke(this.ctx, request);
   }
 
-  /** POST /v1/oauth/introspect (RFC 7662): a confidential client asks about one of its tokens. */
+  /**
+   * POST /v1/oauth/introspect (RFC 7662): a confidential client asks about one of its tokens.
+   * @group Resource
+   */
   introspect(request: OAuthRequest): Promise<OAuthResponse> {
     return introspect(this.ctx, request);
   }
 
-  /** POST /v1/oauth/register (RFC 7591): dynamic registration of public clients, when enabled. */
+  /**
+   * POST /v1/oauth/register (RFC 7591): dynamic registration of public clients, when enabled.
+   * @group Authorization
+   */
   registerDynamic(request: OAuthRequest): Promise<OAuthResponse> {
     return register(this.ctx, request, (input) => this.registerClient({ ...input, public: true }));
   }
@@ -192,24 +227,32 @@ export class AuthorizationServer {
   /**
    * GET /.well-known/oauth-authorization-server (RFC 8414); 404 without an `issuer`, 405 for
    * methods other than GET and HEAD. Adapters pass where they mounted the OAuth routes.
+   * @group Token
    */
   metadata(request?: { method: string }, options?: MetadataOptions): OAuthResponse {
     return metadata(this.ctx, request, options);
   }
 
-  /** The metadata document itself, or `null` without an `issuer`. */
+  /**
+   * The metadata document itself, or `null` without an `issuer`.
+   * @group Token
+   */
   metadataDocument(options?: MetadataOptions): Record<string, unknown> | null {
     return metadataDocument(this.ctx, options);
   }
 
-  /** GET /.well-known/jwks.json: the public keys of JWT access tokens; 404 for opaque tokens, 405 for methods other than GET and HEAD. */
+  /**
+   * GET /.well-known/jwks.json: the public keys of JWT access tokens; 404 for opaque tokens, 405 for methods other than GET and HEAD.
+   * @group Token
+   */
   jwks(request?: { method: string }): Promise<OAuthResponse> {
     return jwks(this.ctx, request);
   }
 
   /**
-   * Check the bearer token of a resource API request (SPEC 4.4): `read` allows GET and HEAD,
-   * `read write` also POST, PUT, PATCH and DELETE.
+   * Check the bearer token of a resource API request (RFC 6750; docs/reference.md#resource-check):
+   * `read` allows GET and HEAD, `read write` also POST, PUT, PATCH and DELETE.
+   * @group Resource
    */
   authenticate(request: OAuthRequest): Promise<AuthenticateResult> {
     // Storage failures are caught inside (a 503), without a wrapper promise on every API request.
@@ -217,8 +260,10 @@ export class AuthorizationServer {
   }
 
   /**
-   * The user revokes an application (SPEC 3.2): its consent, and every grant, code and token it
-   * holds for this user. The next `prompt=none` answers `consent_required`.
+   * The user revokes an application (docs/reference.md#revocation-semantics): its consent, and
+   * every grant, code and token it holds for this user. The next `prompt=none` answers
+   * `consent_required`.
+   * @group Revocation
    */
   async revokeAccess(input: { accountUuid: string; clientId: string }): Promise<void> {
     await this.ctx.storage.revokeAccess(input.accountUuid, input.clientId, this.ctx.clock.now());
@@ -228,6 +273,7 @@ export class AuthorizationServer {
   /**
    * What a pending interaction is about, without using it up: for a sign-in page that says
    * "Sign in to continue to <app>" and pre-fills the `i` hint. `null` when unknown or expired.
+   * @group Authorization
    */
   async describeInteraction(interactionId: string): Promise<{ kind: 'login' | 'consent'; client: { id: string; name: string }; scope: string[]; accountHint?: string; expiresAt: number } | null> {
     if (typeof interactionId !== 'string' || !interactionId || interactionId.length > 200) return null;
@@ -244,7 +290,10 @@ export class AuthorizationServer {
     };
   }
 
-  /** A registered application, without its secret; `null` when unknown. */
+  /**
+   * A registered application, without its secret; `null` when unknown.
+   * @group Authorization
+   */
   async getClient(clientId: string): Promise<ClientInfo | null> {
     const client = plausibleClientId(clientId) ? await this.ctx.storage.findClient(clientId) : null;
     return client && { clientId: client.id, name: client.name, redirectUri: client.redirectUri, public: client.secretHash === null, createdAt: client.createdAt };
@@ -254,6 +303,7 @@ export class AuthorizationServer {
    * Give an application a new client secret, returned once; the old one stops working at once.
    * Tokens already issued stay valid (use `revokeClientTokens` for those).
    * @throws OAuthError `invalid_client` when the client is unknown or public.
+   * @group Authorization
    */
   async resetClientSecret(clientId: string): Promise<{ clientId: string; clientSecret: string }> {
     const client = plausibleClientId(clientId) ? await this.ctx.storage.findClient(clientId) : null;
@@ -264,13 +314,19 @@ export class AuthorizationServer {
     return { clientId: client.id, clientSecret };
   }
 
-  /** Revoke every code and token an application holds, for every user. Users' consents stay. */
+  /**
+   * Revoke every code and token an application holds, for every user. Users' consents stay.
+   * @group Revocation
+   */
   async revokeClientTokens(clientId: string): Promise<void> {
     await this.ctx.storage.revokeClientGrants(clientId, this.ctx.clock.now());
     audit(this.ctx, { type: 'client.tokens_revoked', clientId });
   }
 
-  /** The applications a user has authorized, with scope and date (for an "Authorized applications" page). */
+  /**
+   * The applications a user has authorized, with scope and date (for an "Authorized applications" page).
+   * @group Authorization
+   */
   async listAuthorizations(accountUuid: string): Promise<AuthorizationInfo[]> {
     const consents = await this.ctx.storage.listConsents(accountUuid);
     const out: AuthorizationInfo[] = [];

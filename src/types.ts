@@ -3,7 +3,11 @@
  * Adapters translate framework objects into these and back; the core sees nothing else.
  */
 
-/** One HTTP request, as an adapter hands it to the core. */
+/**
+ * One HTTP request, as an adapter hands it to the core.
+ * @group Authorization
+ * @group Token
+ */
 export interface OAuthRequest {
   /** HTTP method, e.g. `'GET'` or `'POST'` (any case). */
   method: string;
@@ -18,22 +22,35 @@ export interface OAuthRequest {
   body?: string | Record<string, unknown>;
 }
 
-/** One HTTP response, as the core hands it to an adapter. */
+/**
+ * One HTTP response, as the core hands it to an adapter.
+ * @group Authorization
+ * @group Token
+ */
 export interface OAuthResponse {
   status: number;
   headers: Record<string, string>;
   body: string;
 }
 
-/** A user account of the host platform. Extra fields are kept but not sent to clients. */
+/**
+ * A user account of the host platform. Extra fields are kept but not sent to clients.
+ * @group Authorization
+ */
 export interface Account {
-  /** The account identifier, a hexadecimal string (SPEC 2.3 `info.uuid`). */
+  /**
+   * The account identifier, a hexadecimal string (the `info.uuid` of token responses,
+   * docs/reference.md#token-response).
+   */
   uuid: string;
   name: string;
   email: string;
 }
 
-/** The signed-in user, as the host's sign-in system reports it. */
+/**
+ * The signed-in user, as the host's sign-in system reports it.
+ * @group Authorization
+ */
 export interface UserSession {
   account: Account;
   /** When the user last signed in with a credential: ms since epoch. */
@@ -47,17 +64,24 @@ export interface UserSession {
  * const sessions: UserSessions = {
  *   current: (req) => mySessionStore.fromCookie(req.headers.cookie),
  * };
+ * @group Authorization
  */
 export interface UserSessions {
   current(request: OAuthRequest): UserSession | null | Promise<UserSession | null>;
 }
 
-/** A source of time, in ms since epoch. The default is the system clock. */
+/**
+ * A source of time, in ms since epoch. The default is the system clock.
+ * @group Authorization
+ */
 export interface Clock {
   now(): number;
 }
 
-/** What the host must show or do in the middle of an authorization request. */
+/**
+ * What the host must show or do in the middle of an authorization request.
+ * @group Authorization
+ */
 export interface Interaction {
   /** Unguessable, single use, short-lived. */
   id: string;
@@ -74,7 +98,10 @@ export interface Interaction {
   expiresAt: number;
 }
 
-/** The outcome of an authorization-endpoint step. Adapters handle each case explicitly. */
+/**
+ * The outcome of an authorization-endpoint step. Adapters handle each case explicitly.
+ * @group Authorization
+ */
 export type AuthorizeDecision =
   /** Send the browser to the client's callback: a code, a fragment, or an error. */
   | { type: 'redirect'; location: string }
@@ -85,7 +112,10 @@ export type AuthorizeDecision =
   /** Show an error page. Never a redirect: the client or its callback could not be trusted. */
   | { type: 'error'; status: number; error: string; description: string };
 
-/** The verified access token a resource API request carries. */
+/**
+ * The verified access token a resource API request carries.
+ * @group Resource
+ */
 export interface VerifiedToken {
   clientId: string;
   account: Account;
@@ -94,12 +124,18 @@ export interface VerifiedToken {
   expiresAt: number;
 }
 
-/** The result of `AuthorizationServer.authenticate()`. */
+/**
+ * The result of `AuthorizationServer.authenticate()`.
+ * @group Resource
+ */
 export type AuthenticateResult =
   | { ok: true; token: VerifiedToken }
   | { ok: false; response: OAuthResponse };
 
-/** A registered confidential application, as returned once by `registerClient()`. */
+/**
+ * A registered confidential application, as returned once by `registerClient()`.
+ * @group Authorization
+ */
 export interface RegisteredClient {
   clientId: string;
   /** Shown once: only its hash is stored. */
@@ -108,7 +144,10 @@ export interface RegisteredClient {
   redirectUri: string;
 }
 
-/** A registered public application (native or CLI app): no secret, PKCE required. */
+/**
+ * A registered public application (native or CLI app): no secret, PKCE required.
+ * @group Authorization
+ */
 export interface RegisteredPublicClient {
   clientId: string;
   name: string;
@@ -119,6 +158,7 @@ export interface RegisteredPublicClient {
 /**
  * A security event for the host's audit log or alerting. Carries ids, never a secret, token,
  * code or verifier. `at` is ms since epoch.
+ * @group Authorization
  */
 export type AuditEvent = { at: number } & (
   | { type: 'token.issued'; grantType: 'authorization_code' | 'refresh_token' | 'implicit'; clientId: string; accountUuid: string; grantId: string; scope: string[] }
@@ -143,10 +183,16 @@ export type AuditEvent = { at: number } & (
   | { type: 'interaction.started'; clientId: string; kind: 'consent'; signedIn: true; accountUuid: string }
 );
 
-/** An audit event before the core stamps its time. */
+/**
+ * An audit event before the core stamps its time.
+ * @group Authorization
+ */
 export type AuditEventInput = AuditEvent extends infer E ? (E extends { at: number } ? Omit<E, 'at'> : never) : never;
 
-/** A registered application as the host may show it (never its secret). */
+/**
+ * A registered application as the host may show it (never its secret).
+ * @group Authorization
+ */
 export interface ClientInfo {
   clientId: string;
   name: string;
@@ -157,7 +203,10 @@ export interface ClientInfo {
   createdAt: number;
 }
 
-/** One application a user has authorized. */
+/**
+ * One application a user has authorized.
+ * @group Authorization
+ */
 export interface AuthorizationInfo {
   client: { id: string; name: string };
   scope: string[];

@@ -2,6 +2,7 @@
  * authgate for Express 4 and 5: `createOAuthRouter(server)` mounts the OAuth endpoints and
  * `requireToken(server)` protects a resource API. Translation only: the protocol is in the core.
  * @packageDocumentation
+ * @module authgate/express
  */
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import {
@@ -22,7 +23,6 @@ import { readNodeBody } from '../node-body.js';
 import { coreHeaders } from '../node-headers.js';
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Locals {
       /** The verified access token, set by `requireToken`. */
@@ -34,7 +34,10 @@ declare global {
 /** A host hook of `createOAuthRouter`. */
 type Hook = (req: Request, res: Response, interaction: Interaction) => unknown;
 
-/** Options of `createOAuthRouter`. */
+/**
+ * Options of `createOAuthRouter`.
+ * @group Authorization
+ */
 export interface OAuthRouterOptions extends AdapterOptions {
   /**
    * Replace the default sign-in redirect: sign the user in, then send them to `resume`. `res`
@@ -80,6 +83,7 @@ function send(res: Response, response: OAuthResponse, setCookie?: string): void 
  * @example
  * app.use(createOAuthRouter(server, { loginUrl: '/login' }));
  * app.use('/v2', requireToken(server));
+ * @group Authorization
  */
 export function createOAuthRouter(server: AuthorizationServer, options: OAuthRouterOptions = {}): Router {
   const basePath = options.basePath ?? DEFAULT_BASE_PATH;
@@ -125,6 +129,7 @@ export function createOAuthRouter(server: AuthorizationServer, options: OAuthRou
 /**
  * Middleware for the resource API: answers 401/403 with an RFC 6750 `WWW-Authenticate`
  * challenge, or puts the verified token on `res.locals.oauth` and continues.
+ * @group Resource
  */
 export function requireToken(server: AuthorizationServer): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {

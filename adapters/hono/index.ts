@@ -4,6 +4,7 @@
  * runs on Node (`@hono/node-server`), Bun, Deno and edge runtimes. Translation only: the protocol
  * is in the core.
  * @packageDocumentation
+ * @module authgate/hono
  */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import {
@@ -25,13 +26,17 @@ import {
 /**
  * The variables `requireToken` sets: `new Hono<{ Variables: OAuthVariables }>()` types
  * `c.get('oauth')`.
+ * @group Resource
  */
 export type OAuthVariables = { oauth: VerifiedToken };
 
 /** A host hook of `createOAuthApp`. */
 type Hook = (c: Context, interaction: Interaction) => Response | Promise<Response>;
 
-/** Options of `createOAuthApp`. */
+/**
+ * Options of `createOAuthApp`.
+ * @group Authorization
+ */
 export interface OAuthAppOptions extends AdapterOptions {
   /** Replace the default sign-in redirect: sign the user in, then send them to `resume`. */
   onLogin?: Hook;
@@ -123,6 +128,7 @@ const send = (c: Context, response: OAuthResponse): Response =>
  * @example
  * app.route('/', createOAuthApp(server, { loginUrl: '/login' }));
  * app.use('/v2/*', requireToken(server));
+ * @group Authorization
  */
 export function createOAuthApp(server: AuthorizationServer, options: OAuthAppOptions = {}): Hono {
   const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
@@ -146,12 +152,13 @@ export function createOAuthApp(server: AuthorizationServer, options: OAuthAppOpt
 /**
  * Middleware for the resource API: answers 401/403 with an RFC 6750 `WWW-Authenticate`
  * challenge, or sets the verified token as `c.get('oauth')` and continues.
+ * @group Resource
  */
 export function requireToken(server: AuthorizationServer): MiddlewareHandler<{ Variables: OAuthVariables }> {
   return async (c, next) => {
     // The bearer check reads the method, the URL and Authorization only: copying every header
-    // out of the Fetch Headers object was a tenth of a protected request. Repeated lines come
-    // joined by ", ", as the core expects from Fetch.
+    // out of the Fetch Headers object weighed on every protected request (see BENCHMARKS.md).
+    // Repeated lines come joined by ", ", as the core expects from Fetch.
     const authorization = c.req.raw.headers.get('authorization');
     const request: OAuthRequest = { method: c.req.method, url: c.req.url, headers: authorization === null ? {} : { authorization } };
     const result = await server.authenticate(request);

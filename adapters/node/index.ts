@@ -4,6 +4,7 @@
  * `(req, res, next)` functions, so they also fit connect, polka and the like. Translation only:
  * the protocol is in the core.
  * @packageDocumentation
+ * @module authgate/node
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
@@ -30,13 +31,20 @@ declare module 'http' {
   }
 }
 
-/** Connect-style `next`: no argument to pass the request on, an error to fail it. */
+/**
+ * Connect-style `next`: no argument to pass the request on, an error to fail it.
+ * @group Authorization
+ * @group Resource
+ */
 export type NextFunction = (error?: unknown) => void;
 
 /** A host hook of `createOAuthHandler`. */
 type Hook = (req: IncomingMessage, res: ServerResponse, interaction: Interaction) => unknown;
 
-/** Options of `createOAuthHandler`. */
+/**
+ * Options of `createOAuthHandler`.
+ * @group Authorization
+ */
 export interface OAuthHandlerOptions extends AdapterOptions {
   /**
    * Replace the default sign-in redirect: sign the user in, then send them to `resume`. `res`
@@ -48,7 +56,10 @@ export interface OAuthHandlerOptions extends AdapterOptions {
   onConsent?: Hook;
 }
 
-/** What `createOAuthHandler` returns. */
+/**
+ * What `createOAuthHandler` returns.
+ * @group Authorization
+ */
 export type OAuthHandler = (req: IncomingMessage, res: ServerResponse, next?: NextFunction) => void;
 
 const toOAuthRequest = (req: IncomingMessage): OAuthRequest => ({
@@ -93,6 +104,7 @@ function plain(res: ServerResponse, status: number, text: string): void {
  * const oauth = createOAuthHandler(server, { loginUrl: '/login' });
  * const protect = requireToken(server);
  * createServer((req, res) => oauth(req, res, () => protect(req, res, () => res.end(req.oauth!.account.uuid))));
+ * @group Authorization
  */
 export function createOAuthHandler(server: AuthorizationServer, options: OAuthHandlerOptions = {}): OAuthHandler {
   const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
@@ -127,6 +139,7 @@ export function createOAuthHandler(server: AuthorizationServer, options: OAuthHa
 /**
  * Middleware for the resource API: answers 401/403 with an RFC 6750 `WWW-Authenticate`
  * challenge, or puts the verified token on `req.oauth` and calls `next()`.
+ * @group Resource
  */
 export function requireToken(server: AuthorizationServer): (req: IncomingMessage, res: ServerResponse, next: NextFunction) => void {
   return (req, res, next) => {

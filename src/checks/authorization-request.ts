@@ -15,7 +15,7 @@ import type { AuthorizeDecision, OAuthRequest } from '../types.js';
  * §4.1.2.1); then the scope, also an error page; only then do errors go back to the client's
  * callback. Each error says which (`AuthorizeError.callback`), and `errorDecision` is the one
  * place that turns it into the answer. The checks, their order and their answers are listed in
- * docs/reference.md (Authorization endpoint).
+ * docs/reference.md#authorization-endpoint.
  */
 
 const PROMPTS: readonly string[] = ['none', 'login', 'select_account'];

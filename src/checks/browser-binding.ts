@@ -1,6 +1,6 @@
 /**
- * Browser binding of interactions (DESIGN: "An interaction belongs to the browser that started
- * it"; SECURITY-MATRIX, issue 14 item 10).
+ * Browser binding of interactions: an interaction belongs to the browser that started it
+ * (docs/reference.md#browser-binding; SECURITY.md U-10).
  *
  * Interaction ids travel in URLs (the sign-in redirect, the resume link, "Use another account").
  * Whoever learns one (a Referer, an analytics script on the login page, history, logs) could
@@ -30,7 +30,10 @@ import { errorPage, pageFailure } from '../endpoints/failure.js';
 import type { AuthorizationRequestRecord } from '../storage/types.js';
 import type { AuthorizeDecision, OAuthRequest } from '../types.js';
 
-/** The name of the browser-binding cookie. */
+/**
+ * The name of the browser-binding cookie.
+ * @group Adapter kit
+ */
 export const BROWSER_COOKIE = 'authgate_browser';
 
 /** What `randomToken()` produces: 32 random bytes, base64url. Anything else is not ours. */
@@ -83,7 +86,10 @@ export function sameBrowser(req: Pick<AuthorizationRequestRecord, 'browserHash'>
 export const ANOTHER_BROWSER =
   'This authorization was started in another browser. Open the application in this browser and start again from there.';
 
-/** Options of `bindBrowser`. */
+/**
+ * Options of `bindBrowser`.
+ * @group Adapter kit
+ */
 export interface BrowserBindingOptions {
   /**
    * The cookie's `Path`: every route that continues the interaction must be under it. The
@@ -95,7 +101,10 @@ export interface BrowserBindingOptions {
   secure?: boolean;
 }
 
-/** The result of `bindBrowser`. */
+/**
+ * The result of `bindBrowser`.
+ * @group Adapter kit
+ */
 export interface BrowserBinding {
   /**
    * The request to pass to `server.authorize()`: the original one when the browser already had
@@ -129,6 +138,7 @@ export interface BrowserBinding {
  * const refused = await server.checkBrowserBinding(interactionId, request);
  * if (refused) return render(refused); // an error page: started in another browser
  * const result = await server.approve(interactionId, request);
+ * @group Adapter kit
  */
 export function bindBrowser(request: OAuthRequest, options: BrowserBindingOptions = {}): BrowserBinding {
   if (browserSecret(request) !== undefined) return { request, setCookie: undefined };

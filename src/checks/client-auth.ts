@@ -20,9 +20,10 @@ function formDecode(value: string): string {
 }
 
 /**
- * `Basic <base64(id:secret)>`, or `undefined` when the header is absent, empty or `Bearer` (the
- * SPEC's revocation example sends the token that way: no client authentication). Any other
- * scheme is one this server does not support: `invalid_client` (SPEC 7.2).
+ * `Basic <base64(id:secret)>`, or `undefined` when the header is absent, empty or `Bearer` (some
+ * clients send the token that way at revocation: no client authentication;
+ * docs/reference.md#client-authentication). Any other scheme is one this server does not
+ * support: `invalid_client` (RFC 6749 §5.2).
  */
 function basicCredentials(request: OAuthRequest): { clientId: string; secret: string } | undefined {
   if (repeatedAuthorization(request)) {
@@ -108,7 +109,7 @@ export function verifyClient(client: ClientRecord | null, credentials: ClientCre
   return client;
 }
 
-/** Built only on failure: an Error captures a stack trace, a few µs on every request otherwise. */
+/** Built only on failure: an Error captures a stack trace, which every request would pay for otherwise (see BENCHMARKS.md). */
 function clientFailure(credentials: ClientCredentials): OAuthError {
   return credentials.method === 'basic' ? basicFailure() : new OAuthError('invalid_client', 'Client authentication failed.', 401);
 }

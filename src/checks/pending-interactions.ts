@@ -1,9 +1,10 @@
 /**
- * What an anonymous flood may cost (issue 14, item 11). Every authorization request for a valid
- * client from a browser that is not signed in stores a `login` interaction until it expires
- * (`lifetimes.interaction`); nothing about such a request identifies who sent it, and a script
- * can send as many as it likes, with or without cookies (a binding cookie is handed out to
- * anyone who asks, so waiting for one would stop only clients that keep no cookies).
+ * What an anonymous flood may cost (docs/reference.md#interactions: pending sign-in steps are
+ * capped). Every authorization request for a valid client from a browser that is not signed in
+ * stores a `login` interaction until it expires (`lifetimes.interaction`); nothing about such a
+ * request identifies who sent it, and a script can send as many as it likes, with or without
+ * cookies (a binding cookie is handed out to anyone who asks, so waiting for one would stop only
+ * clients that keep no cookies).
  *
  * So each server instance remembers the anonymous interactions it stored, in order, and keeps
  * at most `maxPendingAnonymousInteractions` of them pending: storing one more forgets the oldest

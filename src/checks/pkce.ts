@@ -61,9 +61,10 @@ export function checkVerifier(
 
 /**
  * The (client, challenge) pairs codes were issued (or refused) for lately, to notice a client
- * that sends the same challenge again (SECURITY-MATRIX P-10; RFC 9700 §2.1.1 asks for "a
- * reasonable effort at detecting" constant challenges, which make PKCE worthless). A bounded memory of this process:
- * at `capacity` the oldest pair is forgotten, and several server instances each see their own.
+ * that sends the same challenge again (SECURITY.md P-10; docs/reference.md#pkce; RFC 9700 §2.1.1
+ * asks for "a reasonable effort at detecting" constant challenges, which make PKCE worthless). A
+ * bounded memory of this process: at `capacity` the oldest pair is forgotten, and several server
+ * instances each see their own.
  */
 export class RecentPairs {
   // Map keeps insertion order: the first key is the oldest.

@@ -1,5 +1,5 @@
 /**
- * Scope. By default the SPEC's vocabulary (SPEC 2.5): absent means `read`; `read` or
+ * Scope. By default the vocabulary of docs/reference.md#scope: absent means `read`; `read` or
  * `read write` (either order); anything else is invalid, and parsing is exact (`READ`,
  * `read,write`, `read  write` and `write` are invalid). `read` allows GET and HEAD; `write` adds
  * every other method. A host can declare its own vocabulary and rule instead (`scopes` option).
@@ -7,7 +7,10 @@
 
 export type ScopeValue = 'read' | 'write';
 
-/** A host's own scope vocabulary (the `scopes` option). */
+/**
+ * A host's own scope vocabulary (the `scopes` option).
+ * @group Resource
+ */
 export interface ScopeOptions {
   /** Every scope value the server knows, e.g. `['account:read', 'droplet:create']`. */
   values: string[];
@@ -19,7 +22,10 @@ export interface ScopeOptions {
   descriptions?: Record<string, string>;
 }
 
-/** Parse a `scope` parameter with the SPEC vocabulary. `undefined` is `read`; `null` means invalid. */
+/**
+ * Parse a `scope` parameter with the default vocabulary. `undefined` is `read`; `null` means invalid.
+ * @group Resource
+ */
 export function parseScope(value: string | undefined): ScopeValue[] | null {
   if (value === undefined) return ['read'];
   if (value === 'read') return ['read'];
@@ -27,7 +33,10 @@ export function parseScope(value: string | undefined): ScopeValue[] | null {
   return null;
 }
 
-/** The wire form of a SPEC scope, always in canonical order (`read write`). */
+/**
+ * The wire form of a scope of the default vocabulary, always in canonical order (`read write`).
+ * @group Resource
+ */
 export function formatScope(scope: readonly string[]): string {
   return ['read', 'write'].filter((s) => scope.includes(s)).join(' ');
 }
@@ -40,21 +49,26 @@ export function covers(granted: readonly string[], requested: readonly string[])
 const READ_METHODS = new Set(['GET', 'HEAD']);
 
 /**
- * The scope a resource request needs (SPEC 2.5): GET and HEAD need `read`; DELETE, PUT, POST,
- * PATCH and any other method need `write` (unknown methods are denied by default).
+ * The scope a resource request needs (docs/reference.md#scope): GET and HEAD need `read`;
+ * DELETE, PUT, POST, PATCH and any other method need `write` (unknown methods are denied by
+ * default).
+ * @group Resource
  */
 export function requiredScope(method: string): ScopeValue {
   if (method === 'GET') return 'read'; // the common case, without upper-casing
   return READ_METHODS.has(method.toUpperCase()) ? 'read' : 'write';
 }
 
-/** What each SPEC scope value means to a user. */
-const SPEC_WORDS: Record<string, string> = {
+/** What each value of the default vocabulary means to a user. */
+const DEFAULT_WORDS: Record<string, string> = {
   read: 'See your account and resources (read-only).',
   write: 'Create, change and delete resources in your account.',
 };
 
-/** Parsing, formatting and checking of scope, for the SPEC vocabulary or a host's own. */
+/**
+ * Parsing, formatting and checking of scope, for the default vocabulary or a host's own.
+ * @group Resource
+ */
 export class ScopePolicy {
   constructor(private readonly custom?: ScopeOptions) {}
 
@@ -77,7 +91,7 @@ export class ScopePolicy {
     return this.custom ? this.custom.values.filter((v) => scope.includes(v)).join(' ') : formatScope(scope);
   }
 
-  /** Whether a token's scope allows a resource request; `needed` names the SPEC scope it lacks. */
+  /** Whether a token's scope allows a resource request; `needed` names the scope it lacks (default vocabulary only). */
   check(scope: readonly string[], request: { method: string; url: string }): { ok: true } | { ok: false; needed?: string } {
     // A copy for the host's rule: `scope` may be a store's own array (Storage.readToken).
     if (this.custom) return this.custom.allows([...scope], request) ? { ok: true } : { ok: false };
@@ -87,6 +101,6 @@ export class ScopePolicy {
 
   /** Plain words for a scope value on the consent page. */
   describe(value: string): string {
-    return this.custom ? this.custom.descriptions?.[value] ?? value : SPEC_WORDS[value] ?? value;
+    return this.custom ? this.custom.descriptions?.[value] ?? value : DEFAULT_WORDS[value] ?? value;
   }
 }

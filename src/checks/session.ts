@@ -8,8 +8,7 @@ import type { UserSession } from '../types.js';
  * (authorize, `resume`, `approve`, `deny`) checks again, with `sessionMeets`, against the session
  * it reads from its own request. Checked at one step only, a requirement could be met by one
  * session and the code issued to another: a consent shown after a fresh sign-in, approved from
- * a day-old session of the same account. See docs/reference.md (Prompt and sign-in
- * requirements).
+ * a day-old session of the same account. See docs/reference.md#prompt-and-sign-in-requirements.
  */
 export interface SessionRequirement {
   /** The stored request: its `prompt`, `maxAuthAge` and `accountHint`. */

@@ -62,8 +62,9 @@ function classify(ctx: Context, request: OAuthRequest): string | AuthenticateRes
 }
 
 /**
- * The resource API's check of `Authorization: Bearer <token>` (SPEC 4.4, 5.3; RFC 6750).
- * Scope follows the HTTP method (SPEC 2.5): `read` for GET and HEAD, `write` for the rest.
+ * The resource API's check of `Authorization: Bearer <token>` (RFC 6750;
+ * docs/reference.md#resource-check). Scope follows the HTTP method (docs/reference.md#scope):
+ * `read` for GET and HEAD, `write` for the rest.
  */
 export async function authenticate(ctx: Context, request: OAuthRequest, report: (error: unknown) => void): Promise<AuthenticateResult> {
   // Everything inside one try (free until something throws), rather than a wrapper promise on

@@ -51,7 +51,7 @@ async function decide(ctx: Context, client: ClientRecord, req: AuthorizationRequ
     if (!session) return errorDecision(ctx, new AuthorizeError('login_required', 'The user is not signed in.', req));
     // A public client is not identified by its client_id (anyone can send it, and any local
     // program can take a loopback port or a private-use scheme): a stored consent never lets it
-    // through without the user (RFC 8252 §8.6; SECURITY-MATRIX U-12).
+    // through without the user (RFC 8252 §8.6; SECURITY.md U-12).
     if (client.secretHash === null) {
       return errorDecision(ctx, new AuthorizeError('consent_required', 'This application is a public client: the user approves each of its requests.', req));
     }

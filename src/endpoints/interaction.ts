@@ -14,7 +14,7 @@ import { pageFailure } from './failure.js';
  * start them, `resume` after the host signed the user in, and `approve` / `deny` after consent.
  * Each step takes its interaction (single use) and checks every requirement of the original
  * request again, against the session it reads from its own request (`sessionMeets`). See
- * docs/reference.md (Interactions).
+ * docs/reference.md#interactions.
  */
 
 const EXPIRED = new AuthorizeError('invalid_request', 'This authorization step has expired or was already completed. Start again from the application.', null);

@@ -3,7 +3,10 @@ import { isMethod, jsonResponse } from '../http.js';
 import type { OAuthResponse } from '../types.js';
 import { jsonFailure } from './failure.js';
 
-/** Where the endpoints are, relative to the issuer. Adapters mount them at these paths. */
+/**
+ * Where the endpoints are, relative to the issuer. Adapters mount them at these paths.
+ * @group Adapter kit
+ */
 export const PATHS = {
   authorize: '/v1/oauth/authorize',
   token: '/v1/oauth/token',
@@ -46,7 +49,10 @@ export function metadataDocument(ctx: Context, options: MetadataOptions = {}): R
   };
 }
 
-/** Where an adapter mounted the routes, relative to the issuer. */
+/**
+ * Where an adapter mounted the routes, relative to the issuer.
+ * @group Adapter kit
+ */
 export interface MetadataOptions {
   /** The path of the OAuth endpoints. Default `/v1/oauth`. */
   basePath?: string;

@@ -8,10 +8,11 @@ import type { OAuthRequest, OAuthResponse } from '../types.js';
 import { jsonFailure } from './failure.js';
 
 /**
- * POST /v1/oauth/revoke (SPEC 4.3, RFC 7009). Holding the token is enough; credentials that are
- * sent must be right and the token must be theirs. Revoking either token of a pair revokes the
- * grant, and so both (RFC 7009 §2.1). An unknown or already revoked token also answers `200 {}`
- * (RFC 7009 §2.2), so the answer tells nothing about which tokens exist.
+ * POST /v1/oauth/revoke (RFC 7009; docs/reference.md#revocation-endpoint). Holding the token is
+ * enough; credentials that are sent must be right and the token must be theirs. Revoking either
+ * token of a pair revokes the grant, and so both (RFC 7009 §2.1). An unknown or already revoked
+ * token also answers `200 {}` (RFC 7009 §2.2), so the answer tells nothing about which tokens
+ * exist.
  */
 export async function revoke(ctx: Context, request: OAuthRequest): Promise<OAuthResponse> {
   try {

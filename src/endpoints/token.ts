@@ -37,7 +37,7 @@ const GRANTS: Record<string, Grant> = {
 };
 
 /**
- * POST /v1/oauth/token. Order (DESIGN): POST only; parse (a parameter twice is
+ * POST /v1/oauth/token. Order (docs/reference.md#token-endpoint): POST only; parse (a parameter twice is
  * `invalid_request`); client credentials, when sent, checked first; `grant_type`; then the
  * grant's own checks.
  */

@@ -9,16 +9,16 @@ import { mayUseGrant } from '../checks/client-auth.js';
 import { invalidGrant } from './invalid-grant.js';
 
 /**
- * `grant_type=authorization_code` (SPEC 3.1, 4.2; RFC 6749 §4.1.3). Checks that can fail
- * without using the code come first (DESIGN: a failed exchange does not use up the code); the
- * code is then redeemed in one atomic storage step together with the new tokens.
+ * `grant_type=authorization_code` (RFC 6749 §4.1.3; docs/reference.md#authorization-code-grant).
+ * Checks that can fail without using the code come first (a failed exchange does not use up the
+ * code); the code is then redeemed in one atomic storage step together with the new tokens.
  */
 export async function authorizationCodeGrant(
   ctx: Context,
   params: Partial<Record<'code' | 'redirect_uri' | 'code_verifier', string>>,
   client: ClientRecord | null,
 ): Promise<IssuedTokens> {
-  // SPEC 4.2 lists client_id and client_secret as required for this grant.
+  // RFC 6749 §4.1.3: the client authenticates (a public client with client_id alone).
   if (!client) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
   if (params.code === undefined) throw new OAuthError('invalid_request', 'The code parameter is missing.');
   if (params.redirect_uri === undefined) throw new OAuthError('invalid_request', 'The redirect_uri parameter is missing.');

@@ -10,9 +10,10 @@ import { checkAccountActive } from './authorization-code.js';
 import { invalidGrant } from './invalid-grant.js';
 
 /**
- * `grant_type=refresh_token` (SPEC 3.2, 4.2; RFC 6749 §6). The refresh token is single use: one
- * atomic storage step marks it rotated, invalidates the access token issued with it and stores
- * the new pair. A second use is a replay and revokes the whole family (RFC 9700 §4.14.2).
+ * `grant_type=refresh_token` (RFC 6749 §6; docs/reference.md#refresh-token-grant). The refresh
+ * token is single use: one atomic storage step marks it rotated, invalidates the access token
+ * issued with it and stores the new pair. A second use is a replay and revokes the whole family
+ * (RFC 9700 §4.14.2).
  */
 export async function refreshTokenGrant(
   ctx: Context,
@@ -30,7 +31,8 @@ export async function refreshTokenGrant(
   const now = ctx.clock.now();
   if (!found) {
     // Not stored: unknown, or a rotated token pruned since. Its family tells a replay apart, for
-    // as long as the family lives (DESIGN: prune never switches off reuse detection).
+    // as long as the family lives: prune never switches off reuse detection
+    // (docs/reference.md#refresh-token-rotation-and-families).
     const family = familyOf(params.refresh_token);
     const known = family === null ? null : await ctx.storage.findRefreshFamily(sha256Base64url(family));
     if (known && (!client || client.id === known.clientId)) return replay(ctx, known.grantId, known.clientId, null, now);

@@ -11,6 +11,7 @@
  *   40P01) and the operation failed again when retried once.
  * - `database`: anything else (connection refused, timeout, missing table: run `migrate()`).
  * The original error is in `cause`, for logs only: authgate answers `server_error` to clients.
+ * @group Storage
  */
 export class PostgresStorageError extends Error {
   override readonly name = 'PostgresStorageError';

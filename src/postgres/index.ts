@@ -12,6 +12,7 @@
  * const server = new AuthorizationServer({ storage, sessions });
  * setInterval(() => storage.prune(), 3600_000);  // from time to time: delete expired rows
  * @packageDocumentation
+ * @module authgate/postgres
  */
 import type { PgPool } from './pool.js';
 import { PostgresStorage, type PostgresStorageOptions } from './storage.js';
@@ -29,6 +30,7 @@ export { PostgresStorage, type PostgresStorageOptions } from './storage.js';
  *
  * @example
  * const { storage, close } = await openPostgresStorage(process.env.DATABASE_URL!);
+ * @group Storage
  */
 export async function openPostgresStorage(
   connectionString: string,

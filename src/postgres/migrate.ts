@@ -4,7 +4,10 @@
 import type { Db } from './db.js';
 import { MIGRATIONS, quote } from './schema.js';
 
-/** What `migrate()` did: the schema version before and after. Equal when nothing was to do. */
+/**
+ * What `migrate()` did: the schema version before and after. Equal when nothing was to do.
+ * @group Storage
+ */
 export interface MigrateResult {
   from: number;
   to: number;

@@ -4,7 +4,10 @@
 import type { Db } from './db.js';
 import { ms } from './rows.js';
 
-/** What `prune()` deleted, by kind of row. */
+/**
+ * What `prune()` deleted, by kind of row.
+ * @group Storage
+ */
 export interface PruneResult {
   interactions: number;
   codes: number;

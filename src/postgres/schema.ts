@@ -6,7 +6,10 @@
 /** A plain lower-case SQL identifier: the only schema names and table prefixes accepted, so names can be quoted safely. */
 export const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 
-/** The current schema version this code knows: the version of the last of `MIGRATIONS`. */
+/**
+ * The current schema version this code knows: the version of the last of `MIGRATIONS`.
+ * @group Storage
+ */
 export const SCHEMA_VERSION = 2;
 
 /** The qualified, quoted name of every table. */

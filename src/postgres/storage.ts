@@ -27,7 +27,10 @@ import { prune, type PruneResult } from './prune.js';
 import { IDENTIFIER } from './schema.js';
 import { findRefreshFamily, findToken, rotateRefreshToken } from './tokens.js';
 
-/** Options of `new PostgresStorage(pool, options)`. */
+/**
+ * Options of `new PostgresStorage(pool, options)`.
+ * @group Storage
+ */
 export interface PostgresStorageOptions {
   /** The schema that holds authgate's tables; `migrate()` creates it when missing. Default `public`. */
   schema?: string;
@@ -45,6 +48,7 @@ export interface PostgresStorageOptions {
  *
  * Call `migrate()` once at startup (safe when several instances start at once) and `prune()`
  * from time to time. The storage never ends the pool: the host owns it.
+ * @group Storage
  */
 export class PostgresStorage implements Storage {
   /** The pool and the table names, which every topic module takes. */

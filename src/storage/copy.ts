@@ -4,7 +4,8 @@ import type { Account } from '../types.js';
  * A copy of an account, so that whoever receives it cannot change the one a store keeps. Records
  * are flat apart from the host's extra fields (`info`): a flat account is copied by a spread,
  * one with nested fields is cloned deeply. The fields are looked at in the copy, by index over
- * its keys: a `for...in` over accounts of every shape was a tenth of a bearer check.
+ * its keys: a `for...in` over accounts of every shape weighed on every bearer check (see
+ * BENCHMARKS.md).
  */
 export function copyAccount(a: Account): Account {
   const copy = { ...a };

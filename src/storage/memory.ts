@@ -13,10 +13,10 @@ import type {
 import { copyAccount } from './copy.js';
 
 // Records are flat except for `scope` arrays, the account object and an interaction's request:
-// copy exactly those (structuredClone costs ~3 µs a record; these copies a few hundred ns).
+// copy exactly those (structuredClone of a whole record is far slower; see BENCHMARKS.md).
 // Written out field by field rather than spread: records whose fields change type over their
-// life (null, then a time) leave V8 several shapes to clone from, and a spread of those was up
-// to 20% of a bearer check; a literal always builds the same shape.
+// life (null, then a time) leave V8 several shapes to clone from, and a spread of those showed
+// on every bearer check; a literal always builds the same shape.
 const copyClient = (c: ClientRecord): ClientRecord => {
   const out: ClientRecord = { id: c.id, name: c.name, redirectUri: c.redirectUri, secretHash: c.secretHash, createdAt: c.createdAt };
   // Optional fields stay absent when they are (absent: the server's defaults).
@@ -87,6 +87,7 @@ const pairKey = (accountUuid: string, clientId: string) => `${accountUuid}\u0000
  * calls in one process can never both succeed. Records are copied in and out, as a database
  * would, so a caller can never change stored state by mutating a returned object. State lives in
  * this process only: several processes need a shared store (PostgreSQL).
+ * @group Storage
  */
 export class MemoryStorage implements Storage {
   private readonly clients = new Map<string, ClientRecord>();

@@ -11,10 +11,16 @@ import type { Account } from '../types.js';
  * Times are ms since epoch, always passed in by the core from its injected clock.
  */
 
-/** What `Storage.readToken` answers: the records themselves, to read and let go of. */
+/**
+ * What `Storage.readToken` answers: the records themselves, to read and let go of.
+ * @group Storage
+ */
 export type TokenRead = { token: Readonly<TokenRecord>; grant: Readonly<GrantRecord> } | null;
 
-/** A registered application. */
+/**
+ * A registered application.
+ * @group Storage
+ */
 export interface ClientRecord {
   id: string;
   name: string;
@@ -32,12 +38,21 @@ export interface ClientRecord {
   grantTypes?: ClientGrantType[];
 }
 
-/** A `response_type` a client may be allowed (RFC 6749 §3.1.1). */
+/**
+ * A `response_type` a client may be allowed (RFC 6749 §3.1.1).
+ * @group Storage
+ */
 export type ClientResponseType = 'code' | 'token';
-/** A `grant_type` a client may be allowed (RFC 6749 §4.1.3, §6). */
+/**
+ * A `grant_type` a client may be allowed (RFC 6749 §4.1.3, §6).
+ * @group Storage
+ */
 export type ClientGrantType = 'authorization_code' | 'refresh_token';
 
-/** The parsed, validated authorization request an interaction carries between steps. */
+/**
+ * The parsed, validated authorization request an interaction carries between steps.
+ * @group Storage
+ */
 export interface AuthorizationRequestRecord {
   clientId: string;
   redirectUri: string;
@@ -58,7 +73,10 @@ export interface AuthorizationRequestRecord {
   browserHash?: string;
 }
 
-/** What every pending step of an authorization request keeps, sign-in or consent. */
+/**
+ * What every pending step of an authorization request keeps, sign-in or consent.
+ * @group Storage
+ */
 export interface InteractionFields {
   idHash: string;
   request: AuthorizationRequestRecord;
@@ -73,23 +91,35 @@ export interface InteractionFields {
   loginAfter: number | null;
 }
 
-/** A sign-in step: nobody suitable is signed in yet, so it names no account. */
+/**
+ * A sign-in step: nobody suitable is signed in yet, so it names no account.
+ * @group Storage
+ */
 export interface LoginInteractionRecord extends InteractionFields {
   kind: 'login';
   account?: undefined;
 }
 
-/** A consent step: shown to a signed-in account, the only one that may decide it. */
+/**
+ * A consent step: shown to a signed-in account, the only one that may decide it.
+ * @group Storage
+ */
 export interface ConsentInteractionRecord extends InteractionFields {
   kind: 'consent';
   /** The account the consent is shown to. */
   account: Account;
 }
 
-/** A pending step of an authorization request (sign-in or consent), told apart by `kind`. Single use. */
+/**
+ * A pending step of an authorization request (sign-in or consent), told apart by `kind`. Single use.
+ * @group Storage
+ */
 export type InteractionRecord = LoginInteractionRecord | ConsentInteractionRecord;
 
-/** A user's standing authorization of an application, as used by `prompt=none`. */
+/**
+ * A user's standing authorization of an application, as used by `prompt=none`.
+ * @group Storage
+ */
 export interface ConsentRecord {
   accountUuid: string;
   clientId: string;
@@ -102,6 +132,7 @@ export interface ConsentRecord {
 /**
  * One authorization: what a user approved once, and the family of every code and token that
  * descends from it. Revoking the grant kills the whole family at once.
+ * @group Storage
  */
 export interface GrantRecord {
   id: string;
@@ -112,7 +143,10 @@ export interface GrantRecord {
   revokedAt: number | null;
 }
 
-/** An authorization code, kept (as a hash) after use until it expires so a replay is recognised. */
+/**
+ * An authorization code, kept (as a hash) after use until it expires so a replay is recognised.
+ * @group Storage
+ */
 export interface CodeRecord {
   hash: string;
   grantId: string;
@@ -127,7 +161,10 @@ export interface CodeRecord {
   usedAt: number | null;
 }
 
-/** An access or refresh token. */
+/**
+ * An access or refresh token.
+ * @group Storage
+ */
 export interface TokenRecord {
   hash: string;
   kind: 'access' | 'refresh';
@@ -151,7 +188,10 @@ export interface TokenRecord {
   familyHash?: string | null;
 }
 
-/** What `Storage.findRefreshFamily` answers: the grant (and its client) a refresh-token family belongs to. */
+/**
+ * What `Storage.findRefreshFamily` answers: the grant (and its client) a refresh-token family belongs to.
+ * @group Storage
+ */
 export interface RefreshFamily {
   grantId: string;
   clientId: string;
@@ -160,6 +200,7 @@ export interface RefreshFamily {
 /**
  * Why a single-use step did not happen. `used` is reported before any other reason, so a replay
  * is recognised as one even after the code or token expired or its grant was revoked.
+ * @group Storage
  */
 export type SingleUseFailure = 'missing' | 'used' | 'expired' | 'revoked';
 
@@ -168,6 +209,7 @@ export type SingleUseFailure = 'missing' | 'used' | 'expired' | 'revoked';
  * `grantId` names the family to revoke (a replay) and `usedAt` says when the first use happened.
  * The other failures carry neither (the `undefined` fields only let a caller that has not
  * narrowed on `reason` read them).
+ * @group Storage
  */
 export type SingleUseOutcome =
   | { ok: true; grant: GrantRecord }
@@ -180,6 +222,7 @@ export type SingleUseOutcome =
  *
  * @example
  * const server = new AuthorizationServer({ storage: new MemoryStorage(), sessions });
+ * @group Storage
  */
 export interface Storage {
   /** Insert a client, or replace the record with the same id. */
@@ -214,10 +257,10 @@ export interface Storage {
    * nothing of it. The core uses it for the bearer check, revocation and introspection, and
    * copies whatever it hands on to the host (the account, the scope). A store that keeps its
    * records as objects (`MemoryStorage`) may return them here without the defensive copies
-   * `findToken` makes: about a sixth of a bearer check. A store that holds them in memory may
-   * also answer synchronously (a value rather than a promise), which saves the bearer check a
-   * microtask. Leave it out where every answer is built fresh anyway, as in SQL stores;
-   * `findToken` is used then.
+   * `findToken` makes, a noticeable share of a bearer check (see BENCHMARKS.md). A store that
+   * holds them in memory may also answer synchronously (a value rather than a promise), which
+   * saves the bearer check a microtask. Leave it out where every answer is built fresh anyway, as
+   * in SQL stores; `findToken` is used then.
    */
   readToken?(hash: string): TokenRead | Promise<TokenRead>;
   /**

@@ -1,6 +1,7 @@
 /**
  * Helpers for testing code that uses authgate: a controllable clock and a fake sign-in.
  * @packageDocumentation
+ * @module authgate/testing
  */
 import type { Account, Clock, OAuthRequest, UserSession, UserSessions } from '../types.js';
 
@@ -11,6 +12,7 @@ import type { Account, Clock, OAuthRequest, UserSession, UserSessions } from '..
  * const clock = new FakeClock();
  * const server = new AuthorizationServer({ storage, sessions, clock });
  * clock.advance(10 * 60 * 1000); // ten minutes later: the code has expired
+ * @group Testing
  */
 export class FakeClock implements Clock {
   private current: number;
@@ -44,6 +46,7 @@ export class FakeClock implements Clock {
  * const sessions = new FakeSessions(clock);
  * const cookie = sessions.signIn({ uuid: 'a1b2c3d4e5f6', name: 'Ada', email: 'ada@example.com' });
  * await server.authorize({ method: 'GET', url, headers: { cookie } });
+ * @group Testing
  */
 export class FakeSessions implements UserSessions {
   private readonly sessions = new Map<string, UserSession>();

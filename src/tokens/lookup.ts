@@ -47,7 +47,7 @@ export function readToken(storage: Storage, key: string): TokenRead | PromiseLik
 
 /**
  * Whether a store's answer is still to come. A `readToken` that answers at once is read without
- * an `await`: on the bearer check, that one microtask was a tenth of the work.
+ * an `await`: the bearer check is short enough that one microtask shows (see BENCHMARKS.md).
  */
 export function isPending<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';

@@ -5,7 +5,7 @@ import type { Account } from '../types.js';
 import { accessTokenValue, type IssuedPair } from './mint.js';
 
 /**
- * The `info` object of a token response (docs/reference.md, "Token response"): the account's
+ * The `info` object of a token response (docs/reference.md#token-response): the account's
  * `name`, `email` and `uuid`, which the host's `info` option adds to and cannot replace.
  */
 export function infoOf(ctx: Context, account: Account): Record<string, unknown> {
@@ -14,10 +14,10 @@ export function infoOf(ctx: Context, account: Account): Record<string, unknown> 
 }
 
 /**
- * The JSON text of a successful token response (RFC 6749 §5.1, plus `info`: docs/reference.md,
- * "Token response"), written out directly rather than through `JSON.stringify` of an object, on
- * the endpoint a refresh storm hits (see BENCHMARKS.md). A promise only when the access token
- * is a JWT still to be signed.
+ * The JSON text of a successful token response (RFC 6749 §5.1, plus `info`:
+ * docs/reference.md#token-response), written out directly rather than through `JSON.stringify` of
+ * an object, on the endpoint a refresh storm hits (see BENCHMARKS.md). A promise only when the
+ * access token is a JWT still to be signed.
  */
 export function tokenResponseJson(ctx: Context, grant: GrantRecord, pair: IssuedPair): string | Promise<string> {
   const accessToken = accessTokenValue(ctx, pair.access, grant);

@@ -3,10 +3,16 @@
  */
 import type { Storage } from '../../storage/types.js';
 
-/** Returns the storage under test. Called once per case; may return the same database each time (every case uses fresh random ids). */
+/**
+ * Returns the storage under test. Called once per case; may return the same database each time (every case uses fresh random ids).
+ * @group Testing
+ */
 export type MakeStorage = () => Storage | Promise<Storage>;
 
-/** One check of the contract. `run` throws (a `StorageConformanceError`) when the storage breaks it. */
+/**
+ * One check of the contract. `run` throws (a `StorageConformanceError`) when the storage breaks it.
+ * @group Testing
+ */
 export interface StorageConformanceCase {
   readonly name: string;
   run(makeStorage: MakeStorage): Promise<void>;

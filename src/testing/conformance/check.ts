@@ -4,7 +4,10 @@
  */
 import type { SingleUseOutcome } from '../../storage/types.js';
 
-/** A broken rule of the storage contract. */
+/**
+ * A broken rule of the storage contract.
+ * @group Testing
+ */
 export class StorageConformanceError extends Error {
   override readonly name = 'StorageConformanceError';
 }

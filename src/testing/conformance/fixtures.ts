@@ -6,7 +6,10 @@ import { randomId, randomToken } from '../../crypto.js';
 import type { CodeRecord, ConsentInteractionRecord, GrantRecord, LoginInteractionRecord, Storage, TokenRecord } from '../../storage/types.js';
 import type { Account } from '../../types.js';
 
-/** How many concurrent callers race for one single-use step. */
+/**
+ * How many concurrent callers race for one single-use step.
+ * @group Testing
+ */
 export const CONFORMANCE_RACERS = 20;
 
 /** The time every fixture starts from: 2001-09-09T01:46:40.123Z. */

@@ -25,7 +25,10 @@ export type { MakeStorage, StorageConformanceCase } from './case.js';
 export { StorageConformanceError } from './check.js';
 export { CONFORMANCE_RACERS } from './fixtures.js';
 
-/** The functions of a test framework the kit registers its cases with. */
+/**
+ * The functions of a test framework the kit registers its cases with.
+ * @group Testing
+ */
 export interface ConformanceTestApi {
   describe: (name: string, fn: () => void) => unknown;
   it: (name: string, fn: () => Promise<void>) => unknown;
@@ -33,13 +36,19 @@ export interface ConformanceTestApi {
   expect?: unknown;
 }
 
-/** Options of `describeStorageConformance`. */
+/**
+ * Options of `describeStorageConformance`.
+ * @group Testing
+ */
 export interface ConformanceOptions {
   /** Per-case timeout in ms, passed as the third argument of `it` (vitest, jest). */
   timeout?: number;
 }
 
-/** Every case of the kit, in order. */
+/**
+ * Every case of the kit, in order.
+ * @group Testing
+ */
 export const storageConformanceCases: readonly StorageConformanceCase[] = Object.freeze([
   ...clientCases,
   ...interactionCases,
@@ -52,7 +61,10 @@ export const storageConformanceCases: readonly StorageConformanceCase[] = Object
   ...flowCases,
 ]);
 
-/** The outcome of one case run by `runStorageConformance`. */
+/**
+ * The outcome of one case run by `runStorageConformance`.
+ * @group Testing
+ */
 export interface ConformanceResult {
   name: string;
   ok: boolean;
@@ -62,6 +74,7 @@ export interface ConformanceResult {
 /**
  * Run the cases (all, or those whose name includes one of `only`) one after the other, without
  * any test framework, and report each. Never throws for a failing case.
+ * @group Testing
  */
 export async function runStorageConformance(makeStorage: MakeStorage, options: { only?: string[] } = {}): Promise<ConformanceResult[]> {
   const results: ConformanceResult[] = [];
@@ -86,6 +99,7 @@ export async function runStorageConformance(makeStorage: MakeStorage, options: {
  * import { describe, it } from 'vitest';
  * import { describeStorageConformance } from 'authgate/testing';
  * describeStorageConformance('RedisStorage', () => new RedisStorage(redis), { describe, it });
+ * @group Testing
  */
 export function describeStorageConformance(
   name: string,
