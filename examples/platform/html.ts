@@ -23,7 +23,7 @@ function render(value: unknown): string {
 
 /** A date as users read it, in UTC so every reader sees the same. */
 export const formatDate = (ms: number) =>
-  new Date(ms).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }) + ' UTC';
+  `${new Date(ms).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' })} UTC`;
 
 /** What `read` and `read write` mean, in the words the consent page uses too (SPEC 2.5). */
 export const scopeWords = (scope: string[]) =>

@@ -5,7 +5,7 @@
  * (the oldest is forgotten first), and `onAudit` reports every interaction started, so a host can rate-limit.
  * On MemoryStorage and PostgresStorage.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthorizationServer, ConfigError, MemoryStorage, type AuditEvent, type AuthorizeDecision, type Storage } from '../../src/index.js';
 import { PostgresStorage } from '../../src/postgres/index.js';

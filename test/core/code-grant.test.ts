@@ -118,7 +118,7 @@ describe('authorization code exchange (SPEC 4.2, 3.1)', () => {
 describe('client authentication at the token endpoint (SPEC 7.2 invalid_client)', () => {
   const cases: Array<[string, (t: Awaited<ReturnType<typeof setup>>) => Record<string, string>]> = [
     ['unknown client', () => ({ client_id: 'unknown', client_secret: 'whatever' })],
-    ['wrong client secret', (t) => ({ client_secret: t.client.clientSecret + 'x' })],
+    ['wrong client secret', (t) => ({ client_secret: `${t.client.clientSecret}x` })],
     ['another client\'s secret', (t) => ({ client_secret: t.other.clientSecret })],
     ['no client secret', () => ({ client_secret: '' })],
   ];

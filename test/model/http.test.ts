@@ -111,7 +111,9 @@ function browserSteps(app: TestApp, model: () => Model, jars: Jar[]): BrowserSte
 
 function asResponse(reply: Reply): OAuthResponse {
   const headers: Record<string, string> = {};
-  reply.headers.forEach((value, name) => (headers[name] = value));
+  reply.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
   return { status: reply.status, headers, body: reply.text };
 }
 

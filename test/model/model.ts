@@ -568,7 +568,7 @@ function pickInteraction(model: Readonly<Model>, index: number | null, kind: 'lo
 function pickBrowser(model: Readonly<Model>, browser: number | null, account: Account | undefined): number {
   if (browser !== null) return browser;
   const found = model.browsers.findIndex((s) => s !== null && account !== undefined && s.account.uuid === account.uuid);
-  return found >= 0 ? found : 0;
+  return Math.max(found, 0);
 }
 
 /** `resume` after sign-in: from the browser that started it or any other (the core does not bind). */
@@ -747,7 +747,7 @@ export class CodeFlow implements Cmd {
     const params: AuthorizeParams = { client: this.client, responseType: 'code', scope: this.scope, prompt: undefined, maxAuthAge: undefined, hint: undefined, pkce: true };
     await new Authorize(this.browser, params).run(model, real);
     const consent = model.interactions.at(-1);
-    if (!consent || consent.kind !== 'consent' || consent.status !== 'live') return;
+    if (consent?.kind !== 'consent' || consent.status !== 'live') return;
     const codes = model.codes.length;
     await new Decide(null, this.browser, 'approve').on(model, real, consent, this.browser);
     const code = model.codes[codes];
@@ -825,7 +825,7 @@ function refreshRequest(real: Real, token: RefreshToken, client: ClientChoice, s
 }
 
 /** After a replay revoked a family: its current refresh token and every access token are dead. */
-async function probeRevokedFamily(real: Real, model: Model, family: Family, why: string): Promise<void> {
+async function probeRevokedFamily(real: Real, _model: Model, family: Family, why: string): Promise<void> {
   if (family.current) {
     const res = await refreshRequest(real, family.current, 'none', undefined);
     check('replayRevokesLiveFamily', res.status !== 200, () => `${why}: the family's current refresh token still works`);

@@ -66,7 +66,7 @@ describe('PKCE for confidential clients', () => {
     expect((await t.exchange(code, { code_verifier: v, code_challenge_method: 'plain' })).status).toBe(200);
   });
 
-  it.each(['short', 'x'.repeat(42), 'x'.repeat(44) + '=', 'a'.repeat(43) + '+', ''])('P-07: a malformed S256 challenge %j is invalid_request', async (challenge) => {
+  it.each(['short', 'x'.repeat(42), `${'x'.repeat(44)}=`, `${'a'.repeat(43)}+`, ''])('P-07: a malformed S256 challenge %j is invalid_request', async (challenge) => {
     const t = await setup();
     const d = await t.server.authorize(t.get(t.authorizeUrl({ code_challenge: challenge || 'x', code_challenge_method: 'S256' }), t.ada));
     expect(d.type === 'redirect' && new URL(d.location).searchParams.get('error')).toBe('invalid_request');
