@@ -28,7 +28,7 @@ import { loadCore, loadOptional } from '../lib/load.js';
 export type Framework = 'express' | 'fastify' | 'hono';
 export const FRAMEWORKS: Framework[] = ['express', 'fastify', 'hono'];
 
-/** The exports the bench needs of each adapter (DESIGN.md's table). */
+/** The exports the bench needs of each adapter (docs/reference.md#adapters-over-http). */
 export const ADAPTER_EXPORTS: Record<Framework, string[]> = {
   express: ['createOAuthRouter', 'requireToken'],
   fastify: ['oauthPlugin', 'requireToken'],

@@ -25,7 +25,10 @@ function render(value: unknown): string {
 export const formatDate = (ms: number) =>
   `${new Date(ms).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' })} UTC`;
 
-/** What `read` and `read write` mean, in the words the consent page uses too (SPEC 2.5). */
+/**
+ * What `read` and `read write` mean, in the words the consent page uses too
+ * (docs/reference.md#scope).
+ */
 export const scopeWords = (scope: string[]) =>
   scope.includes('write') ? 'Read and write: see, create, change and delete resources' : 'Read-only: see the account and its resources';
 
