@@ -4,8 +4,9 @@
  *
  * - every token, code, interaction id and grant id minted: CSPRNG bytes (32; 16 for a grant id),
  *   encoded for the wire;
- * - every secret minted or presented: SHA-256, because only hashes are stored (DESIGN), which
- *   includes the client secret at the token and revocation endpoints;
+ * - every secret minted or presented: SHA-256, because only hashes are stored
+ *   (docs/reference.md#conventions), which includes the client secret at the token and revocation
+ *   endpoints;
  * - the Map operations of a minimal store (get, set, delete; marking a record used or revoked).
  *
  * `floor` makes the same calls as src/crypto.ts, whatever they are today (its synchronous

@@ -1,7 +1,7 @@
 /**
- * What an anonymous request costs in storage (issue 14, item 11): every unauthenticated
- * `GET /v1/oauth/authorize` for a valid client stores a `login` interaction until it expires
- * (`lifetimes.interaction`, 10 minutes by default) or `prune()` runs after that.
+ * What an anonymous request costs in storage (docs/reference.md#interactions): every
+ * unauthenticated `GET /v1/oauth/authorize` for a valid client stores a `login` interaction until
+ * it expires (`lifetimes.interaction`, 10 minutes by default) or `prune()` runs after that.
  *
  * Measures, for N anonymous authorization requests as the adapters make them (bound to a
  * browser, with `state` and a PKCE challenge, the usual shape):

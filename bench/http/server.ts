@@ -18,14 +18,17 @@ import { Session } from 'node:inspector/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import type { AuthorizationServer, VerifiedToken } from '../../src/index.js';
+import type * as ExpressModule from '../../adapters/express/index.js';
+import type * as FastifyModule from '../../adapters/fastify/index.js';
+import type * as HonoModule from '../../adapters/hono/index.js';
+import type { VerifiedToken } from '../../src/index.js';
 import { ACCOUNT, authgateFixture, FORM } from '../lib/fixture.js';
 import { loadCore, loadOptional } from '../lib/load.js';
 
 export type Framework = 'express' | 'fastify' | 'hono';
 export const FRAMEWORKS: Framework[] = ['express', 'fastify', 'hono'];
 
-/** The exports the bench needs of each adapter (DESIGN.md's table). */
+/** The exports the bench needs of each adapter (docs/reference.md#adapters-over-http). */
 export const ADAPTER_EXPORTS: Record<Framework, string[]> = {
   express: ['createOAuthRouter', 'requireToken'],
   fastify: ['oauthPlugin', 'requireToken'],
@@ -44,12 +47,10 @@ export interface RunningServer extends Target {
   close(): Promise<void>;
 }
 
-// The adapters as the bench uses them, typed loosely: they may be loaded from a module that is still being written.
-/* eslint-disable @typescript-eslint/no-explicit-any */
-type Handler = (...args: any[]) => any;
-interface ExpressAdapter { createOAuthRouter(server: AuthorizationServer): Handler; requireToken(server: AuthorizationServer): Handler }
-interface FastifyAdapter { oauthPlugin: Handler; requireToken(server: AuthorizationServer): Handler }
-interface HonoAdapter { createOAuthApp(server: AuthorizationServer): any; requireToken(server: AuthorizationServer): Handler }
+// The adapters as the bench uses them, typed as their sources (the --dist build exports the same).
+type ExpressAdapter = Pick<typeof ExpressModule, 'createOAuthRouter' | 'requireToken'>;
+type FastifyAdapter = Pick<typeof FastifyModule, 'oauthPlugin' | 'requireToken'>;
+type HonoAdapter = Pick<typeof HonoModule, 'createOAuthApp' | 'requireToken'>;
 
 async function listen(server: Server): Promise<number> {
   if (!server.listening) await once(server, 'listening');
@@ -58,7 +59,7 @@ async function listen(server: Server): Promise<number> {
 
 /** Start `framework`'s app on 127.0.0.1 (a free port), or say why it cannot run. */
 export async function startServer(framework: Framework, dist: boolean): Promise<RunningServer | { skip: string }> {
-  const adapter = await loadOptional<ExpressAdapter & FastifyAdapter & HonoAdapter>(framework, ADAPTER_EXPORTS[framework], dist);
+  const adapter = await loadOptional<ExpressAdapter | FastifyAdapter | HonoAdapter>(framework, ADAPTER_EXPORTS[framework], dist);
   if (!adapter.ok) return { skip: adapter.reason };
   const core = await loadCore(dist);
   const fixture = await authgateFixture(core, new core.MemoryStorage());
@@ -70,38 +71,41 @@ export async function startServer(framework: Framework, dist: boolean): Promise<
 
   if (framework === 'express') {
     const { default: express } = await import('express');
+    const { createOAuthRouter, requireToken } = adapter.module as ExpressAdapter;
     const app = express();
-    app.use(adapter.module.createOAuthRouter(server));
+    app.use(createOAuthRouter(server));
     app.get('/ping', (_req, res) => { res.json(ping); });
     app.get('/noop', (_req, _res, next) => { next(); }, (_req, res) => { res.json({ uuid: ACCOUNT.uuid }); });
     app.post('/echo', express.text({ type: () => true }), (req, res) => { res.json({ length: (req.body as string).length }); });
-    app.get('/v2/me', adapter.module.requireToken(server), (_req, res) => { res.json({ uuid: (res.locals.oauth as VerifiedToken).account.uuid }); });
+    app.get('/v2/me', requireToken(server), (_req, res) => { res.json({ uuid: (res.locals.oauth as VerifiedToken).account.uuid }); });
     const http = app.listen(0, '127.0.0.1');
     port = await listen(http);
     close = () => new Promise((resolve) => { http.closeAllConnections(); http.close(() => resolve()); });
   } else if (framework === 'fastify') {
     const { default: Fastify } = await import('fastify');
+    const { oauthPlugin, requireToken } = adapter.module as FastifyAdapter;
     const app = Fastify();
-    await app.register(adapter.module.oauthPlugin, { server });
+    await app.register(oauthPlugin, { server });
     app.get('/ping', async () => ping);
     app.get('/noop', { preHandler: async () => {} }, async () => ({ uuid: ACCOUNT.uuid }));
     await app.register(async (echo) => {
       echo.addContentTypeParser(FORM, { parseAs: 'string' }, (_request, body, done) => done(null, body));
       echo.post('/echo', async (request) => ({ length: (request.body as string).length }));
     });
-    app.get('/v2/me', { preHandler: adapter.module.requireToken(server) }, async (request) => ({ uuid: (request as unknown as { oauth: VerifiedToken }).oauth.account.uuid }));
+    app.get('/v2/me', { preHandler: requireToken(server) }, async (request) => ({ uuid: (request as unknown as { oauth: VerifiedToken }).oauth.account.uuid }));
     await app.listen({ port: 0, host: '127.0.0.1' });
     port = (app.server.address() as AddressInfo).port;
     close = () => app.close();
   } else {
     const { Hono } = await import('hono');
     const { serve } = await import('@hono/node-server');
+    const { createOAuthApp, requireToken } = adapter.module as HonoAdapter;
     const app = new Hono<{ Variables: { oauth: VerifiedToken } }>();
-    app.route('/', adapter.module.createOAuthApp(server));
+    app.route('/', createOAuthApp(server));
     app.get('/ping', (c) => c.json(ping));
     app.get('/noop', async (_c, next) => { await next(); }, (c) => c.json({ uuid: ACCOUNT.uuid }));
     app.post('/echo', async (c) => c.json({ length: (await c.req.text()).length }));
-    app.get('/v2/me', adapter.module.requireToken(server), (c) => c.json({ uuid: c.get('oauth').account.uuid }));
+    app.get('/v2/me', requireToken(server), (c) => c.json({ uuid: c.get('oauth').account.uuid }));
     const http = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server;
     port = await listen(http);
     close = () => new Promise((resolve) => { http.closeAllConnections(); http.close(() => resolve()); });

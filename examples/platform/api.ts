@@ -1,8 +1,8 @@
 /**
- * The platform's resource API under /v2 (SPEC 4.4). authgate's `requireToken` checks the bearer
- * token and its scope: `read` allows GET and HEAD, `read write` also POST, PUT, PATCH and DELETE.
- * It answers 401 / 403 with a `WWW-Authenticate` challenge itself; the routes only see good
- * tokens, on `res.locals.oauth`.
+ * The platform's resource API under /v2 (RFC 6750; docs/reference.md#resource-check). authgate's
+ * `requireToken` checks the bearer token and its scope: `read` allows GET and HEAD, `read write`
+ * also POST, PUT, PATCH and DELETE. It answers 401 / 403 with a `WWW-Authenticate` challenge
+ * itself; the routes only see good tokens, on `res.locals.oauth`.
  */
 import { randomInt } from 'node:crypto';
 import express, { type ErrorRequestHandler, type Router } from 'express';

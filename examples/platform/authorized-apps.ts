@@ -1,8 +1,8 @@
 /**
  * "Authorized applications": every application the signed-in user has authorized, with its scope
  * and date (`server.listAuthorizations`), and a button that revokes it (`server.revokeAccess`,
- * SPEC 3.2 "User revokes access"): its tokens stop working at once, and the next `prompt=none`
- * answers `consent_required`.
+ * docs/reference.md#revocation-semantics): its tokens stop working at once, and the next
+ * `prompt=none` answers `consent_required`.
  */
 import express, { type Router } from 'express';
 import type { AuthorizationServer } from '../../src/index.js';

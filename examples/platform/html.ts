@@ -23,9 +23,12 @@ function render(value: unknown): string {
 
 /** A date as users read it, in UTC so every reader sees the same. */
 export const formatDate = (ms: number) =>
-  new Date(ms).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }) + ' UTC';
+  `${new Date(ms).toLocaleString('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' })} UTC`;
 
-/** What `read` and `read write` mean, in the words the consent page uses too (SPEC 2.5). */
+/**
+ * What `read` and `read write` mean, in the words the consent page uses too
+ * (docs/reference.md#scope).
+ */
 export const scopeWords = (scope: string[]) =>
   scope.includes('write') ? 'Read and write: see, create, change and delete resources' : 'Read-only: see the account and its resources';
 

@@ -137,7 +137,7 @@ ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/
       if (!pending) throw new Error('No authorization request is under way in this browser: start again with "Connect".');
       const tokens = await oauth.authorizationCodeGrant(config, new URL(req.originalUrl, url), { expectedState: pending.state });
       session.tokens = tokens;
-      // The user may have edited the scope in the link: check what was granted (SPEC 4.1).
+      // The user may have edited the scope in the link: check what was granted (RFC 6749 §3.3).
       session.result = tokens.scope === pending.scope
         ? { title: 'Connected: the code was exchanged for tokens', ok: true }
         : { title: `Granted scope "${tokens.scope}" differs from the requested "${pending.scope}"`, ok: false, body: tokens };

@@ -78,7 +78,10 @@ export interface RequestOptions {
   browser?: Browser | null;
 }
 
-/** The browser-binding cookie the adapters set on the authorization route (issue 14, item 10). */
+/**
+ * The browser-binding cookie the adapters set on the authorization route
+ * (docs/reference.md#browser-binding).
+ */
 export const BROWSER_COOKIE = 'authgate_browser';
 
 /**
@@ -458,7 +461,10 @@ export async function startApp(options: AppOptions = {}) {
   const exchange = (code: string, extra: Record<string, string> = {}, opts: Omit<RequestOptions, 'body'> = {}) =>
     postForm(`${paths}/token`, codeParams(code, extra), opts);
 
-  /** The code exchange as SPEC 4.2 shows it: parameters in the query string of a POST, no body. */
+  /**
+   * The code exchange with its parameters in the query string of a POST and no body, as some
+   * clients send it (docs/reference.md#token-endpoint).
+   */
   const exchangeInQuery = (code: string, extra: Record<string, string> = {}) =>
     request('POST', `${paths}/token?${new URLSearchParams(codeParams(code, extra))}`);
 

@@ -1,9 +1,9 @@
 /**
- * Issue 14, item 10: an interaction belongs to the browser that started it (DESIGN: "An
- * interaction belongs to the browser that started it"). The interaction id travels in URLs (the
- * sign-in redirect, the resume link, "Use another account"); whoever learns one must not be able
- * to finish the flow in their own browser, signed in as themselves, and so hand the victim's
- * client a code for the attacker's account with the victim's valid `state`.
+ * An interaction belongs to the browser that started it (docs/reference.md#browser-binding;
+ * SECURITY.md U-10). The interaction id travels in URLs (the sign-in redirect, the resume link,
+ * "Use another account"); whoever learns one must not be able to finish the flow in their own
+ * browser, signed in as themselves, and so hand the victim's client a code for the attacker's
+ * account with the victim's valid `state`.
  */
 import { describe, expect, it } from 'vitest';
 import { ADA, BOB, BROWSER_COOKIE, FRAMEWORKS, expectErrorPage, setCookieValue, useApp, type Reply } from './app.js';
@@ -178,7 +178,7 @@ describe.each(FRAMEWORKS)('%s: with onLogin replacing the sign-in redirect', (fr
   });
 });
 
-describe.each(FRAMEWORKS)('%s: an anonymous flood stores at most maxPendingAnonymousInteractions (issue 14 item 11)', (framework) => {
+describe.each(FRAMEWORKS)('%s: an anonymous flood stores at most maxPendingAnonymousInteractions', (framework) => {
   const app = useApp({ framework, server: { maxPendingAnonymousInteractions: 2 } });
 
   it('the oldest anonymous interaction is forgotten first: its resume link answers "expired"; the newest still work', async () => {

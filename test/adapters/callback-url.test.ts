@@ -1,5 +1,5 @@
 /**
- * Issue 14, item 5, over HTTP: a callback URL that is not ASCII is refused at (dynamic)
+ * Over HTTP (docs/reference.md#clients): a callback URL that is not ASCII is refused at (dynamic)
  * registration, and one that an earlier version stored redirects in its ASCII form from every
  * step (authorize, the consent POST, deny, prompt=none), never a 500 with the code lost.
  */

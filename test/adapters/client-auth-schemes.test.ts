@@ -1,8 +1,9 @@
 /**
- * Issue 14, items 8 and 12: the Authorization header at the token, revocation and introspection
- * endpoints and at the resource API.
+ * The Authorization header at the token, revocation and introspection endpoints
+ * (docs/reference.md#client-authentication) and at the resource API
+ * (docs/reference.md#resource-check).
  * - One header whose value holds commas (Digest) is one header, not two: an unsupported scheme
- *   is `invalid_client` 401 (SPEC 7.2), and at the resource API simply no bearer token (401
+ *   is `invalid_client` 401 (RFC 6749 §5.2), and at the resource API simply no bearer token (401
  *   without an error code, RFC 6750 §3.1). Only really repeated headers are `invalid_request`.
  * - HTTP Basic with an empty password is "no secret" for a public client (Go's
  *   golang.org/x/oauth2 sends `Basic base64(client_id:)`), and still `invalid_client` for a
@@ -38,7 +39,7 @@ const verifierPair = () => {
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 };
 
-describe.each(FRAMEWORKS)('%s: one Authorization header with commas is one header (item 8)', (framework) => {
+describe.each(FRAMEWORKS)('%s: one Authorization header with commas is one header', (framework) => {
   const app = useApp({ framework });
 
   const tokenForm = () => ({ grant_type: 'refresh_token', refresh_token: 'abc' });
@@ -63,7 +64,7 @@ describe.each(FRAMEWORKS)('%s: one Authorization header with commas is one heade
       expectJsonError(await t.postForm('/v1/oauth/introspect', { token: access_token }, { headers: { authorization } }), 401, 'invalid_client');
     }
     expect((await t.api('GET', '/v2/account', access_token)).status).toBe(200);
-    // Bearer at the revocation endpoint is the SPEC's own example: still no client authentication.
+    // A Bearer header at revocation, as some clients send the token: still no client authentication.
     expect((await t.postForm('/v1/oauth/revoke', { token: access_token }, { headers: { authorization: `Bearer ${access_token}` } })).status).toBe(200);
     expect((await t.api('GET', '/v2/account', access_token)).status).toBe(401);
   });
@@ -99,7 +100,7 @@ describe.each(FRAMEWORKS)('%s: one Authorization header with commas is one heade
   });
 });
 
-describe.each(FRAMEWORKS)('%s: HTTP Basic with an empty password (item 12)', (framework) => {
+describe.each(FRAMEWORKS)('%s: HTTP Basic with an empty password', (framework) => {
   const app = useApp({ framework });
 
   /** A public client with a loopback callback, and a PKCE code for it. */

@@ -1,5 +1,5 @@
 /**
- * Through every adapter: what a client may use (issue 14 items 6 and 9). `response_type=token`
+ * Through every adapter: what a client may use (docs/reference.md#clients). `response_type=token`
  * on a server with the implicit flow off is `unsupported_response_type`; for a client that may
  * not use it (a dynamically registered, code-only client) it is `unauthorized_client`; both go
  * back to the callback in the fragment (RFC 6749 §4.2.2.1). A grant the client may not use is

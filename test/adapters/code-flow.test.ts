@@ -1,7 +1,7 @@
 /**
- * The authorization flows over real HTTP through every adapter (SPEC 4.1, 4.2, 7.1):
- * code flow with the built-in consent page, deny, implicit flow, sign-in redirect and resume,
- * and prompt=none.
+ * The authorization flows over real HTTP through every adapter (RFC 6749 §4.1, §4.2;
+ * docs/reference.md#authorization-endpoint): code flow with the built-in consent page, deny,
+ * implicit flow, sign-in redirect and resume, and prompt=none.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -79,7 +79,7 @@ describe.each(FRAMEWORKS)('%s: authorization code flow over HTTP', (framework) =
     expect(account.json<{ oauth: { expiresAt: number } }>().oauth.expiresAt).toBe(clock.now() + ACCESS_TOKEN_SECONDS * 1000);
   });
 
-  it('token exchange with the parameters in the query string of the POST (SPEC 4.2 example)', async () => {
+  it('token exchange with the parameters in the query string of the POST, as some clients send them', async () => {
     const { getCode, exchangeInQuery } = app();
     const code = await getCode({ scope: 'read' });
 

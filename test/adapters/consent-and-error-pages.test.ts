@@ -1,6 +1,7 @@
 /**
- * The consent form's CSRF protection (SECURITY-MATRIX U-08, U-16) and the authorization
- * endpoint's error pages (SPEC 7.1; DESIGN: HTML, status 400, never a redirect).
+ * The consent form's CSRF protection (SECURITY.md U-08, U-16; docs/reference.md#interaction-routes)
+ * and the authorization endpoint's error pages (RFC 6749 §4.1.2.1; docs/reference.md#conventions:
+ * HTML, status 400, never a redirect).
  */
 import { describe, expect, it } from 'vitest';
 import { ADA, BOB, CALLBACK, FORM, expectErrorPage, FRAMEWORKS, useApp } from './app.js';

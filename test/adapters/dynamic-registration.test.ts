@@ -1,9 +1,9 @@
 /**
- * Dynamic client registration (RFC 7591) over real HTTP through every adapter: off by default,
- * and when on, a PKCE code flow for the newly registered public client, the raw body whatever its
- * Content-Type, and the body limit (issue 7). The core's own tests
- * (test/core/dynamic-registration.test.ts) cover each rule; these check that every framework
- * routes, reads and answers them alike.
+ * Dynamic client registration (RFC 7591) over real HTTP through every adapter: off by default, and
+ * when on, a PKCE code flow for the newly registered public client, the raw body whatever its
+ * Content-Type, and the body limit (docs/reference.md#dynamic-registration-endpoint). The core's
+ * own tests (test/core/dynamic-registration.test.ts) cover each rule; these check that every
+ * framework routes, reads and answers them alike.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';

@@ -1,7 +1,7 @@
 /**
- * Issue 14, item 7, over HTTP: every `error_description` an adapter sends (JSON bodies, bearer
- * challenges, error redirects) is in the RFC 6749 §5.2 character set, the adapters' own body
- * errors included. The sources are scanned in test/core/error-descriptions.test.ts.
+ * Over HTTP (docs/reference.md#conventions): every `error_description` an adapter sends (JSON
+ * bodies, bearer challenges, error redirects) is in the RFC 6749 §5.2 character set, the adapters'
+ * own body errors included. The sources are scanned in test/core/error-descriptions.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { FORM, FRAMEWORKS, useApp, type Reply } from './app.js';
@@ -27,7 +27,7 @@ function descriptions(reply: Reply): string[] {
   return out;
 }
 
-describe.each(FRAMEWORKS)('%s: every error_description on the wire is ASCII (item 7)', (framework) => {
+describe.each(FRAMEWORKS)('%s: every error_description on the wire is ASCII', (framework) => {
   const app = useApp({ framework, server: { allowDynamicRegistration: true } });
 
   it('token, revocation, introspection, registration, the resource API and error redirects', async () => {

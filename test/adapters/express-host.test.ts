@@ -1,6 +1,6 @@
 /**
  * A host that mounted `express.urlencoded({ extended: true })` and `express.json()` before the
- * OAuth router (SECURITY-MATRIX I-03, I-04, I-06; Express only: the Fastify and Hono host setups are
+ * OAuth router (SECURITY.md I-03, I-04, I-06; Express only: the Fastify and Hono host setups are
  * in fastify-host.test.ts and hono-host.test.ts): the router must still work for normal forms,
  * and nested params (`client_id[$ne]=x`) or JSON bodies must be `invalid_request`, never a 500
  * and never reach storage as objects.
@@ -22,7 +22,7 @@ describe('Express: host body parsers mounted before the router', () => {
     expect(body.scope).toBe('read write');
   });
 
-  it('the SPEC 4.2 form (parameters in the query string of the POST) still works', async () => {
+  it('parameters in the query string of the POST still work', async () => {
     const { getCode, exchangeInQuery } = app();
     expect((await exchangeInQuery(await getCode())).status).toBe(200);
   });

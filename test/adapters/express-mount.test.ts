@@ -178,7 +178,7 @@ describe('Express: the router in front of the host\'s own routes', () => {
     const host = express();
     host.use((req, _res, next) => { req.url = decodeURIComponent(req.url); next(); });
     host.use(createOAuthRouter(t.server));
-    host.use((req, res) => { res.status(299).send('host'); });
+    host.use((_req, res) => { res.status(299).send('host'); });
     const base = await listen(host);
     expect((await post(base, '/v1/oauth/to%E2%84%AAen')).status).toBe(299);
     expect((await post(base, '/v1/oauth/TOKEN')).status).toBe(400);

@@ -23,7 +23,7 @@ describe('Fastify: a host that registered @fastify/formbody at the root', () => 
     expect(reply.json<TokenBody>().scope).toBe('read write');
   });
 
-  it('the SPEC 4.2 form (parameters in the query string of the POST) still works', async () => {
+  it('parameters in the query string of the POST still work', async () => {
     const { getCode, exchangeInQuery } = app();
     expect((await exchangeInQuery(await getCode())).status).toBe(200);
   });

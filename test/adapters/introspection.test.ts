@@ -1,8 +1,9 @@
 /**
- * Token introspection (RFC 7662) over real HTTP through every adapter: active and inactive
- * tokens, client authentication by form parameters or HTTP Basic, and its errors (issue 7). The
- * core's own tests (test/core/introspection.test.ts) cover each rule; these check that every
- * framework routes, reads and answers them alike.
+ * Token introspection (RFC 7662) over real HTTP through every adapter: active and inactive tokens,
+ * client authentication by form parameters or HTTP Basic, and its errors
+ * (docs/reference.md#introspection-endpoint). The core's own tests
+ * (test/core/introspection.test.ts) cover each rule; these check that every framework routes, reads
+ * and answers them alike.
  */
 import { describe, expect, it } from 'vitest';
 import { ISSUER } from '../fixtures.js';

@@ -1,8 +1,9 @@
 /**
  * JWT access tokens (RFC 9068) over real HTTP through every adapter: the JWKS served and
- * advertised, the token verified with it and accepted by `requireToken` until it is revoked, and
- * a tampered token refused (issue 7). The core's own tests (test/core/token-formats.test.ts)
- * cover each rule; these check that every framework routes, reads and answers them alike.
+ * advertised, the token verified with it and accepted by `requireToken` until it is revoked, and a
+ * tampered token refused (docs/reference.md#jwt-access-tokens). The core's own tests
+ * (test/core/token-formats.test.ts) cover each rule; these check that every framework routes, reads
+ * and answers them alike.
  */
 import { createLocalJWKSet, jwtVerify, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';

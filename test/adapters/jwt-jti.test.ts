@@ -1,7 +1,7 @@
 /**
- * Issue 14, item 3: with `accessTokenFormat: 'jwt'`, nothing readable from an access token (its
- * `jti`, any other claim) is by itself a credential. Resource servers log claims; a bare `jti`
- * must not authenticate, introspect as active, revoke, or refresh anything.
+ * With `accessTokenFormat: 'jwt'` (docs/reference.md#jwt-access-tokens), nothing readable from an
+ * access token (its `jti`, any other claim) is by itself a credential. Resource servers log claims;
+ * a bare `jti` must not authenticate, introspect as active, revoke, or refresh anything.
  */
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';

@@ -1,8 +1,8 @@
 /**
- * Authorization server metadata (RFC 8414) over real HTTP through every adapter: the document,
- * its headers and HEAD, every advertised endpoint served where it is advertised, and 404 without
- * an issuer (issue 7). The core's own tests (test/core/metadata.test.ts) cover each rule; these
- * check that every framework routes, reads and answers them alike.
+ * Authorization server metadata (RFC 8414) over real HTTP through every adapter: the document, its
+ * headers and HEAD, every advertised endpoint served where it is advertised, and 404 without an
+ * issuer (docs/reference.md#metadata-endpoint). The core's own tests (test/core/metadata.test.ts)
+ * cover each rule; these check that every framework routes, reads and answers them alike.
  */
 import { describe, expect, it } from 'vitest';
 import { ISSUER, JWKS, METADATA } from '../fixtures.js';

@@ -1,7 +1,8 @@
 /**
- * What every adapter takes as options (DESIGN: Adapters; the interaction UI of `InteractionUiOptions`):
- * `basePath`, `loginUrl`, `bodyLimit`, and `onLogin` / `onConsent` replacing the default
- * interaction handling; and the methods that reach the core besides GET and POST.
+ * What every adapter takes as options (docs/reference.md#adapters-over-http; the interaction UI of
+ * `InteractionUiOptions`): `basePath`, `loginUrl`, `bodyLimit`, and `onLogin` / `onConsent`
+ * replacing the default interaction handling; and the methods that reach the core besides GET and
+ * POST.
  */
 import { describe, expect, it } from 'vitest';
 import { ADA, CALLBACK, FORM, FRAMEWORKS, expectErrorPage, expectJsonError, expectNoStoreJson, setCookieValue, useApp, type TokenBody } from './app.js';

@@ -1,7 +1,8 @@
 /**
- * Refresh-token reuse detection survives prune() over HTTP (issue 14, item 1): a token stolen and
- * used after its access token expired, then replayed by its owner after prune, revokes the family.
- * The core and both stores are covered in test/security/refresh-family.test.ts.
+ * Refresh-token reuse detection survives prune() over HTTP
+ * (docs/reference.md#refresh-token-rotation-and-families): a token stolen and used after its access
+ * token expired, then replayed by its owner after prune, revokes the family. The core and both
+ * stores are covered in test/security/refresh-family.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { FRAMEWORKS, useApp } from './app.js';

@@ -1,7 +1,7 @@
 /**
- * `requireToken(server)` protecting the host's routes under /v2 in every framework (SPEC 2.5,
- * 4.4, 5.3; RFC 6750 §3): GET /v2/account returns the verified token (`res.locals.oauth`,
- * `request.oauth`, `c.get('oauth')`), POST /v2/things needs `write`.
+ * `requireToken(server)` protecting the host's routes under /v2 in every framework (RFC 6750 §3;
+ * docs/reference.md#resource-check, docs/reference.md#scope): GET /v2/account returns the verified
+ * token (`res.locals.oauth`, `request.oauth`, `c.get('oauth')`), POST /v2/things needs `write`.
  */
 import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';

@@ -1,6 +1,7 @@
 /**
- * POST /v1/oauth/revoke over HTTP (SPEC 4.3, 3.2; RFC 7009; DESIGN: 200 {} also for unknown
- * tokens, revoking either token of a pair revokes both).
+ * POST /v1/oauth/revoke over HTTP (RFC 7009; docs/reference.md#revocation-endpoint): 200 {} also
+ * for unknown tokens, and revoking either token of a pair revokes both
+ * (docs/reference.md#revocation-semantics).
  */
 import { describe, expect, it } from 'vitest';
 import { expectJsonError, expectNoStoreJson, FRAMEWORKS, useApp } from './app.js';
@@ -23,7 +24,7 @@ describe.each(FRAMEWORKS)('%s: revocation endpoint', (framework) => {
     expect(after.headers.get('www-authenticate')).toContain('error="invalid_token"');
   });
 
-  it('the SPEC example: token in the query string of the POST and the same token as a Bearer header → 200 {}', async () => {
+  it('token in the query string of the POST and the same token as a Bearer header, as some clients send it → 200 {}', async () => {
     const { tokens, request, api } = app();
     const { access_token } = await tokens();
     const reply = await request('POST', `/v1/oauth/revoke?token=${encodeURIComponent(access_token)}`, {

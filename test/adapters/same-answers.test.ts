@@ -6,7 +6,7 @@
  * that lets its framework answer instead (a 415, a 404, a 413 on a route that reads no body)
  * shows up here. `requireToken` is compared the same way for malformed Authorization headers.
  *
- * The routes of issue 7 too: introspection and registration (off, then on), and the two
+ * The other routes too: introspection and registration (off, then on), and the two
  * well-known documents (metadata and JWKS), which answer GET and HEAD and leave every other
  * method to the framework: there only the status (404) is compared, the bodies being each
  * framework's own not-found page.

@@ -1,8 +1,7 @@
 /**
  * Through every adapter: resume and the consent decision re-check every requirement of the
  * original authorization request (`prompt=login`, `max_auth_age`, the `i` hint) against the
- * session of the browser at that step (issue 14 item 2; DESIGN "Decisions where the
- * specification is silent").
+ * session of the browser at that step (docs/reference.md#prompt-and-sign-in-requirements).
  */
 import { describe, expect, it } from 'vitest';
 import { ADA, BOB, LOGIN_URL, expectErrorPage, FRAMEWORKS, useApp, type Reply } from './app.js';

@@ -1,7 +1,7 @@
 /**
- * Errors of POST /v1/oauth/token over HTTP (SPEC 3.1, 7.2; DESIGN: decisions where the SPEC is
- * silent), client authentication (RFC 6749 §2.3.1), and the adapter's own body handling
- * (size limit, content types, malformed encodings).
+ * Errors of POST /v1/oauth/token over HTTP (RFC 6749 §5.2; docs/reference.md#token-endpoint),
+ * client authentication (RFC 6749 §2.3.1), and the adapter's own body handling (size limit, content
+ * types, malformed encodings).
  */
 import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';

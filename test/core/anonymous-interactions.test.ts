@@ -1,11 +1,11 @@
 /**
- * Issue 14, item 11: anonymous requests must not grow storage without bound. Every
+ * Anonymous requests must not grow storage without bound (docs/reference.md#interactions). Every
  * unauthenticated authorization request for a valid client stores a `login` interaction; each
  * server instance keeps at most `maxPendingAnonymousInteractions` of those sign-in steps pending
  * (the oldest is forgotten first), and `onAudit` reports every interaction started, so a host can rate-limit.
  * On MemoryStorage and PostgresStorage.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuthorizationServer, ConfigError, MemoryStorage, type AuditEvent, type AuthorizeDecision, type Storage } from '../../src/index.js';
 import { PostgresStorage } from '../../src/postgres/index.js';

@@ -1,6 +1,6 @@
 /**
- * Issue 14, items 8 and 12, in the core: which `Authorization` values are two headers, and HTTP
- * Basic with an empty password.
+ * In the core: which `Authorization` values are two headers, and HTTP Basic with an empty password
+ * (docs/reference.md#client-authentication).
  */
 import { describe, expect, it } from 'vitest';
 import { repeatedAuthorization } from '../../src/http.js';

@@ -1,8 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { ADA, BOB, CALLBACK, json, setup } from '../helpers.js';
 
-/** SPEC 4.1 (authorization endpoint), 2.4 (implicit grant), 2.6 (prompt), 7.1 (errors). */
-describe('authorization endpoint (SPEC 4.1)', () => {
+/**
+ * The authorization endpoint (RFC 6749 §4.1.1, §4.2.1; docs/reference.md#authorization-endpoint):
+ * the implicit grant (RFC 6749 §4.2), prompt (docs/reference.md#prompt-and-sign-in-requirements)
+ * and errors (RFC 6749 §4.1.2.1).
+ */
+describe('authorization endpoint', () => {
   it('code flow: a signed-in user is asked for consent, and approving redirects with code and state', async () => {
     const t = await setup();
     const decision = await t.server.authorize(t.get(t.authorizeUrl({ state: 'xyz' }), t.ada));
@@ -63,7 +67,7 @@ describe('authorization endpoint (SPEC 4.1)', () => {
     expect(r.location.startsWith('https://q.example/cb?tenant=a%7E1&code=')).toBe(true);
   });
 
-  it('implicit flow (SPEC 2.4): fragment with access_token, token_type, expires_in and state, and no refresh token', async () => {
+  it('implicit flow (RFC 6749 §4.2.2): fragment with access_token, token_type, expires_in and state, and no refresh token', async () => {
     const t = await setup();
     const url = await t.authorizeAndApprove({ response_type: 'token', state: 's1' });
     expect(url.search).toBe('');
@@ -102,7 +106,7 @@ describe('authorization endpoint (SPEC 4.1)', () => {
   });
 });
 
-describe('errors at the authorization step (SPEC 7.1)', () => {
+describe('errors at the authorization step (RFC 6749 §4.1.2.1)', () => {
   it('the user denies: redirect with error=access_denied, error_description and state', async () => {
     const t = await setup();
     const d = await t.server.authorize(t.get(t.authorizeUrl({ state: 'st' }), t.ada));
@@ -207,7 +211,7 @@ describe('errors at the authorization step (SPEC 7.1)', () => {
   });
 });
 
-describe('prompt values (SPEC 2.6)', () => {
+describe('prompt values (OpenID Connect Core §3.1.2.1)', () => {
   it('absent prompt is select_account: a signed-in user must authorize every time, even after an earlier approval', async () => {
     const t = await setup();
     await t.authorizeAndApprove();

@@ -1,7 +1,7 @@
 /**
- * The core helper for hosts with their own pages (issue 14, item 10): `bindBrowser` issues the
- * browser binding, `server.checkBrowserBinding` checks it; `resume` / `approve` / `deny` called
- * directly keep working without it.
+ * The core helper for hosts with their own pages (docs/reference.md#browser-binding): `bindBrowser`
+ * issues the browser binding, `server.checkBrowserBinding` checks it; `resume` / `approve` / `deny`
+ * called directly keep working without it.
  */
 import { describe, expect, it } from 'vitest';
 import { BROWSER_COOKIE, bindBrowser, type AuthorizeDecision } from '../../src/index.js';

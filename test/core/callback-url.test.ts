@@ -1,7 +1,7 @@
 /**
- * Issue 14, item 5: callback URLs are ASCII on the wire. A URL that is not ASCII is refused at
- * registration with the ASCII form to register instead, and a non-ASCII URL that an earlier
- * version stored still redirects (in its ASCII form), never a 500.
+ * Callback URLs are ASCII on the wire (docs/reference.md#clients). A URL that is not ASCII is
+ * refused at registration with the ASCII form to register instead, and a non-ASCII URL that an
+ * earlier version stored still redirects (in its ASCII form), never a 500.
  */
 import { describe, expect, it } from 'vitest';
 import { isOAuthError, type OAuthError } from '../../src/index.js';

@@ -1,9 +1,9 @@
 /**
- * What each client may use (issue 14 items 6 and 9; DESIGN "Names for the later capabilities"):
- * `response_type=token` on a server with the implicit flow off is `unsupported_response_type`
- * (RFC 6749 §4.2.2.1); a type or grant the server supports but the client may not use is
- * `unauthorized_client` (RFC 6749 §4.1.2.1, §4.2.2.1, §5.2). Dynamically registered clients
- * (RFC 7591) are code-only.
+ * What each client may use (docs/reference.md#clients; the implicit flow switch:
+ * docs/reference.md#profiles): `response_type=token` on a server with the implicit flow off is
+ * `unsupported_response_type` (RFC 6749 §4.2.2.1); a type or grant the server supports but the
+ * client may not use is `unauthorized_client` (RFC 6749 §4.1.2.1, §4.2.2.1, §5.2). Dynamically
+ * registered clients (RFC 7591) are code-only.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
@@ -33,7 +33,7 @@ async function registerDynamic(t: Awaited<ReturnType<typeof setup>>, metadata: R
   return { res, body: json(res) };
 }
 
-describe('response_type=token with the implicit flow off (item 9)', () => {
+describe('response_type=token with the implicit flow off', () => {
   it.each([
     ['allowImplicit: false', { allowImplicit: false, issuer: ISSUER }],
     ['the strict profile', { profile: 'strict' as const, issuer: ISSUER }],
@@ -49,7 +49,7 @@ describe('response_type=token with the implicit flow off (item 9)', () => {
   });
 });
 
-describe('per-client response types (item 6)', () => {
+describe('per-client response types', () => {
   it('a dynamically registered client is code-only: stored so, answered so, and response_type=token is unauthorized_client', async () => {
     const t = await setup({ allowDynamicRegistration: true, issuer: ISSUER });
     const { res, body } = await registerDynamic(t, {});
@@ -114,7 +114,7 @@ describe('per-client response types (item 6)', () => {
   });
 });
 
-describe('per-client grant types (item 6)', () => {
+describe('per-client grant types', () => {
   it('dynamic registration: grant_types default to both; a requested subset is stored and answered', async () => {
     const t = await setup({ allowDynamicRegistration: true });
     const plain = await registerDynamic(t, {});

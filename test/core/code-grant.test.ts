@@ -1,9 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { ADA, CALLBACK, json, setup } from '../helpers.js';
 
-/** SPEC 2.2, 2.3, 3.1, 4.2 (access token request), 7.2, 8. */
-describe('authorization code exchange (SPEC 4.2, 3.1)', () => {
-  it('issued → used: the access token grant has every field of SPEC 2.3, with no-store headers', async () => {
+/**
+ * The code exchange (RFC 6749 §4.1.3; docs/reference.md#authorization-code-grant), the token
+ * response (RFC 6749 §5.1), client authentication (RFC 6749 §5.2) and lifetimes
+ * (docs/reference.md#lifetimes).
+ */
+describe('authorization code exchange (RFC 6749 §4.1.3)', () => {
+  it('issued → used: the access token grant has every field of the token response (RFC 6749 §5.1), with no-store headers', async () => {
     const t = await setup();
     const res = await t.exchange(await t.getCode({ scope: 'read write' }));
     expect(res.status).toBe(200);
@@ -19,7 +23,7 @@ describe('authorization code exchange (SPEC 4.2, 3.1)', () => {
     expect(Object.keys(body.info as object).sort()).toEqual(['email', 'name', 'uuid']);
   });
 
-  it('parameters in the query string of the POST, as in the SPEC examples, work too', async () => {
+  it('parameters in the query string of the POST, as some clients send them, work too', async () => {
     const t = await setup();
     const code = await t.getCode();
     const query = new URLSearchParams({ grant_type: 'authorization_code', code, client_id: t.client.clientId, client_secret: t.client.clientSecret, redirect_uri: CALLBACK });
@@ -115,14 +119,14 @@ describe('authorization code exchange (SPEC 4.2, 3.1)', () => {
   });
 });
 
-describe('client authentication at the token endpoint (SPEC 7.2 invalid_client)', () => {
+describe('client authentication at the token endpoint (RFC 6749 §5.2 invalid_client)', () => {
   const cases: Array<[string, (t: Awaited<ReturnType<typeof setup>>) => Record<string, string>]> = [
     ['unknown client', () => ({ client_id: 'unknown', client_secret: 'whatever' })],
-    ['wrong client secret', (t) => ({ client_secret: t.client.clientSecret + 'x' })],
+    ['wrong client secret', (t) => ({ client_secret: `${t.client.clientSecret}x` })],
     ['another client\'s secret', (t) => ({ client_secret: t.other.clientSecret })],
     ['no client secret', () => ({ client_secret: '' })],
   ];
-  it.each(cases)('%s: 401 invalid_client with the SPEC description, and the code is not used up', async (_name, creds) => {
+  it.each(cases)('%s: 401 invalid_client with the same description for each, and the code is not used up', async (_name, creds) => {
     const t = await setup();
     const code = await t.getCode();
     const res = await t.exchange(code, creds(t));
@@ -181,7 +185,7 @@ describe('client authentication at the token endpoint (SPEC 7.2 invalid_client)'
   });
 });
 
-describe('limits (SPEC 8)', () => {
+describe('limits', () => {
   it('access token lifetime is 30 days after issue', async () => {
     const t = await setup();
     const tokens = await t.tokens();

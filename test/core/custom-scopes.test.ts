@@ -1,4 +1,4 @@
-/** A host's own scope vocabulary in place of read / read write (issue 7). */
+/** A host's own scope vocabulary in place of read / read write (docs/reference.md#scope). */
 import { describe, expect, it } from 'vitest';
 import { setup } from '../helpers.js';
 
@@ -45,7 +45,7 @@ describe('custom scopes', () => {
     }
   });
 
-  it('invalid scopes still get the SPEC error page', async () => {
+  it('invalid scopes still get the invalid_scope error page', async () => {
     const t = await setup({ scopes });
     for (const scope of ['read', 'droplet:read droplet:read', 'droplet:read  account:read', 'admin']) {
       expect(await t.server.authorize(t.get(t.authorizeUrl({ scope }), t.ada))).toMatchObject({ type: 'error', error: 'invalid_scope' });

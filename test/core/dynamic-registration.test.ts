@@ -1,4 +1,7 @@
-/** Dynamic client registration (RFC 7591) in the core (issue 7). */
+/**
+ * Dynamic client registration (RFC 7591) in the core
+ * (docs/reference.md#dynamic-registration-endpoint).
+ */
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { AuditEvent } from '../../src/index.js';

@@ -1,8 +1,8 @@
 /**
- * Issue 14, item 7: every `error_description` is ASCII, in the character set RFC 6749 §5.2 allows
- * (%x20-21 / %x23-5B / %x5D-7E: printable ASCII without `"` and `\`), as RFC 7591 §3.2.2 asks of
- * registration errors too. Two proofs: a scan of the sources for every description written in
- * them, and the error builders themselves, which make whatever they are given fit.
+ * Every `error_description` is ASCII (docs/reference.md#conventions), in the character set RFC 6749
+ * §5.2 allows (%x20-21 / %x23-5B / %x5D-7E: printable ASCII without `"` and `\`), as RFC 7591
+ * §3.2.2 asks of registration errors too. Two proofs: a scan of the sources for every description
+ * written in them, and the error builders themselves, which make whatever they are given fit.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,4 +1,4 @@
-/** Token introspection (RFC 7662) in the core (issue 7). */
+/** Token introspection (RFC 7662) in the core (docs/reference.md#introspection-endpoint). */
 import { describe, expect, it } from 'vitest';
 import { ISSUER } from '../fixtures.js';
 import { json, setup } from '../helpers.js';

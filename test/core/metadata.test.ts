@@ -1,4 +1,7 @@
-/** Authorization server metadata (RFC 8414) in the core, and served by an Express app (issue 7). */
+/**
+ * Authorization server metadata (RFC 8414) in the core, and served by an Express app
+ * (docs/reference.md#metadata-endpoint).
+ */
 import { createHash, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import express from 'express';

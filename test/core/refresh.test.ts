@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ADA, json, setup } from '../helpers.js';
 
-/** SPEC 3.2 (refresh transition), 4.2 (refresh request), 8 (refresh token uses: once only). */
-describe('refresh token flow (SPEC 4.2, 3.2)', () => {
+/**
+ * The refresh token grant (RFC 6749 §6; docs/reference.md#refresh-token-grant) and the single use
+ * of each refresh token (docs/reference.md#refresh-token-rotation-and-families).
+ */
+describe('refresh token flow (RFC 6749 §6)', () => {
   it('returns a new access token and a new refresh token in the shape of the access token grant', async () => {
     const t = await setup();
     const first = await t.tokens({ scope: 'read write' });
@@ -80,7 +83,7 @@ describe('refresh token flow (SPEC 4.2, 3.2)', () => {
     expect(results.filter((r) => json(r).error === 'invalid_grant')).toHaveLength(19);
   });
 
-  it('works without client credentials (SPEC lists none); credentials that are sent must be right and the token\'s own', async () => {
+  it('works without client credentials (the compatible profile); credentials that are sent must be right and the token\'s own', async () => {
     const t = await setup();
     const first = await t.tokens();
     expect((await t.refresh(first.refresh_token, { client_id: t.client.clientId, client_secret: 'wrong' })).status).toBe(401);

@@ -3,8 +3,10 @@ import { AuthorizationServer, ConfigError, isOAuthError, MemoryStorage } from '.
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import { setup } from '../helpers.js';
 
-/** SPEC 2.1 (registered application) and the constructor's option validation. */
-describe('registering an application (SPEC 2.1)', () => {
+/**
+ * Registering an application (docs/reference.md#clients) and the constructor's option validation.
+ */
+describe('registering an application', () => {
   it('yields a client ID and a client secret, and echoes name and callback URL', async () => {
     const t = await setup();
     const client = await t.server.registerClient({ name: 'My App', redirectUri: 'https://my.example/callback' });
@@ -50,7 +52,7 @@ describe('registering an application (SPEC 2.1)', () => {
 describe('options', () => {
   const base = () => ({ storage: new MemoryStorage(), sessions: new FakeSessions() });
 
-  it('accepts the minimal options and applies the SPEC defaults', () => {
+  it('accepts the minimal options and applies the default lifetimes', () => {
     const server = new AuthorizationServer(base());
     expect(server.options.lifetimes).toEqual({ code: 600, accessToken: 2_592_000, refreshToken: null, interaction: 600, grant: null });
     expect(Object.isFrozen(server.options)).toBe(true);

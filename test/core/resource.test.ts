@@ -2,8 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStorage } from '../../src/index.js';
 import { ADA, setup } from '../helpers.js';
 
-/** SPEC 2.5 (scope values), 4.4 and 5.3 (use of a token). */
-describe('resource API bearer check (SPEC 4.4, 2.5)', () => {
+/**
+ * The bearer check (RFC 6750; docs/reference.md#resource-check) and the scope each method needs
+ * (docs/reference.md#scope).
+ */
+describe('resource API bearer check', () => {
   const table: Array<[string, 'read' | 'read write', boolean]> = [
     ['GET', 'read', true], ['HEAD', 'read', true], ['POST', 'read', false], ['PUT', 'read', false],
     ['PATCH', 'read', false], ['DELETE', 'read', false], ['OPTIONS', 'read', false], ['PURGE', 'read', false],

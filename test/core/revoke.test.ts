@@ -2,8 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStorage, type AuditEvent } from '../../src/index.js';
 import { ADA, BOB, json, setup } from '../helpers.js';
 
-/** SPEC 4.3 (revocation endpoint), 3.2 (revocation and "user revokes access"). */
-describe('revocation endpoint (SPEC 4.3)', () => {
+/**
+ * The revocation endpoint (RFC 7009; docs/reference.md#revocation-endpoint) and the user revoking
+ * access (docs/reference.md#revocation-semantics).
+ */
+describe('revocation endpoint (RFC 7009)', () => {
   it('revoking an access token: empty JSON object, and the token cannot be used again', async () => {
     const t = await setup();
     const tokens = await t.tokens();
@@ -17,7 +20,7 @@ describe('revocation endpoint (SPEC 4.3)', () => {
     if (!api.ok) expect(api.response.status).toBe(401);
   });
 
-  it('as in the SPEC example: token in the query of a POST and as a Bearer header', async () => {
+  it('token in the query of a POST and as a Bearer header, as some clients send it', async () => {
     const t = await setup();
     const tokens = await t.tokens();
     const res = await t.server.revoke({ method: 'POST', url: `/v1/oauth/revoke?token=${tokens.access_token}`, headers: { authorization: `Bearer ${tokens.access_token}` } });
@@ -85,7 +88,7 @@ describe('revocation endpoint (SPEC 4.3)', () => {
   });
 });
 
-describe('user revokes access (SPEC 3.2)', () => {
+describe('user revokes access', () => {
   it('revokeAccess invalidates every token of the application for that user; prompt=none then answers consent_required', async () => {
     const t = await setup();
     const a = await t.tokens();

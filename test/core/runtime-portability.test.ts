@@ -1,4 +1,4 @@
-/** The core runs on any JavaScript runtime, not only Node (issue 7); test/workerd proves it in workerd. */
+/** The core runs on any JavaScript runtime, not only Node; test/workerd proves it in workerd. */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';

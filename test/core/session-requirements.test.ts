@@ -1,7 +1,7 @@
 /**
  * Every step of an authorization request (authorize, resume, approve, deny) re-checks every
- * requirement of the original request against the session it sees (issue 14 items 2 and 4;
- * DESIGN "Decisions where the specification is silent"): signed in with a finite sign-in time,
+ * requirement of the original request against the session it sees
+ * (docs/reference.md#prompt-and-sign-in-requirements): signed in with a finite sign-in time,
  * the `i` account hint, `prompt=login` (a sign-in after the request) and `max_auth_age`.
  */
 import { describe, expect, it } from 'vitest';

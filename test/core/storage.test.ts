@@ -151,6 +151,7 @@ describe('Storage.readToken answered at once, by a promise, by a foreign thenabl
   const variants: [string, (inner: MemoryStorage) => Read | undefined][] = [
     ['at once (MemoryStorage)', (inner) => (hash) => inner.readToken(hash)],
     ['by a promise', (inner) => async (hash) => inner.readToken(hash)],
+    // biome-ignore lint/suspicious/noThenProperty: a thenable store answer is what this test is about
     ['by a thenable that is not a Promise', (inner) => (hash) => ({ then: (resolve: (v: unknown) => void) => resolve(inner.readToken(hash)) }) as unknown as ReturnType<Read>],
     ['absent (findToken)', () => undefined],
   ];

@@ -1,4 +1,7 @@
-/** Opaque token prefixes, JWT access tokens (RFC 9068), the JWKS and key rotation in the core (issue 7). */
+/**
+ * Opaque token prefixes, JWT access tokens (RFC 9068), the JWKS and key rotation in the core
+ * (docs/reference.md#jwt-access-tokens).
+ */
 import { createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { MemoryStorage } from '../../src/index.js';

@@ -1,4 +1,4 @@
-/** The host's extra fields in the `info` of a token response (issue 7). */
+/** The host's extra fields in the `info` of a token response (docs/reference.md#token-response). */
 import { describe, expect, it } from 'vitest';
 import { setup } from '../helpers.js';
 

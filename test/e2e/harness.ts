@@ -85,7 +85,7 @@ export async function signIn(page: Page, user: User): Promise<void> {
 
 /** The text of an element, white space collapsed. */
 export const text = async (page: Page, selector: string) => ((await page.locator(selector).textContent()) ?? '').replace(/\s+/g, ' ').trim();
-export const json = async (page: Page, selector: string) => JSON.parse((await page.locator(selector).textContent()) ?? '') as Record<string, any>;
+export const json = async <T = Record<string, unknown>>(page: Page, selector: string) => JSON.parse((await page.locator(selector).textContent()) ?? '') as T;
 
 /** Every page the browser showed (committed navigations of the main frame), to prove a flow showed none of the platform's. */
 export function pagesShown(page: Page): string[] {
@@ -94,15 +94,35 @@ export function pagesShown(page: Page): string[] {
   return urls;
 }
 
+/** A token response as StatusBoard shows it (`#token-response`): the token endpoint's answer. */
+export interface ShownTokens {
+  access_token: string;
+  refresh_token: string;
+  token_type: string;
+  expires_in: number;
+  scope: string;
+  info: { name: string; email: string; uuid: string };
+}
+
+/** The implicit flow's fragment as StatusBoard's script shows it (`#implicit-output`): every value a string. */
+export interface ShownFragment {
+  access_token: string;
+  token_type: string;
+  expires_in: string;
+  scope: string;
+  state: string;
+  refresh_token?: string;
+}
+
 /**
  * From StatusBoard's home page: "Connect with Nimbus", sign in if asked, Authorize; back on
  * StatusBoard, connected. Returns the token response the app shows.
  */
-export async function connect(page: Page, appUrl: string, user: User): Promise<Record<string, any>> {
+export async function connect(page: Page, appUrl: string, user: User): Promise<ShownTokens> {
   await page.goto(`${appUrl}/`);
   await navigate(page, page.locator('#connect'));
   if (new URL(page.url()).pathname === '/login') await signIn(page, user);
   await navigate(page, page.getByRole('button', { name: 'Authorize' }));
   if (!page.url().startsWith(`${appUrl}/`)) throw new Error(`expected to be back on the app, at ${page.url()}`);
-  return json(page, '#token-response');
+  return json<ShownTokens>(page, '#token-response');
 }

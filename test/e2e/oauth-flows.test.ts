@@ -4,7 +4,7 @@
  * prompt=login / max_auth_age, and "Use another account".
  */
 import { describe, expect, it } from 'vitest';
-import { ADA, BOB, browserAvailable, connect, E2E_TIMEOUT, json, navigate, pagesShown, shot, signIn, text, useBrowserDemo } from './harness.js';
+import { ADA, BOB, browserAvailable, connect, E2E_TIMEOUT, json, navigate, pagesShown, shot, signIn, text, useBrowserDemo, type ShownFragment, type ShownTokens } from './harness.js';
 
 describe.skipIf(!browserAvailable)('OAuth flows in Chromium', { timeout: E2E_TIMEOUT }, () => {
   const h = useBrowserDemo();
@@ -37,7 +37,7 @@ describe.skipIf(!browserAvailable)('OAuth flows in Chromium', { timeout: E2E_TIM
     await navigate(page, page.getByRole('button', { name: 'Authorize' }));
     expect(page.url()).toBe(`${h.appUrl}/`); // the code left the address bar
     expect(await text(page, '#result')).toContain('Connected');
-    const tokens = await json(page, '#token-response');
+    const tokens = await json<ShownTokens>(page, '#token-response');
     expect(tokens).toMatchObject({
       token_type: 'bearer', expires_in: 2592000, scope: 'read write',
       info: { name: 'Ada Lovelace', email: 'ada@example.com', uuid: ADA.uuid },
@@ -57,7 +57,7 @@ describe.skipIf(!browserAvailable)('OAuth flows in Chromium', { timeout: E2E_TIM
 
     await navigate(page, page.getByRole('button', { name: 'Refresh the token' }));
     expect(await text(page, '#result h2')).toContain('Refreshed');
-    const refreshed = await json(page, '#token-response');
+    const refreshed = await json<ShownTokens>(page, '#token-response');
     expect(refreshed.access_token).not.toBe(tokens.access_token);
     expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
     expect((await apiAccount(tokens.access_token)).status).toBe(401); // the old pair is gone
@@ -82,7 +82,7 @@ describe.skipIf(!browserAvailable)('OAuth flows in Chromium', { timeout: E2E_TIM
     await navigate(page, page.getByRole('button', { name: 'Authorize' }));
     await page.locator('#implicit-status', { hasText: 'Connected in the browser' }).waitFor();
     expect(page.url()).toBe(`${h.appUrl}/callback`); // the script removed the token from the address bar
-    const fragment = await json(page, '#implicit-output');
+    const fragment = await json<ShownFragment>(page, '#implicit-output');
     expect(fragment).toMatchObject({ token_type: 'bearer', expires_in: '2592000', scope: 'read', state: expect.any(String) });
     expect(fragment.refresh_token).toBeUndefined();
     await shot(page, 'flows-07-implicit-callback');
@@ -141,7 +141,7 @@ describe.skipIf(!browserAvailable)('OAuth flows in Chromium', { timeout: E2E_TIM
     shown.length = 0;
     await navigate(page, page.locator('#connect-silent')); // …then StatusBoard gets a new token without showing anything
     expect(await text(page, '#result h2')).toContain('Connected');
-    const second = await json(page, '#token-response');
+    const second = await json<ShownTokens>(page, '#token-response');
     expect(second.access_token).not.toBe(first.access_token);
     expect(second.info.email).toBe('bob@example.com');
     expect(shown.filter((url) => url.startsWith(h.platformUrl))).toEqual([]);
@@ -182,6 +182,6 @@ describe.skipIf(!browserAvailable)('OAuth flows in Chromium', { timeout: E2E_TIM
     expect(await text(page, 'body')).toContain('Signed in as Bob Builder (bob@example.com)');
     await shot(page, 'flows-13-consent-other-account');
     await navigate(page, page.getByRole('button', { name: 'Authorize' }));
-    expect((await json(page, '#token-response')).info).toMatchObject({ name: 'Bob Builder', email: 'bob@example.com' });
+    expect((await json<ShownTokens>(page, '#token-response')).info).toMatchObject({ name: 'Bob Builder', email: 'bob@example.com' });
   });
 });

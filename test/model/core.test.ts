@@ -1,6 +1,7 @@
 /**
- * The model-based test of the authorization state machine on MemoryStorage (issue 14): see
- * `model.ts` for the commands and `invariants.ts` for what is checked after every step.
+ * The model-based test of the authorization state machine on MemoryStorage (SECURITY.md,
+ * "Model-based tests"): see `model.ts` for the commands and `invariants.ts` for what is checked
+ * after every step.
  *
  * CI runs a fixed seed and a bounded number of runs. A long local run:
  *   MODEL_RUNS=2000 MODEL_SEED=random npx vitest run test/model/core.test.ts

@@ -1,10 +1,10 @@
 /**
- * The model-based test over HTTP, through the Express adapter (issue 14): the same model and
- * commands as `core.test.ts`, with the browser-facing steps (authorize, resume, the consent
- * form's decision) sent by "browsers" that each keep their own cookie jar, and the token,
- * revocation and resource endpoints reached over HTTP too. On top of the core invariants: an
- * interaction resumed or decided in another browser never yields a consent page or a code
- * (`browserBinding`), and nothing answers 5xx or leaks a stack trace.
+ * The model-based test over HTTP, through the Express adapter: the same model and commands as
+ * `core.test.ts`, with the browser-facing steps (authorize, resume, the consent form's decision)
+ * sent by "browsers" that each keep their own cookie jar, and the token, revocation and resource
+ * endpoints reached over HTTP too. On top of the core invariants: an interaction resumed or decided
+ * in another browser never yields a consent page or a code (`browserBinding`), and nothing answers
+ * 5xx or leaks a stack trace.
  *
  * An attacker's browser that learned an interaction id brings its own CSRF cookie and form
  * value (it controls its own cookies), so only the binding to the browser can refuse it.
@@ -111,7 +111,9 @@ function browserSteps(app: TestApp, model: () => Model, jars: Jar[]): BrowserSte
 
 function asResponse(reply: Reply): OAuthResponse {
   const headers: Record<string, string> = {};
-  reply.headers.forEach((value, name) => (headers[name] = value));
+  reply.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
   return { status: reply.status, headers, body: reply.text };
 }
 

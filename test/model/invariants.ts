@@ -1,7 +1,7 @@
 /**
- * The invariants the model-based tests check after every step (issue 14), by name. A failure
- * throws an `InvariantViolation` naming the invariant, which fast-check reports with the
- * counterexample (seed, path and command list) so the run can be replayed.
+ * The invariants the model-based tests check after every step (SECURITY.md, "Model-based tests"),
+ * by name. A failure throws an `InvariantViolation` naming the invariant, which fast-check reports
+ * with the counterexample (seed, path and command list) so the run can be replayed.
  *
  * While a defect is being fixed, `MODEL_KNOWN_FAILURES=name,name` turns a violation of those
  * invariants into the end of that run (counted and reported, not failed), so the rest of the

@@ -1,6 +1,6 @@
 /**
  * A model of the authorization state machine of the core `AuthorizationServer`, and the
- * fast-check commands that drive the real server and the model side by side (issue 14).
+ * fast-check commands that drive the real server and the model side by side.
  *
  * The model is deliberately small: who is signed in where and since when, the pending
  * interactions, the codes, and per grant ("family") its access tokens, its current refresh
@@ -87,8 +87,9 @@ function own(model: Model, before: number, browser: number, decision: AuthorizeD
 }
 
 /**
- * HTTP variant: an interaction resumed or decided in another browser than the one it was shown
- * in yields neither a consent page nor a code, and answers the client nothing (issue 14, item 10).
+ * HTTP variant: an interaction resumed or decided in another browser than the one it was shown in
+ * yields neither a consent page nor a code, and answers the client nothing
+ * (docs/reference.md#browser-binding).
  * @returns whether the step came from another browser.
  */
 function checkBinding(real: Real, step: string, target: PendingInteraction, browser: number, decision: AuthorizeDecision): boolean {
@@ -130,7 +131,7 @@ export interface PendingInteraction {
   expiresAt: number;
   /** For consent: the account the consent was shown to. */
   account?: Account;
-  /** `unknown` after a refused step whose effect on the interaction the design leaves open. */
+  /** `unknown` after a refused step that may or may not have used the interaction up. */
   status: 'live' | 'gone' | 'unknown';
   /** HTTP variant: the browser that was shown it, and the consent form's CSRF value. */
   owner?: number;
@@ -206,8 +207,9 @@ export function unmetRequirement(req: Req, session: Session | null, requestedAt:
   if (!Number.isFinite(session.authenticatedAt)) return 'sign-in time is not a finite number (host bug: counts as not signed in)';
   if (req.hint !== undefined && !session.account.uuid.toLowerCase().startsWith(req.hint.toLowerCase())) return `i=${req.hint} does not match ${session.account.uuid}`;
   if (req.prompt === 'login' && !(session.authenticatedAt > requestedAt)) return 'prompt=login needs a sign-in after the request';
-  // DESIGN: a session older than max_auth_age needs a sign-in after the request; one made after
-  // the request meets it however long the user then takes to decide (max_auth_age=0 included).
+  // A session older than max_auth_age needs a sign-in after the request; one made after the request
+  // meets it however long the user then takes to decide, max_auth_age=0 included
+  // (docs/reference.md#prompt-and-sign-in-requirements).
   if (req.maxAuthAge !== undefined && session.authenticatedAt <= requestedAt && now - session.authenticatedAt > req.maxAuthAge * 1000) {
     return `session is ${(now - session.authenticatedAt) / 1000} s old, max_auth_age=${req.maxAuthAge}`;
   }
@@ -392,7 +394,8 @@ function describeDecision(d: AuthorizeDecision): string {
 function applyDecision(model: Model, step: string, decision: AuthorizeDecision, expected: Expected, req: Req, session: Session | null, requestedAt: number, consentAccount?: Account): void {
   decisionStatus(step, decision);
   if (session?.broken) {
-    // Item 4: a sign-in time that is not a finite number is "not signed in", never a pass.
+    // A sign-in time that is not a finite number is "not signed in", never a pass
+    // (docs/reference.md#prompt-and-sign-in-requirements).
     const signedOut = decision.type === 'login' || decision.type === 'error' ||
       (decision.type === 'redirect' && /[?#&]error=(login_required|invalid_request)/.test(decision.location));
     check('nonFiniteSignInIsSignedOut', signedOut, () => `${step} with a sign-in time that is not a finite number answered ${describeDecision(decision)} (${describeReq(req)})`);
@@ -515,7 +518,8 @@ export class Authorize implements Cmd {
     const session = model.browsers[browserIndex]!;
     model.hostBug = !!session?.broken;
     const { p } = this;
-    // The public client never uses the implicit flow here (a per-client matter, item 6).
+    // The public client never uses the implicit flow here (a per-client matter:
+    // docs/reference.md#clients).
     const responseType = p.client === 'pub' ? 'code' : p.responseType;
     const hintAccount = session?.account ?? ADA;
     const hint = p.hint === 'match' ? hintAccount.uuid.slice(0, 8) : p.hint === 'matchUpper' ? hintAccount.uuid.slice(0, 8).toUpperCase() : p.hint === 'other' ? otherAccount(hintAccount).uuid.slice(0, 8) : undefined;
@@ -568,7 +572,7 @@ function pickInteraction(model: Readonly<Model>, index: number | null, kind: 'lo
 function pickBrowser(model: Readonly<Model>, browser: number | null, account: Account | undefined): number {
   if (browser !== null) return browser;
   const found = model.browsers.findIndex((s) => s !== null && account !== undefined && s.account.uuid === account.uuid);
-  return found >= 0 ? found : 0;
+  return Math.max(found, 0);
 }
 
 /** `resume` after sign-in: from the browser that started it or any other (the core does not bind). */
@@ -608,8 +612,8 @@ export class Resume implements Cmd {
     if (target.status === 'gone' || model.now >= target.expiresAt) return { errorPage: true };
     const unknown = target.status === 'unknown';
     const unmet = unmetRequirement(target.req, session, target.requestedAt, model.now);
-    // A session young enough for max_auth_age but signed in before the request: the design
-    // allows either answer (another sign-in, or the consent).
+    // A session young enough for max_auth_age but signed in before the request: either answer is
+    // right (another sign-in, or the consent).
     const either = unmet === null && target.req.maxAuthAge !== undefined && session!.authenticatedAt <= target.requestedAt;
     return { login: unmet !== null || either, consent: unmet === null, errorPage: unknown };
   }
@@ -651,7 +655,8 @@ export class Decide implements Cmd {
     const allowed = !dead && rightAccount && unmet === null;
     count(`${this.decision} model: ${dead ? 'dead' : !rightAccount ? 'wrong account' : unmet !== null ? 'unmet' : 'allowed'}`);
     const certain = target.status === 'live';
-    // Every step re-checks the whole request against the session it sees (issue 14, item 2).
+    // Every step re-checks the whole request against the session it sees
+    // (docs/reference.md#prompt-and-sign-in-requirements).
     const recheck = () => {
       if (decision.type !== 'redirect') return;
       check('interactionStepRechecksRequest', allowed, () =>
@@ -723,7 +728,7 @@ export class ExchangeCode implements Cmd {
     }
     if (paramsRight && code.used) {
       // A replay (RFC 6749 §4.1.2): the family is revoked. The used code is remembered until it
-      // expires; after that the store may have forgotten it (DESIGN).
+      // expires; after that the store may have forgotten it (docs/reference.md#lifetimes).
       count('code replay');
       revokeFamily(family, !expired);
       return;
@@ -747,7 +752,7 @@ export class CodeFlow implements Cmd {
     const params: AuthorizeParams = { client: this.client, responseType: 'code', scope: this.scope, prompt: undefined, maxAuthAge: undefined, hint: undefined, pkce: true };
     await new Authorize(this.browser, params).run(model, real);
     const consent = model.interactions.at(-1);
-    if (!consent || consent.kind !== 'consent' || consent.status !== 'live') return;
+    if (consent?.kind !== 'consent' || consent.status !== 'live') return;
     const codes = model.codes.length;
     await new Decide(null, this.browser, 'approve').on(model, real, consent, this.browser);
     const code = model.codes[codes];
@@ -793,7 +798,8 @@ export class Refresh implements Cmd {
       check('modelAgreement', res.status === 401 && body['error'] === 'invalid_client', () => `refresh with a wrong secret: ${res.status} ${res.body}`);
       return;
     }
-    // Credentials of another client: refused, and nothing rotated or revoked (DESIGN).
+    // Credentials of another client: refused, and nothing rotated or revoked
+    // (docs/reference.md#refresh-token-grant, step 4).
     if (this.client === 'other') return;
     if (token.rotated) {
       // A replay: the family is revoked whenever it could still be used, whatever prune ran.
@@ -825,7 +831,7 @@ function refreshRequest(real: Real, token: RefreshToken, client: ClientChoice, s
 }
 
 /** After a replay revoked a family: its current refresh token and every access token are dead. */
-async function probeRevokedFamily(real: Real, model: Model, family: Family, why: string): Promise<void> {
+async function probeRevokedFamily(real: Real, _model: Model, family: Family, why: string): Promise<void> {
   if (family.current) {
     const res = await refreshRequest(real, family.current, 'none', undefined);
     check('replayRevokesLiveFamily', res.status !== 200, () => `${why}: the family's current refresh token still works`);

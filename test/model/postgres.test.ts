@@ -1,7 +1,7 @@
 /**
- * The model-based test of the authorization state machine on PostgresStorage (issue 14): the
- * same commands and invariants as `core.test.ts`, on a real PostgreSQL server. The schema is
- * this file's own (see `test/storage/pg.ts`); every run starts from empty tables.
+ * The model-based test of the authorization state machine on PostgresStorage: the same commands and
+ * invariants as `core.test.ts`, on a real PostgreSQL server. The schema is this file's own (see
+ * `test/storage/pg.ts`); every run starts from empty tables.
  *
  * Skipped locally without DATABASE_URL (never in CI). A long local run:
  *   MODEL_RUNS=500 MODEL_SEED=random npx vitest run test/model/postgres.test.ts

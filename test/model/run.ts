@@ -62,7 +62,8 @@ class Checked implements Cmd {
   async run(model: Model, real: Real): Promise<void> {
     count(`step ${this.inner.constructor.name}`);
     await this.inner.run(model, real);
-    // onError is for host bugs only: a non-finite sign-in time may be reported (item 4).
+    // onError is for host bugs only: a non-finite sign-in time may be reported
+    // (docs/reference.md#prompt-and-sign-in-requirements).
     const faults = real.faults.splice(0);
     if (!model.hostBug) check('noFaults', faults.length === 0, () => `onError was called: ${faults.map((f) => (f instanceof Error ? f.stack ?? f.message : String(f))).join('\n')}`);
     model.hostBug = false;

@@ -3,10 +3,10 @@ import { MemoryStorage, type Storage } from '../../src/index.js';
 import { json, setup } from '../helpers.js';
 
 /**
- * SECURITY-MATRIX §2.3: a storage that fails at each of its calls in turn. After every fault
- * the client gets a clean server error (no detail), and the state is consistent: the old
- * credential still works on retry (the fault happened instead of the write), never neither
- * and never both.
+ * A storage that fails at each of its calls in turn (SECURITY.md, the storage-fault row;
+ * docs/reference.md#failures-and-outages). After every fault the client gets a clean server error
+ * (no detail), and the state is consistent: the old credential still works on retry (the fault
+ * happened instead of the write), never neither and never both.
  */
 class FaultyStorage {
   calls = 0;

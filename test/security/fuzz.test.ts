@@ -4,7 +4,7 @@ import { handleDecisionForm, handleResume, type OAuthRequest, type OAuthResponse
 import { setup } from '../helpers.js';
 
 /**
- * I-01..I-12, T-05, RS-10: hostile input at every endpoint. Whatever arrives, the answer is a
+ * SECURITY.md I-01..I-12, T-05: hostile input at every endpoint. Whatever arrives, the answer is a
  * specified 4xx (or a success), never a 5xx, a throw, a hang or an unescaped echo.
  * CI runs a fixed seed and a bounded number of runs; run many more locally with
  *   FUZZ_RUNS=20000 FUZZ_SEED=$RANDOM npx vitest run test/security/fuzz.test.ts

@@ -4,7 +4,10 @@ import { isOAuthError, MemoryStorage, type AuditEvent } from '../../src/index.js
 import { RecentPairs } from '../../src/checks/pkce.js';
 import { ADA, json, setup } from '../helpers.js';
 
-/** SECURITY-MATRIX P-01..P-09 (RFC 7636, RFC 9700 §2.1.1, §4.8) and public clients (RFC 8252). */
+/**
+ * PKCE, SECURITY.md P-01..P-10 (RFC 7636, RFC 9700 §2.1.1, §4.8), and public clients, SECURITY.md
+ * U-12 and R-09 (RFC 8252).
+ */
 const verifier = () => randomBytes(32).toString('base64url');
 const s256 = (v: string) => createHash('sha256').update(v).digest('base64url');
 
@@ -35,7 +38,7 @@ describe('PKCE for confidential clients', () => {
   });
 
   it.each([
-    ['plain', undefined],
+    ['absent (which means plain)', undefined],
     ['plain', 'plain'],
     ['s256', 'S256'.toLowerCase()],
     ['SHA256', 'SHA256'],
@@ -66,7 +69,7 @@ describe('PKCE for confidential clients', () => {
     expect((await t.exchange(code, { code_verifier: v, code_challenge_method: 'plain' })).status).toBe(200);
   });
 
-  it.each(['short', 'x'.repeat(42), 'x'.repeat(44) + '=', 'a'.repeat(43) + '+', ''])('P-07: a malformed S256 challenge %j is invalid_request', async (challenge) => {
+  it.each(['short', 'x'.repeat(42), `${'x'.repeat(44)}=`, `${'a'.repeat(43)}+`, ''])('P-07: a malformed S256 challenge %j is invalid_request', async (challenge) => {
     const t = await setup();
     const d = await t.server.authorize(t.get(t.authorizeUrl({ code_challenge: challenge || 'x', code_challenge_method: 'S256' }), t.ada));
     expect(d.type === 'redirect' && new URL(d.location).searchParams.get('error')).toBe('invalid_request');
@@ -138,7 +141,7 @@ describe('public clients (RFC 8252)', () => {
     const form = { grant_type: 'authorization_code', code, client_id: app.clientId, redirect_uri: redirectUri, code_verifier: v };
     // The redirect_uri at the token endpoint must be the one used (port included).
     expect(json(await t.server.token(t.post('/v1/oauth/token', { ...form, redirect_uri: 'http://127.0.0.1:9/callback' }))).error).toBe('invalid_grant');
-    // A public client must not send a secret (CA-06).
+    // A public client must not send a secret (docs/reference.md#clients).
     expect((await t.server.token(t.post('/v1/oauth/token', { ...form, client_secret: 'anything' }))).status).toBe(401);
     const res = await t.server.token(t.post('/v1/oauth/token', form));
     expect(res.status).toBe(200);
@@ -180,7 +183,7 @@ describe('public clients (RFC 8252)', () => {
     expect((await t.server.authorize(t.get(authorizeUrl(app.clientId, redirectUri, challenge()), t.ada))).type).toBe('consent');
   });
 
-  it('U-12: a confidential client with a stored consent still gets prompt=none without a screen (SPEC 2.6)', async () => {
+  it('U-12: a confidential client with a stored consent still gets prompt=none without a screen', async () => {
     const t = await setup();
     await t.authorizeAndApprove();
     const d = await t.server.authorize(t.get(t.authorizeUrl({ prompt: 'none' }), t.ada));

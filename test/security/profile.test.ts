@@ -5,7 +5,10 @@ import { FakeSessions } from '../../src/testing/index.js';
 import { ISSUER } from '../fixtures.js';
 import { CALLBACK, json, setup } from '../helpers.js';
 
-/** The strict profile (OAuth 2.1 / RFC 9700) against the SPEC-compatible default. D-1, D-2, D-3, D-11; CA-11; RT-05. */
+/**
+ * The strict profile (OAuth 2.1 / RFC 9700) against the compatible default
+ * (docs/reference.md#profiles). SECURITY.md D-1..D-3, D-11; RT-05.
+ */
 const v = randomBytes(32).toString('base64url');
 const pkce = { code_challenge: createHash('sha256').update(v).digest('base64url'), code_challenge_method: 'S256' };
 
@@ -62,7 +65,7 @@ describe('profile: strict', () => {
 });
 
 describe('profile: compatible (default)', () => {
-  it('keeps SPEC behaviour: implicit on, no PKCE needed, refresh without credentials, credentials in the query, no iss', async () => {
+  it('keeps the compatible behaviour: implicit on, no PKCE needed, refresh without credentials, credentials in the query, no iss', async () => {
     const t = await setup();
     expect(t.server.options).toMatchObject({ profile: 'compatible', allowImplicit: true, requirePkce: false, requireClientAuthOnRefresh: false, allowCredentialsInQuery: true });
     const url = await t.authorizeAndApprove();

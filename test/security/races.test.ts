@@ -6,8 +6,8 @@ import { MemoryStorage, type Storage } from '../../src/index.js';
 import { CALLBACK, setup } from '../helpers.js';
 
 /**
- * C-11, RT-03, U-10, RV-12 (SECURITY-MATRIX §2.2): single use under concurrency, through real
- * HTTP on 127.0.0.1 (level 4) and with a barrier that forces the worst interleaving (level 1).
+ * SECURITY.md C-11, RT-03, U-10: single use under concurrency, through real HTTP on 127.0.0.1
+ * (level 4) and with a barrier that forces the worst interleaving (level 1).
  */
 const N = 50;
 let close: (() => Promise<void>) | undefined;
@@ -104,7 +104,7 @@ describe('races with a barrier (every caller has read the record before any writ
     expect(results.map((r) => r.type).sort()).toEqual(['error', 'redirect']);
   });
 
-  it('RV-12: a revocation racing a refresh leaves no live token in the family', async () => {
+  it('a revocation racing a refresh leaves no live token in the family', async () => {
     const storage = new MemoryStorage();
     const t = await setup({ storage });
     const tokens = await t.tokens();

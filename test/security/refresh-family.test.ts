@@ -1,5 +1,6 @@
 /**
- * Refresh-token reuse detection over time (issue 14, item 1; DESIGN "Reuse of a used ...").
+ * Refresh-token reuse detection over time (docs/reference.md#refresh-token-rotation-and-families;
+ * SECURITY.md RT-02, RT-05).
  *
  * A rotated refresh token must be recognised as a replay, and revoke its family, for as long as
  * any token of that family can still be used, whatever `prune()` ran in between. Only a dead

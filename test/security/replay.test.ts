@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { AuditEvent } from '../../src/index.js';
 import { CALLBACK, json, setup } from '../helpers.js';
 
-/** C-01..C-03, C-12, RT-01..RT-04, D-6, D-7: replay, reuse, and what a failed attempt must not do. */
+/**
+ * Replay, reuse, and what a failed attempt must not do: SECURITY.md C-01..C-03, C-12, RT-01..RT-04
+ * (docs/reference.md#refresh-token-rotation-and-families).
+ */
 describe('authorization code replay', () => {
   it('C-02: a valid replay revokes the first exchange\'s access and refresh tokens, and is audited', async () => {
     const events: AuditEvent[] = [];
@@ -53,7 +56,7 @@ describe('refresh token reuse', () => {
     expect((await t.refresh(one.refresh_token)).status).toBe(200);
   });
 
-  it('D-6: with refreshReuseGraceSeconds, a replay inside the window is refused without revoking the family', async () => {
+  it('with refreshReuseGraceSeconds, a replay inside the window is refused without revoking the family', async () => {
     const events: AuditEvent[] = [];
     const t = await setup({ refreshReuseGraceSeconds: 10, onAudit: (e) => events.push(e) });
     const one = await t.tokens();
@@ -69,7 +72,7 @@ describe('refresh token reuse', () => {
     expect(events.at(-1)).toMatchObject({ type: 'refresh_token.reused', familyRevoked: true });
   });
 
-  it('D-6: the default (no grace) revokes the family on a replay one millisecond later', async () => {
+  it('the default (no grace) revokes the family on a replay one millisecond later', async () => {
     const t = await setup();
     const one = await t.tokens();
     const two = json(await t.refresh(one.refresh_token));
@@ -78,7 +81,7 @@ describe('refresh token reuse', () => {
     expect((await t.api('GET', two.access_token as string)).ok).toBe(false);
   });
 
-  it('RT-08 / C-06: an account the host reports inactive gets invalid_grant, and its grant is revoked', async () => {
+  it('an account the host reports inactive gets invalid_grant, and its grant is revoked', async () => {
     let active = true;
     const t = await setup({ isAccountActive: () => active });
     const one = await t.tokens();

@@ -5,7 +5,10 @@ import { createHash } from 'node:crypto';
 import { portableRandomToken, portableSha256Base64url, randomId, randomToken, sha256Base64url, timingSafeEqual } from '../../src/crypto.js';
 import { json, setup } from '../helpers.js';
 
-/** S-01..S-06, CA-07..CA-10, CA-13, U-13..U-15, R-03: secrets, randomness, audit, pages. */
+/**
+ * SECURITY.md S-01, S-03, S-04, S-06, CA-07..CA-09, U-13..U-15, R-03: secrets, randomness, audit,
+ * pages.
+ */
 afterEach(() => vi.restoreAllMocks());
 
 describe('secrets', () => {
@@ -35,7 +38,7 @@ describe('secrets', () => {
     for (const secret of secrets) expect(text).not.toContain(secret);
   });
 
-  it('CA-13: every failed client authentication is reported with the claimed client id, for rate limiting', async () => {
+  it('every failed client authentication is reported with the claimed client id, for rate limiting', async () => {
     const events: AuditEvent[] = [];
     const t = await setup({ onAudit: (e) => events.push(e) });
     await t.exchange('x', { client_secret: 'bad' });
@@ -82,14 +85,14 @@ describe('secrets', () => {
     }), { seed: 3, numRuns: 500 });
   });
 
-  it('C-07/T-06: pooled random tokens are 43 base64url characters and never repeat', () => {
+  it('pooled random tokens are 43 base64url characters and never repeat', () => {
     const seen = new Set<string>();
     for (let i = 0; i < 20_000; i++) seen.add(randomToken());
     expect(seen.size).toBe(20_000);
     for (const token of seen) expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
-  it('C-07/T-06: the native and the JavaScript encoders draw from one pool and never hand out the same bytes twice', () => {
+  it('the native and the JavaScript encoders draw from one pool and never hand out the same bytes twice', () => {
     const seen = new Set<string>();
     for (let i = 0; i < 5_000; i++) {
       // Interleaved, so a native encoder reading the wrong window of the pool would repeat a value.
@@ -103,7 +106,7 @@ describe('secrets', () => {
     for (const token of [randomToken(), portableRandomToken()]) expect(Buffer.from(token, 'base64url').toString('base64url')).toBe(token);
   });
 
-  it('C-07: every pooled random byte is handed out once and in order, whichever encoder draws it', () => {
+  it('every pooled random byte is handed out once and in order, whichever encoder draws it', () => {
     // Each refill gets a counting pattern (a 16-bit counter, big-endian): every window is unique,
     // so a value built from the wrong or an overlapping window cannot match.
     let counter = 0;

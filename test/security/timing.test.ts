@@ -7,7 +7,10 @@ vi.mock('../../src/crypto.js', async (importOriginal) => {
   return { ...original, sha256Base64url: vi.fn(original.sha256Base64url), timingSafeEqual: vi.fn(original.timingSafeEqual) };
 });
 
-/** CA-09: an unknown client costs the same work as a wrong secret, so timing tells nothing. */
+/**
+ * SECURITY.md CA-09: an unknown client costs the same work as a wrong secret, so timing tells
+ * nothing.
+ */
 describe('client authentication timing', () => {
   it('unknown client and wrong secret each run one hash and one constant-time comparison', async () => {
     const t = await setup();

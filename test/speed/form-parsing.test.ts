@@ -96,7 +96,7 @@ describe('token, revocation and introspection parameters (formParamsWithin reads
   // nobody asked for, escaped names, and now and then a query string, another body type or a
   // body the host already parsed.
   const name = fc.constantFrom('grant_type', 'code', 'client_id', 'client_secret', 'other', '', 'grant%5Ftype', 'co+de');
-  const value = fc.constantFrom('', 'x', 'x'.repeat(10), 'x'.repeat(11), 'x'.repeat(9) + '%41', 'a=b', '%41', 'a+b', '?', '%zz', '%C3%A9', '%FF', '\uD800');
+  const value = fc.constantFrom('', 'x', 'x'.repeat(10), 'x'.repeat(11), `${'x'.repeat(9)}%41`, 'a=b', '%41', 'a+b', '?', '%zz', '%C3%A9', '%FF', '\uD800');
   const pair = fc.oneof(
     { weight: 8, arbitrary: fc.tuple(name, value).map(([n, v]) => `${n}=${v}`) },
     { weight: 1, arbitrary: name },

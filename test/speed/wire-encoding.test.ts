@@ -18,7 +18,7 @@ describe('token responses written as JSON text', () => {
     for (const value of ['"', '\\', '\u0000', '\u001f', '\u007f', '\u2028', '\uD800', 'é', '</script>']) expect(jsonString(value)).toBe(JSON.stringify(value));
   });
 
-  it('SPEC 2.3: info carries any account name and email intact, with or without the host info hook', async () => {
+  it('the token response\'s info carries any account name and email intact, with or without the host info hook', async () => {
     const account = { uuid: 'c0ffee00c0ffee00c0ffee00c0ffee00', name: 'Ada "the \\ first" \u2028 ☃ \uD83D\uDE00', email: 'ada+"x"@example.com' };
     for (const options of [{}, { info: () => ({ plan: 'pro "x"' }) }]) {
       const t = await setup(options);

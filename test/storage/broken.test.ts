@@ -49,7 +49,7 @@ class AwaitBetweenCheckAndWriteInRedeem extends MemoryStorage {
 class AwaitBetweenCheckAndWriteInRotate extends MemoryStorage {
   override async rotateRefreshToken(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
     const found = await this.findToken(hash);
-    if (!found || found.token.kind !== 'refresh') return { ok: false, reason: 'missing' };
+    if (found?.token.kind !== 'refresh') return { ok: false, reason: 'missing' };
     if (found.token.rotatedAt !== null) return { ok: false, reason: 'used', grantId: found.token.grantId, usedAt: found.token.rotatedAt };
     if (found.token.revokedAt !== null || found.grant.revokedAt !== null) return { ok: false, reason: 'revoked' };
     if (found.token.expiresAt !== null && now >= found.token.expiresAt) return { ok: false, reason: 'expired' };

@@ -1,8 +1,8 @@
 /**
- * Issue 14, item 3, on both stores: storage knows a JWT access token by nothing a bare claim
- * leads to. The `jti` and `SHA-256(jti)` find no record; a record that an earlier version keyed
- * by `SHA-256(jti)` is not reachable through the bare `jti` either (bearer check, introspection,
- * revocation). Over HTTP: test/adapters/jwt-jti.test.ts.
+ * On both stores (docs/reference.md#jwt-access-tokens): storage knows a JWT access token by nothing
+ * a bare claim leads to. The `jti` and `SHA-256(jti)` find no record; a record that an earlier
+ * version keyed by `SHA-256(jti)` is not reachable through the bare `jti` either (bearer check,
+ * introspection, revocation). Over HTTP: test/adapters/jwt-jti.test.ts.
  */
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -250,7 +250,7 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
     const broken = new CheckThenWrite(pool, { schema });
     const [result] = await runStorageConformance(() => broken, { only: ['redeemCode: exactly one of'] });
     expect(result?.ok).toBe(false);
-    expect(String((result?.error as Error).message)).toMatch(/\d+ of 20 concurrent redemptions succeeded \(expected exactly 1\)/);
+    expect(String((result?.error as Error | undefined)?.message)).toMatch(/\d+ of 20 concurrent redemptions succeeded \(expected exactly 1\)/);
   });
 
   it('sends every value as a parameter: no id, hash or time ever appears in the SQL text', async () => {

@@ -1,9 +1,9 @@
 /**
- * Runtime portability (issue 7), proven: the core and the Hono adapter, bundled as a Cloudflare
- * Worker, run inside workerd (the Workers runtime, from the `workerd` npm package) without
- * `nodejs_compat`. The HTTP cases run there as the `workerd` target of the shared suite
- * (test/adapters, through test/adapters/targets/workerd.ts); this file checks the bundle itself,
- * and that it is workerd that answers.
+ * Runtime portability, proven: the core and the Hono adapter, bundled as a Cloudflare Worker, run
+ * inside workerd (the Workers runtime, from the `workerd` npm package) without `nodejs_compat`. The
+ * HTTP cases run there as the `workerd` target of the shared suite (test/adapters, through
+ * test/adapters/targets/workerd.ts); this file checks the bundle itself, and that it is workerd
+ * that answers.
  *
  * Never skipped: if workerd cannot start on a machine, this fails with workerd's own error.
  */

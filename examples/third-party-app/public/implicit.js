@@ -1,7 +1,7 @@
 // The implicit flow, in the browser. The access token comes back in the URL fragment, which the
 // browser never sends to a server; so this script starts the flow with a fresh `state`, and on the
 // callback page reads the fragment, checks `state` and the granted scope, and calls the API itself.
-// No refresh token in this flow (SPEC 8): when the token expires, the user connects again.
+// No refresh token in this flow (RFC 6749 §4.2.2): when the token expires, the user connects again.
 
 const KEY = 'statusboard.implicit';
 

@@ -111,13 +111,16 @@ class Remote {
       this.failure ??= error instanceof Error ? error : new Error(String(error));
       return;
     }
-    batch.forEach(({ step, settle }, i) => {
+    for (const [i, { step, settle }] of batch.entries()) {
       const result = results[i]!;
-      if (!('error' in result)) return settle?.resolve(result.value);
+      if (!('error' in result)) {
+        settle?.resolve(result.value);
+        continue;
+      }
       const error = Object.assign(new Error(result.error.message), result.error);
       if (settle) settle.reject(error);
       else this.failure ??= new Error(`workerd target: the worker refused ${JSON.stringify(step)}: ${error.message}`);
-    });
+    }
   }
 }
 
@@ -175,7 +178,12 @@ function forwarding<T>(prototype: object, target: 'server' | 'storage', remote: 
 function assertJson(value: unknown, path: string): void {
   if (value === undefined || value === null || typeof value === 'string' || typeof value === 'boolean') return;
   if (typeof value === 'number' && Number.isFinite(value)) return;
-  if (Array.isArray(value)) return value.forEach((item, i) => assertJson(item, `${path}[${i}]`));
+  if (Array.isArray(value)) {
+    value.forEach((item, i) => {
+      assertJson(item, `${path}[${i}]`);
+    });
+    return;
+  }
   const proto = typeof value === 'object' ? Object.getPrototypeOf(value) : undefined;
   if (proto === Object.prototype || proto === null) {
     for (const [key, item] of Object.entries(value as object)) assertJson(item, `${path}.${key}`);
