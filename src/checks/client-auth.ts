@@ -12,6 +12,12 @@ export interface ClientCredentials {
   method: 'basic' | 'post';
 }
 
+/** Client credentials, with the store's lookup of the client they name under way (`clientClaim`). */
+export interface ClientClaim extends ClientCredentials {
+  /** The stored client, once the store answers; `null` for an id no store can hold. */
+  found: Promise<ClientRecord | null> | null;
+}
+
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 /** The `application/x-www-form-urlencoded` decoding RFC 6749 §2.3.1 asks for inside Basic. */
@@ -58,11 +64,21 @@ export function basicFailure(): OAuthError {
 }
 
 /**
- * The client credentials of a request, from HTTP Basic or from `client_id` / `client_secret`
- * parameters; `null` when none were sent. Two methods at once are `invalid_request`
- * (OAuth 2.1 §2.4: a client MUST NOT use more than one).
+ * The client credentials a token, revocation or introspection request presents
+ * (RFC 6749 §2.3.1), with the store's lookup of the client they name already under way; `null`
+ * when it presents none. Credentials come from HTTP Basic or from `client_id` /
+ * `client_secret` parameters, never from the query string (unless `allowCredentialsInQuery`).
+ * Two methods at once are `invalid_request` (OAuth 2.1 §2.4: a client MUST NOT use more than one).
+ *
+ * The endpoint awaits `found` itself and hands the answer to `authenticateClient`: the store
+ * lookup is then the one `await` of client authentication (see BENCHMARKS.md), as in
+ * `const client = claim && authenticateClient(ctx, claim, await claim.found)`.
  */
-export function clientCredentials(request: OAuthRequest, params: Partial<Record<'client_id' | 'client_secret', string>>): ClientCredentials | null {
+export function clientClaim(ctx: Context, request: OAuthRequest, params: Partial<Record<'client_id' | 'client_secret', string>>): ClientClaim | null {
+  if (!ctx.options.allowCredentialsInQuery && request.url.includes('?') && queryParams(request).has('client_secret')) {
+    // RFC 6749 §2.3.1: client credentials MUST NOT be included in the request URI.
+    throw new OAuthError('invalid_request', 'Client credentials must not be sent in the query string.');
+  }
   const basic = basicCredentials(request);
   if (basic) {
     if (params.client_secret !== undefined) {
@@ -73,26 +89,43 @@ export function clientCredentials(request: OAuthRequest, params: Partial<Record<
     }
     // An empty password is no secret (RFC 6749 §2.3.1): Go's golang.org/x/oauth2 sends
     // `client_id:` for a public client. A confidential client without a secret still fails.
-    return { clientId: basic.clientId, secret: basic.secret === '' ? undefined : basic.secret, method: 'basic' };
+    return { clientId: basic.clientId, secret: basic.secret === '' ? undefined : basic.secret, method: 'basic', found: findClient(ctx, basic.clientId) };
   }
   if (params.client_id === undefined) {
     if (params.client_secret !== undefined) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
     return null;
   }
-  return { clientId: params.client_id, secret: params.client_secret, method: 'post' };
+  return { clientId: params.client_id, secret: params.client_secret, method: 'post', found: findClient(ctx, params.client_id) };
+}
+
+/**
+ * The stored client of a claimed id: the store's answer, or `null` at once for an id no store
+ * can hold (too long, control characters, a NUL that would break SQL).
+ */
+function findClient(ctx: Context, clientId: string): Promise<ClientRecord | null> | null {
+  return clientId.length <= 200 && !/[\x00-\x1f\x7f]/.test(clientId) ? ctx.storage.findClient(clientId) : null;
+}
+
+/**
+ * The client a claim authenticates, once the store has answered for it (`found`, the awaited
+ * `claim.found`), or `invalid_client`. Every failure is reported to `onAudit` with the claimed
+ * client id only, so a host can rate limit guessing (RFC 6819 §4.3.5).
+ */
+export function authenticateClient(ctx: Context, claim: ClientClaim, found: ClientRecord | null): ClientRecord {
+  try {
+    return verifyClient(found, claim);
+  } catch (error) {
+    audit(ctx, { type: 'client.authentication_failed', clientId: claim.clientId.slice(0, 200) });
+    throw error;
+  }
 }
 
 // Compared against when the client is unknown, so unknown and wrong take the same time.
 const DUMMY_HASH = 'x'.repeat(43);
 
-/** The client id to look up, or `null` for one no store can hold (too long, control characters, a NUL that would break SQL). */
-export function lookupId(credentials: ClientCredentials): string | null {
-  return credentials.clientId.length <= 200 && !/[\x00-\x1f\x7f]/.test(credentials.clientId) ? credentials.clientId : null;
-}
-
 /**
- * The authenticated client, or `invalid_client` (401), once the store has answered for
- * `lookupId(credentials)`. An unknown client and a wrong secret take the same path and give the
+ * The authenticated client, or `invalid_client` (401), once the store has answered for the
+ * claimed id. An unknown client and a wrong secret take the same path and give the
  * same answer (RFC 6749 §5.2, RFC 6819 §4.3.5). A public client is identified by `client_id`
  * alone; its codes are bound to it and protected by PKCE.
  */
@@ -112,33 +145,6 @@ export function verifyClient(client: ClientRecord | null, credentials: ClientCre
 /** Built only on failure: an Error captures a stack trace, which every request would pay for otherwise (see BENCHMARKS.md). */
 function clientFailure(credentials: ClientCredentials): OAuthError {
   return credentials.method === 'basic' ? basicFailure() : new OAuthError('invalid_client', 'Client authentication failed.', 401);
-}
-
-/**
- * The client a token, revocation or introspection request authenticates as (RFC 6749 §2.3.1),
- * or `null` when it sends no credentials; `invalid_client` (or `invalid_request`) when it sends
- * wrong or malformed ones. Credentials come from HTTP Basic or the body, never the query string
- * (unless `allowCredentialsInQuery`). Every failed check is reported to `onAudit` with the
- * claimed client id only, so a host can rate limit guessing (RFC 6819 §4.3.5).
- *
- * The store lookup is the only `await`: the credentials are read before it and checked after it
- * synchronously.
- */
-export async function authenticateClient(ctx: Context, request: OAuthRequest, params: Partial<Record<'client_id' | 'client_secret', string>>): Promise<ClientRecord | null> {
-  if (!ctx.options.allowCredentialsInQuery && request.url.includes('?') && queryParams(request).has('client_secret')) {
-    // RFC 6749 §2.3.1: client credentials MUST NOT be included in the request URI.
-    throw new OAuthError('invalid_request', 'Client credentials must not be sent in the query string.');
-  }
-  const credentials = clientCredentials(request, params);
-  if (!credentials) return null;
-  const id = lookupId(credentials);
-  const found = id === null ? null : await ctx.storage.findClient(id);
-  try {
-    return verifyClient(found, credentials);
-  } catch (error) {
-    audit(ctx, { type: 'client.authentication_failed', clientId: credentials.clientId.slice(0, 200) });
-    throw error;
-  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import { authenticateClient } from '../checks/client-auth.js';
+import { authenticateClient, clientClaim } from '../checks/client-auth.js';
 import { requirePost } from '../checks/require-post.js';
 import type { Context } from '../context.js';
 import { OAuthError } from '../errors.js';
@@ -16,7 +16,8 @@ export async function introspect(ctx: Context, request: OAuthRequest): Promise<O
   try {
     requirePost(request);
     const params = formParamsWithin(request, TOKEN_ABOUT_PARAMS);
-    const client = await authenticateClient(ctx, request, params);
+    const claim = clientClaim(ctx, request, params);
+    const client = claim && authenticateClient(ctx, claim, await claim.found);
     if (!client || client.secretHash === null) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
     if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');
     const read = lookupToken(ctx, params.token);

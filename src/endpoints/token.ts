@@ -1,4 +1,4 @@
-import { authenticateClient, mayUseGrant } from '../checks/client-auth.js';
+import { authenticateClient, clientClaim, mayUseGrant } from '../checks/client-auth.js';
 import { requirePost } from '../checks/require-post.js';
 import type { Context } from '../context.js';
 import { OAuthError } from '../errors.js';
@@ -45,7 +45,9 @@ export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthR
   try {
     requirePost(request);
     const params: TokenParams = formParamsWithin(request, TOKEN_PARAMS);
-    const client = await authenticateClient(ctx, request, params);
+    // Client authentication: the store's answer is its one await (`clientClaim`).
+    const claim = clientClaim(ctx, request, params);
+    const client = claim && authenticateClient(ctx, claim, await claim.found);
     if (params.grant_type === undefined) throw new OAuthError('invalid_request', 'The grant_type parameter is missing.');
     const grant = Object.hasOwn(GRANTS, params.grant_type) ? GRANTS[params.grant_type] : undefined;
     if (!grant) {
