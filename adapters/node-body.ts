@@ -22,8 +22,11 @@ export function readNodeBody(req: NodeRequest, limit: number): Promise<OAuthRequ
     // express.raw() leaves a Buffer, express.json() an object the core would not read as JSON:
     // hand both over as the text they were.
     if (Buffer.isBuffer(parsed)) return Promise.resolve(parsed.toString('utf8'));
-    if (typeof parsed === 'object' && parsed !== null && /json/i.test(req.headers['content-type'] ?? '')) return Promise.resolve(JSON.stringify(parsed));
-    return Promise.resolve(typeof parsed === 'string' || (typeof parsed === 'object' && parsed !== null) ? (parsed as OAuthRequest['body']) : undefined);
+    if (typeof parsed === 'object' && parsed !== null && /json/i.test(req.headers['content-type'] ?? ''))
+      return Promise.resolve(JSON.stringify(parsed));
+    return Promise.resolve(
+      typeof parsed === 'string' || (typeof parsed === 'object' && parsed !== null) ? (parsed as OAuthRequest['body']) : undefined,
+    );
   }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];

@@ -73,7 +73,9 @@ export async function runAb(options: AbOptions, log: (line: string) => void = co
     const result = { workload: id, base: quantile(times[0], 0.25), tree: quantile(times[1], 0.25), speedup: 0 };
     result.speedup = result.base / result.tree;
     results.push(result);
-    log(`${id}: ${options.base} ${result.base.toFixed(3)} µs, working tree ${result.tree.toFixed(3)} µs per operation → ${result.speedup.toFixed(3)}× (${options.rounds} rounds, lower quartile)`);
+    log(
+      `${id}: ${options.base} ${result.base.toFixed(3)} µs, working tree ${result.tree.toFixed(3)} µs per operation → ${result.speedup.toFixed(3)}× (${options.rounds} rounds, lower quartile)`,
+    );
   }
   return results;
 }

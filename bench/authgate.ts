@@ -22,7 +22,11 @@ export interface CheckedContender extends Contender {
   verify?(): Promise<void>;
 }
 
-export function authgateContenders(fx: AuthgateFixture, name = 'authgate', kind: ContenderKind = 'authgate'): Record<WorkloadId, CheckedContender> {
+export function authgateContenders(
+  fx: AuthgateFixture,
+  name = 'authgate',
+  kind: ContenderKind = 'authgate',
+): Record<WorkloadId, CheckedContender> {
   const { server } = fx;
 
   const w1: CheckedContender = {
@@ -98,7 +102,12 @@ export function authgateContenders(fx: AuthgateFixture, name = 'authgate', kind:
       for (let i = 0; i < count; i++) {
         const { accessToken } = await fx.issuePair();
         revoked.push(accessToken);
-        revocations.push(fx.post('/v1/oauth/revoke', wire(`token=${accessToken}&token_type_hint=access_token&client_id=${fx.clientId}&client_secret=${fx.clientSecret}`)));
+        revocations.push(
+          fx.post(
+            '/v1/oauth/revoke',
+            wire(`token=${accessToken}&token_type_hint=access_token&client_id=${fx.clientId}&client_secret=${fx.clientSecret}`),
+          ),
+        );
       }
     },
     async op(i) {

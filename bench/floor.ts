@@ -33,7 +33,8 @@ export function coreCryptoPrimitives(): FloorCrypto & { describe: string } {
   const asyncHash = fn('hashSecret') as ((v: string) => Promise<string>) | undefined;
   const token = fn('randomToken') as (() => string) | undefined;
   const id = fn('randomId') as (() => string) | undefined;
-  const webHash = async (value: string) => Buffer.from(await globalThis.crypto.subtle.digest('SHA-256', encoder.encode(value))).toString('base64url');
+  const webHash = async (value: string) =>
+    Buffer.from(await globalThis.crypto.subtle.digest('SHA-256', encoder.encode(value))).toString('base64url');
   const webRandom = (bytes: number) => Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(bytes))).toString('base64url');
   return {
     random: (bytes) => (bytes === 32 ? token?.() : id?.()) ?? webRandom(bytes),
@@ -41,7 +42,6 @@ export function coreCryptoPrimitives(): FloorCrypto & { describe: string } {
     describe: `src/crypto.ts ${syncHash ? 'sha256Base64url' : asyncHash ? 'hashSecret' : '(none: subtle.digest)'} + ${token ? 'randomToken/randomId' : '(none: getRandomValues)'}`,
   };
 }
-
 
 interface Rec {
   grant: string;

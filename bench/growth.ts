@@ -42,7 +42,14 @@ async function fill(storage: MemoryStorage, fixture: AuthgateFixture, tokens: nu
   const hashes = fakeHashes(pairs * 2);
   const grantIds = fakeHashes(pairs);
   for (let i = 0; i < pairs; i++) {
-    const grant: GrantRecord = { id: grantIds[i]!.slice(0, 32), clientId: fixture.clientId, account: ACCOUNT, scope: ['read'], createdAt: now, revokedAt: null };
+    const grant: GrantRecord = {
+      id: grantIds[i]!.slice(0, 32),
+      clientId: fixture.clientId,
+      account: ACCOUNT,
+      scope: ['read'],
+      createdAt: now,
+      revokedAt: null,
+    };
     const common = { grantId: grant.id, clientId: fixture.clientId, scope: ['read'], issuedAt: now, rotatedAt: null, revokedAt: null };
     const access: TokenRecord = { ...common, hash: hashes[2 * i]!, kind: 'access', expiresAt: now + 2_592_000_000, pairHash: null };
     const refresh: TokenRecord = { ...common, hash: hashes[2 * i + 1]!, kind: 'refresh', expiresAt: null, pairHash: access.hash };
@@ -55,7 +62,13 @@ export interface GrowthResult {
   sizes: { small: number; large: number };
   heapBytesPerToken: number;
   fillSeconds: number;
-  chain: { rotations: number; heapBytesPerRotation: number; samples: { rotations: number; heapBytes: number }[]; pruned: boolean; seconds: number };
+  chain: {
+    rotations: number;
+    heapBytesPerRotation: number;
+    samples: { rotations: number; heapBytes: number }[];
+    pruned: boolean;
+    seconds: number;
+  };
 }
 
 export async function growthSection(core: CoreModule, options: BenchOptions): Promise<GrowthResult> {
@@ -86,7 +99,9 @@ export async function growthSection(core: CoreModule, options: BenchOptions): Pr
   const last = samples.at(-1)!;
   const heapBytesPerRotation = (last.heapBytes - first.heapBytes) / (last.rotations - first.rotations);
   const seconds = (performance.now() - chainStarted) / 1000;
-  options.log(`  refresh chain of ${options.chainLength}: ${heapBytesPerRotation.toFixed(0)} heap bytes per rotation${prune ? ' (pruned)' : ' (MemoryStorage has no prune)'}`);
+  options.log(
+    `  refresh chain of ${options.chainLength}: ${heapBytesPerRotation.toFixed(0)} heap bytes per rotation${prune ? ' (pruned)' : ' (MemoryStorage has no prune)'}`,
+  );
 
   const smallStorage = new core.MemoryStorage();
   const smallFixture = await authgateFixture(core, smallStorage);
@@ -99,7 +114,9 @@ export async function growthSection(core: CoreModule, options: BenchOptions): Pr
   await fill(largeStorage, largeFixture, large);
   const fillSeconds = (performance.now() - started) / 1000;
   const heapBytesPerToken = (heapUsed() - before) / large;
-  options.log(`  filled ${fmtOps(large)} live tokens in ${fillSeconds.toFixed(1)} s: ${heapBytesPerToken.toFixed(0)} heap bytes per live token`);
+  options.log(
+    `  filled ${fmtOps(large)} live tokens in ${fillSeconds.toFixed(1)} s: ${heapBytesPerToken.toFixed(0)} heap bytes per live token`,
+  );
 
   const series: Series[] = [];
   const smallName = `${fmtOps(small)} live tokens`;
@@ -108,15 +125,20 @@ export async function growthSection(core: CoreModule, options: BenchOptions): Pr
     const a: CheckedContender = { ...authgateContenders(smallFixture, smallName, 'variant')[id] };
     const b: CheckedContender = { ...authgateContenders(largeFixture, largeName, 'variant')[id] };
     options.log(`${id} with ${smallName} and with ${largeName}`);
-    series.push(...(await measure({ id, title: id, contenders: [a, b] }, {
-      rounds: options.rounds,
-      timeMs: options.timeMs,
-      minBatches: options.smoke ? 2 : 5,
-      batch: options.batch,
-      warmupMs: options.smoke ? 0 : 150,
-      slices: options.smoke ? 1 : 6,
-      log: options.log,
-    })));
+    series.push(
+      ...(await measure(
+        { id, title: id, contenders: [a, b] },
+        {
+          rounds: options.rounds,
+          timeMs: options.timeMs,
+          minBatches: options.smoke ? 2 : 5,
+          batch: options.batch,
+          warmupMs: options.smoke ? 0 : 150,
+          slices: options.smoke ? 1 : 6,
+          log: options.log,
+        },
+      )),
+    );
   }
 
   return {

@@ -36,7 +36,12 @@ export interface BenchResult {
 /** The commit measured, and whether src/ or adapters/ had uncommitted changes. */
 function revision(): string {
   try {
-    const git = (args: string[]) => execFileSync('git', args, { cwd: fileURLToPath(new URL('../', import.meta.url)), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const git = (args: string[]) =>
+      execFileSync('git', args, {
+        cwd: fileURLToPath(new URL('../', import.meta.url)),
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim();
     const dirty = git(['status', '--porcelain', '--', 'src', 'adapters']) !== '';
     return `${git(['rev-parse', '--short', 'HEAD'])}${dirty ? ' + uncommitted changes in src/ or adapters/' : ''}`;
   } catch {
@@ -45,10 +50,17 @@ function revision(): string {
 }
 
 export function machine() {
-  return { nproc: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', node: process.version, date: new Date().toISOString(), commit: revision() };
+  return {
+    nproc: cpus().length,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    node: process.version,
+    date: new Date().toISOString(),
+    commit: revision(),
+  };
 }
 
-const find = (list: Series[], workload: string, name: string): Series | undefined => list.find((s) => s.workload === workload && s.contender === name);
+const find = (list: Series[], workload: string, name: string): Series | undefined =>
+  list.find((s) => s.workload === workload && s.contender === name);
 const title = (w: string) => `${w} ${WORKLOADS[w as WorkloadId] ?? ''}`.trim();
 
 function inprocMarkdown(result: InprocResult, rounds: number): string {
@@ -97,7 +109,10 @@ function primitivesMarkdown(list: Series[]): string {
   return [
     '### Primitives: calls/s, median [min–max]',
     '',
-    table(['primitive', 'calls/s', 'µs per call', 'µs of CPU per call'], list.map((x) => [x.contender, cell(x), (1e6 / x.median).toFixed(2), x.cpuRuns ? (1e6 / cpuView(x)!.median).toFixed(2) : '–'])),
+    table(
+      ['primitive', 'calls/s', 'µs per call', 'µs of CPU per call'],
+      list.map((x) => [x.contender, cell(x), (1e6 / x.median).toFixed(2), x.cpuRuns ? (1e6 / cpuView(x)!.median).toFixed(2) : '–']),
+    ),
   ].join('\n');
 }
 
@@ -143,15 +158,47 @@ function httpMarkdown(h: HttpResult, options: BenchOptions): string {
     '',
     `autocannon, ${options.httpConnections} connections, no pipelining, server ${options.httpInProcess ? 'in the same process (smoke)' : 'in a child process'}; W3 and the trivial route for ${options.httpSeconds || '–'} s per run, W1x ${fmtOps(options.httpRequests)} exchanges per run (codes issued beforehand).`,
     '',
-    table(['framework', ROUTES.trivial, ROUTES.W3, 'W3 ÷ trivial', 'W3 ÷ trivial, server CPU', ROUTES.W1x, 'W1x ÷ trivial', 'W1x ÷ trivial, server CPU'], rows),
+    table(
+      [
+        'framework',
+        ROUTES.trivial,
+        ROUTES.W3,
+        'W3 ÷ trivial',
+        'W3 ÷ trivial, server CPU',
+        ROUTES.W1x,
+        'W1x ÷ trivial',
+        'W1x ÷ trivial, server CPU',
+      ],
+      rows,
+    ),
     '',
-    '`server CPU`: the same runs as requests per second of the server process\'s CPU time (user + system): what a request costs the server, less disturbed by other processes than the wall clock.',
-    ...baselineMarkdown(h, 'W3', 'noop', 'the check', `W3 next to \`${ROUTES.noop}\`: the same JSON behind a middleware of the framework that does nothing. What is left between the two is the bearer check, as it costs inside the server.`),
-    ...baselineMarkdown(h, 'W1x', 'echo', 'the exchange', `W1x next to \`${ROUTES.echo}\`: the same framework reading the same forms (sent the same way, one fresh body per request) and answering a small JSON, with no OAuth work. What is left between the two is the exchange, as it costs inside the server.`),
-    ...(h.profiles?.length ? ['', 'Server CPU profiles (--http-profile), self time in % of the busy time of all runs of the route:', ''] : []),
+    "`server CPU`: the same runs as requests per second of the server process's CPU time (user + system): what a request costs the server, less disturbed by other processes than the wall clock.",
+    ...baselineMarkdown(
+      h,
+      'W3',
+      'noop',
+      'the check',
+      `W3 next to \`${ROUTES.noop}\`: the same JSON behind a middleware of the framework that does nothing. What is left between the two is the bearer check, as it costs inside the server.`,
+    ),
+    ...baselineMarkdown(
+      h,
+      'W1x',
+      'echo',
+      'the exchange',
+      `W1x next to \`${ROUTES.echo}\`: the same framework reading the same forms (sent the same way, one fresh body per request) and answering a small JSON, with no OAuth work. What is left between the two is the exchange, as it costs inside the server.`,
+    ),
+    ...(h.profiles?.length
+      ? ['', 'Server CPU profiles (--http-profile), self time in % of the busy time of all runs of the route:', '']
+      : []),
     ...(h.profiles ?? []).flatMap((p) => [
-      `- **${p.framework}, ${p.route}** (idle ${p.idle.toFixed(0)}% of the run): ${p.functions.slice(0, 6).map((f) => `${f.percent.toFixed(1)}% ${f.name} (${f.where})`).join('; ')}`,
-      `  - by place: ${p.places.slice(0, 7).map((f) => `${f.percent.toFixed(1)}% ${f.name}`).join('; ')}`,
+      `- **${p.framework}, ${p.route}** (idle ${p.idle.toFixed(0)}% of the run): ${p.functions
+        .slice(0, 6)
+        .map((f) => `${f.percent.toFixed(1)}% ${f.name} (${f.where})`)
+        .join('; ')}`,
+      `  - by place: ${p.places
+        .slice(0, 7)
+        .map((f) => `${f.percent.toFixed(1)}% ${f.name}`)
+        .join('; ')}`,
     ]),
   ].join('\n');
 }
@@ -169,21 +216,33 @@ function baselineMarkdown(h: HttpResult, route: 'W3' | 'W1x', base: 'noop' | 'ec
     if (!baseline || !measured) return [];
     const trivial = find(h.series, w, ROUTES.trivial);
     const [measuredCpu, baselineCpu] = [cpuView(measured), cpuView(baseline)];
-    return [[
-      framework,
-      cell(baseline),
-      ratioCell(pairedRatio(baseline, trivial), true),
-      ratioCell(pairedRatio(measured, baseline), true),
-      ratioCell(pairedRatio(measuredCpu, baselineCpu), true),
-      measuredCpu && baselineCpu ? `${(1e6 / measuredCpu.median - 1e6 / baselineCpu.median).toFixed(1)} µs` : '–',
-    ]];
+    return [
+      [
+        framework,
+        cell(baseline),
+        ratioCell(pairedRatio(baseline, trivial), true),
+        ratioCell(pairedRatio(measured, baseline), true),
+        ratioCell(pairedRatio(measuredCpu, baselineCpu), true),
+        measuredCpu && baselineCpu ? `${(1e6 / measuredCpu.median - 1e6 / baselineCpu.median).toFixed(1)} µs` : '–',
+      ],
+    ];
   });
   if (!rows.length) return [];
   return [
     '',
     intro,
     '',
-    table(['framework', ROUTES[base], `${base} ÷ trivial`, `${route} ÷ ${base}`, `${route} ÷ ${base}, server CPU`, `${what}, server CPU per request`], rows),
+    table(
+      [
+        'framework',
+        ROUTES[base],
+        `${base} ÷ trivial`,
+        `${route} ÷ ${base}`,
+        `${route} ÷ ${base}, server CPU`,
+        `${what}, server CPU per request`,
+      ],
+      rows,
+    ),
   ];
 }
 
@@ -193,7 +252,14 @@ function postgresMarkdown(p: Extract<PostgresResult, { series: Series[] }>, roun
     const memory = find(p.series, w, MEMORY_NAME);
     const pg = find(p.series, w, PG_NAME);
     const trips = p.roundTrips[w as WorkloadId];
-    return [title(w), cell(pg), cell(memory), ratioCell(pairedRatio(pg, memory), true), trips ? `${trips.queries}` : '–', trips ? `${trips.transactions}` : '–'];
+    return [
+      title(w),
+      cell(pg),
+      cell(memory),
+      ratioCell(pairedRatio(pg, memory), true),
+      trips ? `${trips.queries}` : '–',
+      trips ? `${trips.transactions}` : '–',
+    ];
   });
   return [
     `### PostgreSQL ${p.serverVersion} (local): ops/s, median [min–max] of ${rounds} interleaved runs`,
@@ -207,9 +273,19 @@ function postgresMarkdown(p: Extract<PostgresResult, { series: Series[] }>, roun
 function profileMarkdown(list: ProfileSummary[]): string {
   const out = ['### CPU profiles (authgate, MemoryStorage): top self time', ''];
   for (const p of list) {
-    out.push(`- **${p.workload}** (${fmtOps(p.operations)} ops in ${p.ms.toFixed(0)} ms, \`${p.file.split('/').slice(-2).join('/')}\`): `
-      + p.functions.slice(0, 6).map((f) => `${f.percent.toFixed(1)}% ${f.name} (${f.where})`).join('; '));
-    out.push(`  - by place: ${p.places.slice(0, 6).map((f) => `${f.percent.toFixed(1)}% ${f.name}`).join('; ')}`);
+    out.push(
+      `- **${p.workload}** (${fmtOps(p.operations)} ops in ${p.ms.toFixed(0)} ms, \`${p.file.split('/').slice(-2).join('/')}\`): ` +
+        p.functions
+          .slice(0, 6)
+          .map((f) => `${f.percent.toFixed(1)}% ${f.name} (${f.where})`)
+          .join('; '),
+    );
+    out.push(
+      `  - by place: ${p.places
+        .slice(0, 6)
+        .map((f) => `${f.percent.toFixed(1)}% ${f.name}`)
+        .join('; ')}`,
+    );
   }
   return out.join('\n');
 }

@@ -23,10 +23,7 @@ export const PEER_GAPS: Record<string, string> = {
 
 export async function contendersFor(core: CoreModule, workload: WorkloadId, peers: boolean): Promise<CheckedContender[]> {
   const fixture = await authgateFixture(core, new core.MemoryStorage());
-  const list: (CheckedContender | undefined)[] = [
-    authgateContenders(fixture)[workload],
-    floorContenders()[workload],
-  ];
+  const list: (CheckedContender | undefined)[] = [authgateContenders(fixture)[workload], floorContenders()[workload]];
   if (peers) list.push(nodeOAuthContenders()[workload], jmondiContenders()[workload]);
   return list.filter((c): c is CheckedContender => c !== undefined);
 }
@@ -43,15 +40,20 @@ export async function inprocSection(core: CoreModule, options: BenchOptions): Pr
       }
     }
     options.log(`${id} — ${WORKLOADS[id]}`);
-    series.push(...(await measure({ id, title: WORKLOADS[id], contenders }, {
-      rounds: options.rounds,
-      timeMs: options.timeMs,
-      minBatches: options.smoke ? 2 : 5,
-      batch: options.batch,
-      warmupMs: options.smoke ? 0 : 150,
-      slices: options.smoke ? 1 : 6,
-      log: options.log,
-    })));
+    series.push(
+      ...(await measure(
+        { id, title: WORKLOADS[id], contenders },
+        {
+          rounds: options.rounds,
+          timeMs: options.timeMs,
+          minBatches: options.smoke ? 2 : 5,
+          batch: options.batch,
+          warmupMs: options.smoke ? 0 : 150,
+          slices: options.smoke ? 1 : 6,
+          log: options.log,
+        },
+      )),
+    );
     for (const contender of contenders) await contender.verify?.();
   }
   return { series, notes };
@@ -66,26 +68,48 @@ export async function primitivesSection(authgate: CoreModule, options: BenchOpti
   const core = coreCryptoPrimitives();
   const encoder = new TextEncoder();
   const value = 'dGhpcyBpcyBhIDQzLWNoYXJhY3Rlci1sb25nIHRva2Vu'.slice(0, 43);
-  const record = { hash: value, kind: 'access', grantId: value.slice(0, 32), clientId: value.slice(0, 32), scope: ['read'], issuedAt: 1, expiresAt: 2, pairHash: null, rotatedAt: null, revokedAt: null };
+  const record = {
+    hash: value,
+    kind: 'access',
+    grantId: value.slice(0, 32),
+    clientId: value.slice(0, 32),
+    scope: ['read'],
+    issuedAt: 1,
+    expiresAt: 2,
+    pairHash: null,
+    rotatedAt: null,
+    revokedAt: null,
+  };
   const contenders: CheckedContender[] = [
     { name: 'crypto.getRandomValues (32 B)', kind: 'variant', op: async () => globalThis.crypto.getRandomValues(new Uint8Array(32)) },
     { name: 'core random (32 B token)', kind: 'variant', op: async () => core.random(32) },
     { name: 'node:crypto randomFillSync (32 B)', kind: 'variant', op: async () => randomFillSync(Buffer.allocUnsafe(32)) },
-    { name: 'crypto.subtle.digest SHA-256 (awaited)', kind: 'variant', op: () => globalThis.crypto.subtle.digest('SHA-256', encoder.encode(value)) },
+    {
+      name: 'crypto.subtle.digest SHA-256 (awaited)',
+      kind: 'variant',
+      op: () => globalThis.crypto.subtle.digest('SHA-256', encoder.encode(value)),
+    },
     { name: 'core SHA-256 (base64url)', kind: 'variant', op: async () => core.sha256(value) },
     { name: 'node:crypto createHash SHA-256', kind: 'variant', op: async () => createHash('sha256').update(value).digest('base64url') },
     { name: 'node:crypto hash() SHA-256 (one-shot)', kind: 'variant', op: async () => hash('sha256', value, 'base64url') },
     { name: 'structuredClone of a token record', kind: 'variant', op: async () => structuredClone(record) },
-    { name: 'new OAuthError (not thrown)', kind: 'variant', op: async () => new authgate.OAuthError('invalid_client', 'Client authentication failed.', 401) },
+    {
+      name: 'new OAuthError (not thrown)',
+      kind: 'variant',
+      op: async () => new authgate.OAuthError('invalid_client', 'Client authentication failed.', 401),
+    },
   ];
   options.log(`primitives (core = ${core.describe})`);
-  return measure({ id: 'primitives', title: 'primitives', contenders }, {
-    rounds: options.rounds,
-    timeMs: options.timeMs / 2,
-    minBatches: options.smoke ? 2 : 5,
-    batch: options.batch * 8,
-    warmupMs: options.smoke ? 0 : 50,
-    slices: options.smoke ? 1 : 6,
-    log: options.log,
-  });
+  return measure(
+    { id: 'primitives', title: 'primitives', contenders },
+    {
+      rounds: options.rounds,
+      timeMs: options.timeMs / 2,
+      minBatches: options.smoke ? 2 : 5,
+      batch: options.batch * 8,
+      warmupMs: options.smoke ? 0 : 50,
+      slices: options.smoke ? 1 : 6,
+      log: options.log,
+    },
+  );
 }

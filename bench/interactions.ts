@@ -74,8 +74,10 @@ async function postgres(url: string): Promise<void> {
     const { rows } = await pool.query(`SELECT count(*)::int AS n, avg(pg_column_size(t.*))::int AS row_bytes,
       pg_total_relation_size('${table}') AS total FROM ${table} t`);
     const { n, row_bytes: rowBytes, total } = rows[0] as { n: number; row_bytes: number; total: string };
-    console.log(`PostgresStorage: ${n} rows, ${rowBytes} bytes per row (pg_column_size), ` +
-      `${(Number(total) / n).toFixed(0)} bytes per row with indexes and TOAST (pg_total_relation_size)`);
+    console.log(
+      `PostgresStorage: ${n} rows, ${rowBytes} bytes per row (pg_column_size), ` +
+        `${(Number(total) / n).toFixed(0)} bytes per row with indexes and TOAST (pg_total_relation_size)`,
+    );
   } finally {
     await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await pool.end();

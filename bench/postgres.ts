@@ -13,10 +13,21 @@ import { measure, type Series } from './lib/measure.js';
 import type { BenchOptions } from './lib/options.js';
 
 // What the bench needs of authgate/postgres, declared here: that module may still be in the works.
-interface PgQueryResult { rows: Record<string, unknown>[]; rowCount: number | null }
-interface PgPoolClient { query(text: string, values?: unknown[]): Promise<PgQueryResult>; release(destroy?: boolean | Error): void }
-interface PgPool { query(text: string, values?: unknown[]): Promise<PgQueryResult>; connect(): Promise<PgPoolClient> }
-interface PostgresStorageModule { PostgresStorage: new (pool: PgPool, options?: { schema?: string }) => Storage & { migrate(): Promise<unknown> } }
+interface PgQueryResult {
+  rows: Record<string, unknown>[];
+  rowCount: number | null;
+}
+interface PgPoolClient {
+  query(text: string, values?: unknown[]): Promise<PgQueryResult>;
+  release(destroy?: boolean | Error): void;
+}
+interface PgPool {
+  query(text: string, values?: unknown[]): Promise<PgQueryResult>;
+  connect(): Promise<PgPoolClient>;
+}
+interface PostgresStorageModule {
+  PostgresStorage: new (pool: PgPool, options?: { schema?: string }) => Storage & { migrate(): Promise<unknown> };
+}
 
 export interface RoundTrips {
   /** Per operation. */
@@ -77,17 +88,24 @@ export async function postgresSection(core: CoreModule, options: BenchOptions): 
       roundTrips[id] = { queries: counts.queries / n, transactions: counts.transactions / n };
       await probe.verify?.();
 
-      options.log(`${id} on PostgreSQL ${serverVersion} — ${WORKLOADS[id]}: ${roundTrips[id]!.queries} queries, ${roundTrips[id]!.transactions} transactions per operation`);
+      options.log(
+        `${id} on PostgreSQL ${serverVersion} — ${WORKLOADS[id]}: ${roundTrips[id]!.queries} queries, ${roundTrips[id]!.transactions} transactions per operation`,
+      );
       const contenders = [authgateContenders(memoryFixture, MEMORY_NAME)[id], authgateContenders(pgFixture, PG_NAME)[id]];
-      series.push(...(await measure({ id, title: WORKLOADS[id], contenders }, {
-        rounds: options.rounds,
-        timeMs: options.timeMs,
-        minBatches: options.smoke ? 2 : 3,
-        batch: options.smoke ? options.batch : Math.max(4, options.batch >> 2),
-        warmupMs: options.smoke ? 0 : 100,
-        slices: options.smoke ? 1 : 3,
-        log: options.log,
-      })));
+      series.push(
+        ...(await measure(
+          { id, title: WORKLOADS[id], contenders },
+          {
+            rounds: options.rounds,
+            timeMs: options.timeMs,
+            minBatches: options.smoke ? 2 : 3,
+            batch: options.smoke ? options.batch : Math.max(4, options.batch >> 2),
+            warmupMs: options.smoke ? 0 : 100,
+            slices: options.smoke ? 1 : 3,
+            log: options.log,
+          },
+        )),
+      );
       for (const contender of contenders) await contender.verify?.();
     }
     return { series, roundTrips, serverVersion };

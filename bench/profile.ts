@@ -16,11 +16,31 @@ import { authgateFixture } from './lib/fixture.js';
 import type { CoreModule } from './lib/load.js';
 import type { BenchOptions } from './lib/options.js';
 
-interface CallFrame { functionName: string; url: string; lineNumber: number; columnNumber: number }
-interface ProfileNode { id: number; callFrame: CallFrame; hitCount?: number; children?: number[] }
-interface CpuProfile { nodes: ProfileNode[]; startTime: number; endTime: number; samples?: number[]; timeDeltas?: number[] }
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+  columnNumber: number;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+  hitCount?: number;
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples?: number[];
+  timeDeltas?: number[];
+}
 
-export interface Hotspot { name: string; where: string; percent: number }
+export interface Hotspot {
+  name: string;
+  where: string;
+  percent: number;
+}
 export interface ProfileSummary {
   workload: WorkloadId;
   file: string;
@@ -139,7 +159,12 @@ export async function profileSection(core: CoreModule, options: BenchOptions): P
       const summary = summarize(profile);
       out.push({ workload: id, file, operations, ms, ...summary });
       options.log(`  ${id}: ${operations} operations profiled in ${ms.toFixed(0)} ms → ${file}`);
-      options.log(`    ${summary.functions.slice(0, 5).map((f) => `${f.percent.toFixed(1)}% ${f.name} (${f.where})`).join('; ')}`);
+      options.log(
+        `    ${summary.functions
+          .slice(0, 5)
+          .map((f) => `${f.percent.toFixed(1)}% ${f.name} (${f.where})`)
+          .join('; ')}`,
+      );
     }
   } finally {
     await session.post('Profiler.disable').catch(() => {});

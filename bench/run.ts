@@ -14,7 +14,8 @@ try {
 if (options === 'help') {
   console.log(USAGE);
 } else {
-  if (!(globalThis as { gc?: unknown }).gc) console.log('note: run with --expose-gc (npm run bench does) for heap figures and a GC between runs');
+  if (!(globalThis as { gc?: unknown }).gc)
+    console.log('note: run with --expose-gc (npm run bench does) for heap figures and a GC between runs');
   const result = await runBench(options);
   console.log(`\n${result.markdown}`);
   console.log(`results: ${result.files.join(', ')}`);

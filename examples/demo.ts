@@ -14,7 +14,9 @@ const demo = await startDemo({
   appPort: Number(process.env.APP_PORT ?? 3001),
   storage,
 }).catch(async (error: NodeJS.ErrnoException) => {
-  console.error(`The demo cannot start: ${error.message}${error.code === 'EADDRINUSE' ? ' (set PLATFORM_PORT / APP_PORT to use other ports)' : ''}`);
+  console.error(
+    `The demo cannot start: ${error.message}${error.code === 'EADDRINUSE' ? ' (set PLATFORM_PORT / APP_PORT to use other ports)' : ''}`,
+  );
   await close();
   process.exit(1);
 });

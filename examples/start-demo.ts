@@ -39,10 +39,19 @@ export async function startDemo({ host = '127.0.0.1', platformPort = 3000, appPo
   const platform = createPlatform({ url: nimbus.url, storage });
   nimbus.http.on('request', platform.app);
 
-  const client = await platform.registerApp(DEMO_USERS[0]!.account.uuid, { name: 'StatusBoard', redirectUri: `${statusBoard.url}/callback` });
-  statusBoard.http.on('request', await createThirdPartyApp({
-    url: statusBoard.url, platformUrl: nimbus.url, clientId: client.clientId, clientSecret: client.clientSecret,
-  }));
+  const client = await platform.registerApp(DEMO_USERS[0]!.account.uuid, {
+    name: 'StatusBoard',
+    redirectUri: `${statusBoard.url}/callback`,
+  });
+  statusBoard.http.on(
+    'request',
+    await createThirdPartyApp({
+      url: statusBoard.url,
+      platformUrl: nimbus.url,
+      clientId: client.clientId,
+      clientSecret: client.clientSecret,
+    }),
+  );
 
   return {
     platformUrl: nimbus.url,

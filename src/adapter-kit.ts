@@ -16,7 +16,14 @@
  */
 import { isMethod } from './http.js';
 import { PATHS, type MetadataOptions } from './endpoints/metadata.js';
-import { handleAuthorize, handleDecisionForm, handleResume, interactionResponse, type AuthorizeHandling, type InteractionUiOptions } from './interaction-ui.js';
+import {
+  handleAuthorize,
+  handleDecisionForm,
+  handleResume,
+  interactionResponse,
+  type AuthorizeHandling,
+  type InteractionUiOptions,
+} from './interaction-ui.js';
 import type { AuthorizationServer } from './server.js';
 import type { AuthorizeDecision, Interaction, OAuthRequest, OAuthResponse } from './types.js';
 
@@ -127,7 +134,10 @@ export function oauthRoutes(basePath: string = DEFAULT_BASE_PATH): OAuthRoute[] 
  * @group Adapter kit
  */
 export class BodyError extends Error {
-  constructor(readonly status: 400 | 413, message: string) {
+  constructor(
+    readonly status: 400 | 413,
+    message: string,
+  ) {
     super(message);
     this.name = 'BodyError';
   }
@@ -205,7 +215,12 @@ export interface AdapterIo<Req, Res, Out, Hook> {
  * @group Adapter kit
  */
 export function answerRoute<Req, Res, Out, Hook>(
-  io: AdapterIo<Req, Res, Out, Hook>, req: Req, res: Res, result: RouteResult, request: OAuthRequest, where: RouteWhere,
+  io: AdapterIo<Req, Res, Out, Hook>,
+  req: Req,
+  res: Res,
+  result: RouteResult,
+  request: OAuthRequest,
+  where: RouteWhere,
 ): Out | Promise<Out> {
   let setCookie: string | undefined;
   let decision: AuthorizeDecision;
@@ -228,7 +243,11 @@ export function answerRoute<Req, Res, Out, Hook>(
  * @group Adapter kit
  */
 export async function serveRoute<Req, Res, Out, Hook>(
-  io: AdapterIo<Req, Res, Out, Hook>, route: OAuthRoute, req: Req, res: Res, next?: (error: unknown) => void,
+  io: AdapterIo<Req, Res, Out, Hook>,
+  route: OAuthRoute,
+  req: Req,
+  res: Res,
+  next?: (error: unknown) => void,
 ): Promise<Out | undefined> {
   try {
     const request = io.toRequest(req);

@@ -61,7 +61,10 @@ function builtin<T>(id: string, check: (module: Record<string, unknown>) => bool
 }
 const nativeCrypto = builtin<NativeCrypto>('node:crypto', (m) => typeof m.createHash === 'function');
 const nativeHash = typeof nativeCrypto?.hash === 'function' ? nativeCrypto.hash.bind(nativeCrypto) : undefined;
-const NativeBufferClass = builtin<{ Buffer: NativeBuffer }>('node:buffer', (m) => typeof (m.Buffer as NativeBuffer | undefined)?.from === 'function')?.Buffer;
+const NativeBufferClass = builtin<{ Buffer: NativeBuffer }>(
+  'node:buffer',
+  (m) => typeof (m.Buffer as NativeBuffer | undefined)?.from === 'function',
+)?.Buffer;
 
 // One getRandomValues call fills a pool that serves many tokens: the call's fixed cost dominates
 // for 32 bytes (see BENCHMARKS.md). Every pooled byte is handed out once. On Node the pool is
@@ -130,7 +133,6 @@ function utf8(value: string): Uint8Array {
   }
   return bytes;
 }
-
 
 /**
  * Constant-time equality of two strings of the same length (hashes). Different lengths are

@@ -44,7 +44,11 @@ const DESCRIPTION_SAFE = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
  */
 export function asciiDescription(text: string): string {
   if (DESCRIPTION_SAFE.test(text)) return text;
-  return text.replace(/"/g, "'").replace(/\\/g, '/').replace(/\s/g, ' ').replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '?');
+  return text
+    .replace(/"/g, "'")
+    .replace(/\\/g, '/')
+    .replace(/\s/g, ' ')
+    .replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '?');
 }
 
 /**

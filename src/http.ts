@@ -58,7 +58,8 @@ function twoCredentials(value: string): boolean {
   for (let i = 0; i < value.length; i++) {
     const c = value.charCodeAt(i);
     if (quoted) {
-      if (c === 0x5c) i++; // a quoted-pair (RFC 9110 §5.6.4)
+      if (c === 0x5c)
+        i++; // a quoted-pair (RFC 9110 §5.6.4)
       else if (c === 0x22) quoted = false;
     } else if (c === 0x22) {
       quoted = true;
@@ -307,7 +308,8 @@ export function formParamsWithin<K extends string>(request: OAuthRequest, bounds
   if (!known) {
     const names = Object.keys(bounds);
     if (names.some(needsDecoding)) throw new Error('formParamsWithin: parameter names are compared as written, so none may need decoding.');
-    BOUND_NAMES.set(bounds, (known = { names, limits: names.map((name) => bounds[name as K]) }));
+    known = { names, limits: names.map((name) => bounds[name as K]) };
+    BOUND_NAMES.set(bounds, known);
   }
   const { names, limits } = known;
   const picked: Picked = new Array<undefined>(names.length).fill(undefined);

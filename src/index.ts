@@ -13,9 +13,30 @@ export { systemClock } from './clock.js';
 export { escapeHtml, renderErrorPage, renderConsentPage, decisionResponse, PAGE_HEADERS, type PageOptions } from './pages.js';
 export { parseScope, formatScope, requiredScope, ScopePolicy, type ScopeOptions } from './checks/scope.js';
 export { PATHS, type MetadataOptions } from './endpoints/metadata.js';
-export { interactionResponse, handleAuthorize, handleResume, handleDecisionForm, CSRF_COOKIE, type InteractionUiOptions, type AuthorizeHandling } from './interaction-ui.js';
 export {
-  oauthRoutes, routeWhere, answerRoute, serveRoute, bodyErrorResponse, bodyTooLarge, bodyUnreadable, BodyError, DEFAULT_BASE_PATH, DEFAULT_BODY_LIMIT,
-  type AdapterIo, type AdapterOptions, type OAuthRoute, type RouteResult, type RouteWhere,
+  interactionResponse,
+  handleAuthorize,
+  handleResume,
+  handleDecisionForm,
+  CSRF_COOKIE,
+  type InteractionUiOptions,
+  type AuthorizeHandling,
+} from './interaction-ui.js';
+export {
+  oauthRoutes,
+  routeWhere,
+  answerRoute,
+  serveRoute,
+  bodyErrorResponse,
+  bodyTooLarge,
+  bodyUnreadable,
+  BodyError,
+  DEFAULT_BASE_PATH,
+  DEFAULT_BODY_LIMIT,
+  type AdapterIo,
+  type AdapterOptions,
+  type OAuthRoute,
+  type RouteResult,
+  type RouteWhere,
 } from './adapter-kit.js';
 export { bindBrowser, BROWSER_COOKIE, type BrowserBinding, type BrowserBindingOptions } from './checks/browser-binding.js';

@@ -48,7 +48,6 @@ export interface InteractionUiOptions {
  */
 export const CSRF_COOKIE = 'authgate_csrf';
 
-
 // Adapters pass an absolute URL when they know the scheme; proxy headers are not trusted here.
 const isHttps = (request: OAuthRequest) => request.url.startsWith('https:');
 
@@ -67,7 +66,11 @@ export function interactionResponse(decision: AuthorizeDecision, request: OAuthR
       const sep = loginUrl.includes('?') ? '&' : '?';
       return {
         status: 302,
-        headers: { location: `${loginUrl}${sep}interaction=${encodeURIComponent(decision.interaction.id)}`, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' },
+        headers: {
+          location: `${loginUrl}${sep}interaction=${encodeURIComponent(decision.interaction.id)}`,
+          'cache-control': 'no-store',
+          'referrer-policy': 'no-referrer',
+        },
         body: '',
       };
     }
@@ -76,7 +79,12 @@ export function interactionResponse(decision: AuthorizeDecision, request: OAuthR
       const csrfToken = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomToken();
       const loginUrl = options.loginUrl ?? '/login';
       const switchAccountUrl = `${loginUrl}${loginUrl.includes('?') ? '&' : '?'}interaction=${encodeURIComponent(decision.interaction.id)}`;
-      const response = renderConsentPage(decision.interaction, { action: `${basePath}/authorize/decision`, csrfToken, switchAccountUrl, ...(options.siteName !== undefined && { siteName: options.siteName }) });
+      const response = renderConsentPage(decision.interaction, {
+        action: `${basePath}/authorize/decision`,
+        csrfToken,
+        switchAccountUrl,
+        ...(options.siteName !== undefined && { siteName: options.siteName }),
+      });
       response.headers['set-cookie'] =
         `${CSRF_COOKIE}=${csrfToken}; Path=${basePath}/authorize; HttpOnly; SameSite=Lax${isHttps(request) ? '; Secure' : ''}`;
       return response;
@@ -102,7 +110,11 @@ export interface AuthorizeHandling {
  * `consent` decision, the ones that store an interaction.
  * @group Adapter kit
  */
-export async function handleAuthorize(server: AuthorizationServer, request: OAuthRequest, options: InteractionUiOptions = {}): Promise<AuthorizeHandling> {
+export async function handleAuthorize(
+  server: AuthorizationServer,
+  request: OAuthRequest,
+  options: InteractionUiOptions = {},
+): Promise<AuthorizeHandling> {
   const binding = bindBrowser(request, { path: options.browserCookiePath ?? `${options.basePath ?? '/v1/oauth'}/authorize` });
   const decision = await server.authorize(binding.request);
   const stored = decision.type === 'login' || decision.type === 'consent';
@@ -139,9 +151,14 @@ export async function handleDecisionForm(server: AuthorizationServer, request: O
   }
   const expected = readCookie(request, CSRF_COOKIE);
   if (!form.csrf || !expected || !timingSafeEqual(form.csrf, expected)) {
-    return errorPage('invalid_request', 'The authorization form could not be verified (missing or wrong CSRF token). Start again from the application.', 403);
+    return errorPage(
+      'invalid_request',
+      'The authorization form could not be verified (missing or wrong CSRF token). Start again from the application.',
+      403,
+    );
   }
-  if (form.decision !== 'approve' && form.decision !== 'deny') return errorPage('invalid_request', "The decision must be 'approve' or 'deny'.");
+  if (form.decision !== 'approve' && form.decision !== 'deny')
+    return errorPage('invalid_request', "The decision must be 'approve' or 'deny'.");
   const refused = await server.checkBrowserBinding(form.interaction ?? '', request);
   if (refused) return refused;
   return form.decision === 'approve' ? server.approve(form.interaction ?? '', request) : server.deny(form.interaction ?? '', request);

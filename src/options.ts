@@ -6,18 +6,38 @@ import type { JWK } from 'jose';
 import type { Account, AuditEvent, Clock, OAuthRequest, UserSessions } from './types.js';
 
 const STORAGE_METHODS = [
-  'saveClient', 'findClient', 'saveInteraction', 'findInteraction', 'takeInteraction', 'saveConsent',
-  'findConsent', 'listConsents', 'createGrant', 'findCode', 'redeemCode', 'findToken', 'rotateRefreshToken', 'findRefreshFamily',
-  'revokeGrant', 'revokeAccess', 'revokeClientGrants',
+  'saveClient',
+  'findClient',
+  'saveInteraction',
+  'findInteraction',
+  'takeInteraction',
+  'saveConsent',
+  'findConsent',
+  'listConsents',
+  'createGrant',
+  'findCode',
+  'redeemCode',
+  'findToken',
+  'rotateRefreshToken',
+  'findRefreshFamily',
+  'revokeGrant',
+  'revokeAccess',
+  'revokeClientGrants',
 ] as const;
 
 const hasMethods = (value: unknown, names: readonly string[]) =>
-  typeof value === 'object' && value !== null &&
-  names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
+  typeof value === 'object' && value !== null && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
 
-const seconds = z.number().int().positive().max(10 * 365 * 24 * 3600);
+const seconds = z
+  .number()
+  .int()
+  .positive()
+  .max(10 * 365 * 24 * 3600);
 
-const prefix = z.string().regex(/^[A-Za-z0-9_]{0,24}$/, 'expected up to 24 characters of A-Z, a-z, 0-9 and _').default('');
+const prefix = z
+  .string()
+  .regex(/^[A-Za-z0-9_]{0,24}$/, 'expected up to 24 characters of A-Z, a-z, 0-9 and _')
+  .default('');
 
 const isSigningJwk = (v: unknown): boolean => {
   if (typeof v !== 'object' || v === null) return false;
@@ -35,106 +55,140 @@ const issuer = z.string().refine((value) => {
   return secure && !url.search && !url.hash && !value.includes('#') && !value.includes('?') && !url.username;
 }, 'expected an https URL with no query or fragment (http only for localhost)');
 
-const schema = z.object({
-  storage: z.custom<Storage>((v) => hasMethods(v, STORAGE_METHODS), `expected a Storage (an object with ${STORAGE_METHODS.join(', ')})`),
-  sessions: z.custom<UserSessions>((v) => hasMethods(v, ['current']), 'expected a UserSessions (an object with a current(request) method)'),
-  /** Default: the system clock. Inject `FakeClock` from `authgate/testing` to move time in tests. */
-  clock: z.custom<Clock>((v) => hasMethods(v, ['now']), 'expected a Clock (an object with a now() method)').default(systemClock),
-  /** When set, `iss` is added to every authorization response (RFC 9207). */
-  issuer: issuer.optional(),
-  /**
-   * Lifetimes in seconds. Defaults: docs/reference.md#lifetimes; refresh tokens never expire
-   * unless set. `grant`: an absolute lifetime of a whole token family, from the authorization on
-   * (no refresh after it, no token issued to outlive it); default none.
-   */
-  lifetimes: z.object({
-    code: seconds.default(600),
-    accessToken: seconds.default(2_592_000),
-    refreshToken: seconds.nullable().default(null),
-    interaction: seconds.default(600),
-    grant: seconds.nullable().default(null),
-  }).strict().prefault({}),
-  /**
-   * `compatible` (default): docs/reference.md#profiles. `strict` applies OAuth 2.1 / RFC 9700 defaults:
-   * no implicit flow, PKCE for every client, client authentication on refresh, no client
-   * credentials in the query string, and an `issuer` (so `iss` is always sent). Each of those
-   * knobs can still be set on its own below.
-   */
-  profile: z.enum(['compatible', 'strict']).default('compatible'),
-  /** `response_type=token` (RFC 6749 §4.2). Default: on in `compatible`, off in `strict` (RFC 9700 §2.1.2). */
-  allowImplicit: z.boolean().optional(),
-  /** PKCE (RFC 7636) for every code request, not only public clients'. Default: off in `compatible`, on in `strict`. */
-  requirePkce: z.boolean().optional(),
-  /** `code_challenge_method=plain`. Default off: S256 only (RFC 9700 §2.1.1). */
-  allowPlainPkce: z.boolean().default(false),
-  /**
-   * A client that starts a flow with a PKCE challenge it already got a code for is always
-   * reported (`onAudit`: `pkce.challenge_reused`); `true` also refuses the request
-   * (`invalid_request` at the callback). Default off: a user going back to an earlier
-   * authorization page would be refused too. Each server instance remembers the last 10 000
-   * (client, challenge) pairs it issued codes for or refused, all clients together.
-   */
-  rejectReusedPkceChallenge: z.boolean().default(false),
-  /** Without it a refresh needs no client credentials (docs/reference.md#refresh-token-grant); `true` makes them required (RFC 6749 §6). Default: off in `compatible`, on in `strict`. */
-  requireClientAuthOnRefresh: z.boolean().optional(),
-  /** `client_secret` in the query string, as some clients send it (docs/reference.md#profiles; RFC 6749 §2.3.1 forbids it). Default: on in `compatible`, off in `strict`. */
-  allowCredentialsInQuery: z.boolean().optional(),
-  /**
-   * Seconds after a refresh during which presenting the just-rotated refresh token again is
-   * refused WITHOUT revoking the family (two tabs refreshing at once need not log the user out).
-   * Default 0: every reuse revokes the family (RFC 9700 §4.14.2). A larger window lets a thief
-   * who replays a stolen token within it go undetected for that one attempt.
-   */
-  refreshReuseGraceSeconds: z.number().int().min(0).max(300).default(0),
-  /** Checked at every code exchange and refresh: an inactive account gets `invalid_grant` and its grant is revoked. */
-  isAccountActive: z.custom<(accountUuid: string) => boolean | Promise<boolean>>((v) => typeof v === 'function', 'expected a function').optional(),
-  /** Security events (tokens issued and revoked, replays detected, consents), with ids but never secrets. */
-  onAudit: z.custom<(event: AuditEvent) => void>((v) => typeof v === 'function', 'expected a function').optional(),
-  /** The `realm` of `WWW-Authenticate` challenges (RFC 6750 §3). */
-  realm: z.string().regex(/^[\x20\x21\x23-\x5b\x5d-\x7e]{1,64}$/, 'expected printable ASCII without quotes or backslashes, at most 64 characters').default('authgate'),
-  /**
-   * A fixed prefix per kind of opaque credential, e.g. `{ accessToken: 'doo_v1_', refreshToken: 'dor_v1_' }`,
-   * so secret scanners recognise leaked tokens. After the prefix every value is 43 base64url
-   * characters (256 random bits).
-   */
-  tokenPrefixes: z.object({
-    accessToken: prefix,
-    refreshToken: prefix,
-    code: prefix,
-  }).strict().prefault({}),
-  /** `opaque` (default) or `jwt`: RFC 9068 access tokens, signed, still looked up on every use. Needs `issuer`. */
-  accessTokenFormat: z.enum(['opaque', 'jwt']).default('opaque'),
-  /** Signing keys for JWT access tokens: private JWKs with `kid` and `alg` (EdDSA or ES256); the first signs. */
-  jwt: z.object({
-    keys: z.array(z.custom<JWK>((v) => isSigningJwk(v), 'expected a private JWK with kid and alg EdDSA or ES256')).optional(),
-    algorithm: z.enum(['EdDSA', 'ES256']).default('EdDSA'),
-    /** The `aud` claim; default: the issuer. */
-    audience: z.string().min(1).optional(),
-  }).strict().prefault({}),
-  /** Extra fields for the `info` object of token responses (name, email and uuid are always there). */
-  info: z.custom<(account: Account) => Record<string, unknown>>((v) => typeof v === 'function', 'expected a function').optional(),
-  /** Dynamic client registration (RFC 7591) of public clients at POST /v1/oauth/register. Default off. */
-  allowDynamicRegistration: z.boolean().default(false),
-  /** Decide each dynamic registration: return false to refuse it. */
-  onDynamicRegistration: z.custom<(metadata: { clientName: string; redirectUri: string }, request: OAuthRequest) => boolean | Promise<boolean>>((v) => typeof v === 'function', 'expected a function').optional(),
-  /** A host's own scope vocabulary and resource rule, replacing the default `read` / `read write` (docs/reference.md#scope). */
-  scopes: z.object({
-    values: z.array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,64}$/, 'expected scope tokens (RFC 6749 section 3.3)')).min(1).max(100),
-    default: z.array(z.string()).min(1),
-    allows: z.custom<(scope: readonly string[], request: { method: string; url: string }) => boolean>((v) => typeof v === 'function', 'expected a function'),
-    descriptions: z.record(z.string(), z.string()).optional(),
-  }).strict().refine((s) => s.default.every((d) => s.values.includes(d)), 'expected default to list known values only').optional(),
-  /**
-   * The most sign-in steps (`login` interactions: the browser is not signed in as the request
-   * needs) that one server instance keeps pending: storing one more forgets the oldest still
-   * pending (its sign-in link then answers "expired"). Bounds what an anonymous flood of
-   * authorization requests can store. Default 10 000; `null`: no cap. Consent steps (a
-   * signed-in account) are not counted.
-   */
-  maxPendingAnonymousInteractions: z.number().int().positive().max(10_000_000).nullable().default(10_000),
-  /** Called with every unexpected error (a storage outage, a bug). The client only sees `server_error`. */
-  onError: z.custom<(error: unknown) => void>((v) => typeof v === 'function', 'expected a function').optional(),
-}).strict();
+const schema = z
+  .object({
+    storage: z.custom<Storage>((v) => hasMethods(v, STORAGE_METHODS), `expected a Storage (an object with ${STORAGE_METHODS.join(', ')})`),
+    sessions: z.custom<UserSessions>(
+      (v) => hasMethods(v, ['current']),
+      'expected a UserSessions (an object with a current(request) method)',
+    ),
+    /** Default: the system clock. Inject `FakeClock` from `authgate/testing` to move time in tests. */
+    clock: z.custom<Clock>((v) => hasMethods(v, ['now']), 'expected a Clock (an object with a now() method)').default(systemClock),
+    /** When set, `iss` is added to every authorization response (RFC 9207). */
+    issuer: issuer.optional(),
+    /**
+     * Lifetimes in seconds. Defaults: docs/reference.md#lifetimes; refresh tokens never expire
+     * unless set. `grant`: an absolute lifetime of a whole token family, from the authorization on
+     * (no refresh after it, no token issued to outlive it); default none.
+     */
+    lifetimes: z
+      .object({
+        code: seconds.default(600),
+        accessToken: seconds.default(2_592_000),
+        refreshToken: seconds.nullable().default(null),
+        interaction: seconds.default(600),
+        grant: seconds.nullable().default(null),
+      })
+      .strict()
+      .prefault({}),
+    /**
+     * `compatible` (default): docs/reference.md#profiles. `strict` applies OAuth 2.1 / RFC 9700 defaults:
+     * no implicit flow, PKCE for every client, client authentication on refresh, no client
+     * credentials in the query string, and an `issuer` (so `iss` is always sent). Each of those
+     * knobs can still be set on its own below.
+     */
+    profile: z.enum(['compatible', 'strict']).default('compatible'),
+    /** `response_type=token` (RFC 6749 §4.2). Default: on in `compatible`, off in `strict` (RFC 9700 §2.1.2). */
+    allowImplicit: z.boolean().optional(),
+    /** PKCE (RFC 7636) for every code request, not only public clients'. Default: off in `compatible`, on in `strict`. */
+    requirePkce: z.boolean().optional(),
+    /** `code_challenge_method=plain`. Default off: S256 only (RFC 9700 §2.1.1). */
+    allowPlainPkce: z.boolean().default(false),
+    /**
+     * A client that starts a flow with a PKCE challenge it already got a code for is always
+     * reported (`onAudit`: `pkce.challenge_reused`); `true` also refuses the request
+     * (`invalid_request` at the callback). Default off: a user going back to an earlier
+     * authorization page would be refused too. Each server instance remembers the last 10 000
+     * (client, challenge) pairs it issued codes for or refused, all clients together.
+     */
+    rejectReusedPkceChallenge: z.boolean().default(false),
+    /** Without it a refresh needs no client credentials (docs/reference.md#refresh-token-grant); `true` makes them required (RFC 6749 §6). Default: off in `compatible`, on in `strict`. */
+    requireClientAuthOnRefresh: z.boolean().optional(),
+    /** `client_secret` in the query string, as some clients send it (docs/reference.md#profiles; RFC 6749 §2.3.1 forbids it). Default: on in `compatible`, off in `strict`. */
+    allowCredentialsInQuery: z.boolean().optional(),
+    /**
+     * Seconds after a refresh during which presenting the just-rotated refresh token again is
+     * refused WITHOUT revoking the family (two tabs refreshing at once need not log the user out).
+     * Default 0: every reuse revokes the family (RFC 9700 §4.14.2). A larger window lets a thief
+     * who replays a stolen token within it go undetected for that one attempt.
+     */
+    refreshReuseGraceSeconds: z.number().int().min(0).max(300).default(0),
+    /** Checked at every code exchange and refresh: an inactive account gets `invalid_grant` and its grant is revoked. */
+    isAccountActive: z
+      .custom<(accountUuid: string) => boolean | Promise<boolean>>((v) => typeof v === 'function', 'expected a function')
+      .optional(),
+    /** Security events (tokens issued and revoked, replays detected, consents), with ids but never secrets. */
+    onAudit: z.custom<(event: AuditEvent) => void>((v) => typeof v === 'function', 'expected a function').optional(),
+    /** The `realm` of `WWW-Authenticate` challenges (RFC 6750 §3). */
+    realm: z
+      .string()
+      .regex(/^[\x20\x21\x23-\x5b\x5d-\x7e]{1,64}$/, 'expected printable ASCII without quotes or backslashes, at most 64 characters')
+      .default('authgate'),
+    /**
+     * A fixed prefix per kind of opaque credential, e.g. `{ accessToken: 'doo_v1_', refreshToken: 'dor_v1_' }`,
+     * so secret scanners recognise leaked tokens. After the prefix every value is 43 base64url
+     * characters (256 random bits).
+     */
+    tokenPrefixes: z
+      .object({
+        accessToken: prefix,
+        refreshToken: prefix,
+        code: prefix,
+      })
+      .strict()
+      .prefault({}),
+    /** `opaque` (default) or `jwt`: RFC 9068 access tokens, signed, still looked up on every use. Needs `issuer`. */
+    accessTokenFormat: z.enum(['opaque', 'jwt']).default('opaque'),
+    /** Signing keys for JWT access tokens: private JWKs with `kid` and `alg` (EdDSA or ES256); the first signs. */
+    jwt: z
+      .object({
+        keys: z.array(z.custom<JWK>((v) => isSigningJwk(v), 'expected a private JWK with kid and alg EdDSA or ES256')).optional(),
+        algorithm: z.enum(['EdDSA', 'ES256']).default('EdDSA'),
+        /** The `aud` claim; default: the issuer. */
+        audience: z.string().min(1).optional(),
+      })
+      .strict()
+      .prefault({}),
+    /** Extra fields for the `info` object of token responses (name, email and uuid are always there). */
+    info: z.custom<(account: Account) => Record<string, unknown>>((v) => typeof v === 'function', 'expected a function').optional(),
+    /** Dynamic client registration (RFC 7591) of public clients at POST /v1/oauth/register. Default off. */
+    allowDynamicRegistration: z.boolean().default(false),
+    /** Decide each dynamic registration: return false to refuse it. */
+    onDynamicRegistration: z
+      .custom<(metadata: { clientName: string; redirectUri: string }, request: OAuthRequest) => boolean | Promise<boolean>>(
+        (v) => typeof v === 'function',
+        'expected a function',
+      )
+      .optional(),
+    /** A host's own scope vocabulary and resource rule, replacing the default `read` / `read write` (docs/reference.md#scope). */
+    scopes: z
+      .object({
+        values: z
+          .array(z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,64}$/, 'expected scope tokens (RFC 6749 section 3.3)'))
+          .min(1)
+          .max(100),
+        default: z.array(z.string()).min(1),
+        allows: z.custom<(scope: readonly string[], request: { method: string; url: string }) => boolean>(
+          (v) => typeof v === 'function',
+          'expected a function',
+        ),
+        descriptions: z.record(z.string(), z.string()).optional(),
+      })
+      .strict()
+      .refine((s) => s.default.every((d) => s.values.includes(d)), 'expected default to list known values only')
+      .optional(),
+    /**
+     * The most sign-in steps (`login` interactions: the browser is not signed in as the request
+     * needs) that one server instance keeps pending: storing one more forgets the oldest still
+     * pending (its sign-in link then answers "expired"). Bounds what an anonymous flood of
+     * authorization requests can store. Default 10 000; `null`: no cap. Consent steps (a
+     * signed-in account) are not counted.
+     */
+    maxPendingAnonymousInteractions: z.number().int().positive().max(10_000_000).nullable().default(10_000),
+    /** Called with every unexpected error (a storage outage, a bug). The client only sees `server_error`. */
+    onError: z.custom<(error: unknown) => void>((v) => typeof v === 'function', 'expected a function').optional(),
+  })
+  .strict();
 
 /**
  * What `new AuthorizationServer(options)` accepts.
@@ -159,9 +213,10 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const path = issue.path.map(String).join('.') || '(options)';
-    const expected = issue.code === 'unrecognized_keys'
-      ? `unknown option${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`
-      : issue.message;
+    const expected =
+      issue.code === 'unrecognized_keys'
+        ? `unknown option${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`
+        : issue.message;
     throw new ConfigError(issue.code === 'unrecognized_keys' && path === '(options)' ? issue.keys[0]! : path, expected);
   }
   const data = result.data;
@@ -174,7 +229,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     allowCredentialsInQuery: data.allowCredentialsInQuery ?? defaults.allowCredentialsInQuery,
   };
   if (data.accessTokenFormat === 'jwt' && !data.issuer) {
-    throw new ConfigError('issuer', "expected an https URL: JWT access tokens carry it as `iss` (RFC 9068)");
+    throw new ConfigError('issuer', 'expected an https URL: JWT access tokens carry it as `iss` (RFC 9068)');
   }
   if (data.profile === 'strict' && !data.issuer) {
     throw new ConfigError('issuer', 'expected an https URL: the strict profile sends `iss` on every authorization response (RFC 9207)');

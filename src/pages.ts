@@ -41,7 +41,13 @@ export interface PageOptions {
   siteName?: string;
 }
 
-function page(status: number, title: string, content: string, options: PageOptions = {}, headers: Record<string, string> = {}): OAuthResponse {
+function page(
+  status: number,
+  title: string,
+  content: string,
+  options: PageOptions = {},
+  headers: Record<string, string> = {},
+): OAuthResponse {
   const site = options.siteName ? `<p class="site">${escapeHtml(options.siteName)}</p>` : '';
   const fullTitle = options.siteName ? `${title} · ${options.siteName}` : title;
   const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(fullTitle)}</title><style>${STYLE}</style></head><body>${site}${content}</body></html>`;
@@ -53,22 +59,34 @@ function page(status: number, title: string, content: string, options: PageOptio
  * @group Adapter kit
  */
 export function renderErrorPage(decision: Extract<AuthorizeDecision, { type: 'error' }>, options: PageOptions = {}): OAuthResponse {
-  return page(decision.status, 'Authorization error', `<h1>This authorization request cannot be completed</h1>
+  return page(
+    decision.status,
+    'Authorization error',
+    `<h1>This authorization request cannot be completed</h1>
 <div class="box"><p>${escapeHtml(decision.description)}</p><p>Error code: <code>${escapeHtml(decision.error)}</code></p></div>
-<p>Go back to the application and try again, or contact its developer.</p>`, options);
+<p>Go back to the application and try again, or contact its developer.</p>`,
+    options,
+  );
 }
 
 /**
  * The default consent page: the application, the scope in plain words, Authorize and Deny.
  * @group Adapter kit
  */
-export function renderConsentPage(interaction: Interaction, form: { action: string; csrfToken: string; switchAccountUrl?: string } & PageOptions): OAuthResponse {
+export function renderConsentPage(
+  interaction: Interaction,
+  form: { action: string; csrfToken: string; switchAccountUrl?: string } & PageOptions,
+): OAuthResponse {
   const items = interaction.scope.map((s) => `<li>${escapeHtml(interaction.scopeDescriptions?.[s] ?? s)}</li>`).join('');
   const who = interaction.account
     ? `<p>Signed in as <strong>${escapeHtml(interaction.account.name)}</strong> (${escapeHtml(interaction.account.email)}).${
-      form.switchAccountUrl ? ` <a href="${escapeHtml(form.switchAccountUrl)}">Use another account</a>` : ''}</p>`
+        form.switchAccountUrl ? ` <a href="${escapeHtml(form.switchAccountUrl)}">Use another account</a>` : ''
+      }</p>`
     : '';
-  return page(200, `Authorize ${interaction.client.name}`, `<h1>Authorize <strong>${escapeHtml(interaction.client.name)}</strong>?</h1>
+  return page(
+    200,
+    `Authorize ${interaction.client.name}`,
+    `<h1>Authorize <strong>${escapeHtml(interaction.client.name)}</strong>?</h1>
 <div class="box">${who}<p>This application asks to:</p><ul>${items}</ul>
 <form method="post" action="${escapeHtml(form.action)}">
 <input type="hidden" name="interaction" value="${escapeHtml(interaction.id)}">
@@ -76,7 +94,9 @@ export function renderConsentPage(interaction: Interaction, form: { action: stri
 <button class="primary" type="submit" name="decision" value="approve">Authorize</button>
 <button class="secondary" type="submit" name="decision" value="deny">Deny</button>
 </form></div>
-<p>You can revoke this access at any time.</p>`, form);
+<p>You can revoke this access at any time.</p>`,
+    form,
+  );
 }
 
 /**

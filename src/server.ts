@@ -18,7 +18,16 @@ import { RecentPairs } from './checks/pkce.js';
 import { PendingAnonymous } from './checks/pending-interactions.js';
 import { JwtAccessTokens } from './tokens/jwt.js';
 import type { ClientGrantType, ClientRecord, ClientResponseType } from './storage/types.js';
-import type { AuthenticateResult, AuthorizationInfo, AuthorizeDecision, ClientInfo, OAuthRequest, OAuthResponse, RegisteredClient, RegisteredPublicClient } from './types.js';
+import type {
+  AuthenticateResult,
+  AuthorizationInfo,
+  AuthorizeDecision,
+  ClientInfo,
+  OAuthRequest,
+  OAuthResponse,
+  RegisteredClient,
+  RegisteredPublicClient,
+} from './types.js';
 
 /** A string that could be a client id: bounded, no control characters (a NUL breaks SQL stores). */
 const plausibleClientId = (value: unknown): value is string =>
@@ -108,7 +117,9 @@ export class AuthorizationServer {
    * With `responseTypes` / `grantTypes`, the client may use only those: anything else is
    * `unauthorized_client` (RFC 6749 §4.1.2.1, §5.2). Without them, it may use what the server allows.
    */
-  async registerClient(input: { name: string; redirectUri: string; public?: boolean } & ClientTypes): Promise<RegisteredClient | RegisteredPublicClient> {
+  async registerClient(
+    input: { name: string; redirectUri: string; public?: boolean } & ClientTypes,
+  ): Promise<RegisteredClient | RegisteredPublicClient> {
     const name = typeof input?.name === 'string' ? input.name.trim() : '';
     if (!name || name.length > 200 || /[\x00-\x1f\x7f]/.test(name)) {
       throw new OAuthError('invalid_request', 'The application name must be 1 to 200 characters, without control characters.');
@@ -275,7 +286,13 @@ export class AuthorizationServer {
    * "Sign in to continue to <app>" and pre-fills the `i` hint. `null` when unknown or expired.
    * @group Authorization
    */
-  async describeInteraction(interactionId: string): Promise<{ kind: 'login' | 'consent'; client: { id: string; name: string }; scope: string[]; accountHint?: string; expiresAt: number } | null> {
+  async describeInteraction(interactionId: string): Promise<{
+    kind: 'login' | 'consent';
+    client: { id: string; name: string };
+    scope: string[];
+    accountHint?: string;
+    expiresAt: number;
+  } | null> {
     if (typeof interactionId !== 'string' || !interactionId || interactionId.length > 200) return null;
     const record = await this.ctx.storage.findInteraction(sha256Base64url(interactionId));
     if (!record || this.ctx.clock.now() >= record.expiresAt) return null;
@@ -296,7 +313,15 @@ export class AuthorizationServer {
    */
   async getClient(clientId: string): Promise<ClientInfo | null> {
     const client = plausibleClientId(clientId) ? await this.ctx.storage.findClient(clientId) : null;
-    return client && { clientId: client.id, name: client.name, redirectUri: client.redirectUri, public: client.secretHash === null, createdAt: client.createdAt };
+    return (
+      client && {
+        clientId: client.id,
+        name: client.name,
+        redirectUri: client.redirectUri,
+        public: client.secretHash === null,
+        createdAt: client.createdAt,
+      }
+    );
   }
 
   /**
@@ -307,7 +332,8 @@ export class AuthorizationServer {
    */
   async resetClientSecret(clientId: string): Promise<{ clientId: string; clientSecret: string }> {
     const client = plausibleClientId(clientId) ? await this.ctx.storage.findClient(clientId) : null;
-    if (!client || client.secretHash === null) throw new OAuthError('invalid_client', 'The application is unknown or has no client secret.');
+    if (!client || client.secretHash === null)
+      throw new OAuthError('invalid_client', 'The application is unknown or has no client secret.');
     const clientSecret = randomToken();
     await this.ctx.storage.saveClient({ ...client, secretHash: sha256Base64url(clientSecret) });
     audit(this.ctx, { type: 'client.secret_reset', clientId: client.id });
@@ -332,7 +358,12 @@ export class AuthorizationServer {
     const out: AuthorizationInfo[] = [];
     for (const consent of consents) {
       const client = await this.ctx.storage.findClient(consent.clientId);
-      if (client) out.push({ client: { id: client.id, name: client.name }, scope: this.ctx.scopes.format(consent.scope).split(' ').filter(Boolean), grantedAt: consent.grantedAt });
+      if (client)
+        out.push({
+          client: { id: client.id, name: client.name },
+          scope: this.ctx.scopes.format(consent.scope).split(' ').filter(Boolean),
+          grantedAt: consent.grantedAt,
+        });
     }
     return out.sort((a, b) => b.grantedAt - a.grantedAt);
   }

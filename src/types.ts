@@ -128,9 +128,7 @@ export interface VerifiedToken {
  * The result of `AuthorizationServer.authenticate()`.
  * @group Resource
  */
-export type AuthenticateResult =
-  | { ok: true; token: VerifiedToken }
-  | { ok: false; response: OAuthResponse };
+export type AuthenticateResult = { ok: true; token: VerifiedToken } | { ok: false; response: OAuthResponse };
 
 /**
  * A registered confidential application, as returned once by `registerClient()`.
@@ -161,7 +159,14 @@ export interface RegisteredPublicClient {
  * @group Authorization
  */
 export type AuditEvent = { at: number } & (
-  | { type: 'token.issued'; grantType: 'authorization_code' | 'refresh_token' | 'implicit'; clientId: string; accountUuid: string; grantId: string; scope: string[] }
+  | {
+      type: 'token.issued';
+      grantType: 'authorization_code' | 'refresh_token' | 'implicit';
+      clientId: string;
+      accountUuid: string;
+      grantId: string;
+      scope: string[];
+    }
   | { type: 'token.revoked'; clientId: string; accountUuid: string; grantId: string }
   | { type: 'code.reused'; clientId: string; grantId: string }
   | { type: 'pkce.challenge_reused'; clientId: string }

@@ -1,4 +1,11 @@
-import { AuthorizationServer, MemoryStorage, type Account, type AuthorizationServerOptions, type OAuthRequest, type OAuthResponse } from '../src/index.js';
+import {
+  AuthorizationServer,
+  MemoryStorage,
+  type Account,
+  type AuthorizationServerOptions,
+  type OAuthRequest,
+  type OAuthResponse,
+} from '../src/index.js';
 import { FakeClock, FakeSessions } from '../src/testing/index.js';
 import { ADA, BOB, CALLBACK, OTHER_CALLBACK } from './fixtures.js';
 
@@ -40,9 +47,16 @@ export async function setup(options: Partial<AuthorizationServerOptions> = {}) {
   }
 
   const exchange = (code: string, extra: Record<string, string> = {}) =>
-    server.token(post('/v1/oauth/token', {
-      grant_type: 'authorization_code', code, client_id: client.clientId, client_secret: client.clientSecret, redirect_uri: CALLBACK, ...extra,
-    }));
+    server.token(
+      post('/v1/oauth/token', {
+        grant_type: 'authorization_code',
+        code,
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+        redirect_uri: CALLBACK,
+        ...extra,
+      }),
+    );
 
   const refresh = (refreshToken: string, extra: Record<string, string> = {}) =>
     server.token(post('/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: refreshToken, ...extra }));
@@ -54,10 +68,34 @@ export async function setup(options: Partial<AuthorizationServerOptions> = {}) {
   async function tokens(params: Record<string, string> = {}) {
     const res = await exchange(await getCode(params));
     if (res.status !== 200) throw new Error(res.body);
-    return json(res) as { access_token: string; refresh_token: string; scope: string; expires_in: number; token_type: string; info: Account };
+    return json(res) as {
+      access_token: string;
+      refresh_token: string;
+      scope: string;
+      expires_in: number;
+      token_type: string;
+      info: Account;
+    };
   }
 
-  return { clock, sessions, storage, server, client, other, ada, get, post, authorizeUrl, authorizeAndApprove, getCode, exchange, refresh, api, tokens };
+  return {
+    clock,
+    sessions,
+    storage,
+    server,
+    client,
+    other,
+    ada,
+    get,
+    post,
+    authorizeUrl,
+    authorizeAndApprove,
+    getCode,
+    exchange,
+    refresh,
+    api,
+    tokens,
+  };
 }
 
 export const json = (res: OAuthResponse) => JSON.parse(res.body) as Record<string, unknown>;

@@ -97,7 +97,10 @@ export function createOAuthRouter(server: AuthorizationServer, options: OAuthRou
     hooks: options,
     readBody: (req) => readNodeBody(req, limit),
     toRequest: toOAuthRequest,
-    where: (req) => (req.baseUrl === mounted.prefix ? mounted : (mounted = routeWhere(options, req.baseUrl))),
+    where(req) {
+      if (req.baseUrl !== mounted.prefix) mounted = routeWhere(options, req.baseUrl);
+      return mounted;
+    },
     send,
     callHook(hook, req, res, interaction, setCookie) {
       if (setCookie) res.append('Set-Cookie', setCookie);

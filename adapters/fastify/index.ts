@@ -58,7 +58,8 @@ const toOAuthRequest = (request: FastifyRequest): OAuthRequest => ({
 // binding cookie goes first: Fastify appends the page's own Set-Cookie as a second one.
 function send(reply: FastifyReply, response: OAuthResponse, setCookie?: string): FastifyReply {
   if (setCookie) reply.header('set-cookie', setCookie);
-  return reply.code(response.status).headers(response.headers).send(response.body === '' ? undefined : response.body);
+  reply.code(response.status).headers(response.headers);
+  return reply.send(response.body === '' ? undefined : response.body);
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -138,7 +139,8 @@ export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastif
   await fastify.register(async (forms: FastifyInstance) => {
     forms.removeAllContentTypeParsers();
     forms.addContentTypeParser('*', { parseAs: 'string', bodyLimit: limit }, (_request, body, done) => done(null, body));
-    for (const route of routes) if (route.body === 'form') forms.post(route.path, (request, reply) => serveRoute(io, route, request, reply));
+    for (const route of routes.filter((r) => r.body === 'form'))
+      forms.post(route.path, (request, reply) => serveRoute(io, route, request, reply));
   });
   // Everything else reaches the core with its body unread, as in Express.
   await fastify.register(async (rest: FastifyInstance) => {

@@ -48,8 +48,7 @@ export interface OAuthAppOptions extends AdapterOptions {
  * Whether `text` is more than `limit` bytes in UTF-8. A UTF-16 code unit takes at most 3 bytes,
  * so a text of up to `limit / 3` units is not encoded at all.
  */
-const overLimit = (text: string, limit: number): boolean =>
-  text.length * 3 > limit && new TextEncoder().encode(text).byteLength > limit;
+const overLimit = (text: string, limit: number): boolean => text.length * 3 > limit && new TextEncoder().encode(text).byteLength > limit;
 
 /** The raw body, at most `limit` bytes (the declared length checked first; a chunked body counted as it arrives). */
 async function readBody(c: Context, limit: number): Promise<string> {
@@ -69,13 +68,15 @@ async function readBody(c: Context, limit: number): Promise<string> {
   }
   if (!raw.body) return '';
   let size = 0;
-  const counted = raw.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      size += chunk.byteLength;
-      if (size > limit) controller.error(tooLarge());
-      else controller.enqueue(chunk);
-    },
-  }));
+  const counted = raw.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        size += chunk.byteLength;
+        if (size > limit) controller.error(tooLarge());
+        else controller.enqueue(chunk);
+      },
+    }),
+  );
   try {
     return await new Response(counted).text();
   } catch {

@@ -57,7 +57,9 @@ async function start(framework: Framework, options: BenchOptions): Promise<Handl
     cwd: REPO,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const [first] = (await Promise.race([once(child, 'message'), once(child, 'exit').then(() => [{ type: 'exit' }])])) as [{ type: string; reason?: string } & Target];
+  const [first] = (await Promise.race([once(child, 'message'), once(child, 'exit').then(() => [{ type: 'exit' }])])) as [
+    { type: string; reason?: string } & Target,
+  ];
   if (first.type === 'skip') return { skip: first.reason! };
   if (first.type !== 'ready') throw new Error(`the ${framework} server process did not start`);
   const { type: _type, ...target } = first;
@@ -92,7 +94,13 @@ async function start(framework: Framework, options: BenchOptions): Promise<Handl
  * One autocannon run: 2xx answers per second of wall clock and per second of the server's CPU
  * time. Anything but 2xx is an error. `warmup` runs a short untimed run instead.
  */
-async function load(handle: Handle, route: Route, options: BenchOptions, warmup = false, profileFile?: string): Promise<{ wall: number; cpu: number }> {
+async function load(
+  handle: Handle,
+  route: Route,
+  options: BenchOptions,
+  warmup = false,
+  profileFile?: string,
+): Promise<{ wall: number; cpu: number }> {
   const { target } = handle;
   const byAmount = warmup || route === 'W1x' || route === 'echo' || options.httpSeconds === 0;
   const amount = warmup ? Math.max(1, options.httpRequests >> 3) : options.httpRequests;
@@ -104,10 +112,17 @@ async function load(handle: Handle, route: Route, options: BenchOptions, warmup 
     const redirect = encodeURIComponent(CALLBACK);
     // The echo gets forms of the same length, one per request, without spending real codes.
     const codes = route === 'W1x' ? await handle.codes(amount) : Array.from({ length: amount }, (_, i) => String(i).padStart(43, 'x'));
-    const forms = codes.map((code) =>
-      `grant_type=authorization_code&code=${code}&redirect_uri=${redirect}&client_id=${target.clientId}&client_secret=${target.clientSecret}`);
+    const forms = codes.map(
+      (code) =>
+        `grant_type=authorization_code&code=${code}&redirect_uri=${redirect}&client_id=${target.clientId}&client_secret=${target.clientSecret}`,
+    );
     let next = 0;
-    requests.push({ method: 'POST', path: route === 'W1x' ? '/v1/oauth/token' : '/echo', headers: { 'content-type': FORM }, setupRequest: (request) => ({ ...request, body: forms[next++] ?? 'exhausted' }) });
+    requests.push({
+      method: 'POST',
+      path: route === 'W1x' ? '/v1/oauth/token' : '/echo',
+      headers: { 'content-type': FORM },
+      setupRequest: (request) => ({ ...request, body: forms[next++] ?? 'exhausted' }),
+    });
   }
   const cpuBefore = await handle.cpu();
   if (profileFile) await handle.profile?.start();
@@ -122,7 +137,9 @@ async function load(handle: Handle, route: Route, options: BenchOptions, warmup 
     requests,
   });
   if (result.errors || result.non2xx || result.timeouts) {
-    throw new Error(`HTTP ${route} on port ${target.port}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`);
+    throw new Error(
+      `HTTP ${route} on port ${target.port}: ${result.non2xx} non-2xx answers, ${result.errors} errors, ${result.timeouts} timeouts`,
+    );
   }
   if (profileFile) await handle.profile?.stop(profileFile);
   const cpuSeconds = ((await handle.cpu()) - cpuBefore) / 1e6;
@@ -159,7 +176,8 @@ export async function httpSection(options: BenchOptions): Promise<HttpResult> {
   const cpuRuns = new Map<string, number[]>();
   try {
     // Warm every server and route up (JIT) before the first measured round.
-    if (!options.smoke) for (const framework of frameworks) for (const route of routes) await load(handles.get(framework)!, route, options, true);
+    if (!options.smoke)
+      for (const framework of frameworks) for (const route of routes) await load(handles.get(framework)!, route, options, true);
     for (let round = 0; round < options.rounds; round++) {
       const line: string[] = [];
       for (let f = 0; f < frameworks.length; f++) {
@@ -186,10 +204,17 @@ export async function httpSection(options: BenchOptions): Promise<HttpResult> {
       await loadOptional(framework, [], options.dist); // its source maps, for the profile's line numbers
       for (const route of routes) {
         // Every run of the route in one summary: the nodes of all its profiles together.
-        const files = Array.from({ length: options.rounds }, (_, r) => join(profileDir(options), `${framework}-${route}-${r + 1}.cpuprofile`));
+        const files = Array.from({ length: options.rounds }, (_, r) =>
+          join(profileDir(options), `${framework}-${route}-${r + 1}.cpuprofile`),
+        );
         const nodes = [];
         for (const file of files) nodes.push(...(JSON.parse(await readFile(file, 'utf8')) as { nodes: unknown[] }).nodes);
-        profiles.push({ framework, route: ROUTES[route], file: files.at(-1)!, ...summarize({ nodes, startTime: 0, endTime: 0 } as Parameters<typeof summarize>[0]) });
+        profiles.push({
+          framework,
+          route: ROUTES[route],
+          file: files.at(-1)!,
+          ...summarize({ nodes, startTime: 0, endTime: 0 } as Parameters<typeof summarize>[0]),
+        });
       }
     }
   }

@@ -74,13 +74,31 @@ export async function startServer(framework: Framework, dist: boolean): Promise<
     const { createOAuthRouter, requireToken } = adapter.module as ExpressAdapter;
     const app = express();
     app.use(createOAuthRouter(server));
-    app.get('/ping', (_req, res) => { res.json(ping); });
-    app.get('/noop', (_req, _res, next) => { next(); }, (_req, res) => { res.json({ uuid: ACCOUNT.uuid }); });
-    app.post('/echo', express.text({ type: () => true }), (req, res) => { res.json({ length: (req.body as string).length }); });
-    app.get('/v2/me', requireToken(server), (_req, res) => { res.json({ uuid: (res.locals.oauth as VerifiedToken).account.uuid }); });
+    app.get('/ping', (_req, res) => {
+      res.json(ping);
+    });
+    app.get(
+      '/noop',
+      (_req, _res, next) => {
+        next();
+      },
+      (_req, res) => {
+        res.json({ uuid: ACCOUNT.uuid });
+      },
+    );
+    app.post('/echo', express.text({ type: () => true }), (req, res) => {
+      res.json({ length: (req.body as string).length });
+    });
+    app.get('/v2/me', requireToken(server), (_req, res) => {
+      res.json({ uuid: (res.locals.oauth as VerifiedToken).account.uuid });
+    });
     const http = app.listen(0, '127.0.0.1');
     port = await listen(http);
-    close = () => new Promise((resolve) => { http.closeAllConnections(); http.close(() => resolve()); });
+    close = () =>
+      new Promise((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      });
   } else if (framework === 'fastify') {
     const { default: Fastify } = await import('fastify');
     const { oauthPlugin, requireToken } = adapter.module as FastifyAdapter;
@@ -92,7 +110,9 @@ export async function startServer(framework: Framework, dist: boolean): Promise<
       echo.addContentTypeParser(FORM, { parseAs: 'string' }, (_request, body, done) => done(null, body));
       echo.post('/echo', async (request) => ({ length: (request.body as string).length }));
     });
-    app.get('/v2/me', { preHandler: requireToken(server) }, async (request) => ({ uuid: (request as unknown as { oauth: VerifiedToken }).oauth.account.uuid }));
+    app.get('/v2/me', { preHandler: requireToken(server) }, async (request) => ({
+      uuid: (request as unknown as { oauth: VerifiedToken }).oauth.account.uuid,
+    }));
     await app.listen({ port: 0, host: '127.0.0.1' });
     port = (app.server.address() as AddressInfo).port;
     close = () => app.close();
@@ -103,12 +123,22 @@ export async function startServer(framework: Framework, dist: boolean): Promise<
     const app = new Hono<{ Variables: { oauth: VerifiedToken } }>();
     app.route('/', createOAuthApp(server));
     app.get('/ping', (c) => c.json(ping));
-    app.get('/noop', async (_c, next) => { await next(); }, (c) => c.json({ uuid: ACCOUNT.uuid }));
+    app.get(
+      '/noop',
+      async (_c, next) => {
+        await next();
+      },
+      (c) => c.json({ uuid: ACCOUNT.uuid }),
+    );
     app.post('/echo', async (c) => c.json({ length: (await c.req.text()).length }));
     app.get('/v2/me', requireToken(server), (c) => c.json({ uuid: c.get('oauth').account.uuid }));
     const http = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server;
     port = await listen(http);
-    close = () => new Promise((resolve) => { http.closeAllConnections(); http.close(() => resolve()); });
+    close = () =>
+      new Promise((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      });
   }
 
   return {

@@ -92,7 +92,12 @@ export async function authgateFixture(core: CoreModule, storage: Storage): Promi
     clientSecret,
     authorizeRequest: () => ({ method: 'GET', url: authorizeUrl, headers: { cookie: 'sid=bench' } }),
     decisionRequest: () => ({ method: 'POST', url: '/v1/oauth/authorize/decision', headers: { cookie: 'sid=bench' } }),
-    post: (path, form) => ({ method: 'POST', url: path, headers: { 'content-type': FORM, 'content-length': String(form.length) }, body: form }),
+    post: (path, form) => ({
+      method: 'POST',
+      url: path,
+      headers: { 'content-type': FORM, 'content-length': String(form.length) },
+      body: form,
+    }),
     exchangeForm: (code) => `grant_type=authorization_code&code=${code}&redirect_uri=${redirect}&${credentials}`,
     refreshForm: (refreshToken) => `grant_type=refresh_token&refresh_token=${refreshToken}&${credentials}`,
     async issueCode() {

@@ -42,7 +42,11 @@ export type Optional<T> = { ok: true; module: T } | { ok: false; reason: string 
  * Load `name` and check that it exports every function in `required`; otherwise say what is
  * missing (the module is absent, fails to load, or lacks an export).
  */
-export async function loadOptional<T>(name: 'express' | 'fastify' | 'hono' | 'postgres', required: string[], dist: boolean): Promise<Optional<T>> {
+export async function loadOptional<T>(
+  name: 'express' | 'fastify' | 'hono' | 'postgres',
+  required: string[],
+  dist: boolean,
+): Promise<Optional<T>> {
   let module: Record<string, unknown>;
   try {
     module = (await import(specifier(name, dist))) as Record<string, unknown>;
@@ -51,6 +55,7 @@ export async function loadOptional<T>(name: 'express' | 'fastify' | 'hono' | 'po
     return { ok: false, reason: `module ${dist ? DIST[name] : SOURCE[name]} could not be loaded (${message})` };
   }
   const missing = required.filter((key) => typeof module[key] !== 'function');
-  if (missing.length > 0) return { ok: false, reason: `module ${dist ? DIST[name] : SOURCE[name]} does not export ${missing.join(', ')} yet` };
+  if (missing.length > 0)
+    return { ok: false, reason: `module ${dist ? DIST[name] : SOURCE[name]} does not export ${missing.join(', ')} yet` };
   return { ok: true, module: module as T };
 }

@@ -65,7 +65,16 @@ export function median(values: number[]): number {
 }
 
 export function series(workload: string, contender: string, kind: ContenderKind, runs: number[], cpuRuns?: number[]): Series {
-  return { workload, contender, kind, runs, median: median(runs), min: Math.min(...runs), max: Math.max(...runs), ...(cpuRuns && { cpuRuns }) };
+  return {
+    workload,
+    contender,
+    kind,
+    runs,
+    median: median(runs),
+    min: Math.min(...runs),
+    max: Math.max(...runs),
+    ...(cpuRuns && { cpuRuns }),
+  };
 }
 
 /** The same series seen through CPU time (`cpuRuns` as `runs`), if it has one. */
@@ -83,7 +92,11 @@ interface Tally {
 }
 
 /** One slice: a tinybench run of one contender, adding its timed batches to `tally`. */
-async function runSlice(contender: Contender, tally: Tally, options: { timeMs: number; minBatches: number; batch: number; warmup: boolean; warmupMs: number }): Promise<void> {
+async function runSlice(
+  contender: Contender,
+  tally: Tally,
+  options: { timeMs: number; minBatches: number; batch: number; warmup: boolean; warmupMs: number },
+): Promise<void> {
   const { batch } = options;
   let phase = 'run';
   const bench = new Bench({
@@ -94,25 +107,29 @@ async function runSlice(contender: Contender, tally: Tally, options: { timeMs: n
     warmupIterations: options.warmup ? 2 : 0,
     throws: true,
   });
-  bench.add(contender.name, async () => {
-    const cpu = process.cpuUsage();
-    const start = performance.now();
-    for (let i = 0; i < batch; i++) await contender.op(i);
-    const elapsed = performance.now() - start;
-    if (phase === 'run') {
-      const used = process.cpuUsage(cpu);
-      tally.cpuMicros += used.user + used.system;
-      tally.operations += batch;
-      tally.ms += elapsed;
-    }
-    return { overriddenDuration: elapsed / batch, overriddenIterationCost: elapsed };
-  }, {
-    async: true,
-    beforeEach: (mode) => {
-      phase = mode ?? 'run';
-      return contender.prepare?.(batch);
+  bench.add(
+    contender.name,
+    async () => {
+      const cpu = process.cpuUsage();
+      const start = performance.now();
+      for (let i = 0; i < batch; i++) await contender.op(i);
+      const elapsed = performance.now() - start;
+      if (phase === 'run') {
+        const used = process.cpuUsage(cpu);
+        tally.cpuMicros += used.user + used.system;
+        tally.operations += batch;
+        tally.ms += elapsed;
+      }
+      return { overriddenDuration: elapsed / batch, overriddenIterationCost: elapsed };
     },
-  });
+    {
+      async: true,
+      beforeEach: (mode) => {
+        phase = mode ?? 'run';
+        return contender.prepare?.(batch);
+      },
+    },
+  );
   await bench.run();
   const result = bench.tasks[0]!.result;
   if (result.state !== 'completed') throw new Error(`${contender.name}: the benchmark run did not complete (${result.state})`);
@@ -148,7 +165,9 @@ export async function measure(workload: Workload, options: MeasureOptions): Prom
       runs.get(contender)!.push(tally.operations / (tally.ms / 1000));
       cpuRuns.get(contender)!.push(tally.cpuMicros > 0 ? tally.operations / (tally.cpuMicros / 1e6) : NaN);
     }
-    options.log?.(`  ${workload.id} round ${round + 1}/${options.rounds}: ${workload.contenders.map((c) => `${c.name} ${fmtOps(runs.get(c)!.at(-1)!)}`).join(', ')}`);
+    options.log?.(
+      `  ${workload.id} round ${round + 1}/${options.rounds}: ${workload.contenders.map((c) => `${c.name} ${fmtOps(runs.get(c)!.at(-1)!)}`).join(', ')}`,
+    );
   }
   return workload.contenders.map((c) => series(workload.id, c.name, c.kind, runs.get(c)!, cpuRuns.get(c)!));
 }

@@ -54,7 +54,11 @@ export const USAGE = `npm run bench [-- options]
   Quick rerun of one workload, in-process only:  npm run bench -- --only W2 --sections inproc
   PostgreSQL section: set DATABASE_URL (eval "$(bash .ci/pg-start)" starts a throwaway server).`;
 
-export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.env, log: (line: string) => void = console.log): BenchOptions | 'help' {
+export function parseOptions(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  log: (line: string) => void = console.log,
+): BenchOptions | 'help' {
   const smoke = argv.includes('--smoke') || env.BENCH_SMOKE === '1';
   const options: BenchOptions = {
     smoke,
@@ -89,36 +93,70 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     switch (arg) {
-      case '--help': case '-h': return 'help';
-      case '--smoke': break;
-      case '--no-peers': options.peers = false; break;
-      case '--dist': options.dist = true; break;
-      case '--http-profile': options.httpProfile = true; break;
+      case '--help':
+      case '-h':
+        return 'help';
+      case '--smoke':
+        break;
+      case '--no-peers':
+        options.peers = false;
+        break;
+      case '--dist':
+        options.dist = true;
+        break;
+      case '--http-profile':
+        options.httpProfile = true;
+        break;
       case '--only': {
-        const wanted = value(i++).split(',').map((w) => w.trim());
+        const wanted = value(i++)
+          .split(',')
+          .map((w) => w.trim());
         const unknown = wanted.filter((w) => !(WORKLOAD_IDS as string[]).includes(w));
         if (unknown.length) throw new Error(`unknown workload ${unknown.join(', ')} (known: ${WORKLOAD_IDS.join(', ')})`);
         options.workloads = wanted as WorkloadId[];
         break;
       }
       case '--sections': {
-        const wanted = value(i++).split(',').map((s) => s.trim());
+        const wanted = value(i++)
+          .split(',')
+          .map((s) => s.trim());
         const unknown = wanted.filter((s) => !(SECTIONS as readonly string[]).includes(s));
         if (unknown.length) throw new Error(`unknown section ${unknown.join(', ')} (known: ${SECTIONS.join(', ')})`);
         options.sections = wanted as Section[];
         break;
       }
-      case '--rounds': options.rounds = Math.max(1, int(i++)); break;
-      case '--time': options.timeMs = int(i++); break;
-      case '--batch': options.batch = Math.max(1, int(i++)); break;
-      case '--growth-size': options.growthSize = Math.max(2_000, int(i++)); break;
-      case '--chain': options.chainLength = Math.max(10, int(i++)); break;
-      case '--http-requests': options.httpRequests = Math.max(1, int(i++)); break;
-      case '--http-seconds': options.httpSeconds = int(i++); break;
-      case '--connections': options.httpConnections = Math.max(1, int(i++)); break;
-      case '--profile-ms': options.profileMs = int(i++); break;
-      case '--out': options.out = value(i++); break;
-      default: throw new Error(`unknown option ${arg} (see --help)`);
+      case '--rounds':
+        options.rounds = Math.max(1, int(i++));
+        break;
+      case '--time':
+        options.timeMs = int(i++);
+        break;
+      case '--batch':
+        options.batch = Math.max(1, int(i++));
+        break;
+      case '--growth-size':
+        options.growthSize = Math.max(2_000, int(i++));
+        break;
+      case '--chain':
+        options.chainLength = Math.max(10, int(i++));
+        break;
+      case '--http-requests':
+        options.httpRequests = Math.max(1, int(i++));
+        break;
+      case '--http-seconds':
+        options.httpSeconds = int(i++);
+        break;
+      case '--connections':
+        options.httpConnections = Math.max(1, int(i++));
+        break;
+      case '--profile-ms':
+        options.profileMs = int(i++);
+        break;
+      case '--out':
+        options.out = value(i++);
+        break;
+      default:
+        throw new Error(`unknown option ${arg} (see --help)`);
     }
   }
   return options;

@@ -67,7 +67,13 @@ export function jmondiContenders(): Partial<Record<WorkloadId, CheckedContender>
   };
   const tokenRepository: OAuthTokenRepository = {
     async issueToken(issuedTo, scopes, owner) {
-      return { accessToken: generateRandomToken(), accessTokenExpiresAt: new Date(Date.now() + hour), client: issuedTo, user: owner ?? null, scopes };
+      return {
+        accessToken: generateRandomToken(),
+        accessTokenExpiresAt: new Date(Date.now() + hour),
+        client: issuedTo,
+        user: owner ?? null,
+        scopes,
+      };
     },
     async issueRefreshToken(token) {
       token.refreshToken = generateRandomToken();
@@ -107,7 +113,16 @@ export function jmondiContenders(): Partial<Record<WorkloadId, CheckedContender>
       return found;
     },
     issueAuthCode(issuedTo, owner, scopes) {
-      return { code: generateRandomToken(), user: owner ?? null, client: issuedTo, redirectUri: null, codeChallenge: null, codeChallengeMethod: null, expiresAt: new Date(Date.now() + 600_000), scopes };
+      return {
+        code: generateRandomToken(),
+        user: owner ?? null,
+        client: issuedTo,
+        redirectUri: null,
+        codeChallenge: null,
+        codeChallengeMethod: null,
+        expiresAt: new Date(Date.now() + 600_000),
+        scopes,
+      };
     },
     async persist(code) {
       codes.set(code.code, code);
@@ -127,16 +142,26 @@ export function jmondiContenders(): Partial<Record<WorkloadId, CheckedContender>
     },
   };
 
-  const server = new AuthorizationServer(clientRepository, tokenRepository, scopeRepository, 'bench-jwt-secret-0123456789abcdefghijklmnop', {
-    requiresPKCE: false,
-    useOpaqueAuthorizationCodes: true,
-    useOpaqueRefreshTokens: true,
-  });
-  server.enableGrantTypes(['refresh_token', new DateInterval('30d')], [{ grant: 'authorization_code', authCodeRepository, userRepository }, new DateInterval('30d')]);
+  const server = new AuthorizationServer(
+    clientRepository,
+    tokenRepository,
+    scopeRepository,
+    'bench-jwt-secret-0123456789abcdefghijklmnop',
+    {
+      requiresPKCE: false,
+      useOpaqueAuthorizationCodes: true,
+      useOpaqueRefreshTokens: true,
+    },
+  );
+  server.enableGrantTypes(
+    ['refresh_token', new DateInterval('30d')],
+    [{ grant: 'authorization_code', authCodeRepository, userRepository }, new DateInterval('30d')],
+  );
 
   const parse = (form: string): Record<string, string> => Object.fromEntries(new URLSearchParams(form));
   const credentials = `client_id=${client.id}&client_secret=${client.secret}`;
-  const exchangeForm = (code: string) => `grant_type=authorization_code&code=${code}&redirect_uri=${encodeURIComponent(CALLBACK)}&${credentials}`;
+  const exchangeForm = (code: string) =>
+    `grant_type=authorization_code&code=${code}&redirect_uri=${encodeURIComponent(CALLBACK)}&${credentials}`;
   const authorizeQuery = `client_id=${client.id}&redirect_uri=${encodeURIComponent(CALLBACK)}&response_type=code&scope=read&state=${STATE}`;
 
   /** GET /authorize validated, the user signed in and approving, then the redirect with the code. */
@@ -183,8 +208,16 @@ export function jmondiContenders(): Partial<Record<WorkloadId, CheckedContender>
         current = body.refresh_token as string;
       },
       async verify() {
-        const replay = server.respondToAccessTokenRequest(new OAuthRequest({ body: parse(`grant_type=refresh_token&refresh_token=${previous}&${credentials}`) }));
-        if (await replay.then(() => true, () => false)) throw new Error(`${JMONDI}: a rotated refresh token was accepted again`);
+        const replay = server.respondToAccessTokenRequest(
+          new OAuthRequest({ body: parse(`grant_type=refresh_token&refresh_token=${previous}&${credentials}`) }),
+        );
+        if (
+          await replay.then(
+            () => true,
+            () => false,
+          )
+        )
+          throw new Error(`${JMONDI}: a rotated refresh token was accepted again`);
         current = undefined;
       },
     },
@@ -209,7 +242,8 @@ export function jmondiContenders(): Partial<Record<WorkloadId, CheckedContender>
         // jmondi answers 200 whatever happens (RFC 7009): check the repository instead.
         for (const jwt of revoked) {
           const jti = JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()).jti as string;
-          if ((accessTokens.get(jti)?.accessTokenExpiresAt.getTime() ?? 0) > Date.now()) throw new Error(`${JMONDI}: a revoked access token is still live`);
+          if ((accessTokens.get(jti)?.accessTokenExpiresAt.getTime() ?? 0) > Date.now())
+            throw new Error(`${JMONDI}: a revoked access token is still live`);
         }
       },
     },

@@ -87,7 +87,8 @@ export function nodeOAuthContenders(): Partial<Record<WorkloadId, CheckedContend
   const tokenRequest = (form: string) =>
     new Request({ method: 'POST', query: {}, headers: { 'content-type': FORM, 'content-length': String(form.length) }, body: parse(form) });
   const credentials = `client_id=${client.id}&client_secret=${client.secret}`;
-  const exchangeForm = (code: string) => `grant_type=authorization_code&code=${code}&redirect_uri=${encodeURIComponent(CALLBACK)}&${credentials}`;
+  const exchangeForm = (code: string) =>
+    `grant_type=authorization_code&code=${code}&redirect_uri=${encodeURIComponent(CALLBACK)}&${credentials}`;
   const authorizeQuery = `client_id=${client.id}&redirect_uri=${encodeURIComponent(CALLBACK)}&response_type=code&scope=read&state=${STATE}`;
 
   /** The consent form posted back: the library checks and issues the code in one call. */
@@ -133,7 +134,13 @@ export function nodeOAuthContenders(): Partial<Record<WorkloadId, CheckedContend
       },
       async verify() {
         const replay = oauth.token(tokenRequest(`grant_type=refresh_token&refresh_token=${previous}&${credentials}`), new Response());
-        if (await replay.then(() => true, () => false)) throw new Error(`${NODE_OAUTH}: a rotated refresh token was accepted again`);
+        if (
+          await replay.then(
+            () => true,
+            () => false,
+          )
+        )
+          throw new Error(`${NODE_OAUTH}: a rotated refresh token was accepted again`);
         current = undefined;
       },
     },
@@ -145,7 +152,9 @@ export function nodeOAuthContenders(): Partial<Record<WorkloadId, CheckedContend
       },
       async op() {
         const response = new Response();
-        await oauth.authenticate(new Request({ method: 'GET', query: {}, headers: { authorization: `Bearer ${bearer}` } }), response, { scope: ['read'] });
+        await oauth.authenticate(new Request({ method: 'GET', query: {}, headers: { authorization: `Bearer ${bearer}` } }), response, {
+          scope: ['read'],
+        });
       },
     },
   };

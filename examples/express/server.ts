@@ -10,7 +10,15 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import express, { type Response } from 'express';
-import { AuthorizationServer, MemoryStorage, PAGE_HEADERS, escapeHtml, type Account, type UserSession, type UserSessions } from '../../src/index.js';
+import {
+  AuthorizationServer,
+  MemoryStorage,
+  PAGE_HEADERS,
+  escapeHtml,
+  type Account,
+  type UserSession,
+  type UserSessions,
+} from '../../src/index.js';
 import { createOAuthRouter, requireToken } from '../../adapters/express/index.js';
 
 const port = Number(process.env.PORT ?? 3000);
@@ -27,7 +35,7 @@ const cookieOptions = { httpOnly: true, sameSite: 'lax', path: '/' } as const; /
 const signedIn = new Map<string, UserSession>(); // session id → account + sign-in time
 
 function readCookie(header: string | string[] | undefined, name: string): string | undefined {
-  const line = Array.isArray(header) ? header.join('; ') : header ?? '';
+  const line = Array.isArray(header) ? header.join('; ') : (header ?? '');
   for (const part of line.split(';')) {
     const eq = part.indexOf('=');
     if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
@@ -43,16 +51,23 @@ const server = new AuthorizationServer({ storage: new MemoryStorage(), sessions 
 const client = await server.registerClient({ name: 'Demo App', redirectUri: `${base}/demo/callback` });
 
 // ── HTML: every interpolated value is escaped unless it is already an `html` fragment ───────
-class Html { constructor(readonly value: string) {} }
+class Html {
+  constructor(readonly value: string) {}
+}
 const html = (strings: TemplateStringsArray, ...values: unknown[]): Html =>
   new Html(strings.reduce((out, s, i) => out + text(values[i - 1]) + s));
 const text = (v: unknown): string =>
   v instanceof Html ? v.value : Array.isArray(v) ? v.map(text).join('') : v == null || v === false ? '' : escapeHtml(String(v));
 const page = (res: Response, title: string, body: Html, status = 200) =>
-  res.status(status).set(PAGE_HEADERS).send(text(html`<!doctype html><html lang="en"><meta charset="utf-8">
+  res
+    .status(status)
+    .set(PAGE_HEADERS)
+    .send(
+      text(html`<!doctype html><html lang="en"><meta charset="utf-8">
 <title>${title}</title><style>body{font:16px/1.5 system-ui,sans-serif;max-width:44rem;margin:2rem auto;padding:0 1rem}
 pre{background:#f6f8fa;padding:.75rem;white-space:pre-wrap;word-break:break-all}input{font:inherit}</style>
-<h1>${title}</h1>${body}`));
+<h1>${title}</h1>${body}`),
+    );
 const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
 const sh = (v: string) => `'${v.replaceAll("'", `'\\''`)}'`; // quote for a POSIX shell
 
@@ -71,25 +86,38 @@ app.get('/', (req, res) => {
   const authorize = (responseType: string, scope: string) =>
     `/v1/oauth/authorize?client_id=${encodeURIComponent(client.clientId)}&redirect_uri=${encodeURIComponent(client.redirectUri)}` +
     `&response_type=${responseType}&scope=${encodeURIComponent(scope)}&state=${state}`;
-  page(res, 'authgate demo platform', html`
-<p>${session ? html`Signed in as <strong>${session.account.name}</strong> (${session.account.email}).
-  <form method="post" action="/logout" style="display:inline"><button>Sign out</button></form>` : html`Not signed in: the flow will ask you to <a href="/login">sign in</a>.`}</p>
+  page(
+    res,
+    'authgate demo platform',
+    html`
+<p>${
+      session
+        ? html`Signed in as <strong>${session.account.name}</strong> (${session.account.email}).
+  <form method="post" action="/logout" style="display:inline"><button>Sign out</button></form>`
+        : html`Not signed in: the flow will ask you to <a href="/login">sign in</a>.`
+    }</p>
 <ul>
   <li><a href="${authorize('code', 'read write')}">Start the authorization code flow</a> (scope <code>read write</code>)</li>
   <li><a href="${authorize('token', 'read')}">Start the implicit flow</a> (scope <code>read</code>; the token comes back in the URL fragment)</li>
 </ul>
-<p>Demo client <code>${client.clientId}</code>, callback <code>${client.redirectUri}</code>.</p>`);
+<p>Demo client <code>${client.clientId}</code>, callback <code>${client.redirectUri}</code>.</p>`,
+  );
 });
 
 const loginPage = (res: Response, interaction: string | undefined, error?: string) =>
-  page(res, 'Sign in', html`${error ? html`<p style="color:#b00">${error}</p>` : ''}
+  page(
+    res,
+    'Sign in',
+    html`${error ? html`<p style="color:#b00">${error}</p>` : ''}
 <p>Demo accounts: <code>ada@example.com</code> / password <code>ada</code>, <code>bob@example.com</code> / password <code>bob</code>.</p>
 <form method="post" action="/login">
   ${interaction ? html`<input type="hidden" name="interaction" value="${interaction}">` : ''}
   <p><label>E-mail <input name="email" type="email" autocomplete="username" required></label></p>
   <p><label>Password <input name="password" type="password" autocomplete="current-password" required></label></p>
   <button>Sign in</button>
-</form>`, error ? 401 : 200);
+</form>`,
+    error ? 401 : 200,
+  );
 
 app.get('/login', (req, res) => loginPage(res, str(req.query.interaction)));
 
@@ -115,31 +143,53 @@ app.get('/demo/callback', (req, res) => {
   const [code, error, state] = [str(req.query.code), str(req.query.error), str(req.query.state)];
   const expected = readCookie(req.headers.cookie, 'demo_state');
   if (error) {
-    return page(res, 'The authorization was not granted', html`<p>error=<code>${error}</code></p>
-<p>${str(req.query.error_description) ?? ''}</p><p><a href="/">Back to the start</a></p>`);
+    return page(
+      res,
+      'The authorization was not granted',
+      html`<p>error=<code>${error}</code></p>
+<p>${str(req.query.error_description) ?? ''}</p><p><a href="/">Back to the start</a></p>`,
+    );
   }
   if (!code) {
-    return page(res, 'Callback', html`<p>No <code>code</code> in the query. After the implicit flow the access token is in
+    return page(
+      res,
+      'Callback',
+      html`<p>No <code>code</code> in the query. After the implicit flow the access token is in
 the URL fragment (<code>#access_token=…</code> in the address bar): browsers never send the fragment to a server.
-Use it with <code>curl -H "Authorization: Bearer ACCESS_TOKEN" ${base}/v2/account</code>.</p><p><a href="/">Back to the start</a></p>`);
+Use it with <code>curl -H "Authorization: Bearer ACCESS_TOKEN" ${base}/v2/account</code>.</p><p><a href="/">Back to the start</a></p>`,
+    );
   }
   if (!state || state !== expected) {
-    return page(res, 'State mismatch', html`<p>The <code>state</code> does not match the one this browser was sent with:
-a real client stops here (it may be a forged callback). <a href="/">Start again</a>.</p>`, 400);
+    return page(
+      res,
+      'State mismatch',
+      html`<p>The <code>state</code> does not match the one this browser was sent with:
+a real client stops here (it may be a forged callback). <a href="/">Start again</a>.</p>`,
+      400,
+    );
   }
   const curl = `curl -s -X POST ${base}/v1/oauth/token \\
   -d grant_type=authorization_code -d code=${sh(code)} \\
   -d client_id=${sh(client.clientId)} -d client_secret=${sh(client.clientSecret)} \\
   --data-urlencode redirect_uri=${sh(client.redirectUri)}`;
-  page(res, 'Authorization code received', html`<p>code = <code>${code}</code> (single use, valid 10 minutes; state checked ✓)</p>
+  page(
+    res,
+    'Authorization code received',
+    html`<p>code = <code>${code}</code> (single use, valid 10 minutes; state checked ✓)</p>
 <p>The client now exchanges it for tokens, from its server, with its secret (shown here because this is a demo):</p>
 <pre>${curl}</pre>
 <p>Then call the API: <code>curl -H "Authorization: Bearer ACCESS_TOKEN" ${base}/v2/account</code></p>
 <form method="post" action="/v1/oauth/token">
-  ${Object.entries({ grant_type: 'authorization_code', code, client_id: client.clientId, client_secret: client.clientSecret, redirect_uri: client.redirectUri })
-    .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
+  ${Object.entries({
+    grant_type: 'authorization_code',
+    code,
+    client_id: client.clientId,
+    client_secret: client.clientSecret,
+    redirect_uri: client.redirectUri,
+  }).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}
   <button>Exchange it from the browser (demo only)</button>
-</form>`);
+</form>`,
+  );
 });
 
 // ── The resource API: a token is required; its scope decides which methods are allowed ─────
@@ -148,7 +198,8 @@ app.get('/v2/account', (_req, res) => {
   const { account, scope } = res.locals.oauth!;
   res.json({ account, scope: scope.join(' ') });
 });
-app.post('/v2/notes', express.json({ limit: '16kb' }), (req, res) => { // needs `read write`
+app.post('/v2/notes', express.json({ limit: '16kb' }), (req, res) => {
+  // needs `read write`
   const note = typeof req.body?.text === 'string' ? req.body.text.slice(0, 500) : '';
   res.status(201).json({ id: randomUUID(), text: note, author: res.locals.oauth!.account.uuid });
 });

@@ -31,7 +31,11 @@ app.get('/login', async (request, reply) => {
 app.post('/login', async (request, reply) => {
   const form = (request.body ?? {}) as Record<string, unknown>;
   const cookie = signIn(form, request.headers.cookie);
-  if (!cookie) return reply.code(401).type('text/html; charset=utf-8').send(loginPage(form['interaction'] as string, 'Wrong e-mail or password.'));
+  if (!cookie)
+    return reply
+      .code(401)
+      .type('text/html; charset=utf-8')
+      .send(loginPage(form['interaction'] as string, 'Wrong e-mail or password.'));
   return reply.header('set-cookie', cookie).redirect(afterSignIn(form['interaction']), 303);
 });
 
@@ -39,7 +43,10 @@ app.get('/', async (_request, reply) => reply.redirect(demo.authorizeUrl));
 
 // The demo client's callback (a real client lives on its own server).
 app.get('/demo/callback', async (request, reply) =>
-  reply.type('text/plain; charset=utf-8').send(callbackText(base, demo.client, new URLSearchParams(request.query as Record<string, string>))));
+  reply
+    .type('text/plain; charset=utf-8')
+    .send(callbackText(base, demo.client, new URLSearchParams(request.query as Record<string, string>))),
+);
 
 // The resource API: a token is required; its scope decides which methods are allowed.
 await app.register(async (api) => {

@@ -28,7 +28,8 @@ app.get('/login', (c) => c.html(loginPage(c.req.query('interaction'))));
 app.post('/login', async (c) => {
   const form = await c.req.parseBody();
   const cookie = signIn(form, c.req.header('cookie'));
-  if (!cookie) return c.html(loginPage(typeof form['interaction'] === 'string' ? form['interaction'] : undefined, 'Wrong e-mail or password.'), 401);
+  if (!cookie)
+    return c.html(loginPage(typeof form['interaction'] === 'string' ? form['interaction'] : undefined, 'Wrong e-mail or password.'), 401);
   c.header('set-cookie', cookie);
   return c.redirect(afterSignIn(form['interaction']), 303);
 });

@@ -9,7 +9,13 @@ import express, { type ErrorRequestHandler, type Router } from 'express';
 import type { AuthorizationServer } from '../../src/index.js';
 import { requireToken } from '../../adapters/express/index.js';
 
-interface Droplet { id: number; name: string; region: string; status: 'new'; created_at: string }
+interface Droplet {
+  id: number;
+  name: string;
+  region: string;
+  status: 'new';
+  created_at: string;
+}
 
 export function resourceApi(server: AuthorizationServer): Router {
   const droplets = new Map<string, Droplet[]>(); // account UUID → droplets
@@ -20,7 +26,10 @@ export function resourceApi(server: AuthorizationServer): Router {
   api.use((req, res, next) => {
     res.set({ 'access-control-allow-origin': '*', 'access-control-expose-headers': 'WWW-Authenticate', 'cache-control': 'no-store' });
     if (req.method !== 'OPTIONS') return next();
-    res.set({ 'access-control-allow-headers': 'Authorization, Content-Type', 'access-control-allow-methods': 'GET, POST' }).status(204).end();
+    res
+      .set({ 'access-control-allow-headers': 'Authorization, Content-Type', 'access-control-allow-methods': 'GET, POST' })
+      .status(204)
+      .end();
   });
   api.use(requireToken(server));
 
@@ -37,7 +46,9 @@ export function resourceApi(server: AuthorizationServer): Router {
   api.post('/droplets', express.json({ limit: '4kb' }), (req, res) => {
     const name: unknown = req.body?.name;
     if (typeof name !== 'string' || !/^[a-z0-9][a-z0-9.-]{0,62}$/.test(name)) {
-      return res.status(422).json({ id: 'unprocessable_entity', message: 'name must be 1-63 lower-case letters, digits, dots or hyphens.' });
+      return res
+        .status(422)
+        .json({ id: 'unprocessable_entity', message: 'name must be 1-63 lower-case letters, digits, dots or hyphens.' });
     }
     const mine = droplets.get(res.locals.oauth!.account.uuid) ?? [];
     const droplet: Droplet = { id: randomInt(1e8, 1e9), name, region: 'ams3', status: 'new', created_at: new Date().toISOString() };
@@ -50,7 +61,10 @@ export function resourceApi(server: AuthorizationServer): Router {
   });
   const onError: ErrorRequestHandler = (error, _req, res, _next) => {
     const status = typeof error?.status === 'number' && error.status < 500 ? error.status : 500;
-    res.status(status).json({ id: status === 500 ? 'server_error' : 'bad_request', message: status === 500 ? 'Something went wrong.' : 'The request is malformed.' });
+    res.status(status).json({
+      id: status === 500 ? 'server_error' : 'bad_request',
+      message: status === 500 ? 'Something went wrong.' : 'The request is malformed.',
+    });
   };
   api.use(onError);
   return api;

@@ -41,18 +41,32 @@ export function developerRoutes(server: AuthorizationServer, apps: DeveloperApps
   const page = (res: Response, session: BrowserSession, title: string, body: Html, status = 200) =>
     sendPage(res, { title, user: session.user!.account, csrf: session.csrf, flash: takeFlash(session) }, body, status);
 
-  const developerPage = async (res: Response, session: BrowserSession, form: { name?: string; redirectUri?: string; error?: string } = {}) => {
+  const developerPage = async (
+    res: Response,
+    session: BrowserSession,
+    form: { name?: string; redirectUri?: string; error?: string } = {},
+  ) => {
     const mine = await apps.list(session.user!.account.uuid);
-    page(res, session, 'Developer', html`
+    page(
+      res,
+      session,
+      'Developer',
+      html`
 <h2>Your applications</h2>
-${mine.length === 0 ? html`<div class="box muted">You have not registered an application yet.</div>` : html`
+${
+  mine.length === 0
+    ? html`<div class="box muted">You have not registered an application yet.</div>`
+    : html`
 <table><tr><th>Application</th><th>Client ID and callback URL</th><th></th></tr>
-${mine.map((app) => html`<tr><td><strong>${app.name}</strong><br><span class="muted">since ${formatDate(app.createdAt)}</span></td>
+${mine.map(
+  (app) => html`<tr><td><strong>${app.name}</strong><br><span class="muted">since ${formatDate(app.createdAt)}</span></td>
 <td><code>${app.clientId}</code><br><code>${app.redirectUri}</code></td>
 <td><form method="post" action="/developer/reset-secret">${csrfField(session.csrf)}<input type="hidden" name="client_id" value="${app.clientId}">
 <button class="secondary">Reset client secret</button></form>
 <form method="post" action="/developer/revoke-tokens">${csrfField(session.csrf)}<input type="hidden" name="client_id" value="${app.clientId}">
-<button class="danger">Revoke all tokens</button></form></td></tr>`)}</table>`}
+<button class="danger">Revoke all tokens</button></form></td></tr>`,
+)}</table>`
+}
 <h2>Register an application</h2>
 ${form.error ? html`<p class="error">${form.error}</p>` : ''}
 <div class="box"><form method="post" action="/developer/apps">${csrfField(session.csrf)}
@@ -60,16 +74,23 @@ ${form.error ? html`<p class="error">${form.error}</p>` : ''}
 <label for="redirect_uri">Callback URL</label><input id="redirect_uri" name="redirect_uri" type="url" value="${form.redirectUri ?? ''}"
   placeholder="https://app.example/callback" required>
 <p class="muted">Must be https; http only on 127.0.0.1 or localhost, for development. Every authorization request must send exactly this URL.</p>
-<p class="actions"><button>Register</button></p></form></div>`, form.error ? 400 : 200);
+<p class="actions"><button>Register</button></p></form></div>`,
+      form.error ? 400 : 200,
+    );
   };
 
   const secretPage = (res: Response, session: BrowserSession, title: string, client: { clientId: string; clientSecret: string }) =>
-    page(res, session, title, html`<div class="box">
+    page(
+      res,
+      session,
+      title,
+      html`<div class="box">
 <p>Client ID<br><code>${client.clientId}</code></p>
 <p>Client secret<br><span class="secret">${client.clientSecret}</span></p>
 <p><strong>Copy the client secret now.</strong> Nimbus keeps only a hash of it and will not show it again.
 Keep it on your server: never in a browser or a mobile app.</p></div>
-<p><a href="/developer">Back to the developer page</a></p>`);
+<p><a href="/developer">Back to the developer page</a></p>`,
+    );
 
   router.get('/developer', requireUser(sessions), (_req, res) => developerPage(res, res.locals.session!));
 

@@ -50,11 +50,16 @@ export function sendPage(res: Response, page: PageContext, body: Html, status = 
     ? html`<a href="/account/applications">Authorized applications</a><a href="/developer">Developer</a>
 <form method="post" action="/logout">${csrfField(page.csrf ?? '')}<span class="who">${page.user.name}</span><button class="link">Sign out</button></form>`
     : html`<a href="/login">Sign in</a>`;
-  res.status(status).set(PAGE_HEADERS).send(render(html`<!doctype html>
+  res
+    .status(status)
+    .set(PAGE_HEADERS)
+    .send(
+      render(html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${page.title} · Nimbus</title><style>${new Html(STYLE)}</style></head>
 <body><header><a class="brand" href="/">☁ Nimbus</a><nav>${nav}</nav></header>
-<main>${page.flash ? html`<p class="flash">${page.flash}</p>` : ''}<h1>${page.title}</h1>${body}</main></body></html>`));
+<main>${page.flash ? html`<p class="flash">${page.flash}</p>` : ''}<h1>${page.title}</h1>${body}</main></body></html>`),
+    );
 }
 
 const STYLE = `

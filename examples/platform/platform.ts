@@ -32,7 +32,12 @@ export interface PlatformOptions {
 export function createPlatform({ url, storage }: PlatformOptions) {
   const sessions = new SessionStore(url.startsWith('https:'));
   // `issuer` adds `iss` to every authorization response (RFC 9207), which clients check.
-  const server = new AuthorizationServer({ storage, sessions: sessions.userSessions, issuer: url, onError: (error) => console.error(error) });
+  const server = new AuthorizationServer({
+    storage,
+    sessions: sessions.userSessions,
+    issuer: url,
+    onError: (error) => console.error(error),
+  });
   const developerApps = new DeveloperApps(server);
 
   const app = express();
@@ -55,15 +60,19 @@ export function createPlatform({ url, storage }: PlatformOptions) {
   app.get('/', (req, res) => {
     const session = sessions.find(req.headers.cookie);
     const user = session?.user?.account;
-    sendPage(res, { title: user ? `Welcome, ${user.name}` : 'Welcome to Nimbus', user, csrf: session?.csrf, flash: takeFlash(session) }, user
-      ? html`<div class="box"><h2><a href="/account/applications">Authorized applications</a></h2>
+    sendPage(
+      res,
+      { title: user ? `Welcome, ${user.name}` : 'Welcome to Nimbus', user, csrf: session?.csrf, flash: takeFlash(session) },
+      user
+        ? html`<div class="box"><h2><a href="/account/applications">Authorized applications</a></h2>
 <p>The applications that can access your account, what each may do, and a button to revoke each.</p></div>
 <div class="box"><h2><a href="/developer">Developer</a></h2>
 <p>Register an application to get a client ID and secret; reset the secret; revoke every token it holds.</p></div>
 <div class="box"><h2>API</h2><p>Applications call <code>GET /v2/account</code> and <code>POST /v2/droplets</code>
 (needs <code>read write</code>) with <code>Authorization: Bearer &lt;token&gt;</code>.</p></div>`
-      : html`<p>Nimbus is a demo cloud platform with an OAuth 2.0 authorization server.</p>
-<p><a href="/login">Sign in</a> with a demo account to see the applications you authorized, or register your own.</p>`);
+        : html`<p>Nimbus is a demo cloud platform with an OAuth 2.0 authorization server.</p>
+<p><a href="/login">Sign in</a> with a demo account to see the applications you authorized, or register your own.</p>`,
+    );
   });
 
   app.use((_req, res) => sendPage(res, { title: 'Page not found' }, html`<p><a href="/">Back to Nimbus</a></p>`, 404));

@@ -38,7 +38,7 @@ const LIFETIME_MS = 8 * 3600 * 1000;
 const newToken = () => randomBytes(32).toString('base64url');
 
 export function readCookie(header: string | string[] | undefined, name: string): string | undefined {
-  for (const part of (Array.isArray(header) ? header.join(';') : header ?? '').split(';')) {
+  for (const part of (Array.isArray(header) ? header.join(';') : (header ?? '')).split(';')) {
     const eq = part.indexOf('=');
     if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
   }
@@ -104,8 +104,13 @@ export function checkCsrf(sessions: SessionStore) {
     const sent = typeof req.body?.csrf === 'string' ? Buffer.from(req.body.csrf) : Buffer.alloc(0);
     const expected = Buffer.from(session?.csrf ?? '');
     if (session && sent.length === expected.length && timingSafeEqual(sent, expected)) return next();
-    sendPage(res, { title: 'This form has expired' }, html`<div class="error">The form could not be verified: it has expired or
-was not sent from a Nimbus page. Go back, reload the page and try again.</div>`, 403);
+    sendPage(
+      res,
+      { title: 'This form has expired' },
+      html`<div class="error">The form could not be verified: it has expired or
+was not sent from a Nimbus page. Go back, reload the page and try again.</div>`,
+      403,
+    );
   };
 }
 

@@ -24,7 +24,11 @@ export function signInRoutes(sessions: SessionStore, server: AuthorizationServer
   const router = express.Router();
   const form = express.urlencoded({ extended: false, limit: '4kb' });
 
-  const signInPage = async (req: express.Request, res: express.Response, fields: { interaction: string; next: string; email?: string; error?: string }) => {
+  const signInPage = async (
+    req: express.Request,
+    res: express.Response,
+    fields: { interaction: string; next: string; email?: string; error?: string },
+  ) => {
     const session = sessions.ensure(req, res);
     // Which application is waiting (authgate tells without using the interaction up).
     const about = fields.interaction ? await server.describeInteraction(fields.interaction) : null;
@@ -35,7 +39,10 @@ export function signInRoutes(sessions: SessionStore, server: AuthorizationServer
 sign in again, with this account or another one.</p>`
         : html`<p><strong>${appName}</strong> asks for access to your Nimbus account. Sign in first; you will then see what it asks for.</p>`
       : '';
-    sendPage(res, { title: 'Sign in', user: session.user?.account, csrf: session.csrf }, html`${intro}
+    sendPage(
+      res,
+      { title: 'Sign in', user: session.user?.account, csrf: session.csrf },
+      html`${intro}
 ${fields.error ? html`<p class="error">${fields.error}</p>` : ''}
 <div class="box"><form method="post" action="/login">${csrfField(session.csrf)}
   <input type="hidden" name="interaction" value="${fields.interaction}"><input type="hidden" name="next" value="${fields.next}">
@@ -45,7 +52,8 @@ ${fields.error ? html`<p class="error">${fields.error}</p>` : ''}
 </form></div>
 <div class="box muted"><strong>Demo accounts</strong><ul>
 ${DEMO_USERS.map((u) => html`<li>${u.account.name}: <code>${u.account.email}</code>, password <code>${u.password}</code></li>`)}</ul></div>`,
-    fields.error ? 401 : 200);
+      fields.error ? 401 : 200,
+    );
   };
 
   router.get('/login', (req, res, next) => {
@@ -54,8 +62,16 @@ ${DEMO_USERS.map((u) => html`<li>${u.account.name}: <code>${u.account.email}</co
 
   router.post('/login', form, checkCsrf(sessions), async (req, res) => {
     const interaction = str(req.body.interaction);
-    const user = DEMO_USERS.find((u) => u.account.email === str(req.body.email).trim().toLowerCase() && u.password === str(req.body.password));
-    if (!user) return void (await signInPage(req, res, { interaction, next: localPath(req.body.next), email: str(req.body.email), error: 'Wrong e-mail or password.' }));
+    const user = DEMO_USERS.find(
+      (u) => u.account.email === str(req.body.email).trim().toLowerCase() && u.password === str(req.body.password),
+    );
+    if (!user)
+      return void (await signInPage(req, res, {
+        interaction,
+        next: localPath(req.body.next),
+        email: str(req.body.email),
+        error: 'Wrong e-mail or password.',
+      }));
     sessions.signIn(req, res, user.account);
     // In the middle of an authorization request: hand the browser back to authgate.
     res.redirect(303, interaction ? `/v1/oauth/authorize/resume?interaction=${encodeURIComponent(interaction)}` : localPath(req.body.next));

@@ -15,7 +15,13 @@ export async function chooseStorage(env: NodeJS.ProcessEnv = process.env): Promi
     const { storage, close } = await openPostgresStorage(env.DATABASE_URL);
     const pruning = setInterval(() => storage.prune().catch((error: unknown) => console.error('prune failed:', error)), 3_600_000);
     pruning.unref();
-    return { storage, close: async () => { clearInterval(pruning); await close(); } };
+    return {
+      storage,
+      close: async () => {
+        clearInterval(pruning);
+        await close();
+      },
+    };
   }
   return { storage: new MemoryStorage(), close: async () => {} };
 }

@@ -16,7 +16,7 @@ const SESSION_COOKIE = 'demo_sid';
 const signedIn = new Map<string, UserSession>(); // session id → account + sign-in time
 
 function readCookie(header: string | string[] | null | undefined, name: string): string | undefined {
-  const line = Array.isArray(header) ? header.join('; ') : header ?? '';
+  const line = Array.isArray(header) ? header.join('; ') : (header ?? '');
   for (const part of line.split(';')) {
     const eq = part.indexOf('=');
     if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
@@ -63,17 +63,28 @@ export async function createDemo(base: string) {
   const server = new AuthorizationServer({ storage: new MemoryStorage(), sessions });
   const client = await server.registerClient({ name: 'Demo App', redirectUri: `${base}/demo/callback` });
   const authorizeUrl = `/v1/oauth/authorize?${new URLSearchParams({
-    client_id: client.clientId, redirect_uri: client.redirectUri, response_type: 'code', scope: 'read write', state: 'demo-state',
+    client_id: client.clientId,
+    redirect_uri: client.redirectUri,
+    response_type: 'code',
+    scope: 'read write',
+    state: 'demo-state',
   })}`;
   return { server, client, authorizeUrl };
 }
 
 /** What the demo client's callback shows: the code, and how the client exchanges it. */
-export function callbackText(base: string, client: { clientId: string; clientSecret: string; redirectUri: string }, query: URLSearchParams): string {
-  if (query.get('error')) return `The authorization was not granted: error=${query.get('error')} (${query.get('error_description') ?? ''})\n`;
-  return `code=${query.get('code')} state=${query.get('state')}\n\nExchange it (single use, 10 minutes):\n` +
+export function callbackText(
+  base: string,
+  client: { clientId: string; clientSecret: string; redirectUri: string },
+  query: URLSearchParams,
+): string {
+  if (query.get('error'))
+    return `The authorization was not granted: error=${query.get('error')} (${query.get('error_description') ?? ''})\n`;
+  return (
+    `code=${query.get('code')} state=${query.get('state')}\n\nExchange it (single use, 10 minutes):\n` +
     `curl -s -X POST ${base}/v1/oauth/token -d grant_type=authorization_code -d code=${query.get('code')} ` +
-    `-d client_id=${client.clientId} -d client_secret=${client.clientSecret} --data-urlencode redirect_uri=${client.redirectUri}\n`;
+    `-d client_id=${client.clientId} -d client_secret=${client.clientSecret} --data-urlencode redirect_uri=${client.redirectUri}\n`
+  );
 }
 
 /** The start-up message: where to click, and the client's credentials. */

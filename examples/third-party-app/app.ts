@@ -53,7 +53,10 @@ export async function createThirdPartyApp(options: ThirdPartyAppOptions) {
   // ── Sessions (in memory; a real app uses its framework's session store) ─────────────────────
   const sessions = new Map<string, AppSession>();
   const cookieOf = (req: Request) =>
-    (req.headers.cookie ?? '').split(';').map((p) => p.trim().split('=')).find(([name]) => name === COOKIE)?.[1];
+    (req.headers.cookie ?? '')
+      .split(';')
+      .map((p) => p.trim().split('='))
+      .find(([name]) => name === COOKIE)?.[1];
   const sessionOf = (req: Request, res: Response): AppSession => {
     const existing = sessions.get(cookieOf(req) ?? '');
     if (existing) return existing;
@@ -70,13 +73,17 @@ export async function createThirdPartyApp(options: ThirdPartyAppOptions) {
   const esc = (v: unknown) => String(v).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
   const json = (v: unknown) => esc(JSON.stringify(v, null, 2));
   const page = (res: Response, title: string, body: string) =>
-    res.set({
-      'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src ${platformUrl}; ` +
-        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-      'x-frame-options': 'DENY',
-      'referrer-policy': 'no-referrer', // the callback URL carries a code: never pass it on
-      'cache-control': 'no-store',
-    }).type('html').send(`<!doctype html><html lang="en"><head><meta charset="utf-8">
+    res
+      .set({
+        'content-security-policy':
+          `default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src ${platformUrl}; ` +
+          "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+        'x-frame-options': 'DENY',
+        'referrer-policy': 'no-referrer', // the callback URL carries a code: never pass it on
+        'cache-control': 'no-store',
+      })
+      .type('html')
+      .send(`<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1"><title>${esc(title)} · StatusBoard</title><style>${STYLE}</style>
 <script type="module" src="/implicit.js"></script></head>
 <body><header><a href="/">▦ StatusBoard</a><span>a third-party app for Nimbus</span></header><main><h1>${esc(title)}</h1>${body}</main></body></html>`);
@@ -92,21 +99,27 @@ export async function createThirdPartyApp(options: ThirdPartyAppOptions) {
     const { tokens, result } = session;
     const info = tokens?.info as { name?: string; email?: string } | undefined;
     const implicitUrl = oauth.buildAuthorizationUrl(config, { redirect_uri: redirectUri, response_type: 'token', scope: 'read' });
-    page(res, 'Dashboard', `
+    page(
+      res,
+      'Dashboard',
+      `
 ${result ? `<section class="${result.ok ? 'ok' : 'fail'}" id="result"><h2>${esc(result.title)}</h2>${result.body === undefined ? '' : `<pre>${json(result.body)}</pre>`}</section>` : ''}
-${tokens
+${
+  tokens
     ? `<p id="connected">Connected to Nimbus as <strong>${esc(info?.name)}</strong> (${esc(info?.email)}), scope <code>${esc(tokens.scope)}</code>.</p>
 <div class="row">${button('/api/account', 'GET /v2/account', session.csrf)}${button('/api/droplets', 'POST /v2/droplets', session.csrf)}
 ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/disconnect', 'Disconnect (revoke the token)', session.csrf, 'danger')}</div>
 <h2>Token response</h2><pre id="token-response">${json(tokens)}</pre>`
     : `<p>StatusBoard shows your Nimbus account and droplets. Connect it to your Nimbus account: Nimbus asks you first.</p>
 <div class="row"><a class="button" id="connect" href="/connect">Connect with Nimbus</a>
-<button id="implicit-connect" class="secondary" data-authorize-url="${esc(implicitUrl.href)}">Connect in the browser (implicit flow, read-only)</button></div>`}
+<button id="implicit-connect" class="secondary" data-authorize-url="${esc(implicitUrl.href)}">Connect in the browser (implicit flow, read-only)</button></div>`
+}
 <h2>Other ways to connect</h2>
 <ul><li><a id="connect-silent" href="/connect?prompt=none">Reconnect silently</a> (<code>prompt=none</code>: no page at all if you authorized StatusBoard before)</li>
 <li><a id="connect-read" href="/connect?scope=read">Connect read-only</a> (<code>scope=read</code>)</li>
 <li><a id="connect-login" href="/connect?prompt=login">Connect, signing in again</a> (<code>prompt=login</code>)</li>
-<li><a id="connect-max-age" href="/connect?max_auth_age=60">Connect if you signed in within the last minute</a> (<code>max_auth_age=60</code>)</li></ul>`);
+<li><a id="connect-max-age" href="/connect?max_auth_age=60">Connect if you signed in within the last minute</a> (<code>max_auth_age=60</code>)</li></ul>`,
+    );
   });
 
   // ── Code flow: send the browser to the platform… ───────────────────────────────────────────────
@@ -117,7 +130,8 @@ ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/
     session.pending = { state, scope };
     const params: Record<string, string> = { redirect_uri: redirectUri, response_type: 'code', scope, state };
     if (req.query.prompt === 'none' || req.query.prompt === 'login') params.prompt = req.query.prompt;
-    if (typeof req.query.max_auth_age === 'string' && /^\d{1,6}$/.test(req.query.max_auth_age)) params.max_auth_age = req.query.max_auth_age;
+    if (typeof req.query.max_auth_age === 'string' && /^\d{1,6}$/.test(req.query.max_auth_age))
+      params.max_auth_age = req.query.max_auth_age;
     res.redirect(302, oauth.buildAuthorizationUrl(config, params).href);
   });
 
@@ -125,10 +139,14 @@ ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/
   app.get('/callback', async (req, res) => {
     if (req.query.code === undefined && req.query.error === undefined) {
       // The implicit flow: the token is in the fragment, which only the browser can read.
-      return page(res, 'Implicit flow callback', `<div id="implicit-callback" data-issuer="${esc(config.serverMetadata().issuer)}" data-api="${esc(`${platformUrl}/v2/account`)}"
+      return page(
+        res,
+        'Implicit flow callback',
+        `<div id="implicit-callback" data-issuer="${esc(config.serverMetadata().issuer)}" data-api="${esc(`${platformUrl}/v2/account`)}"
   data-revoke="${esc(config.serverMetadata().revocation_endpoint ?? '')}"><p id="implicit-status">Reading the URL fragment…</p>
 <div class="row" hidden id="implicit-actions"><button id="implicit-call">GET /v2/account</button><button id="implicit-revoke" class="danger">Revoke the token</button></div>
-<pre id="implicit-api" hidden></pre><h2>From the URL fragment</h2><pre id="implicit-output"></pre></div><p><a href="/">Back to StatusBoard</a></p>`);
+<pre id="implicit-api" hidden></pre><h2>From the URL fragment</h2><pre id="implicit-output"></pre></div><p><a href="/">Back to StatusBoard</a></p>`,
+      );
     }
     const session = sessionOf(req, res);
     const pending = session.pending;
@@ -138,9 +156,10 @@ ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/
       const tokens = await oauth.authorizationCodeGrant(config, new URL(req.originalUrl, url), { expectedState: pending.state });
       session.tokens = tokens;
       // The user may have edited the scope in the link: check what was granted (RFC 6749 §3.3).
-      session.result = tokens.scope === pending.scope
-        ? { title: 'Connected: the code was exchanged for tokens', ok: true }
-        : { title: `Granted scope "${tokens.scope}" differs from the requested "${pending.scope}"`, ok: false, body: tokens };
+      session.result =
+        tokens.scope === pending.scope
+          ? { title: 'Connected: the code was exchanged for tokens', ok: true }
+          : { title: `Granted scope "${tokens.scope}" differs from the requested "${pending.scope}"`, ok: false, body: tokens };
     } catch (error) {
       session.result = { title: 'The authorization did not succeed', ok: false, body: describe(error) };
     }
@@ -148,8 +167,9 @@ ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/
   });
 
   // ── With the tokens: call the API, refresh, revoke (POST forms, CSRF-checked) ────────────────
-  const withTokens = (label: string, run: (tokens: oauth.TokenEndpointResponse, session: AppSession) => Promise<AppSession['result']>) =>
-    [express.urlencoded({ extended: false, limit: '2kb' }), async (req: Request, res: Response) => {
+  const withTokens = (label: string, run: (tokens: oauth.TokenEndpointResponse, session: AppSession) => Promise<AppSession['result']>) => [
+    express.urlencoded({ extended: false, limit: '2kb' }),
+    async (req: Request, res: Response) => {
       const session = sessionOf(req, res);
       if (!csrfOk(session, req.body?.csrf)) return res.status(403).type('text').send('Forbidden: reload the page and try again.');
       try {
@@ -158,27 +178,45 @@ ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/
         session.result = { title: `${label} failed`, ok: false, body: describe(error) };
       }
       res.redirect(303, '/');
-    }];
+    },
+  ];
 
   const callApi = async (accessToken: string, method: string, path: string, body?: unknown) => {
     const headers = new Headers({ accept: 'application/json' });
     if (body) headers.set('content-type', 'application/json');
-    const response = await oauth.fetchProtectedResource(config, accessToken, new URL(path, platformUrl), method, body ? JSON.stringify(body) : null, headers);
+    const response = await oauth.fetchProtectedResource(
+      config,
+      accessToken,
+      new URL(path, platformUrl),
+      method,
+      body ? JSON.stringify(body) : null,
+      headers,
+    );
     return { title: `${method} ${path}: ${response.status}`, ok: response.ok, body: await response.json() };
   };
 
   app.post('/api/account', ...withTokens('GET /v2/account', (tokens) => callApi(tokens.access_token, 'GET', '/v2/account')));
-  app.post('/api/droplets', ...withTokens('POST /v2/droplets', (tokens) =>
-    callApi(tokens.access_token, 'POST', '/v2/droplets', { name: `statusboard-${randomBytes(3).toString('hex')}` })));
-  app.post('/refresh', ...withTokens('Refresh', async (tokens, session) => {
-    session.tokens = await oauth.refreshTokenGrant(config, tokens.refresh_token!); // a new pair; the old one is used up
-    return { title: 'Refreshed: a new access token and a new refresh token', ok: true };
-  }));
-  app.post('/disconnect', ...withTokens('Revocation', async (tokens, session) => {
-    await oauth.tokenRevocation(config, tokens.access_token); // POST /v1/oauth/revoke
-    delete session.tokens;
-    return { title: 'Disconnected: Nimbus revoked the token', ok: true };
-  }));
+  app.post(
+    '/api/droplets',
+    ...withTokens('POST /v2/droplets', (tokens) =>
+      callApi(tokens.access_token, 'POST', '/v2/droplets', { name: `statusboard-${randomBytes(3).toString('hex')}` }),
+    ),
+  );
+  app.post(
+    '/refresh',
+    ...withTokens('Refresh', async (tokens, session) => {
+      session.tokens = await oauth.refreshTokenGrant(config, tokens.refresh_token!); // a new pair; the old one is used up
+      return { title: 'Refreshed: a new access token and a new refresh token', ok: true };
+    }),
+  );
+  app.post(
+    '/disconnect',
+    ...withTokens('Revocation', async (tokens, session) => {
+      await oauth.tokenRevocation(config, tokens.access_token); // POST /v1/oauth/revoke
+      delete session.tokens;
+      return { title: 'Disconnected: Nimbus revoked the token', ok: true };
+    }),
+  );
 
   return app;
 }
@@ -186,7 +224,8 @@ ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/
 /** What went wrong, in the words of the OAuth error the library reports. */
 function describe(error: unknown): Record<string, unknown> {
   if (error instanceof oauth.AuthorizationResponseError) return { error: error.error, error_description: error.error_description };
-  if (error instanceof oauth.ResponseBodyError) return { status: error.status, error: error.error, error_description: error.error_description };
+  if (error instanceof oauth.ResponseBodyError)
+    return { status: error.status, error: error.error, error_description: error.error_description };
   if (error instanceof oauth.WWWAuthenticateChallengeError) {
     // 401 / 403 from the API, with `WWW-Authenticate: Bearer error="invalid_token", …` (RFC 6750).
     return { status: error.status, 'www-authenticate': error.cause.map((c) => ({ scheme: c.scheme, ...c.parameters })) };

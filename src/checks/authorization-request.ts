@@ -88,7 +88,8 @@ export function parseOptionalParameters(values: Partial<Record<OptionalParameter
     if (!prompts.every(isPrompt)) return problem('prompt', 'prompt holds an unknown value');
     if (prompts.includes('none') && !prompts.every(isNone)) return problem('prompt', 'prompt=none cannot be combined with other values');
   }
-  if (maxAge !== undefined && !SECONDS.test(maxAge)) return problem('max_auth_age', 'max_auth_age must be a non-negative integer number of seconds');
+  if (maxAge !== undefined && !SECONDS.test(maxAge))
+    return problem('max_auth_age', 'max_auth_age must be a non-negative integer number of seconds');
   if (i !== undefined && !ACCOUNT_HINT.test(i)) return problem('i', 'i must be the start of an account UUID');
   const parsed: OptionalParameters = { prompt: prompts };
   if (state !== undefined) parsed.state = state;
@@ -113,11 +114,19 @@ export function requestedClientId(params: Params): string | AuthorizeError {
   return ids[0].length <= 200 && !CONTROL.test(ids[0]) ? ids[0] : UNKNOWN_CLIENT;
 }
 
-const INVALID_REDIRECT_URI = new AuthorizeError('invalid_redirect_uri', 'The redirect URI is not valid: it must equal the callback URL registered for this application.', null);
+const INVALID_REDIRECT_URI = new AuthorizeError(
+  'invalid_redirect_uri',
+  'The redirect URI is not valid: it must equal the callback URL registered for this application.',
+  null,
+);
 
 /** The redirected error for a PKCE challenge this client used before. */
 export const reusedChallenge = (callback: ErrorCallback) =>
-  new AuthorizeError('invalid_request', 'This code_challenge was used before: send a fresh one with every authorization request.', callback);
+  new AuthorizeError(
+    'invalid_request',
+    'This code_challenge was used before: send a fresh one with every authorization request.',
+    callback,
+  );
 
 /**
  * The callback of a request whose client, `redirect_uri` and scope are verified, for an error
@@ -127,7 +136,11 @@ export const reusedChallenge = (callback: ErrorCallback) =>
 function callbackOf(redirectUri: string, params: Params, echoState = true): ErrorCallback {
   const states = params.get('state');
   const types = params.get('response_type');
-  return { redirectUri, state: echoState && states?.length === 1 && states[0] ? states[0] : undefined, responseType: types?.length === 1 ? types[0] : undefined };
+  return {
+    redirectUri,
+    state: echoState && states?.length === 1 && states[0] ? states[0] : undefined,
+    responseType: types?.length === 1 ? types[0] : undefined,
+  };
 }
 
 const OPTIONAL = ['state', 'prompt', 'max_auth_age', 'i', 'code_challenge', 'code_challenge_method'] as const;
@@ -136,22 +149,36 @@ const OPTIONAL = ['state', 'prompt', 'max_auth_age', 'i', 'code_challenge', 'cod
  * The rest of an authorization request of `client` (already found by `requestedClientId`): the
  * record every later step carries, bound to the browser that sent it, or the first error.
  */
-export function parseAuthorizationRequest(ctx: Context, client: ClientRecord, params: Params, request: OAuthRequest): AuthorizationRequestRecord | AuthorizeError {
+export function parseAuthorizationRequest(
+  ctx: Context,
+  client: ClientRecord,
+  params: Params,
+  request: OAuthRequest,
+): AuthorizationRequestRecord | AuthorizeError {
   const redirectUris = params.get('redirect_uri');
   const isPublic = client.secretHash === null;
-  if (!redirectUris || redirectUris.length !== 1 || !redirectUriMatches(client.redirectUri, redirectUris[0]!, isPublic)) return INVALID_REDIRECT_URI;
+  if (!redirectUris || redirectUris.length !== 1 || !redirectUriMatches(client.redirectUri, redirectUris[0]!, isPublic))
+    return INVALID_REDIRECT_URI;
 
   const scopes = params.get('scope');
   const scope = scopes && scopes.length > 1 ? null : ctx.scopes.parse(scopes?.[0] || undefined);
   if (!scope) {
-    return new AuthorizeError('invalid_scope', `The requested scope is invalid, unknown or malformed. Use ${ctx.scopes.values.length === 2 && ctx.scopes.values[0] === 'read' ? "'read' or 'read write'" : 'values this server knows'}.`, null);
+    return new AuthorizeError(
+      'invalid_scope',
+      `The requested scope is invalid, unknown or malformed. Use ${ctx.scopes.values.length === 2 && ctx.scopes.values[0] === 'read' ? "'read' or 'read write'" : 'values this server knows'}.`,
+      null,
+    );
   }
 
   // From here on the callback is trusted: errors go back to it.
   const redirectUri = redirectUris[0]!;
   const responseTypes = params.get('response_type');
   if (!responseTypes || responseTypes.length !== 1 || !responseTypes[0]) {
-    return new AuthorizeError('invalid_request', 'The response_type parameter is missing or was sent more than once.', callbackOf(redirectUri, params));
+    return new AuthorizeError(
+      'invalid_request',
+      'The response_type parameter is missing or was sent more than once.',
+      callbackOf(redirectUri, params),
+    );
   }
   const responseType = responseTypes[0];
   if (responseType !== 'code' && responseType !== 'token') {
@@ -160,11 +187,19 @@ export function parseAuthorizationRequest(ctx: Context, client: ClientRecord, pa
   if (responseType === 'token' && !ctx.options.allowImplicit) {
     // RFC 9700 §2.1.2: the implicit grant SHOULD NOT be used; the strict profile turns it off.
     // Not supported by this server at all: unsupported_response_type (RFC 6749 §4.2.2.1).
-    return new AuthorizeError('unsupported_response_type', 'The implicit flow (response_type=token) is not enabled on this server.', callbackOf(redirectUri, params));
+    return new AuthorizeError(
+      'unsupported_response_type',
+      'The implicit flow (response_type=token) is not enabled on this server.',
+      callbackOf(redirectUri, params),
+    );
   }
   if (client.responseTypes && !client.responseTypes.includes(responseType)) {
     // Supported here, but not for this client (e.g. a dynamically registered one): RFC 6749 §4.1.2.1, §4.2.2.1.
-    return new AuthorizeError('unauthorized_client', `This application may not use response_type=${responseType}.`, callbackOf(redirectUri, params));
+    return new AuthorizeError(
+      'unauthorized_client',
+      `This application may not use response_type=${responseType}.`,
+      callbackOf(redirectUri, params),
+    );
   }
 
   let values: Partial<Record<(typeof OPTIONAL)[number], string>>;
@@ -178,7 +213,11 @@ export function parseAuthorizationRequest(ctx: Context, client: ClientRecord, pa
   }
   const optional = parseOptionalParameters(values);
   if ('message' in optional) {
-    return new AuthorizeError('invalid_request', `The request is malformed: ${optional.message}.`, callbackOf(redirectUri, params, optional.parameter !== 'state'));
+    return new AuthorizeError(
+      'invalid_request',
+      `The request is malformed: ${optional.message}.`,
+      callbackOf(redirectUri, params, optional.parameter !== 'state'),
+    );
   }
   let pkce: ReturnType<typeof parseChallenge> = null;
   try {
@@ -189,7 +228,11 @@ export function parseAuthorizationRequest(ctx: Context, client: ClientRecord, pa
   }
   if (responseType === 'code' && !pkce && (isPublic || ctx.options.requirePkce)) {
     // RFC 9700 §2.1.1: public clients MUST use PKCE; the strict profile requires it of every client.
-    return new AuthorizeError('invalid_request', 'PKCE is required: send code_challenge with code_challenge_method=S256.', callbackOf(redirectUri, params));
+    return new AuthorizeError(
+      'invalid_request',
+      'PKCE is required: send code_challenge with code_challenge_method=S256.',
+      callbackOf(redirectUri, params),
+    );
   }
 
   const req: AuthorizationRequestRecord = { clientId: client.id, redirectUri, responseType, scope, prompt: optional.prompt };
@@ -221,6 +264,10 @@ export function errorDecision(ctx: Context, error: AuthorizeError): AuthorizeDec
   if (!callback) return errorPage(error.code, error.description);
   return {
     type: 'redirect',
-    location: redirectTo(callback.redirectUri, { error: error.code, error_description: error.description, state: callback.state, iss: ctx.options.issuer }, callback.responseType === 'token' ? 'fragment' : 'query'),
+    location: redirectTo(
+      callback.redirectUri,
+      { error: error.code, error_description: error.description, state: callback.state, iss: ctx.options.issuer },
+      callback.responseType === 'token' ? 'fragment' : 'query',
+    ),
   };
 }

@@ -43,7 +43,11 @@ const SECRET = /^[A-Za-z0-9_-]{43}$/;
  * The first value of cookie `name` in the request's Cookie header(s) (RFC 6265 §5.4) that
  * `accept` takes, if any.
  */
-export function readCookie(request: Pick<OAuthRequest, 'headers'>, name: string, accept: (value: string) => boolean = () => true): string | undefined {
+export function readCookie(
+  request: Pick<OAuthRequest, 'headers'>,
+  name: string,
+  accept: (value: string) => boolean = () => true,
+): string | undefined {
   const raw = request.headers['cookie'];
   for (const line of Array.isArray(raw) ? raw : raw ? [raw] : []) {
     for (const part of line.split(';')) {

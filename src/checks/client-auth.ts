@@ -74,7 +74,11 @@ export function basicFailure(): OAuthError {
  * lookup is then the one `await` of client authentication (see BENCHMARKS.md), as in
  * `const client = claim && authenticateClient(ctx, claim, await claim.found)`.
  */
-export function clientClaim(ctx: Context, request: OAuthRequest, params: Partial<Record<'client_id' | 'client_secret', string>>): ClientClaim | null {
+export function clientClaim(
+  ctx: Context,
+  request: OAuthRequest,
+  params: Partial<Record<'client_id' | 'client_secret', string>>,
+): ClientClaim | null {
   if (!ctx.options.allowCredentialsInQuery && request.url.includes('?') && queryParams(request).has('client_secret')) {
     // RFC 6749 §2.3.1: client credentials MUST NOT be included in the request URI.
     throw new OAuthError('invalid_request', 'Client credentials must not be sent in the query string.');
@@ -89,7 +93,12 @@ export function clientClaim(ctx: Context, request: OAuthRequest, params: Partial
     }
     // An empty password is no secret (RFC 6749 §2.3.1): Go's golang.org/x/oauth2 sends
     // `client_id:` for a public client. A confidential client without a secret still fails.
-    return { clientId: basic.clientId, secret: basic.secret === '' ? undefined : basic.secret, method: 'basic', found: findClient(ctx, basic.clientId) };
+    return {
+      clientId: basic.clientId,
+      secret: basic.secret === '' ? undefined : basic.secret,
+      method: 'basic',
+      found: findClient(ctx, basic.clientId),
+    };
   }
   if (params.client_id === undefined) {
     if (params.client_secret !== undefined) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);

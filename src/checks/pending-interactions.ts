@@ -56,7 +56,13 @@ export class PendingAnonymous {
  */
 export async function interactionStarted(ctx: Context, record: InteractionRecord): Promise<void> {
   if (record.kind === 'consent') {
-    audit(ctx, { type: 'interaction.started', clientId: record.request.clientId, kind: 'consent', signedIn: true, accountUuid: record.account?.uuid ?? '' });
+    audit(ctx, {
+      type: 'interaction.started',
+      clientId: record.request.clientId,
+      kind: 'consent',
+      signedIn: true,
+      accountUuid: record.account?.uuid ?? '',
+    });
     return;
   }
   audit(ctx, { type: 'interaction.started', clientId: record.request.clientId, kind: 'login', signedIn: false });

@@ -50,7 +50,8 @@ export function checkVerifier(
 ): void {
   if (stored.codeChallenge === null) {
     // RFC 9700 §4.8.2: a verifier for a code issued without a challenge is a downgrade attempt.
-    if (verifier !== undefined) throw new OAuthError('invalid_request', 'code_verifier was sent for a code issued without a code_challenge.');
+    if (verifier !== undefined)
+      throw new OAuthError('invalid_request', 'code_verifier was sent for a code issued without a code_challenge.');
     return;
   }
   if (verifier === undefined) throw invalidGrant();

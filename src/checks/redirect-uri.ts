@@ -7,7 +7,18 @@
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** Response parameters a registered URI may not carry, so none can be smuggled into a response. */
-const RESERVED = ['code', 'state', 'iss', 'error', 'error_description', 'access_token', 'token_type', 'expires_in', 'scope', 'refresh_token'];
+const RESERVED = [
+  'code',
+  'state',
+  'iss',
+  'error',
+  'error_description',
+  'access_token',
+  'token_type',
+  'expires_in',
+  'scope',
+  'refresh_token',
+];
 
 /** A private-use URI scheme of a native app (RFC 8252 §7.1): reverse domain notation, with a dot. */
 const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/;
@@ -26,7 +37,14 @@ export function redirectUriProblem(uri: string, isPublic = false): string | null
     return 'must use https (http only for localhost, 127.0.0.1 or [::1])';
   }
   if (uri.includes('#')) return 'must not contain a fragment (RFC 6749 section 3.1.2)';
-  if (url.username || url.password || uri.slice(url.protocol.length + 2).split('/')[0]!.includes('@')) {
+  if (
+    url.username ||
+    url.password ||
+    uri
+      .slice(url.protocol.length + 2)
+      .split('/')[0]!
+      .includes('@')
+  ) {
     return 'must not contain user information';
   }
   if (uri.includes('*')) return 'must not contain wildcards';

@@ -101,6 +101,6 @@ export class ScopePolicy {
 
   /** Plain words for a scope value on the consent page. */
   describe(value: string): string {
-    return this.custom ? this.custom.descriptions?.[value] ?? value : DEFAULT_WORDS[value] ?? value;
+    return this.custom ? (this.custom.descriptions?.[value] ?? value) : (DEFAULT_WORDS[value] ?? value);
   }
 }

@@ -50,7 +50,12 @@ export function signInAfter(requirement: SessionRequirement): number | null {
  * - `max_auth_age`: signed in at most that many seconds before `now`, or after the request
  *   (a sign-in made for this request is as recent as the request can ask).
  */
-export function sessionMeets(ctx: Context, requirement: SessionRequirement, session: UserSession | null, now: number): session is UserSession {
+export function sessionMeets(
+  ctx: Context,
+  requirement: SessionRequirement,
+  session: UserSession | null,
+  now: number,
+): session is UserSession {
   if (!session) return false;
   const at = session.authenticatedAt;
   if (typeof at !== 'number' || !Number.isFinite(at)) {
@@ -72,8 +77,11 @@ function reportBrokenSignInTime(ctx: Context, value: unknown): void {
   reported.add(ctx);
   // Only the kind of value: nothing of the session (account, cookie) goes into the report.
   const kind = typeof value === 'number' ? String(value) : value === null ? 'null' : typeof value;
-  reportFault(ctx, new TypeError(
-    `UserSessions.current() returned a session whose authenticatedAt is not a finite number of ms since epoch (got ${kind}); ` +
-    'authgate treats such a session as not signed in. Fix the host\'s sign-in to report when the user last signed in.',
-  ));
+  reportFault(
+    ctx,
+    new TypeError(
+      `UserSessions.current() returned a session whose authenticatedAt is not a finite number of ms since epoch (got ${kind}); ` +
+        "authgate treats such a session as not signed in. Fix the host's sign-in to report when the user last signed in.",
+    ),
+  );
 }

@@ -15,7 +15,9 @@ function challenge(ctx: Context, status: number, error?: string, description?: s
   if (description) value += `, error_description="${description}"`;
   if (scope) value += `, scope="${scope}"`;
   // With no credentials RFC 6750 §3.1 wants no error code; the body still says what is missing.
-  const body = error ? { error, error_description: description } : { error_description: 'An access token is required (Authorization: Bearer <token>).' };
+  const body = error
+    ? { error, error_description: description }
+    : { error_description: 'An access token is required (Authorization: Bearer <token>).' };
   return {
     ok: false,
     response: {
@@ -102,6 +104,9 @@ export async function authenticate(ctx: Context, request: OAuthRequest, report: 
   } catch (error) {
     report(error);
     // 503 without `invalid_token`, so clients do not throw away good tokens during an outage.
-    return { ok: false, response: errorResponse(new OAuthError('temporarily_unavailable', 'The service is temporarily unavailable.', 503)) };
+    return {
+      ok: false,
+      response: errorResponse(new OAuthError('temporarily_unavailable', 'The service is temporarily unavailable.', 503)),
+    };
   }
 }

@@ -38,7 +38,12 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
 }
 
 /** What a valid request leads to, by its `prompt` and the session its browser has. */
-async function decide(ctx: Context, client: ClientRecord, req: AuthorizationRequestRecord, request: OAuthRequest): Promise<AuthorizeDecision> {
+async function decide(
+  ctx: Context,
+  client: ClientRecord,
+  req: AuthorizationRequestRecord,
+  request: OAuthRequest,
+): Promise<AuthorizeDecision> {
   const now = ctx.clock.now();
   // A session that misses any requirement (the `i` hint, `max_auth_age`, a usable sign-in time)
   // counts as none: the user signs in (again), or `login_required` with prompt=none.
@@ -53,11 +58,17 @@ async function decide(ctx: Context, client: ClientRecord, req: AuthorizationRequ
     // program can take a loopback port or a private-use scheme): a stored consent never lets it
     // through without the user (RFC 8252 §8.6; SECURITY.md U-12).
     if (client.secretHash === null) {
-      return errorDecision(ctx, new AuthorizeError('consent_required', 'This application is a public client: the user approves each of its requests.', req));
+      return errorDecision(
+        ctx,
+        new AuthorizeError('consent_required', 'This application is a public client: the user approves each of its requests.', req),
+      );
     }
     const consent = await ctx.storage.findConsent(session.account.uuid, client.id);
     if (!consent || !covers(consent.scope, req.scope)) {
-      return errorDecision(ctx, new AuthorizeError('consent_required', 'The user has not authorized this application for the requested scope.', req));
+      return errorDecision(
+        ctx,
+        new AuthorizeError('consent_required', 'The user has not authorized this application for the requested scope.', req),
+      );
     }
     return authorizationResponse(ctx, client, req, session.account, now);
   }

@@ -17,9 +17,17 @@ import { pageFailure } from './failure.js';
  * docs/reference.md#interactions.
  */
 
-const EXPIRED = new AuthorizeError('invalid_request', 'This authorization step has expired or was already completed. Start again from the application.', null);
+const EXPIRED = new AuthorizeError(
+  'invalid_request',
+  'This authorization step has expired or was already completed. Start again from the application.',
+  null,
+);
 const NOT_SHOWN_TO = new AuthorizeError('invalid_request', 'The signed-in account is not the one this authorization was shown to.', null);
-const STALE_SIGN_IN = new AuthorizeError('invalid_request', 'The current sign-in does not meet what this authorization requires (a fresh or recent sign-in). Sign in again, then start again from the application.', null);
+const STALE_SIGN_IN = new AuthorizeError(
+  'invalid_request',
+  'The current sign-in does not meet what this authorization requires (a fresh or recent sign-in). Sign in again, then start again from the application.',
+  null,
+);
 
 /** The stored interaction's expiry. */
 const expiry = (ctx: Context) => ctx.clock.now() + ctx.options.lifetimes.interaction * 1000;
@@ -28,18 +36,46 @@ const expiry = (ctx: Context) => ctx.clock.now() + ctx.options.lifetimes.interac
  * Store a sign-in step of `req` and answer `login`: the host signs the user in, then calls
  * `resume`. `loginAfter` is the time the sign-in must follow, if any (`signInAfter`).
  */
-export function askToSignIn(ctx: Context, client: ClientRecord, req: AuthorizationRequestRecord, requestedAt: number, loginAfter: number | null): Promise<AuthorizeDecision> {
+export function askToSignIn(
+  ctx: Context,
+  client: ClientRecord,
+  req: AuthorizationRequestRecord,
+  requestedAt: number,
+  loginAfter: number | null,
+): Promise<AuthorizeDecision> {
   const id = randomToken();
-  return start(ctx, client, id, { idHash: sha256Base64url(id), kind: 'login', request: req, requestedAt, expiresAt: expiry(ctx), loginAfter });
+  return start(ctx, client, id, {
+    idHash: sha256Base64url(id),
+    kind: 'login',
+    request: req,
+    requestedAt,
+    expiresAt: expiry(ctx),
+    loginAfter,
+  });
 }
 
 /**
  * Store a consent step of `req` shown to `account` and answer `consent`: the host asks the user,
  * then calls `approve` or `deny`. `loginAfter` is kept from the sign-in step before it, if any.
  */
-export function askForConsent(ctx: Context, client: ClientRecord, req: AuthorizationRequestRecord, requestedAt: number, loginAfter: number | null, account: Account): Promise<AuthorizeDecision> {
+export function askForConsent(
+  ctx: Context,
+  client: ClientRecord,
+  req: AuthorizationRequestRecord,
+  requestedAt: number,
+  loginAfter: number | null,
+  account: Account,
+): Promise<AuthorizeDecision> {
   const id = randomToken();
-  return start(ctx, client, id, { idHash: sha256Base64url(id), kind: 'consent', request: req, requestedAt, expiresAt: expiry(ctx), loginAfter, account });
+  return start(ctx, client, id, {
+    idHash: sha256Base64url(id),
+    kind: 'consent',
+    request: req,
+    requestedAt,
+    expiresAt: expiry(ctx),
+    loginAfter,
+    account,
+  });
 }
 
 /** Store the interaction `id` identifies, and answer the decision that shows it to the host. */

@@ -63,7 +63,11 @@ export interface MetadataOptions {
 /** The documents answer GET and HEAD; anything else is 405 in every adapter. */
 function documentMethod(request?: { method: string }): OAuthResponse | null {
   if (!request || isMethod(request, 'GET') || isMethod(request, 'HEAD')) return null;
-  return jsonResponse(405, { error: 'invalid_request', error_description: 'This document only answers GET and HEAD.' }, { allow: 'GET, HEAD' });
+  return jsonResponse(
+    405,
+    { error: 'invalid_request', error_description: 'This document only answers GET and HEAD.' },
+    { allow: 'GET, HEAD' },
+  );
 }
 
 /** GET /.well-known/oauth-authorization-server */
@@ -72,9 +76,13 @@ export function metadata(ctx: Context, request?: { method: string }, options: Me
     const refused = documentMethod(request);
     if (refused) return refused;
     const document = metadataDocument(ctx, options);
-    if (!document) return jsonResponse(404, { error: 'not_found', error_description: 'No issuer is configured, so no metadata is published.' });
+    if (!document)
+      return jsonResponse(404, { error: 'not_found', error_description: 'No issuer is configured, so no metadata is published.' });
     // Public and stable: caching is fine here, unlike token responses.
-    return { ...jsonResponse(200, document), headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=3600' } };
+    return {
+      ...jsonResponse(200, document),
+      headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=3600' },
+    };
   } catch (error) {
     // A request that is not one (a method that is not a string). No credentials come here.
     return jsonFailure(ctx, undefined, error, 500);
@@ -86,8 +94,12 @@ export async function jwks(ctx: Context, request?: { method: string }): Promise<
   try {
     const refused = documentMethod(request);
     if (refused) return refused;
-    if (!ctx.jwt) return jsonResponse(404, { error: 'not_found', error_description: 'Access tokens are opaque: there are no signing keys.' });
-    return { ...jsonResponse(200, await ctx.jwt.jwks()), headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300' } };
+    if (!ctx.jwt)
+      return jsonResponse(404, { error: 'not_found', error_description: 'Access tokens are opaque: there are no signing keys.' });
+    return {
+      ...jsonResponse(200, await ctx.jwt.jwks()),
+      headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300' },
+    };
   } catch (error) {
     // The keys could not be read, or a request that is not one. No credentials come here.
     return jsonFailure(ctx, undefined, error, 500);

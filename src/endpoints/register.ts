@@ -16,27 +16,39 @@ import { jsonFailure } from './failure.js';
 export async function register(
   ctx: Context,
   request: OAuthRequest,
-  registerPublic: (input: { name: string; redirectUri: string; responseTypes: ['code']; grantTypes: ClientGrantType[] }) => Promise<RegisteredPublicClient>,
+  registerPublic: (input: {
+    name: string;
+    redirectUri: string;
+    responseTypes: ['code'];
+    grantTypes: ClientGrantType[];
+  }) => Promise<RegisteredPublicClient>,
 ): Promise<OAuthResponse> {
   try {
     if (!ctx.options.allowDynamicRegistration) {
       return jsonResponse(404, { error: 'not_found', error_description: 'Dynamic client registration is not enabled on this server.' });
     }
     if (!isMethod(request, 'POST')) {
-      return jsonResponse(405, { error: 'invalid_request', error_description: 'This endpoint only accepts POST requests.' }, { allow: 'POST' });
+      return jsonResponse(
+        405,
+        { error: 'invalid_request', error_description: 'This endpoint only accepts POST requests.' },
+        { allow: 'POST' },
+      );
     }
-    const bad = (error: string, description: string, status = 400) => jsonResponse(status, { error, error_description: asciiDescription(description) });
+    const bad = (error: string, description: string, status = 400) =>
+      jsonResponse(status, { error, error_description: asciiDescription(description) });
     const type = (header(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     // No body and an empty body are the same request, whatever the framework hands over.
     const body = typeof request.body === 'string' ? request.body : '';
-    if (type !== 'application/json' || !body) return bad('invalid_client_metadata', 'The request body must be a JSON object (application/json).');
+    if (type !== 'application/json' || !body)
+      return bad('invalid_client_metadata', 'The request body must be a JSON object (application/json).');
     let metadata: unknown;
     try {
       metadata = JSON.parse(body);
     } catch {
       return bad('invalid_client_metadata', 'The request body is not valid JSON.');
     }
-    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) return bad('invalid_client_metadata', 'The request body must be a JSON object.');
+    if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))
+      return bad('invalid_client_metadata', 'The request body must be a JSON object.');
     const m = metadata as Record<string, unknown>;
     const uris = m.redirect_uris;
     if (!Array.isArray(uris) || uris.length !== 1 || typeof uris[0] !== 'string') {
@@ -53,9 +65,12 @@ export async function register(
     }
     // RFC 7591 §2.1: response_types ["code"] goes with the authorization_code grant.
     if (!grants.includes('authorization_code')) return bad('invalid_client_metadata', 'grant_types must include authorization_code.');
-    const grantTypes: ClientGrantType[] = grants.includes('refresh_token') ? ['authorization_code', 'refresh_token'] : ['authorization_code'];
+    const grantTypes: ClientGrantType[] = grants.includes('refresh_token')
+      ? ['authorization_code', 'refresh_token']
+      : ['authorization_code'];
     const responses = m.response_types ?? ['code'];
-    if (!Array.isArray(responses) || responses.some((r) => r !== 'code')) return bad('invalid_client_metadata', 'response_types may only hold code.');
+    if (!Array.isArray(responses) || responses.some((r) => r !== 'code'))
+      return bad('invalid_client_metadata', 'response_types may only hold code.');
     const allow = ctx.options.onDynamicRegistration;
     if (allow && !(await allow({ clientName: name, redirectUri: uris[0] }, request))) {
       return bad('access_denied', 'This registration was refused.', 403);
@@ -64,7 +79,10 @@ export async function register(
     try {
       client = await registerPublic({ name, redirectUri: uris[0], responseTypes: ['code'], grantTypes });
     } catch (error) {
-      const description = error instanceof Error && 'description' in error ? String((error as { description: string }).description) : 'The client metadata was refused.';
+      const description =
+        error instanceof Error && 'description' in error
+          ? String((error as { description: string }).description)
+          : 'The client metadata was refused.';
       return bad(/callback URL/.test(description) ? 'invalid_redirect_uri' : 'invalid_client_metadata', description);
     }
     return jsonResponse(201, {

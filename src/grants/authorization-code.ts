@@ -36,7 +36,9 @@ export async function authorizationCodeGrant(
   const end = familyEnd(ctx, code.expiresAt - ctx.options.lifetimes.code * 1000);
   const family = { grantId: code.grantId, clientId: code.clientId };
   // A client not allowed to refresh gets no refresh token: one it may not use is only a risk.
-  const pair = mayUseGrant(client, 'refresh_token') ? mintPair(ctx, family, code.scope, now, null, end) : mintAccessOnly(ctx, family, code.scope, now, end);
+  const pair = mayUseGrant(client, 'refresh_token')
+    ? mintPair(ctx, family, code.scope, now, null, end)
+    : mintAccessOnly(ctx, family, code.scope, now, end);
   const outcome = await ctx.storage.redeemCode(hash, now, pair.records);
   if (!outcome.ok) {
     // RFC 6749 §4.1.2: a code used twice SHOULD revoke every token issued from it.
@@ -47,7 +49,14 @@ export async function authorizationCodeGrant(
     throw invalidGrant();
   }
   if (ctx.options.isAccountActive) await checkAccountActive(ctx, outcome.grant, now);
-  audit(ctx, { type: 'token.issued', grantType: 'authorization_code', clientId: client.id, accountUuid: outcome.grant.account.uuid, grantId: outcome.grant.id, scope: pair.scope });
+  audit(ctx, {
+    type: 'token.issued',
+    grantType: 'authorization_code',
+    clientId: client.id,
+    accountUuid: outcome.grant.account.uuid,
+    grantId: outcome.grant.id,
+    scope: pair.scope,
+  });
   return { grant: outcome.grant, pair };
 }
 

@@ -10,7 +10,13 @@ import { issueCode } from './issue-code.js';
  * `approve` or, for `prompt=none`, at once: a new grant, and what the request's `response_type`
  * asks for (a code in the query, or an access token in the fragment).
  */
-export function authorizationResponse(ctx: Context, client: ClientRecord, req: AuthorizationRequestRecord, account: Account, now: number): Promise<AuthorizeDecision> {
+export function authorizationResponse(
+  ctx: Context,
+  client: ClientRecord,
+  req: AuthorizationRequestRecord,
+  account: Account,
+  now: number,
+): Promise<AuthorizeDecision> {
   const grant: GrantRecord = { id: randomId(), clientId: client.id, account, scope: req.scope, createdAt: now, revokedAt: null };
   return req.responseType === 'code' ? issueCode(ctx, grant, req, now) : issueImplicit(ctx, grant, req, now);
 }

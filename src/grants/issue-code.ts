@@ -11,7 +11,12 @@ import type { AuthorizeDecision } from '../types.js';
  * to the callback in the query with `state` and `iss` (RFC 9207). `grant_type=authorization_code`
  * then exchanges it at the token endpoint.
  */
-export async function issueCode(ctx: Context, grant: GrantRecord, req: AuthorizationRequestRecord, now: number): Promise<AuthorizeDecision> {
+export async function issueCode(
+  ctx: Context,
+  grant: GrantRecord,
+  req: AuthorizationRequestRecord,
+  now: number,
+): Promise<AuthorizeDecision> {
   // Looked up and remembered in one synchronous step, so approvals that run side by side with
   // the same challenge cannot both pass unnoticed; forgotten again if no code comes of it.
   const challenge = req.codeChallenge;

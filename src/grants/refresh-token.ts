@@ -75,7 +75,14 @@ export async function refreshTokenGrant(
     throw invalidGrant();
   }
   if (ctx.options.isAccountActive) await checkAccountActive(ctx, outcome.grant, now);
-  audit(ctx, { type: 'token.issued', grantType: 'refresh_token', clientId: found.token.clientId, accountUuid: outcome.grant.account.uuid, grantId: outcome.grant.id, scope: pair.scope });
+  audit(ctx, {
+    type: 'token.issued',
+    grantType: 'refresh_token',
+    clientId: found.token.clientId,
+    accountUuid: outcome.grant.account.uuid,
+    grantId: outcome.grant.id,
+    scope: pair.scope,
+  });
   return { grant: outcome.grant, pair };
 }
 

@@ -21,12 +21,23 @@ function toClient(r: Row): ClientRecord {
 
 /** Insert the client, or replace every field of the one with its id. */
 export async function saveClient(db: Db, client: ClientRecord): Promise<void> {
-  await db.query('saveClient', `INSERT INTO ${db.t.clients} (id, name, redirect_uri, secret_hash, created_at, response_types, grant_types)
+  await db.query(
+    'saveClient',
+    `INSERT INTO ${db.t.clients} (id, name, redirect_uri, secret_hash, created_at, response_types, grant_types)
     VALUES ($1, $2, $3, $4, $5, $6, $7)
     ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, redirect_uri = EXCLUDED.redirect_uri,
       secret_hash = EXCLUDED.secret_hash, created_at = EXCLUDED.created_at,
       response_types = EXCLUDED.response_types, grant_types = EXCLUDED.grant_types`,
-  [client.id, client.name, client.redirectUri, client.secretHash, ms(client.createdAt), client.responseTypes ?? null, client.grantTypes ?? null]);
+    [
+      client.id,
+      client.name,
+      client.redirectUri,
+      client.secretHash,
+      ms(client.createdAt),
+      client.responseTypes ?? null,
+      client.grantTypes ?? null,
+    ],
+  );
 }
 
 /** The client with this id, or null. */

@@ -22,10 +22,22 @@ const toCode = (r: Row): CodeRecord => ({
 
 /** Insert a code on `tx`, inside the transaction that creates its grant (grants.ts). */
 export function insertCode(db: Db, tx: PgPoolClient, code: CodeRecord): Promise<PgQueryResult> {
-  return tx.query(`INSERT INTO ${db.t.codes}
+  return tx.query(
+    `INSERT INTO ${db.t.codes}
     (hash, grant_id, client_id, redirect_uri, scope, code_challenge, code_challenge_method, expires_at, used_at)
     VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, $9)`,
-  [code.hash, code.grantId, code.clientId, code.redirectUri, code.scope, code.codeChallenge, code.codeChallengeMethod, ms(code.expiresAt), msOrNull(code.usedAt)]);
+    [
+      code.hash,
+      code.grantId,
+      code.clientId,
+      code.redirectUri,
+      code.scope,
+      code.codeChallenge,
+      code.codeChallengeMethod,
+      ms(code.expiresAt),
+      msOrNull(code.usedAt),
+    ],
+  );
 }
 
 /** The code with this hash, used or expired or not, or null. */
@@ -43,16 +55,22 @@ export async function findCode(db: Db, hash: string): Promise<CodeRecord | null>
 export async function redeemCode(db: Db, hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
   const at = ms(now);
   return db.transaction('redeemCode', async (tx) => {
-    const { rows } = await tx.query(`UPDATE ${db.t.codes} AS c SET used_at = $2
+    const { rows } = await tx.query(
+      `UPDATE ${db.t.codes} AS c SET used_at = $2
       FROM ${db.t.grants} AS g
       WHERE c.hash = $1 AND c.used_at IS NULL AND c.expires_at > $2 AND g.id = c.grant_id AND g.revoked_at IS NULL
-      RETURNING ${GRANT_COLUMNS('g')}`, [hash, at]);
+      RETURNING ${GRANT_COLUMNS('g')}`,
+      [hash, at],
+    );
     if (rows[0]) {
       await insertTokens(db, tx, tokens);
       return { ok: true, grant: toGrant(rows[0], 'g_') };
     }
-    const why = await tx.query(`SELECT c.grant_id, c.used_at, c.expires_at, g.revoked_at AS grant_revoked_at, g.id IS NULL AS grant_missing
-      FROM ${db.t.codes} AS c LEFT JOIN ${db.t.grants} AS g ON g.id = c.grant_id WHERE c.hash = $1`, [hash]);
+    const why = await tx.query(
+      `SELECT c.grant_id, c.used_at, c.expires_at, g.revoked_at AS grant_revoked_at, g.id IS NULL AS grant_missing
+      FROM ${db.t.codes} AS c LEFT JOIN ${db.t.grants} AS g ON g.id = c.grant_id WHERE c.hash = $1`,
+      [hash],
+    );
     const code = why.rows[0];
     if (!code) return { ok: false, reason: 'missing' };
     if (code.used_at !== null) return { ok: false, reason: 'used', grantId: code.grant_id as string, usedAt: ms(code.used_at) };

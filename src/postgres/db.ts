@@ -16,7 +16,11 @@ export class Db {
   readonly t: Tables;
 
   /** `schema` and `prefix` must have been checked against `IDENTIFIER` (schema.ts). */
-  constructor(readonly pool: PgPool, readonly schema: string, readonly prefix: string) {
+  constructor(
+    readonly pool: PgPool,
+    readonly schema: string,
+    readonly prefix: string,
+  ) {
     this.t = tableNames(schema, prefix);
   }
 

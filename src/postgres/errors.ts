@@ -46,9 +46,16 @@ export function storageError(operation: string, error: unknown, retried: boolean
     return new PostgresStorageError('duplicate', operation, state, `${at}: ${what} (SQLSTATE ${state}).`, { cause: error });
   }
   if (state && RETRYABLE.has(state)) {
-    return new PostgresStorageError('serialization', operation, state,
-      `${at}: the database reported a conflict with a concurrent transaction (SQLSTATE ${state})${retried ? ', again after one retry' : ''}.`, { cause: error });
+    return new PostgresStorageError(
+      'serialization',
+      operation,
+      state,
+      `${at}: the database reported a conflict with a concurrent transaction (SQLSTATE ${state})${retried ? ', again after one retry' : ''}.`,
+      { cause: error },
+    );
   }
   const hint = state === '42P01' ? ' A table is missing: call migrate() first.' : '';
-  return new PostgresStorageError('database', operation, state, `${at} failed${state ? ` (SQLSTATE ${state})` : ''}.${hint}`, { cause: error });
+  return new PostgresStorageError('database', operation, state, `${at} failed${state ? ` (SQLSTATE ${state})` : ''}.${hint}`, {
+    cause: error,
+  });
 }

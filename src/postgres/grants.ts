@@ -12,9 +12,19 @@ import { insertTokens } from './tokens.js';
 /** The grant and its first code or tokens in one transaction. */
 export async function createGrant(db: Db, grant: GrantRecord, issued: { code?: CodeRecord; tokens?: TokenRecord[] }): Promise<void> {
   await db.transaction('createGrant', async (tx) => {
-    await tx.query(`INSERT INTO ${db.t.grants} (id, client_id, account_uuid, account, scope, created_at, revoked_at)
+    await tx.query(
+      `INSERT INTO ${db.t.grants} (id, client_id, account_uuid, account, scope, created_at, revoked_at)
       VALUES ($1, $2, $3, $4::jsonb, $5::text[], $6, $7)`,
-    [grant.id, grant.clientId, grant.account.uuid, JSON.stringify(grant.account), grant.scope, ms(grant.createdAt), msOrNull(grant.revokedAt)]);
+      [
+        grant.id,
+        grant.clientId,
+        grant.account.uuid,
+        JSON.stringify(grant.account),
+        grant.scope,
+        ms(grant.createdAt),
+        msOrNull(grant.revokedAt),
+      ],
+    );
     if (issued.code) await insertCode(db, tx, issued.code);
     await insertTokens(db, tx, issued.tokens ?? []);
   });
@@ -27,14 +37,20 @@ export async function revokeGrant(db: Db, grantId: string, now: number): Promise
 
 /** One statement: the consent is deleted and every grant of the pair revoked together. */
 export async function revokeAccess(db: Db, accountUuid: string, clientId: string, now: number): Promise<void> {
-  await db.query('revokeAccess', `WITH deleted AS (
+  await db.query(
+    'revokeAccess',
+    `WITH deleted AS (
       DELETE FROM ${db.t.consents} WHERE account_uuid = $1 AND client_id = $2
     )
     UPDATE ${db.t.grants} SET revoked_at = $3 WHERE account_uuid = $1 AND client_id = $2 AND revoked_at IS NULL`,
-  [accountUuid, clientId, ms(now)]);
+    [accountUuid, clientId, ms(now)],
+  );
 }
 
 /** Revoke every grant of the client, of every account; consents stay. */
 export async function revokeClientGrants(db: Db, clientId: string, now: number): Promise<void> {
-  await db.query('revokeClientGrants', `UPDATE ${db.t.grants} SET revoked_at = $2 WHERE client_id = $1 AND revoked_at IS NULL`, [clientId, ms(now)]);
+  await db.query('revokeClientGrants', `UPDATE ${db.t.grants} SET revoked_at = $2 WHERE client_id = $1 AND revoked_at IS NULL`, [
+    clientId,
+    ms(now),
+  ]);
 }

@@ -23,16 +23,24 @@ function toInteraction(r: Row): InteractionRecord {
 
 /** Insert the interaction, or replace the one with its id hash. */
 export async function saveInteraction(db: Db, interaction: InteractionRecord): Promise<void> {
-  await db.query('saveInteraction', `INSERT INTO ${db.t.interactions}
+  await db.query(
+    'saveInteraction',
+    `INSERT INTO ${db.t.interactions}
     (id_hash, kind, request, requested_at, expires_at, login_after, account)
     VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7::jsonb)
     ON CONFLICT (id_hash) DO UPDATE SET kind = EXCLUDED.kind, request = EXCLUDED.request,
       requested_at = EXCLUDED.requested_at, expires_at = EXCLUDED.expires_at,
       login_after = EXCLUDED.login_after, account = EXCLUDED.account`,
-  [
-    interaction.idHash, interaction.kind, JSON.stringify(interaction.request), ms(interaction.requestedAt),
-    ms(interaction.expiresAt), msOrNull(interaction.loginAfter), interaction.account ? JSON.stringify(interaction.account) : null,
-  ]);
+    [
+      interaction.idHash,
+      interaction.kind,
+      JSON.stringify(interaction.request),
+      ms(interaction.requestedAt),
+      ms(interaction.expiresAt),
+      msOrNull(interaction.loginAfter),
+      interaction.account ? JSON.stringify(interaction.account) : null,
+    ],
+  );
 }
 
 /** The interaction with this id hash, expired or not, or null. */

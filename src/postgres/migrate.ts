@@ -50,8 +50,11 @@ export async function migrate(db: Db): Promise<MigrateResult> {
       if (migration.version <= from) continue;
       for (const statement of migration.up(db.t, (name) => quote(db.prefix + name))) await tx.query(statement);
       // Metadata only: when this database was upgraded, by the machine's clock.
-      await tx.query(`INSERT INTO ${db.t.migrations} (version, name, applied_at) VALUES ($1, $2, $3)`,
-        [migration.version, migration.name, Date.now()]);
+      await tx.query(`INSERT INTO ${db.t.migrations} (version, name, applied_at) VALUES ($1, $2, $3)`, [
+        migration.version,
+        migration.name,
+        Date.now(),
+      ]);
       to = migration.version;
     }
     return { from, to };

@@ -68,7 +68,9 @@ export class PostgresStorage implements Storage {
       throw new TypeError('PostgresStorage option "schema" must be a lower-case SQL identifier ([a-z_][a-z0-9_]*, at most 63 characters)');
     }
     if (prefix !== '' && (!IDENTIFIER.test(prefix) || prefix.length > 30)) {
-      throw new TypeError('PostgresStorage option "tablePrefix" must be empty or a lower-case SQL identifier ([a-z_][a-z0-9_]*, at most 30 characters)');
+      throw new TypeError(
+        'PostgresStorage option "tablePrefix" must be empty or a lower-case SQL identifier ([a-z_][a-z0-9_]*, at most 30 characters)',
+      );
     }
     this.db = new Db(pool, schema, prefix);
   }

@@ -33,8 +33,19 @@ export async function insertTokens(db: Db, tx: PgPoolClient, tokens: TokenRecord
   const values: unknown[] = [];
   const rows = tokens.map((token) => {
     const base = values.length;
-    values.push(token.hash, token.kind, token.grantId, token.clientId, token.scope, ms(token.issuedAt),
-      msOrNull(token.expiresAt), token.pairHash, msOrNull(token.rotatedAt), msOrNull(token.revokedAt), token.familyHash ?? null);
+    values.push(
+      token.hash,
+      token.kind,
+      token.grantId,
+      token.clientId,
+      token.scope,
+      ms(token.issuedAt),
+      msOrNull(token.expiresAt),
+      token.pairHash,
+      msOrNull(token.rotatedAt),
+      msOrNull(token.revokedAt),
+      token.familyHash ?? null,
+    );
     return `(${Array.from({ length: 11 }, (_, i) => `$${base + i + 1}${i === 4 ? '::text[]' : ''}`).join(', ')})`;
   });
   await tx.query(`INSERT INTO ${db.t.tokens} (${TOKEN_COLUMNS}) VALUES ${rows.join(', ')}`, values);
@@ -42,8 +53,12 @@ export async function insertTokens(db: Db, tx: PgPoolClient, tokens: TokenRecord
 
 /** The token with this hash and its grant, in whatever state, or null: one query, joined. */
 export async function findToken(db: Db, hash: string): Promise<{ token: TokenRecord; grant: GrantRecord } | null> {
-  const { rows } = await db.query('findToken', `SELECT t.*, ${GRANT_COLUMNS('g')}
-    FROM ${db.t.tokens} AS t JOIN ${db.t.grants} AS g ON g.id = t.grant_id WHERE t.hash = $1`, [hash]);
+  const { rows } = await db.query(
+    'findToken',
+    `SELECT t.*, ${GRANT_COLUMNS('g')}
+    FROM ${db.t.tokens} AS t JOIN ${db.t.grants} AS g ON g.id = t.grant_id WHERE t.hash = $1`,
+    [hash],
+  );
   return rows[0] ? { token: toToken(rows[0]), grant: toGrant(rows[0], 'g_') } : null;
 }
 
@@ -56,12 +71,15 @@ export async function findToken(db: Db, hash: string): Promise<{ token: TokenRec
 export async function rotateRefreshToken(db: Db, hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
   const at = ms(now);
   return db.transaction('rotateRefreshToken', async (tx) => {
-    const { rows } = await tx.query(`UPDATE ${db.t.tokens} AS t SET rotated_at = $2
+    const { rows } = await tx.query(
+      `UPDATE ${db.t.tokens} AS t SET rotated_at = $2
       FROM ${db.t.grants} AS g
       WHERE t.hash = $1 AND t.kind = 'refresh' AND t.rotated_at IS NULL AND t.revoked_at IS NULL
         AND (t.expires_at IS NULL OR t.expires_at > $2)
         AND g.id = t.grant_id AND g.revoked_at IS NULL
-      RETURNING t.pair_hash, ${GRANT_COLUMNS('g')}`, [hash, at]);
+      RETURNING t.pair_hash, ${GRANT_COLUMNS('g')}`,
+      [hash, at],
+    );
     const rotated = rows[0];
     if (rotated) {
       if (rotated.pair_hash !== null) {
@@ -70,9 +88,12 @@ export async function rotateRefreshToken(db: Db, hash: string, now: number, toke
       await insertTokens(db, tx, tokens);
       return { ok: true, grant: toGrant(rotated, 'g_') };
     }
-    const why = await tx.query(`SELECT t.kind, t.grant_id, t.rotated_at, t.revoked_at, t.expires_at,
+    const why = await tx.query(
+      `SELECT t.kind, t.grant_id, t.rotated_at, t.revoked_at, t.expires_at,
         g.revoked_at AS grant_revoked_at, g.id IS NULL AS grant_missing
-      FROM ${db.t.tokens} AS t LEFT JOIN ${db.t.grants} AS g ON g.id = t.grant_id WHERE t.hash = $1`, [hash]);
+      FROM ${db.t.tokens} AS t LEFT JOIN ${db.t.grants} AS g ON g.id = t.grant_id WHERE t.hash = $1`,
+      [hash],
+    );
     const token = why.rows[0];
     if (!token || token.kind !== 'refresh') return { ok: false, reason: 'missing' };
     if (token.rotated_at !== null) return { ok: false, reason: 'used', grantId: token.grant_id as string, usedAt: ms(token.rotated_at) };
@@ -83,7 +104,11 @@ export async function rotateRefreshToken(db: Db, hash: string, now: number, toke
 
 /** Any stored refresh token of the family: while the family lives, its newest one is kept (see `prune`). */
 export async function findRefreshFamily(db: Db, familyHash: string): Promise<RefreshFamily | null> {
-  const { rows } = await db.query('findRefreshFamily', `SELECT grant_id, client_id FROM ${db.t.tokens}
-    WHERE family_hash = $1 AND kind = 'refresh' LIMIT 1`, [familyHash]);
+  const { rows } = await db.query(
+    'findRefreshFamily',
+    `SELECT grant_id, client_id FROM ${db.t.tokens}
+    WHERE family_hash = $1 AND kind = 'refresh' LIMIT 1`,
+    [familyHash],
+  );
   return rows[0] ? { grantId: rows[0].grant_id as string, clientId: rows[0].client_id as string } : null;
 }

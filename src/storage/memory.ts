@@ -63,7 +63,13 @@ const copyCode = (c: CodeRecord): CodeRecord => ({
 const copyConsent = (c: ConsentRecord): ConsentRecord => ({ ...c, scope: [...c.scope] });
 // Optional fields stay absent when they are (a copy must compare equal to what was saved).
 const copyRequest = (r: AuthorizationRequestRecord): AuthorizationRequestRecord => {
-  const out: AuthorizationRequestRecord = { clientId: r.clientId, redirectUri: r.redirectUri, responseType: r.responseType, scope: r.scope.slice(), prompt: r.prompt.slice() };
+  const out: AuthorizationRequestRecord = {
+    clientId: r.clientId,
+    redirectUri: r.redirectUri,
+    responseType: r.responseType,
+    scope: r.scope.slice(),
+    prompt: r.prompt.slice(),
+  };
   if (r.state !== undefined) out.state = r.state;
   if (r.maxAuthAge !== undefined) out.maxAuthAge = r.maxAuthAge;
   if (r.accountHint !== undefined) out.accountHint = r.accountHint;
@@ -74,7 +80,14 @@ const copyRequest = (r: AuthorizationRequestRecord): AuthorizationRequestRecord 
 };
 const copyInteraction = (i: InteractionRecord): InteractionRecord => {
   // Its `kind` and `account` are copied as they were saved (a `consent` names its account).
-  const out = { idHash: i.idHash, kind: i.kind, request: copyRequest(i.request), requestedAt: i.requestedAt, expiresAt: i.expiresAt, loginAfter: i.loginAfter } as InteractionRecord;
+  const out = {
+    idHash: i.idHash,
+    kind: i.kind,
+    request: copyRequest(i.request),
+    requestedAt: i.requestedAt,
+    expiresAt: i.expiresAt,
+    loginAfter: i.loginAfter,
+  } as InteractionRecord;
   if (i.account) out.account = copyAccount(i.account);
   return out;
 };
@@ -239,22 +252,35 @@ export class MemoryStorage implements Storage {
   prune(now: number): { interactions: number; codes: number; tokens: number; grants: number } {
     const removed = { interactions: 0, codes: 0, tokens: 0, grants: 0 };
     for (const [key, interaction] of this.interactions) {
-      if (now >= interaction.expiresAt) { this.interactions.delete(key); removed.interactions++; }
+      if (now >= interaction.expiresAt) {
+        this.interactions.delete(key);
+        removed.interactions++;
+      }
     }
     const expired = (t: TokenRecord) => t.expiresAt !== null && now >= t.expiresAt;
     const dead = (t: TokenRecord | undefined) => !t || t.revokedAt !== null || expired(t);
     const doomed: string[] = [];
     for (const [hash, token] of this.tokens) {
-      const gone = this.isRevoked(token.grantId) || (token.kind === 'access'
-        ? dead(token)
-        // A family's newest refresh token stays while it, or the access token issued with it, can be used.
-        : token.rotatedAt !== null || token.revokedAt !== null || (expired(token) && dead(token.pairHash === null ? undefined : this.tokens.get(token.pairHash))));
+      const gone =
+        this.isRevoked(token.grantId) ||
+        (token.kind === 'access'
+          ? dead(token)
+          : // A family's newest refresh token stays while it, or the access token issued with it, can be used.
+            token.rotatedAt !== null ||
+            token.revokedAt !== null ||
+            (expired(token) && dead(token.pairHash === null ? undefined : this.tokens.get(token.pairHash))));
       if (gone) doomed.push(hash);
     }
-    for (const hash of doomed) { this.tokens.delete(hash); removed.tokens++; }
+    for (const hash of doomed) {
+      this.tokens.delete(hash);
+      removed.tokens++;
+    }
     for (const [family, newest] of this.families) if (!this.tokens.has(newest)) this.families.delete(family);
     for (const [hash, code] of this.codes) {
-      if (now >= code.expiresAt || this.isRevoked(code.grantId)) { this.codes.delete(hash); removed.codes++; }
+      if (now >= code.expiresAt || this.isRevoked(code.grantId)) {
+        this.codes.delete(hash);
+        removed.codes++;
+      }
     }
     const alive = new Set<string>();
     for (const token of this.tokens.values()) alive.add(token.grantId);

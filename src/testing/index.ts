@@ -83,7 +83,7 @@ export class FakeSessions implements UserSessions {
 
   current(request: OAuthRequest): UserSession | null {
     const raw = request.headers['cookie'];
-    const line = Array.isArray(raw) ? raw.join('; ') : raw ?? '';
+    const line = Array.isArray(raw) ? raw.join('; ') : (raw ?? '');
     const match = /(?:^|;\s*)sid=([^;]+)/.exec(line);
     return (match && this.sessions.get(match[1]!)) ?? null;
   }

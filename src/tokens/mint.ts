@@ -18,9 +18,7 @@ export interface Family {
  * A minted access token: its record, and either its clear value (`opaque`) or the `jti` to sign
  * into a JWT (`jwt`, when `accessTokenFormat` is `jwt`).
  */
-export type MintedAccess =
-  | { format: 'opaque'; record: TokenRecord; token: string }
-  | { format: 'jwt'; record: TokenRecord; jti: string };
+export type MintedAccess = { format: 'opaque'; record: TokenRecord; token: string } | { format: 'jwt'; record: TokenRecord; jti: string };
 
 /**
  * A freshly minted access/refresh pair: the clear values for the client, records for storage.
@@ -121,7 +119,14 @@ export function familyEnd(ctx: Context, grantCreatedAt: number): number | null {
  * the refresh token being rotated (none at the code exchange: a new family starts); `end` caps
  * both tokens' expiry (`familyEnd`).
  */
-export function mintPair(ctx: Context, family: Family, scope: string[], now: number, refreshFamily: RefreshFamilyPart | null = null, end: number | null = null): IssuedPair {
+export function mintPair(
+  ctx: Context,
+  family: Family,
+  scope: string[],
+  now: number,
+  refreshFamily: RefreshFamilyPart | null = null,
+  end: number | null = null,
+): IssuedPair {
   const access = mintAccessToken(ctx, family, scope, now);
   // One fresh value: all of it for a new family, its last 21 characters after a carried family part.
   const fresh = randomToken();

@@ -21,7 +21,9 @@ export function infoOf(ctx: Context, account: Account): Record<string, unknown> 
  */
 export function tokenResponseJson(ctx: Context, grant: GrantRecord, pair: IssuedPair): string | Promise<string> {
   const accessToken = accessTokenValue(ctx, pair.access, grant);
-  return typeof accessToken === 'string' ? tokenJson(ctx, grant, pair, accessToken) : accessToken.then((jwt) => tokenJson(ctx, grant, pair, jwt));
+  return typeof accessToken === 'string'
+    ? tokenJson(ctx, grant, pair, accessToken)
+    : accessToken.then((jwt) => tokenJson(ctx, grant, pair, jwt));
 }
 
 function tokenJson(ctx: Context, grant: GrantRecord, pair: IssuedPair, accessToken: string): string {
@@ -37,7 +39,9 @@ function tokenJson(ctx: Context, grant: GrantRecord, pair: IssuedPair, accessTok
     return JSON.stringify({ ...body, scope, info: infoOf(ctx, account) });
   }
   const refresh = pair.refreshToken === null ? '' : `"refresh_token":${jsonString(pair.refreshToken)},`;
-  return `{"access_token":${jsonString(accessToken)},"token_type":"bearer","expires_in":${expiresIn},` +
+  return (
+    `{"access_token":${jsonString(accessToken)},"token_type":"bearer","expires_in":${expiresIn},` +
     `${refresh}"scope":${jsonString(scope)},` +
-    `"info":{"name":${jsonString(account.name)},"email":${jsonString(account.email)},"uuid":${jsonString(account.uuid)}}}`;
+    `"info":{"name":${jsonString(account.name)},"email":${jsonString(account.email)},"uuid":${jsonString(account.uuid)}}}`
+  );
 }

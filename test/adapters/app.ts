@@ -26,7 +26,14 @@ import { createOAuthRouter, requireToken as expressRequireToken } from '../../ad
 import { oauthPlugin, requireToken as fastifyRequireToken } from '../../adapters/fastify/index.js';
 import { createOAuthApp, requireToken as honoRequireToken, type OAuthVariables } from '../../adapters/hono/index.js';
 import { createOAuthHandler, requireToken as nodeRequireToken } from '../../adapters/node/index.js';
-import { AuthorizationServer, MemoryStorage, type Account, type AuthorizationServerOptions, type Interaction, type InteractionUiOptions } from '../../src/index.js';
+import {
+  AuthorizationServer,
+  MemoryStorage,
+  type Account,
+  type AuthorizationServerOptions,
+  type Interaction,
+  type InteractionUiOptions,
+} from '../../src/index.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import type { Host, ServedResponse } from './targets/host.js';
 import { startWorkerdHost } from './targets/workerd.js';
@@ -167,14 +174,16 @@ const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions
       app.use(express.urlencoded({ extended: true }));
       app.use(express.json());
     }
-    app.use(createOAuthRouter(server, {
-      loginUrl: LOGIN_URL,
-      ...options.router,
-      ...(options.customInteractions && {
-        onLogin: (_req, res, interaction) => res.type('text/plain').send(customText('login', interaction)),
-        onConsent: (_req, res, interaction) => res.type('text/plain').send(customText('consent', interaction)),
+    app.use(
+      createOAuthRouter(server, {
+        loginUrl: LOGIN_URL,
+        ...options.router,
+        ...(options.customInteractions && {
+          onLogin: (_req, res, interaction) => res.type('text/plain').send(customText('login', interaction)),
+          onConsent: (_req, res, interaction) => res.type('text/plain').send(customText('consent', interaction)),
+        }),
       }),
-    }));
+    );
     app.use('/v2', expressRequireToken(server));
     app.get('/v2/account', (_req: Request, res: Response) => {
       res.json({ oauth: res.locals.oauth });
@@ -227,14 +236,17 @@ const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions
       served.push({ method: c.req.method, url: c.req.url, status: c.res.status });
     });
     options.honoHost?.(app);
-    app.route('/', createOAuthApp(server, {
-      loginUrl: LOGIN_URL,
-      ...options.router,
-      ...(options.customInteractions && {
-        onLogin: (c, interaction) => c.text(customText('login', interaction)),
-        onConsent: (c, interaction) => c.text(customText('consent', interaction)),
+    app.route(
+      '/',
+      createOAuthApp(server, {
+        loginUrl: LOGIN_URL,
+        ...options.router,
+        ...(options.customInteractions && {
+          onLogin: (c, interaction) => c.text(customText('login', interaction)),
+          onConsent: (c, interaction) => c.text(customText('consent', interaction)),
+        }),
       }),
-    }));
+    );
     app.use('/v2/*', honoRequireToken(server));
     app.get('/v2/account', (c) => c.json({ oauth: c.get('oauth') }));
     app.post('/v2/things', (c) => c.json({ created: true, oauth: c.get('oauth') }, 201));
@@ -317,7 +329,15 @@ async function startInProcess(framework: InProcess, options: AppOptions): Promis
   const listener = await hosts[framework](server, options, served);
   const { port } = listener.address() as AddressInfo;
   return {
-    base: `http://127.0.0.1:${port}`, clock, sessions, storage, server, client, other, served, coreErrors,
+    base: `http://127.0.0.1:${port}`,
+    clock,
+    sessions,
+    storage,
+    server,
+    client,
+    other,
+    served,
+    coreErrors,
     async close() {
       listener.closeAllConnections();
       await new Promise<void>((resolve) => listener.close(() => resolve()));
@@ -425,13 +445,19 @@ export async function startApp(options: AppOptions = {}) {
 
   /** POST the consent form the way a browser would (session cookie + CSRF cookie + form fields). */
   const decide = (
-    consent: Consent, decision: 'approve' | 'deny', sid: string,
+    consent: Consent,
+    decision: 'approve' | 'deny',
+    sid: string,
     overrides: { cookie?: string; form?: Record<string, string>; browser?: Browser | null } = {},
   ) =>
-    postForm(`${paths}/authorize/decision`, { interaction: consent.interaction, csrf: consent.csrf, decision, ...overrides.form }, {
-      cookie: overrides.cookie ?? `${sid}; ${consent.csrfCookie}`,
-      ...(overrides.browser !== undefined && { browser: overrides.browser }),
-    });
+    postForm(
+      `${paths}/authorize/decision`,
+      { interaction: consent.interaction, csrf: consent.csrf, decision, ...overrides.form },
+      {
+        cookie: overrides.cookie ?? `${sid}; ${consent.csrfCookie}`,
+        ...(overrides.browser !== undefined && { browser: overrides.browser }),
+      },
+    );
 
   /** authorize → consent page → approve; returns the callback URL the browser is sent to. */
   async function authorizeAndApprove(params: Record<string, string> = {}, sid: string = signIn(ADA)): Promise<URL> {
@@ -493,9 +519,37 @@ export async function startApp(options: AppOptions = {}) {
   }
 
   return {
-    framework, paths, base, clock, sessions, storage, server, client, other, served, replies, defaultBrowser, browser,
-    request, rawRequest, get, postForm, signIn, authorizeUrl, readConsent, openConsent, decide, authorizeAndApprove, getCode,
-    codeParams, exchange, exchangeInQuery, tokens, api, close, checkHealthy,
+    framework,
+    paths,
+    base,
+    clock,
+    sessions,
+    storage,
+    server,
+    client,
+    other,
+    served,
+    replies,
+    defaultBrowser,
+    browser,
+    request,
+    rawRequest,
+    get,
+    postForm,
+    signIn,
+    authorizeUrl,
+    readConsent,
+    openConsent,
+    decide,
+    authorizeAndApprove,
+    getCode,
+    codeParams,
+    exchange,
+    exchangeInQuery,
+    tokens,
+    api,
+    close,
+    checkHealthy,
   };
 }
 

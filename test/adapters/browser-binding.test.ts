@@ -83,7 +83,9 @@ describe.each(FRAMEWORKS)('%s: an interaction is bound to the browser that start
       // Same account, same CSRF pair, but not the browser that started the request.
       expectAnotherBrowser(await decide(consent, 'approve', sid, { browser: null }));
       expectAnotherBrowser(await decide(consent, 'approve', sid, { browser: browser() }));
-      expectAnotherBrowser(await decide(consent, 'deny', sid, { cookie: `${sid}; ${consent.csrfCookie}; ${BROWSER_COOKIE}=${'B'.repeat(43)}`, browser: null }));
+      expectAnotherBrowser(
+        await decide(consent, 'deny', sid, { cookie: `${sid}; ${consent.csrfCookie}; ${BROWSER_COOKIE}=${'B'.repeat(43)}`, browser: null }),
+      );
     }
     expect(replies.some((r) => /[?&]code=/.test(r.reply.location ?? ''))).toBe(false);
 
@@ -129,22 +131,32 @@ describe.each(FRAMEWORKS)('%s: an interaction is bound to the browser that start
     expect(setCookieValue(bad.headers, BROWSER_COOKIE)).toBeUndefined();
   });
 
-  it('a direct-core flow (no binding) still works, also through the adapter\'s resume route', async () => {
+  it("a direct-core flow (no binding) still works, also through the adapter's resume route", async () => {
     const { server, signIn, authorizeUrl, get, readConsent, decide } = app();
     const url = authorizeUrl({ state: 'direct' });
     // Called directly, as a host with its own authorization page would.
     const login = await server.authorize({ method: 'GET', url, headers: {} });
     expect(login.type).toBe('login');
     const sid = signIn(ADA);
-    const consent = await server.resume((login as { interaction: { id: string } }).interaction.id, { method: 'GET', url: '/x', headers: { cookie: sid } });
+    const consent = await server.resume((login as { interaction: { id: string } }).interaction.id, {
+      method: 'GET',
+      url: '/x',
+      headers: { cookie: sid },
+    });
     expect(consent.type).toBe('consent');
-    const approved = await server.approve((consent as { interaction: { id: string } }).interaction.id, { method: 'POST', url: '/x', headers: { cookie: sid } });
+    const approved = await server.approve((consent as { interaction: { id: string } }).interaction.id, {
+      method: 'POST',
+      url: '/x',
+      headers: { cookie: sid },
+    });
     expect(approved.type).toBe('redirect');
     expect(new URL((approved as { location: string }).location).searchParams.get('code')).toBeTruthy();
 
     // An unbound interaction, sent to the adapter's resume route from a browser without the cookie.
     const again = await server.authorize({ method: 'GET', url, headers: {} });
-    const page = await readConsent(await get(resumePath((again as { interaction: { id: string } }).interaction.id), sid, { browser: null }));
+    const page = await readConsent(
+      await get(resumePath((again as { interaction: { id: string } }).interaction.id), sid, { browser: null }),
+    );
     expect((await decide(page, 'approve', sid, { browser: null })).status).toBe(303);
   });
 });
@@ -166,7 +178,7 @@ describe.each(FRAMEWORKS)('%s: the binding cookie follows basePath', (framework)
 describe.each(FRAMEWORKS)('%s: with onLogin replacing the sign-in redirect', (framework) => {
   const app = useApp({ framework, customInteractions: true });
 
-  it('the host\'s response carries the binding cookie; resume is bound to that browser', async () => {
+  it("the host's response carries the binding cookie; resume is bound to that browser", async () => {
     const { get, authorizeUrl, signIn } = app();
     const login = await get(authorizeUrl());
     expect(login.status).toBe(200);

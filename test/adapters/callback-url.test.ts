@@ -21,7 +21,11 @@ describe.each(FRAMEWORKS)('%s: non-ASCII callback URLs', (framework) => {
 
   it('dynamic registration → 400 invalid_redirect_uri naming the ASCII form; that form registers', async () => {
     const t = app();
-    const register = (uri: string) => t.request('POST', '/v1/oauth/register', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [uri] }) });
+    const register = (uri: string) =>
+      t.request('POST', '/v1/oauth/register', {
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ redirect_uris: [uri] }),
+      });
     const refused = await register(UNICODE);
     expectJsonError(refused, 400, 'invalid_redirect_uri');
     expect(refused.json<{ error_description: string }>().error_description).toContain(ASCII_FORM);

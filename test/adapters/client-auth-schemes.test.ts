@@ -16,7 +16,8 @@ import { expectJsonError, FORM, FRAMEWORKS, useApp, type TestApp, type TokenBody
 const basic = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
-const DIGEST = 'Digest username="ada", realm="authgate", nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093", uri="/v1/oauth/token", response="6629fae49393a05397450978507c4ef1", qop=auth, nc=00000001, cnonce="0a4f113b"';
+const DIGEST =
+  'Digest username="ada", realm="authgate", nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093", uri="/v1/oauth/token", response="6629fae49393a05397450978507c4ef1", qop=auth, nc=00000001, cnonce="0a4f113b"';
 /** Single headers of schemes the endpoints do not support, commas and all. */
 const UNSUPPORTED = [
   DIGEST,
@@ -61,11 +62,17 @@ describe.each(FRAMEWORKS)('%s: one Authorization header with commas is one heade
     const { access_token } = await t.tokens();
     for (const authorization of UNSUPPORTED) {
       expectJsonError(await t.postForm('/v1/oauth/revoke', { token: access_token }, { headers: { authorization } }), 401, 'invalid_client');
-      expectJsonError(await t.postForm('/v1/oauth/introspect', { token: access_token }, { headers: { authorization } }), 401, 'invalid_client');
+      expectJsonError(
+        await t.postForm('/v1/oauth/introspect', { token: access_token }, { headers: { authorization } }),
+        401,
+        'invalid_client',
+      );
     }
     expect((await t.api('GET', '/v2/account', access_token)).status).toBe(200);
     // A Bearer header at revocation, as some clients send the token: still no client authentication.
-    expect((await t.postForm('/v1/oauth/revoke', { token: access_token }, { headers: { authorization: `Bearer ${access_token}` } })).status).toBe(200);
+    expect(
+      (await t.postForm('/v1/oauth/revoke', { token: access_token }, { headers: { authorization: `Bearer ${access_token}` } })).status,
+    ).toBe(200);
     expect((await t.api('GET', '/v2/account', access_token)).status).toBe(401);
   });
 
@@ -77,7 +84,16 @@ describe.each(FRAMEWORKS)('%s: one Authorization header with commas is one heade
       expectJsonError(await t.postForm('/v1/oauth/introspect', aboutForm(), { headers: { authorization } }), 400, 'invalid_request');
     }
     for (const path of ['/v1/oauth/token', '/v1/oauth/revoke', '/v1/oauth/introspect']) {
-      const reply = await t.rawRequest('POST', path, [['content-type', FORM], ['authorization', DIGEST], ['authorization', DIGEST]], 'grant_type=refresh_token&refresh_token=abc&token=abc');
+      const reply = await t.rawRequest(
+        'POST',
+        path,
+        [
+          ['content-type', FORM],
+          ['authorization', DIGEST],
+          ['authorization', DIGEST],
+        ],
+        'grant_type=refresh_token&refresh_token=abc&token=abc',
+      );
       expect(reply.status, path).toBe(400);
       expect(JSON.parse(reply.text).error).toBe('invalid_request');
     }
@@ -91,7 +107,11 @@ describe.each(FRAMEWORKS)('%s: one Authorization header with commas is one heade
       expect(reply.status, authorization).toBe(401);
       expect(reply.headers.get('www-authenticate')).toMatch(/^Bearer realm="[^"]+"$/);
     }
-    for (const authorization of [`Bearer ${access_token}, Bearer abc`, `Bearer ${access_token}, Basic eDp5`, `${DIGEST}, Bearer ${access_token}`]) {
+    for (const authorization of [
+      `Bearer ${access_token}, Bearer abc`,
+      `Bearer ${access_token}, Basic eDp5`,
+      `${DIGEST}, Bearer ${access_token}`,
+    ]) {
       const reply = await t.request('GET', '/v2/account', { headers: { authorization } });
       expect(reply.status, authorization).toBe(400);
       expect(reply.headers.get('www-authenticate')).toContain('error="invalid_request"');
@@ -108,7 +128,12 @@ describe.each(FRAMEWORKS)('%s: HTTP Basic with an empty password', (framework) =
     const registered = await t.server.registerClient({ name: 'Go CLI', redirectUri: 'http://127.0.0.1/callback', public: true });
     const { verifier, challenge } = verifierPair();
     const redirectUri = 'http://127.0.0.1:5555/callback';
-    const callback = await t.authorizeAndApprove({ client_id: registered.clientId, redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: 'S256' });
+    const callback = await t.authorizeAndApprove({
+      client_id: registered.clientId,
+      redirect_uri: redirectUri,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
     return { clientId: registered.clientId, code: callback.searchParams.get('code')!, verifier, redirectUri };
   }
 
@@ -116,13 +141,21 @@ describe.each(FRAMEWORKS)('%s: HTTP Basic with an empty password', (framework) =
     const t = app();
     const { clientId, code, verifier, redirectUri } = await publicCode(t);
     const authorization = `Basic ${Buffer.from(`${clientId}:`).toString('base64')}`;
-    const exchanged = await t.postForm('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier }, { headers: { authorization } });
+    const exchanged = await t.postForm(
+      '/v1/oauth/token',
+      { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier },
+      { headers: { authorization } },
+    );
     expect(exchanged.status, exchanged.text).toBe(200);
     const tokens = exchanged.json<TokenBody>();
     const account = await t.api('GET', '/v2/account', tokens.access_token);
     expect(account.json<{ oauth: { clientId: string } }>().oauth.clientId).toBe(clientId);
 
-    const refreshed = await t.postForm('/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }, { headers: { authorization } });
+    const refreshed = await t.postForm(
+      '/v1/oauth/token',
+      { grant_type: 'refresh_token', refresh_token: tokens.refresh_token },
+      { headers: { authorization } },
+    );
     expect(refreshed.status, refreshed.text).toBe(200);
     expect((await t.api('GET', '/v2/account', refreshed.json<TokenBody>().access_token)).status).toBe(200);
   });
@@ -131,21 +164,53 @@ describe.each(FRAMEWORKS)('%s: HTTP Basic with an empty password', (framework) =
     const t = app();
     const { clientId, code, verifier, redirectUri } = await publicCode(t);
     const empty = `Basic ${Buffer.from(`${clientId}:`).toString('base64')}`;
-    expectJsonError(await t.postForm('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: redirectUri }, { headers: { authorization: empty } }), 400, 'invalid_grant');
-    const withSecret = await t.postForm('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier }, { headers: { authorization: basic(clientId, 'x') } });
+    expectJsonError(
+      await t.postForm(
+        '/v1/oauth/token',
+        { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
+        { headers: { authorization: empty } },
+      ),
+      400,
+      'invalid_grant',
+    );
+    const withSecret = await t.postForm(
+      '/v1/oauth/token',
+      { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier },
+      { headers: { authorization: basic(clientId, 'x') } },
+    );
     expectJsonError(withSecret, 401, 'invalid_client');
-    expect((await t.postForm('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier }, { headers: { authorization: empty } })).status).toBe(200);
+    expect(
+      (
+        await t.postForm(
+          '/v1/oauth/token',
+          { grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier },
+          { headers: { authorization: empty } },
+        )
+      ).status,
+    ).toBe(200);
   });
 
   it('a confidential client with an empty Basic password → 401 invalid_client with a Basic challenge; the code is not used up', async () => {
     const t = app();
     const code = await t.getCode();
     const authorization = `Basic ${Buffer.from(`${t.client.clientId}:`).toString('base64')}`;
-    const reply = await t.postForm('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: t.codeParams(code).redirect_uri }, { headers: { authorization } });
+    const reply = await t.postForm(
+      '/v1/oauth/token',
+      { grant_type: 'authorization_code', code, redirect_uri: t.codeParams(code).redirect_uri },
+      { headers: { authorization } },
+    );
     expectJsonError(reply, 401, 'invalid_client');
     expect(reply.headers.get('www-authenticate')).toMatch(/^Basic /);
     const { access_token, refresh_token } = (await t.exchange(code)).json<TokenBody>();
-    expectJsonError(await t.postForm('/v1/oauth/token', { grant_type: 'refresh_token', refresh_token }, { headers: { authorization } }), 401, 'invalid_client');
-    expectJsonError(await t.postForm('/v1/oauth/introspect', { token: access_token }, { headers: { authorization } }), 401, 'invalid_client');
+    expectJsonError(
+      await t.postForm('/v1/oauth/token', { grant_type: 'refresh_token', refresh_token }, { headers: { authorization } }),
+      401,
+      'invalid_client',
+    );
+    expectJsonError(
+      await t.postForm('/v1/oauth/introspect', { token: access_token }, { headers: { authorization } }),
+      401,
+      'invalid_client',
+    );
   });
 });

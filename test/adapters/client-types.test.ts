@@ -43,7 +43,10 @@ describe.each(FRAMEWORKS)('%s: a dynamically registered client is code-only', (f
     expect(reply.status, reply.text).toBe(201);
     expect(reply.json().response_types).toEqual(['code']);
     const clientId = reply.json<{ client_id: string }>().client_id;
-    const refused = await get(authorizeUrl({ client_id: clientId, redirect_uri: LOOPBACK, response_type: 'token', state: 'st-6' }), signIn(ADA));
+    const refused = await get(
+      authorizeUrl({ client_id: clientId, redirect_uri: LOOPBACK, response_type: 'token', state: 'st-6' }),
+      signIn(ADA),
+    );
     expect(refused.status).toBe(302);
     const url = new URL(refused.location!);
     expect(`${url.origin}${url.pathname}`).toBe(LOOPBACK);
@@ -59,7 +62,11 @@ describe.each(FRAMEWORKS)('%s: a dynamically registered client is code-only', (f
     expect(reply.status, reply.text).toBe(201);
     expect(reply.json().grant_types).toEqual(['authorization_code']);
     const clientId = reply.json<{ client_id: string }>().client_id;
-    expectJsonError(await postForm('/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: 'x'.repeat(43), client_id: clientId }), 400, 'unauthorized_client');
+    expectJsonError(
+      await postForm('/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: 'x'.repeat(43), client_id: clientId }),
+      400,
+      'unauthorized_client',
+    );
     expectJsonError(await register({ grant_types: ['refresh_token'] }), 400, 'invalid_client_metadata');
   });
 
@@ -68,9 +75,18 @@ describe.each(FRAMEWORKS)('%s: a dynamically registered client is code-only', (f
     const clientId = (await register({ grant_types: ['authorization_code'] })).json<{ client_id: string }>().client_id;
     const verifier = 'v'.repeat(43);
     const challenge = createHash('sha256').update(verifier).digest('base64url');
-    const callback = await authorizeAndApprove({ client_id: clientId, redirect_uri: LOOPBACK, code_challenge: challenge, code_challenge_method: 'S256' }, signIn(ADA));
+    const callback = await authorizeAndApprove(
+      { client_id: clientId, redirect_uri: LOOPBACK, code_challenge: challenge, code_challenge_method: 'S256' },
+      signIn(ADA),
+    );
     const code = callback.searchParams.get('code')!;
-    const reply = await postForm('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: LOOPBACK, client_id: clientId, code_verifier: verifier });
+    const reply = await postForm('/v1/oauth/token', {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: LOOPBACK,
+      client_id: clientId,
+      code_verifier: verifier,
+    });
     expect(reply.status, reply.text).toBe(200);
     const body = reply.json();
     expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'info', 'scope', 'token_type']);

@@ -5,7 +5,17 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  ACCESS_TOKEN_SECONDS, ADA, BOB, FRAMEWORKS, CALLBACK, LOGIN_URL, expectErrorPage, expectNoStoreJson, fragmentParams, setCookieValue, useApp,
+  ACCESS_TOKEN_SECONDS,
+  ADA,
+  BOB,
+  FRAMEWORKS,
+  CALLBACK,
+  LOGIN_URL,
+  expectErrorPage,
+  expectNoStoreJson,
+  fragmentParams,
+  setCookieValue,
+  useApp,
   type TokenBody,
 } from './app.js';
 
@@ -181,7 +191,9 @@ describe.each(FRAMEWORKS)('%s: authorization code flow over HTTP', (framework) =
     const { signIn, openConsent, decide, exchange } = app();
     const sid = signIn(ADA);
     const consent = await openConsent({ scope: 'read' }, sid);
-    const reply = await decide(consent, 'approve', sid, { form: { scope: 'read write', redirect_uri: 'https://evil.example/cb', client_id: 'x' } });
+    const reply = await decide(consent, 'approve', sid, {
+      form: { scope: 'read write', redirect_uri: 'https://evil.example/cb', client_id: 'x' },
+    });
     expect(reply.status).toBe(303);
     const callback = new URL(reply.location!);
     expect(target(callback)).toBe(CALLBACK);

@@ -69,7 +69,11 @@ describe.each(FRAMEWORKS)('%s: CSRF protection of the consent form', (framework)
     const sid = signIn(ADA);
     const consent = await openConsent({}, sid);
     const cookie = `${sid}; ${consent.csrfCookie}`;
-    const bad = await postForm('/v1/oauth/authorize/decision', { interaction: consent.interaction, csrf: consent.csrf, decision: 'maybe' }, { cookie });
+    const bad = await postForm(
+      '/v1/oauth/authorize/decision',
+      { interaction: consent.interaction, csrf: consent.csrf, decision: 'maybe' },
+      { cookie },
+    );
     expectErrorPage(bad, 'invalid_request');
     const twice = `interaction=${consent.interaction}&interaction=${consent.interaction}&csrf=${consent.csrf}&decision=approve`;
     expectErrorPage(await postForm('/v1/oauth/authorize/decision', twice, { cookie }), 'invalid_request');
@@ -77,16 +81,29 @@ describe.each(FRAMEWORKS)('%s: CSRF protection of the consent form', (framework)
 
   // Not on workerd: it joins repeated Cookie lines with ", " (as Fetch joins any header), which
   // the core does not split, so the cookies after the first are not read there.
-  it.skipIf(framework === 'workerd')('session, CSRF and binding cookies on separate Cookie lines (as HTTP/2 browsers send them) are all read', async () => {
-    const { signIn, openConsent, rawRequest, defaultBrowser } = app();
-    const sid = signIn(ADA);
-    const consent = await openConsent({}, sid);
-    const form = new URLSearchParams({ interaction: consent.interaction, csrf: consent.csrf, decision: 'approve' }).toString();
-    const binding = defaultBrowser.cookieFor('/v1/oauth/authorize/decision')!;
-    const reply = await rawRequest('POST', '/v1/oauth/authorize/decision', [['content-type', FORM], ['cookie', sid], ['cookie', consent.csrfCookie], ['cookie', binding]], form);
-    expect(reply.status, reply.text).toBe(303);
-    expect(new URL(String(reply.headers['location'])).searchParams.get('code')).toBeTruthy();
-  });
+  it.skipIf(framework === 'workerd')(
+    'session, CSRF and binding cookies on separate Cookie lines (as HTTP/2 browsers send them) are all read',
+    async () => {
+      const { signIn, openConsent, rawRequest, defaultBrowser } = app();
+      const sid = signIn(ADA);
+      const consent = await openConsent({}, sid);
+      const form = new URLSearchParams({ interaction: consent.interaction, csrf: consent.csrf, decision: 'approve' }).toString();
+      const binding = defaultBrowser.cookieFor('/v1/oauth/authorize/decision')!;
+      const reply = await rawRequest(
+        'POST',
+        '/v1/oauth/authorize/decision',
+        [
+          ['content-type', FORM],
+          ['cookie', sid],
+          ['cookie', consent.csrfCookie],
+          ['cookie', binding],
+        ],
+        form,
+      );
+      expect(reply.status, reply.text).toBe(303);
+      expect(new URL(String(reply.headers['location'])).searchParams.get('code')).toBeTruthy();
+    },
+  );
 
   it('a second consent page reuses a valid CSRF cookie the browser already holds', async () => {
     const { signIn, openConsent, get, authorizeUrl, readConsent } = app();
@@ -117,7 +134,7 @@ describe.each(FRAMEWORKS)('%s: error pages of the authorization endpoint (400 HT
     ['case changed', 'https://client.example/CB'],
     ['trailing slash', 'https://client.example/cb/'],
     ['extra query', 'https://client.example/cb?x=1'],
-    ['another client\'s callback', 'https://other.example/cb'],
+    ["another client's callback", 'https://other.example/cb'],
   ])('wrong redirect_uri (%s)', async (_name, redirectUri) => {
     const { get, authorizeUrl, signIn } = app();
     const reply = await get(authorizeUrl({ redirect_uri: redirectUri }), signIn(ADA));
@@ -127,7 +144,10 @@ describe.each(FRAMEWORKS)('%s: error pages of the authorization endpoint (400 HT
 
   it('missing redirect_uri never falls back to the registered one', async () => {
     const { get, signIn, client } = app();
-    const reply = await get(`/v1/oauth/authorize?${new URLSearchParams({ client_id: client.clientId, response_type: 'code' })}`, signIn(ADA));
+    const reply = await get(
+      `/v1/oauth/authorize?${new URLSearchParams({ client_id: client.clientId, response_type: 'code' })}`,
+      signIn(ADA),
+    );
     expectErrorPage(reply, 'invalid_redirect_uri');
   });
 
@@ -145,7 +165,10 @@ describe.each(FRAMEWORKS)('%s: error pages of the authorization endpoint (400 HT
 
   it('bad redirect_uri with another error (bad response_type) is still an error page', async () => {
     const { get, authorizeUrl, signIn } = app();
-    expectErrorPage(await get(authorizeUrl({ redirect_uri: 'https://evil.example/cb', response_type: 'id_token' }), signIn(ADA)), 'invalid_redirect_uri');
+    expectErrorPage(
+      await get(authorizeUrl({ redirect_uri: 'https://evil.example/cb', response_type: 'id_token' }), signIn(ADA)),
+      'invalid_redirect_uri',
+    );
   });
 
   it('reflected values are HTML-escaped on error pages', async () => {

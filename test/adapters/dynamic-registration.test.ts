@@ -19,7 +19,10 @@ const pkcePair = () => {
 
 describe.each(FRAMEWORKS)('%s: dynamic client registration (RFC 7591)', (framework) => {
   const register = (app: ReturnType<ReturnType<typeof useApp>>, body: unknown, type = JSON_TYPE) =>
-    app.request('POST', '/v1/oauth/register', { headers: { 'content-type': type }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    app.request('POST', '/v1/oauth/register', {
+      headers: { 'content-type': type },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
 
   describe('off (the default)', () => {
     const app = useApp({ framework, server: { issuer: ISSUER } });
@@ -37,23 +40,52 @@ describe.each(FRAMEWORKS)('%s: dynamic client registration (RFC 7591)', (framewo
       const { authorizeAndApprove, postForm, api, get } = app();
       expect((await get(METADATA)).json().registration_endpoint).toBe(`${ISSUER}/v1/oauth/register`);
 
-      const reply = await register(app(), { client_name: 'My CLI', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none' });
+      const reply = await register(app(), {
+        client_name: 'My CLI',
+        redirect_uris: ['http://127.0.0.1/callback'],
+        token_endpoint_auth_method: 'none',
+      });
       expect(reply.status, reply.text).toBe(201);
       expectNoStoreJson(reply);
       const registered = reply.json<{ client_id: string }>();
-      expect(registered).toMatchObject({ client_name: 'My CLI', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none' });
+      expect(registered).toMatchObject({
+        client_name: 'My CLI',
+        redirect_uris: ['http://127.0.0.1/callback'],
+        token_endpoint_auth_method: 'none',
+      });
       expect(registered).not.toHaveProperty('client_secret');
 
       const { verifier, challenge } = pkcePair();
       const redirectUri = 'http://127.0.0.1:4567/callback';
-      const callback = await authorizeAndApprove({ client_id: registered.client_id, redirect_uri: redirectUri, code_challenge: challenge, code_challenge_method: 'S256', scope: 'read' });
+      const callback = await authorizeAndApprove({
+        client_id: registered.client_id,
+        redirect_uri: redirectUri,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        scope: 'read',
+      });
       expect(`${callback.origin}${callback.pathname}`).toBe(redirectUri);
       expect(callback.searchParams.get('iss')).toBe(ISSUER);
       const code = callback.searchParams.get('code')!;
 
       // No verifier: refused, and the code is not used up.
-      expectJsonError(await postForm('/v1/oauth/token', { grant_type: 'authorization_code', code, client_id: registered.client_id, redirect_uri: redirectUri }), 400, 'invalid_grant');
-      const exchanged = await postForm('/v1/oauth/token', { grant_type: 'authorization_code', code, client_id: registered.client_id, redirect_uri: redirectUri, code_verifier: verifier });
+      expectJsonError(
+        await postForm('/v1/oauth/token', {
+          grant_type: 'authorization_code',
+          code,
+          client_id: registered.client_id,
+          redirect_uri: redirectUri,
+        }),
+        400,
+        'invalid_grant',
+      );
+      const exchanged = await postForm('/v1/oauth/token', {
+        grant_type: 'authorization_code',
+        code,
+        client_id: registered.client_id,
+        redirect_uri: redirectUri,
+        code_verifier: verifier,
+      });
       expect(exchanged.status, exchanged.text).toBe(200);
       const tokens = exchanged.json<TokenBody>();
       expect(tokens.scope).toBe('read');

@@ -38,9 +38,20 @@ describe('Express: host body parsers mounted before the router', () => {
 
   const cb = encodeURIComponent(CALLBACK);
   it.each([
-    ['client_id[$ne]=x', (code: string) => `grant_type=authorization_code&code=${code}&client_id[$ne]=x&client_secret[$ne]=x&redirect_uri=${cb}`],
-    ['code[$gt]=', (_code: string, id: string, secret: string) => `grant_type=authorization_code&code[$gt]=&client_id=${id}&client_secret=${secret}&redirect_uri=${cb}`],
-    ['code[]=a&code[]=b', (code: string, id: string, secret: string) => `grant_type=authorization_code&code[]=${code}&code[]=x&client_id=${id}&client_secret=${secret}&redirect_uri=${cb}`],
+    [
+      'client_id[$ne]=x',
+      (code: string) => `grant_type=authorization_code&code=${code}&client_id[$ne]=x&client_secret[$ne]=x&redirect_uri=${cb}`,
+    ],
+    [
+      'code[$gt]=',
+      (_code: string, id: string, secret: string) =>
+        `grant_type=authorization_code&code[$gt]=&client_id=${id}&client_secret=${secret}&redirect_uri=${cb}`,
+    ],
+    [
+      'code[]=a&code[]=b',
+      (code: string, id: string, secret: string) =>
+        `grant_type=authorization_code&code[]=${code}&code[]=x&client_id=${id}&client_secret=${secret}&redirect_uri=${cb}`,
+    ],
     ['__proto__[x]=1', (code: string) => `__proto__[x]=1&constructor[prototype][y]=1&grant_type=authorization_code&code=${code}`],
   ])('nested params (%s) → 400 invalid_request, never 500', async (_name, makeBody) => {
     const { getCode, postForm, client, exchange } = app();

@@ -9,12 +9,19 @@ import { createOAuthRouter } from '../../adapters/express/index.js';
 import { setup } from '../helpers.js';
 
 let close: (() => Promise<void>) | undefined;
-afterEach(async () => { await close?.(); close = undefined; });
+afterEach(async () => {
+  await close?.();
+  close = undefined;
+});
 
 async function listen(app: Express): Promise<string> {
   const listener = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => listener.once('listening', resolve));
-  close = () => new Promise((resolve) => { listener.closeAllConnections(); listener.close(() => resolve()); });
+  close = () =>
+    new Promise((resolve) => {
+      listener.closeAllConnections();
+      listener.close(() => resolve());
+    });
   return `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
 }
 
@@ -34,24 +41,25 @@ describe('Express: router mounted under a path', () => {
     expect(binding).toMatch(/^authgate_browser=[A-Za-z0-9_-]{43}; Path=\/auth\/v1\/oauth\/authorize;/);
     const interaction = /name="interaction" value="([^"]+)"/.exec(html)![1]!;
     const csrf = /name="csrf" value="([^"]+)"/.exec(html)![1]!;
-    const post = (cookie: string) => fetch(`${base}/auth/v1/oauth/authorize/decision`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
-      body: new URLSearchParams({ interaction, csrf, decision: 'approve' }).toString(),
-    });
+    const post = (cookie: string) =>
+      fetch(`${base}/auth/v1/oauth/authorize/decision`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+        body: new URLSearchParams({ interaction, csrf, decision: 'approve' }).toString(),
+      });
     // Without it, the form is from another browser.
     expect((await post(`${t.ada}; authgate_csrf=${csrf}`)).status).toBe(400);
     const decided = await post(`${t.ada}; authgate_csrf=${csrf}; ${binding!.split(';')[0]}`);
     expect(decided.status).toBe(303);
     expect(decided.headers.get('location')).toMatch(/^https:\/\/client\.example\/cb\?code=/);
-    const doc = await (await fetch(`${base}/auth/.well-known/oauth-authorization-server`)).json() as Record<string, string>;
+    const doc = (await (await fetch(`${base}/auth/.well-known/oauth-authorization-server`)).json()) as Record<string, string>;
     expect(doc.token_endpoint).toBe('https://as.example/auth/v1/oauth/token');
   });
 });
 
 describe('Express: host parsers with their own limits', () => {
-  it('the router\'s 64 KiB limit holds even when a host parser with a 10 MB limit read the body', async () => {
+  it("the router's 64 KiB limit holds even when a host parser with a 10 MB limit read the body", async () => {
     const t = await setup();
     const app = express();
     app.use(express.urlencoded({ extended: false, limit: '10mb' }));
@@ -95,7 +103,7 @@ describe('Express: host parsers with their own limits', () => {
   });
 });
 
-describe('Express: the router in front of the host\'s own routes', () => {
+describe("Express: the router in front of the host's own routes", () => {
   // Requests for other paths leave the router at its first layer; the paths it serves must
   // still reach it in every form Express itself matches (any case, a trailing slash).
   async function app(basePath?: string, mount?: string, extend?: (router: Router) => void): Promise<string> {
@@ -105,7 +113,9 @@ describe('Express: the router in front of the host\'s own routes', () => {
     extend?.(router);
     if (mount) host.use(mount, router);
     else host.use(router);
-    host.use((req, res) => { res.status(299).type('text/plain').send(`host ${req.method} ${req.originalUrl}`); });
+    host.use((req, res) => {
+      res.status(299).type('text/plain').send(`host ${req.method} ${req.originalUrl}`);
+    });
     return listen(host);
   }
   const post = (base: string, path: string) =>
@@ -128,7 +138,10 @@ describe('Express: the router in front of the host\'s own routes', () => {
   ])('POST %s is answered by %s (400: the OAuth endpoint; 299: the host)', async (path, status) => {
     const res = await post(await app(), path);
     expect(res.status).toBe(status);
-    if (status === 400) expect(await res.json()).toMatchObject({ error: path.toLowerCase().includes('revoke') ? 'invalid_request' : 'unsupported_grant_type' });
+    if (status === 400)
+      expect(await res.json()).toMatchObject({
+        error: path.toLowerCase().includes('revoke') ? 'invalid_request' : 'unsupported_grant_type',
+      });
     else expect(await res.text()).toBe(`host POST ${path}`);
   });
 
@@ -155,8 +168,12 @@ describe('Express: the router in front of the host\'s own routes', () => {
 
   it('routes a host adds to the returned router still answer, on its own paths and under basePath', async () => {
     const base = await app(undefined, undefined, (router) => {
-      router.post('/login', (_req, res) => { res.status(298).send('login'); });
-      router.get('/v1/oauth/help', (_req, res) => { res.status(297).send('help'); });
+      router.post('/login', (_req, res) => {
+        res.status(298).send('login');
+      });
+      router.get('/v1/oauth/help', (_req, res) => {
+        res.status(297).send('help');
+      });
     });
     expect((await post(base, '/login')).status).toBe(298);
     expect((await fetch(`${base}/v1/oauth/help`)).status).toBe(297);
@@ -167,7 +184,13 @@ describe('Express: the router in front of the host\'s own routes', () => {
   it('the OAuth routes are Express routes: req.route is set for them (hosts label metrics with it)', async () => {
     const t = await setup();
     const host = express();
-    host.use(createOAuthRouter(t.server, { onConsent: (req, res) => { res.status(200).send(`route ${(req.route as { path?: string } | undefined)?.path}`); } }));
+    host.use(
+      createOAuthRouter(t.server, {
+        onConsent: (req, res) => {
+          res.status(200).send(`route ${(req.route as { path?: string } | undefined)?.path}`);
+        },
+      }),
+    );
     const base = await listen(host);
     const res = await fetch(`${base}${t.authorizeUrl()}`, { headers: { cookie: t.ada } });
     expect(await res.text()).toBe('route /v1/oauth/authorize');
@@ -176,9 +199,14 @@ describe('Express: the router in front of the host\'s own routes', () => {
   it('only A-Z fold, as in Express: a Kelvin sign (U+212A) is no k, even after a host decodes the path', async () => {
     const t = await setup();
     const host = express();
-    host.use((req, _res, next) => { req.url = decodeURIComponent(req.url); next(); });
+    host.use((req, _res, next) => {
+      req.url = decodeURIComponent(req.url);
+      next();
+    });
     host.use(createOAuthRouter(t.server));
-    host.use((_req, res) => { res.status(299).send('host'); });
+    host.use((_req, res) => {
+      res.status(299).send('host');
+    });
     const base = await listen(host);
     expect((await post(base, '/v1/oauth/to%E2%84%AAen')).status).toBe(299);
     expect((await post(base, '/v1/oauth/TOKEN')).status).toBe(400);

@@ -39,7 +39,10 @@ describe('Fastify: a host that registered @fastify/formbody at the root', () => 
   it('a JSON body (which Fastify would parse for the host) → 400 invalid_request, and the code is not used up', async () => {
     const { getCode, request, codeParams, exchange } = app();
     const code = await getCode();
-    const reply = await request('POST', '/v1/oauth/token', { headers: { 'content-type': 'application/json' }, body: JSON.stringify(codeParams(code)) });
+    const reply = await request('POST', '/v1/oauth/token', {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(codeParams(code)),
+    });
     expectJsonError(reply, 400, 'invalid_request');
     expect((await exchange(code)).status).toBe(200);
   });
@@ -55,14 +58,14 @@ describe('Fastify: a host that registered @fastify/formbody at the root', () => 
     expectJsonError(reply, 400, 'invalid_request');
   });
 
-  it('the plugin\'s 64 KiB limit applies to its routes (formbody would take 1 MiB)', async () => {
+  it("the plugin's 64 KiB limit applies to its routes (formbody would take 1 MiB)", async () => {
     const { postForm } = app();
     const reply = await postForm('/v1/oauth/token', `grant_type=authorization_code&x=${'a'.repeat(64 * 1024)}`);
     expect(reply.status).toBe(413);
     expect(reply.json<{ error: string }>().error).toBe('invalid_request');
   });
 
-  it('the host\'s own routes still get formbody\'s and Fastify\'s parsed bodies', async () => {
+  it("the host's own routes still get formbody's and Fastify's parsed bodies", async () => {
     const { postForm, request } = app();
     expect((await postForm('/host/echo', 'a=1&b=2')).json()).toEqual({ body: { a: '1', b: '2' } });
     const json = await request('POST', '/host/echo', { headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
@@ -70,7 +73,7 @@ describe('Fastify: a host that registered @fastify/formbody at the root', () => 
   });
 });
 
-describe('Fastify: the plugin\'s parsers, hooks and error handler stay inside it', () => {
+describe("Fastify: the plugin's parsers, hooks and error handler stay inside it", () => {
   const hostParsed: string[] = [];
   const hostSawContentType: Array<string | undefined> = [];
   const app = useApp({
@@ -96,7 +99,7 @@ describe('Fastify: the plugin\'s parsers, hooks and error handler stay inside it
     },
   });
 
-  it('the host\'s parsers never run for the plugin\'s routes; the host\'s hooks see the real content type', async () => {
+  it("the host's parsers never run for the plugin's routes; the host's hooks see the real content type", async () => {
     hostParsed.length = 0;
     hostSawContentType.length = 0;
     const { tokens, postForm, request } = app();
@@ -108,11 +111,13 @@ describe('Fastify: the plugin\'s parsers, hooks and error handler stay inside it
     expect(hostSawContentType).toEqual([FORM, FORM, FORM, 'application/xml']);
   });
 
-  it('the host\'s routes keep the host\'s parsers; the plugin\'s catch-all parser does not leak to them', async () => {
+  it("the host's routes keep the host's parsers; the plugin's catch-all parser does not leak to them", async () => {
     hostParsed.length = 0;
     const { postForm, request } = app();
     expect((await postForm('/host/echo', 'a=1')).json()).toEqual({ body: { a: '1' } });
-    expect((await request('POST', '/host/echo', { headers: { 'content-type': 'application/xml' }, body: '<a/>' })).json()).toEqual({ body: { xml: '<a/>' } });
+    expect((await request('POST', '/host/echo', { headers: { 'content-type': 'application/xml' }, body: '<a/>' })).json()).toEqual({
+      body: { xml: '<a/>' },
+    });
     expect(hostParsed).toEqual(['/host/echo', '/host/echo']);
     // No parser for this type on the host: Fastify refuses it (the plugin's '*' parser is not there).
     const unknown = await request('POST', '/host/echo', { headers: { 'content-type': 'application/x-unknown' }, body: 'x' });
@@ -120,7 +125,7 @@ describe('Fastify: the plugin\'s parsers, hooks and error handler stay inside it
     expect(unknown.json()).toEqual({ host: true, code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' });
   });
 
-  it('the host\'s errors go to the host\'s error handler; the plugin\'s body errors stay the plugin\'s 413 JSON', async () => {
+  it("the host's errors go to the host's error handler; the plugin's body errors stay the plugin's 413 JSON", async () => {
     const { request, postForm } = app();
     expect((await request('POST', '/host/fail')).json()).toEqual({ host: true, code: 'HOST_FAILURE' });
     const tooLarge = await request('POST', '/host/echo', { headers: { 'content-type': FORM }, body: `a=${'x'.repeat(2 * 1024 * 1024)}` });
@@ -134,7 +139,7 @@ describe('Fastify: the plugin\'s parsers, hooks and error handler stay inside it
 describe('Fastify: registered with a prefix', () => {
   const app = useApp({ framework: 'fastify', fastifyPrefix: '/auth' });
 
-  it('the routes, the consent form\'s action and its cookie path all carry the prefix; the flow works', async () => {
+  it("the routes, the consent form's action and its cookie path all carry the prefix; the flow works", async () => {
     const { paths, signIn, openConsent, decide, exchange, api, get } = app();
     expect(paths).toBe('/auth/v1/oauth');
     const sid = signIn(ADA);
@@ -150,7 +155,7 @@ describe('Fastify: registered with a prefix', () => {
   });
 });
 
-describe('Fastify: fastify.inject() (no socket), and requireToken as a route\'s preHandler', () => {
+describe("Fastify: fastify.inject() (no socket), and requireToken as a route's preHandler", () => {
   it('serves the flow and protects a route', async () => {
     const clock = new FakeClock();
     const sessions = new FakeSessions(clock);
@@ -166,12 +171,19 @@ describe('Fastify: fastify.inject() (no socket), and requireToken as a route\'s 
     expect(silent.statusCode).toBe(302);
     expect(new URL(silent.headers.location as string).searchParams.get('error')).toBe('consent_required');
 
-    const page = await app.inject({ method: 'GET', url: `/v1/oauth/authorize?${query}`.replace('&prompt=none', ''), headers: { cookie: sid } });
+    const page = await app.inject({
+      method: 'GET',
+      url: `/v1/oauth/authorize?${query}`.replace('&prompt=none', ''),
+      headers: { cookie: sid },
+    });
     expect(page.statusCode).toBe(200);
     const field = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(page.body)![1]!;
     const csrf = field('csrf');
     // The browser-binding cookie the consent page set goes back, as a browser would send it.
-    const binding = ([] as string[]).concat(page.headers['set-cookie'] ?? []).find((line) => line.startsWith('authgate_browser='))!.split(';')[0];
+    const binding = ([] as string[])
+      .concat(page.headers['set-cookie'] ?? [])
+      .find((line) => line.startsWith('authgate_browser='))!
+      .split(';')[0];
     const decided = await app.inject({
       method: 'POST',
       url: '/v1/oauth/authorize/decision',
@@ -184,11 +196,19 @@ describe('Fastify: fastify.inject() (no socket), and requireToken as a route\'s 
       method: 'POST',
       url: '/v1/oauth/token',
       headers: { 'content-type': FORM },
-      payload: new URLSearchParams({ grant_type: 'authorization_code', code, client_id: client.clientId, client_secret: client.clientSecret, redirect_uri: CALLBACK }).toString(),
+      payload: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+        redirect_uri: CALLBACK,
+      }).toString(),
     });
     expect(token.statusCode, token.body).toBe(200);
     const accessToken = token.json<TokenBody>().access_token;
-    expect((await app.inject({ method: 'GET', url: '/v2/me', headers: { authorization: `Bearer ${accessToken}` } })).json()).toEqual({ uuid: ADA.uuid });
+    expect((await app.inject({ method: 'GET', url: '/v2/me', headers: { authorization: `Bearer ${accessToken}` } })).json()).toEqual({
+      uuid: ADA.uuid,
+    });
     const denied = await app.inject({ method: 'GET', url: '/v2/me' });
     expect(denied.statusCode).toBe(401);
     expect(denied.headers['www-authenticate']).toMatch(/^Bearer realm=/);

@@ -25,7 +25,7 @@ describe.each([
     },
   });
 
-  it('the full code flow works: the adapter gets the raw body from Hono\'s copy', async () => {
+  it("the full code flow works: the adapter gets the raw body from Hono's copy", async () => {
     const { getCode, exchange, postForm } = app();
     const reply = await exchange(await getCode({ scope: 'read write' }));
     expect(reply.status, reply.text).toBe(200);
@@ -37,7 +37,10 @@ describe.each([
     const { getCode, postForm, request, codeParams } = app();
     const code = await getCode();
     expectJsonError(await postForm('/v1/oauth/token', `${new URLSearchParams(codeParams(code))}&code=${code}`), 400, 'invalid_request');
-    const json = await request('POST', '/v1/oauth/token', { headers: { 'content-type': 'application/json' }, body: JSON.stringify(codeParams(code)) });
+    const json = await request('POST', '/v1/oauth/token', {
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(codeParams(code)),
+    });
     expectJsonError(json, 400, 'invalid_request');
   });
 
@@ -79,21 +82,31 @@ describe('Hono: no server at all (app.request / app.fetch, as on Workers, Deno o
     const html = await page.text();
     const field = (name: string) => new RegExp(`name="${name}" value="([^"]+)"`).exec(html)![1]!;
     const csrf = field('csrf');
-    const decided = await app.fetch(new Request('https://auth.example/v1/oauth/authorize/decision', {
-      method: 'POST',
-      headers: { cookie: `${sid}; authgate_csrf=${csrf}; ${binding}`, 'content-type': FORM },
-      body: new URLSearchParams({ interaction: field('interaction'), csrf, decision: 'approve' }),
-    }));
+    const decided = await app.fetch(
+      new Request('https://auth.example/v1/oauth/authorize/decision', {
+        method: 'POST',
+        headers: { cookie: `${sid}; authgate_csrf=${csrf}; ${binding}`, 'content-type': FORM },
+        body: new URLSearchParams({ interaction: field('interaction'), csrf, decision: 'approve' }),
+      }),
+    );
     expect(decided.status).toBe(303);
     const code = new URL(decided.headers.get('location')!).searchParams.get('code')!;
     const token = await app.request('/v1/oauth/token', {
       method: 'POST',
       headers: { 'content-type': FORM },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, client_id: client.clientId, client_secret: client.clientSecret, redirect_uri: CALLBACK }),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+        redirect_uri: CALLBACK,
+      }),
     });
     expect(token.status).toBe(200);
     const { access_token } = (await token.json()) as TokenBody;
-    expect(await (await app.request('/v2/me', { headers: { authorization: `Bearer ${access_token}` } })).json()).toEqual({ uuid: ADA.uuid });
+    expect(await (await app.request('/v2/me', { headers: { authorization: `Bearer ${access_token}` } })).json()).toEqual({
+      uuid: ADA.uuid,
+    });
     const denied = await app.request('/v2/me');
     expect(denied.status).toBe(401);
     expect(denied.headers.get('www-authenticate')).toMatch(/^Bearer realm=/);

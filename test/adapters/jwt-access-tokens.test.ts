@@ -32,7 +32,10 @@ describe.each(FRAMEWORKS)('%s: JWT access tokens (RFC 9068) and the JWKS', (fram
 
     const account = await api('GET', '/v2/account', access_token);
     expect(account.status, account.text).toBe(200);
-    expect(account.json<{ oauth: { account: { uuid: string }; scope: string[] } }>().oauth).toMatchObject({ account: { uuid: ADA.uuid }, scope: ['read', 'write'] });
+    expect(account.json<{ oauth: { account: { uuid: string }; scope: string[] } }>().oauth).toMatchObject({
+      account: { uuid: ADA.uuid },
+      scope: ['read', 'write'],
+    });
     expect((await api('POST', '/v2/things', access_token)).status).toBe(201);
 
     expect((await postForm('/v1/oauth/revoke', { token: access_token })).status).toBe(200);

@@ -12,7 +12,7 @@ describe.each(FRAMEWORKS)('%s: authorization server metadata (RFC 8414)', (frame
   describe('with an issuer', () => {
     const app = useApp({ framework, server: { issuer: ISSUER } });
 
-    it('GET /.well-known/oauth-authorization-server → 200 JSON, cacheable, exactly the core\'s document', async () => {
+    it("GET /.well-known/oauth-authorization-server → 200 JSON, cacheable, exactly the core's document", async () => {
       const { get, request, server } = app();
       const reply = await get(METADATA);
       expect(reply.status, reply.text).toBe(200);
@@ -40,7 +40,12 @@ describe.each(FRAMEWORKS)('%s: authorization server metadata (RFC 8414)', (frame
       const { get, request } = app();
       const doc = (await get(METADATA)).json<Record<string, unknown>>();
       const endpoints = Object.entries(doc).filter(([key]) => key.endsWith('_endpoint'));
-      expect(endpoints.map(([key]) => key).sort()).toEqual(['authorization_endpoint', 'introspection_endpoint', 'revocation_endpoint', 'token_endpoint']);
+      expect(endpoints.map(([key]) => key).sort()).toEqual([
+        'authorization_endpoint',
+        'introspection_endpoint',
+        'revocation_endpoint',
+        'token_endpoint',
+      ]);
       for (const [key, url] of endpoints) {
         const path = new URL(url as string).pathname;
         const reply = await request(key === 'authorization_endpoint' ? 'GET' : 'POST', path);

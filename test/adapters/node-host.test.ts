@@ -69,11 +69,15 @@ describe('node:http: createOAuthHandler as the whole listener (no next)', () => 
 describe('node:http: with next', () => {
   it('a hook that throws goes to next(error)', async () => {
     const passed: unknown[] = [];
-    const { authorize, sid } = await start({ onConsent: failing }, (oauth) => (req, res) => oauth(req, res, (error) => {
-      passed.push(error);
-      res.statusCode = 418;
-      res.end();
-    }));
+    const { authorize, sid } = await start(
+      { onConsent: failing },
+      (oauth) => (req, res) =>
+        oauth(req, res, (error) => {
+          passed.push(error);
+          res.statusCode = 418;
+          res.end();
+        }),
+    );
     expect((await fetch(authorize, { headers: { cookie: sid } })).status).toBe(418);
     expect(passed).toEqual([new Error('host hook failed')]);
   });
@@ -91,7 +95,8 @@ describe('node:http: with next', () => {
   });
 
   it('onLogin gets the response with the binding cookie already on it', async () => {
-    const onLogin = (_req: IncomingMessage, res: ServerResponse) => res.writeHead(200, { 'content-type': 'text/plain' }).end('custom login');
+    const onLogin = (_req: IncomingMessage, res: ServerResponse) =>
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('custom login');
     const { authorize } = await start({ onLogin }, (oauth) => (req, res) => oauth(req, res));
     const reply = await fetch(authorize);
     expect([reply.status, await reply.text()]).toEqual([200, 'custom login']);
@@ -109,7 +114,11 @@ describe('node:http: with next', () => {
     });
     const revoked = await fetch(`${base}/v1/oauth/revoke`, { method: 'POST', headers: { 'content-type': FORM }, body: 'token=x' });
     expect([revoked.status, await revoked.text()]).toEqual([200, '{}']);
-    const big = await fetch(`${base}/v1/oauth/revoke`, { method: 'POST', headers: { 'content-type': FORM }, body: `token=${'x'.repeat(200)}` });
+    const big = await fetch(`${base}/v1/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': FORM },
+      body: `token=${'x'.repeat(200)}`,
+    });
     expect(big.status).toBe(413);
     expect(await big.json()).toMatchObject({ error: 'invalid_request' });
   });

@@ -5,7 +5,18 @@
  * POST.
  */
 import { describe, expect, it } from 'vitest';
-import { ADA, CALLBACK, FORM, FRAMEWORKS, expectErrorPage, expectJsonError, expectNoStoreJson, setCookieValue, useApp, type TokenBody } from './app.js';
+import {
+  ADA,
+  CALLBACK,
+  FORM,
+  FRAMEWORKS,
+  expectErrorPage,
+  expectJsonError,
+  expectNoStoreJson,
+  setCookieValue,
+  useApp,
+  type TokenBody,
+} from './app.js';
 
 describe.each(FRAMEWORKS)('%s: basePath', (framework) => {
   const app = useApp({ framework, router: { basePath: '/auth/oauth2' } });
@@ -122,7 +133,7 @@ describe.each(FRAMEWORKS)('%s: onLogin and onConsent replace the default interac
     expect(reply.text).toMatch(/^custom consent \S+ read$/);
   });
 
-  it('redirects and error pages are still the adapter\'s', async () => {
+  it("redirects and error pages are still the adapter's", async () => {
     const { get, authorizeUrl, signIn } = app();
     expectErrorPage(await get(authorizeUrl({ scope: 'admin' }), signIn(ADA)), 'invalid_scope');
     const silent = await get(authorizeUrl({ prompt: 'none' }));
@@ -167,7 +178,11 @@ describe.each(FRAMEWORKS)('%s: methods other than GET and POST reach the core', 
     const sid = signIn(ADA);
     const consent = await openConsent({}, sid);
     const form = new URLSearchParams({ interaction: consent.interaction, csrf: consent.csrf, decision: 'approve' }).toString();
-    const reply = await request('PUT', '/v1/oauth/authorize/decision', { headers: { 'content-type': FORM }, body: form, cookie: `${sid}; ${consent.csrfCookie}` });
+    const reply = await request('PUT', '/v1/oauth/authorize/decision', {
+      headers: { 'content-type': FORM },
+      body: form,
+      cookie: `${sid}; ${consent.csrfCookie}`,
+    });
     expectErrorPage(reply, 'invalid_request');
   });
 

@@ -12,7 +12,7 @@ const DAY = 24 * 3600 * 1000;
 describe.each(FRAMEWORKS)('%s: refresh-token families over HTTP', (framework) => {
   const app = useApp({ framework });
 
-  it('the owner\'s replay after the thief\'s refresh and a prune revokes the family', async () => {
+  it("the owner's replay after the thief's refresh and a prune revokes the family", async () => {
     const { tokens, postForm, api, clock, storage } = app();
     const first = await tokens();
     clock.advance(31 * DAY);

@@ -22,7 +22,10 @@ describe.each(FRAMEWORKS)('%s: requireToken on the resource API', (framework) =>
 
   it('no token → 401 with WWW-Authenticate Bearer realm and no error attribute; the route does not run', async () => {
     const { api } = app();
-    for (const [method, path] of [['GET', '/v2/account'], ['POST', '/v2/things']] as const) {
+    for (const [method, path] of [
+      ['GET', '/v2/account'],
+      ['POST', '/v2/things'],
+    ] as const) {
       const reply = await api(method, path);
       expect(reply.status).toBe(401);
       const challenge = bearerChallenge(reply);
@@ -139,15 +142,24 @@ describe.each(FRAMEWORKS)('%s: requireToken on the resource API', (framework) =>
     // raw header list, which also needs its own Host line).
     const { tokens, base } = app();
     const { access_token } = await tokens();
-    const send = (values: string[]) => new Promise<{ status: number; challenge: string }>((resolve, reject) => {
-      const req = httpRequest(`${base}/v2/account`, { headers: ['host', new URL(base).host, ...values.flatMap((v) => ['authorization', v])] }, (res) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, challenge: String(res.headers['www-authenticate']) }));
+    const send = (values: string[]) =>
+      new Promise<{ status: number; challenge: string }>((resolve, reject) => {
+        const req = httpRequest(
+          `${base}/v2/account`,
+          { headers: ['host', new URL(base).host, ...values.flatMap((v) => ['authorization', v])] },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, challenge: String(res.headers['www-authenticate']) }));
+          },
+        );
+        req.on('error', reject);
+        req.end();
       });
-      req.on('error', reject);
-      req.end();
-    });
-    for (const values of [[`Bearer ${access_token}`, 'Bearer AAAA'], ['Bearer AAAA', `Bearer ${access_token}`], [`Bearer ${access_token}`, `Bearer ${access_token}`]]) {
+    for (const values of [
+      [`Bearer ${access_token}`, 'Bearer AAAA'],
+      ['Bearer AAAA', `Bearer ${access_token}`],
+      [`Bearer ${access_token}`, `Bearer ${access_token}`],
+    ]) {
       const reply = await send(values);
       expect(reply.status).toBe(400);
       expect(reply.challenge).toContain('error="invalid_request"');

@@ -81,7 +81,11 @@ describe.each(FRAMEWORKS)('%s: revocation endpoint', (framework) => {
     expectNoStoreJson(empty);
 
     const { access_token } = await tokens();
-    expectJsonError(await request('POST', '/v1/oauth/revoke', { headers: { authorization: `Bearer ${access_token}` } }), 400, 'invalid_request');
+    expectJsonError(
+      await request('POST', '/v1/oauth/revoke', { headers: { authorization: `Bearer ${access_token}` } }),
+      400,
+      'invalid_request',
+    );
   });
 
   it('GET → 405 JSON', async () => {
@@ -89,7 +93,7 @@ describe.each(FRAMEWORKS)('%s: revocation endpoint', (framework) => {
     expectJsonError(await get('/v1/oauth/revoke?token=x'), 405, 'invalid_request');
   });
 
-  it('another client\'s credentials cannot revoke the token (400 unauthorized_client), which keeps working', async () => {
+  it("another client's credentials cannot revoke the token (400 unauthorized_client), which keeps working", async () => {
     const { tokens, postForm, other, api } = app();
     const { access_token } = await tokens();
     const reply = await postForm('/v1/oauth/revoke', { token: access_token, client_id: other.clientId, client_secret: other.clientSecret });
@@ -100,7 +104,11 @@ describe.each(FRAMEWORKS)('%s: revocation endpoint', (framework) => {
   it('wrong client credentials → 401 invalid_client, nothing revoked', async () => {
     const { tokens, postForm, client, api } = app();
     const { access_token } = await tokens();
-    expectJsonError(await postForm('/v1/oauth/revoke', { token: access_token, client_id: client.clientId, client_secret: 'wrong' }), 401, 'invalid_client');
+    expectJsonError(
+      await postForm('/v1/oauth/revoke', { token: access_token, client_id: client.clientId, client_secret: 'wrong' }),
+      401,
+      'invalid_client',
+    );
     expect((await api('GET', '/v2/account', access_token)).status).toBe(200);
   });
 });

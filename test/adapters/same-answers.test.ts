@@ -18,8 +18,16 @@ import { FORM, FRAMEWORKS, IN_PROCESS, startApp, type Framework, type Reply, typ
 
 /** Headers whose value is the core's answer (date, connection, content-length etc. are the framework's). */
 const MEANINGFUL = [
-  'content-type', 'cache-control', 'pragma', 'allow', 'www-authenticate', 'location',
-  'x-frame-options', 'content-security-policy', 'referrer-policy', 'x-content-type-options',
+  'content-type',
+  'cache-control',
+  'pragma',
+  'allow',
+  'www-authenticate',
+  'location',
+  'x-frame-options',
+  'content-security-policy',
+  'referrer-policy',
+  'x-content-type-options',
 ];
 
 /** A registered client's id is random: every app gives out a different one. */
@@ -32,8 +40,13 @@ function shape(reply: Reply) {
 }
 
 const PATHS = [
-  '/v1/oauth/authorize', '/v1/oauth/authorize/resume', '/v1/oauth/authorize/decision', '/v1/oauth/token', '/v1/oauth/revoke',
-  '/v1/oauth/introspect', '/v1/oauth/register',
+  '/v1/oauth/authorize',
+  '/v1/oauth/authorize/resume',
+  '/v1/oauth/authorize/decision',
+  '/v1/oauth/token',
+  '/v1/oauth/revoke',
+  '/v1/oauth/introspect',
+  '/v1/oauth/register',
 ];
 const FORM_PATHS = PATHS.slice(2);
 const DOCUMENTS = ['/.well-known/oauth-authorization-server', '/.well-known/jwks.json'];
@@ -43,11 +56,13 @@ const bytes = (text: string) => new TextEncoder().encode(text);
 
 const cases: Array<[name: string, method: string, path: string, options: RequestOptions]> = [];
 for (const path of PATHS) {
-  for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) cases.push([`${method} without a body`, method, path, {}]);
+  for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+    cases.push([`${method} without a body`, method, path, {}]);
   for (const method of ['PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
     cases.push([`${method} with a form`, method, path, { headers: { 'content-type': FORM }, body: 'token=abc&grant_type=refresh_token' }]);
   }
-  for (const method of ['POST', 'PUT', 'DELETE']) cases.push([`${method} with a form over the limit`, method, path, { headers: { 'content-type': FORM }, body: BIG }]);
+  for (const method of ['POST', 'PUT', 'DELETE'])
+    cases.push([`${method} with a form over the limit`, method, path, { headers: { 'content-type': FORM }, body: BIG }]);
 }
 const CONTENT_TYPES: Array<[string, string | undefined]> = [
   ['no content type', undefined],
@@ -63,17 +78,43 @@ const CONTENT_TYPES: Array<[string, string | undefined]> = [
 for (const path of FORM_PATHS) {
   for (const [name, type] of CONTENT_TYPES) {
     const headers: Record<string, string> = type === undefined ? {} : { 'content-type': type };
-    cases.push([`POST with ${name}`, 'POST', `${path}?token=q`, { headers, body: bytes('token=abc&grant_type=refresh_token&refresh_token=abc') }]);
+    cases.push([
+      `POST with ${name}`,
+      'POST',
+      `${path}?token=q`,
+      { headers, body: bytes('token=abc&grant_type=refresh_token&refresh_token=abc') },
+    ]);
     cases.push([`POST with ${name} and an empty body`, 'POST', `${path}?token=q`, { headers, body: bytes('') }]);
     cases.push([`POST with ${name} and a body of JSON`, 'POST', path, { headers, body: bytes('{"token":"abc"') }]);
   }
 }
-for (const authorization of ['Bearer', 'Bearer ', 'Bearer  abc', 'Bearer abc def', 'bearer abc', 'BEARER abc', 'Basic YTpi', 'Bearer abc=', 'Bearer %41', `Bearer ${'a'.repeat(5000)}`, 'Token abc']) {
-  for (const [method, path] of [['GET', '/v2/account'], ['HEAD', '/v2/account'], ['POST', '/v2/things']]) {
+for (const authorization of [
+  'Bearer',
+  'Bearer ',
+  'Bearer  abc',
+  'Bearer abc def',
+  'bearer abc',
+  'BEARER abc',
+  'Basic YTpi',
+  'Bearer abc=',
+  'Bearer %41',
+  `Bearer ${'a'.repeat(5000)}`,
+  'Token abc',
+]) {
+  for (const [method, path] of [
+    ['GET', '/v2/account'],
+    ['HEAD', '/v2/account'],
+    ['POST', '/v2/things'],
+  ]) {
     cases.push([`requireToken with ${JSON.stringify(authorization.slice(0, 20))}`, method!, path!, { headers: { authorization } }]);
   }
 }
-cases.push(['requireToken with the token in the query too', 'GET', '/v2/account?access_token=abc', { headers: { authorization: 'Bearer abc' } }]);
+cases.push([
+  'requireToken with the token in the query too',
+  'GET',
+  '/v2/account?access_token=abc',
+  { headers: { authorization: 'Bearer abc' } },
+]);
 
 /** GET and HEAD on the well-known documents, the way odd clients send them: answered by the core. */
 const documentCases: typeof cases = [];
@@ -82,7 +123,12 @@ for (const path of DOCUMENTS) {
     documentCases.push([`${method}`, method, path, {}]);
     documentCases.push([`${method} with a query`, method, `${path}?issuer=https://evil.example&x=1&x=2`, {}]);
     documentCases.push([`${method} asking for HTML`, method, path, { headers: { accept: 'text/html' } }]);
-    documentCases.push([`${method} with a bad bearer token and a cookie`, method, path, { headers: { authorization: 'Bearer abc', cookie: 'sid=s1' } }]);
+    documentCases.push([
+      `${method} with a bad bearer token and a cookie`,
+      method,
+      path,
+      { headers: { authorization: 'Bearer abc', cookie: 'sid=s1' } },
+    ]);
     documentCases.push([`${method} with a content type`, method, path, { headers: { 'content-type': 'application/json' } }]);
   }
 }
@@ -91,26 +137,63 @@ const documentOtherMethods: Array<[name: string, method: string, path: string, o
 for (const path of DOCUMENTS) {
   for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) {
     documentOtherMethods.push([`${method} without a body`, method, path, {}]);
-    documentOtherMethods.push([`${method} with JSON`, method, path, { headers: { 'content-type': 'application/json' }, body: '{"keys":[]}' }]);
+    documentOtherMethods.push([
+      `${method} with JSON`,
+      method,
+      path,
+      { headers: { 'content-type': 'application/json' }, body: '{"keys":[]}' },
+    ]);
     documentOtherMethods.push([`${method} with a form over the limit`, method, path, { headers: { 'content-type': FORM }, body: BIG }]);
   }
 }
 
 /** Registration switched on: every method, content type and body; a JSON body that registers. */
 const registrationCases: typeof cases = [];
-for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) registrationCases.push([`${method} without a body`, method, '/v1/oauth/register', {}]);
+for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])
+  registrationCases.push([`${method} without a body`, method, '/v1/oauth/register', {}]);
 for (const method of ['PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
-  registrationCases.push([`${method} with JSON`, method, '/v1/oauth/register', { headers: { 'content-type': 'application/json' }, body: REGISTRATION }]);
+  registrationCases.push([
+    `${method} with JSON`,
+    method,
+    '/v1/oauth/register',
+    { headers: { 'content-type': 'application/json' }, body: REGISTRATION },
+  ]);
 }
-for (const [name, type] of [...CONTENT_TYPES, ['JSON with a charset', 'application/json; charset=utf-8'], ['JSON in capitals', 'APPLICATION/JSON']] as Array<[string, string | undefined]>) {
+for (const [name, type] of [
+  ...CONTENT_TYPES,
+  ['JSON with a charset', 'application/json; charset=utf-8'],
+  ['JSON in capitals', 'APPLICATION/JSON'],
+] as Array<[string, string | undefined]>) {
   const headers: Record<string, string> = type === undefined ? {} : { 'content-type': type };
   registrationCases.push([`POST with ${name} and a registration`, 'POST', '/v1/oauth/register', { headers, body: bytes(REGISTRATION) }]);
   registrationCases.push([`POST with ${name} and an empty body`, 'POST', '/v1/oauth/register', { headers, body: bytes('') }]);
-  registrationCases.push([`POST with ${name} and broken JSON`, 'POST', '/v1/oauth/register', { headers, body: bytes('{"redirect_uris":') }]);
-  registrationCases.push([`POST with ${name} and a form`, 'POST', '/v1/oauth/register', { headers, body: bytes('redirect_uris=http%3A%2F%2F127.0.0.1%2Fcb') }]);
+  registrationCases.push([
+    `POST with ${name} and broken JSON`,
+    'POST',
+    '/v1/oauth/register',
+    { headers, body: bytes('{"redirect_uris":') },
+  ]);
+  registrationCases.push([
+    `POST with ${name} and a form`,
+    'POST',
+    '/v1/oauth/register',
+    { headers, body: bytes('redirect_uris=http%3A%2F%2F127.0.0.1%2Fcb') },
+  ]);
 }
-for (const body of ['[]', 'null', '"x"', '{"redirect_uris":["javascript:alert(1)"]}', '{"redirect_uris":["http://127.0.0.1/cb"],"token_endpoint_auth_method":"client_secret_basic"}', `{"client_name":"${'x'.repeat(70 * 1024)}","redirect_uris":[]}`]) {
-  registrationCases.push([`POST with JSON ${body.slice(0, 40)}`, 'POST', '/v1/oauth/register?redirect_uris=x', { headers: { 'content-type': 'application/json' }, body }]);
+for (const body of [
+  '[]',
+  'null',
+  '"x"',
+  '{"redirect_uris":["javascript:alert(1)"]}',
+  '{"redirect_uris":["http://127.0.0.1/cb"],"token_endpoint_auth_method":"client_secret_basic"}',
+  `{"client_name":"${'x'.repeat(70 * 1024)}","redirect_uris":[]}`,
+]) {
+  registrationCases.push([
+    `POST with JSON ${body.slice(0, 40)}`,
+    'POST',
+    '/v1/oauth/register?redirect_uris=x',
+    { headers: { 'content-type': 'application/json' }, body },
+  ]);
 }
 
 /** An Express, a Fastify and a Hono app with these server options, for the enclosing describe. */
@@ -132,11 +215,19 @@ function useApps(server: () => Partial<AuthorizationServerOptions> = () => ({}))
 }
 
 /** The same request to the three apps; Fastify and Hono must answer what Express answers. */
-async function compare<T = ReturnType<typeof shape>>(apps: Map<string, TestApp>, method: string, path: string, options: RequestOptions, only: (reply: Reply) => T = shape as (reply: Reply) => T): Promise<T> {
-  const [expected, ...others] = await Promise.all(FRAMEWORKS.map(async (framework) => {
-    const body = options.body instanceof Uint8Array ? options.body.slice() : options.body;
-    return only(await apps.get(framework)!.request(method, path, { ...options, ...(body !== undefined && { body }) }));
-  }));
+async function compare<T = ReturnType<typeof shape>>(
+  apps: Map<string, TestApp>,
+  method: string,
+  path: string,
+  options: RequestOptions,
+  only: (reply: Reply) => T = shape as (reply: Reply) => T,
+): Promise<T> {
+  const [expected, ...others] = await Promise.all(
+    FRAMEWORKS.map(async (framework) => {
+      const body = options.body instanceof Uint8Array ? options.body.slice() : options.body;
+      return only(await apps.get(framework)!.request(method, path, { ...options, ...(body !== undefined && { body }) }));
+    }),
+  );
   for (const [i, actual] of others.entries()) expect(actual, FRAMEWORKS[i + 1]).toEqual(expected);
   return expected!;
 }
@@ -159,40 +250,82 @@ describe('Fastify and Hono answer odd requests exactly as Express does', () => {
     expect((await compare(apps, method, path, options)).status).toBe(404);
   });
 
-  it.each(documentOtherMethods)('no issuer, opaque tokens: %s: %s %s → 405 (Allow: GET, HEAD) everywhere', async (_name, method, path, options) => {
-    expect((await compare(apps, method, path, options)).status).toBe(405);
-  });
+  it.each(documentOtherMethods)(
+    'no issuer, opaque tokens: %s: %s %s → 405 (Allow: GET, HEAD) everywhere',
+    async (_name, method, path, options) => {
+      expect((await compare(apps, method, path, options)).status).toBe(405);
+    },
+  );
 
   /** The same raw request (a header repeated on its own line) to the three apps, answers compared. */
-  async function compareRaw(method: string, path: string, headers: Array<[string, string]> | ((app: TestApp) => Array<[string, string]>), body = '', targets: readonly Framework[] = FRAMEWORKS) {
-    const [expected, ...others] = await Promise.all(targets.map(async (framework) => {
-      const app = apps.get(framework)!;
-      const reply = await app.rawRequest(method, path, typeof headers === 'function' ? headers(app) : headers, body);
-      const meaningful: Record<string, unknown> = {};
-      for (const name of MEANINGFUL) meaningful[name] = reply.headers[name] ?? null;
-      return { status: reply.status, headers: meaningful, body: reply.text };
-    }));
+  async function compareRaw(
+    method: string,
+    path: string,
+    headers: Array<[string, string]> | ((app: TestApp) => Array<[string, string]>),
+    body = '',
+    targets: readonly Framework[] = FRAMEWORKS,
+  ) {
+    const [expected, ...others] = await Promise.all(
+      targets.map(async (framework) => {
+        const app = apps.get(framework)!;
+        const reply = await app.rawRequest(method, path, typeof headers === 'function' ? headers(app) : headers, body);
+        const meaningful: Record<string, unknown> = {};
+        for (const name of MEANINGFUL) meaningful[name] = reply.headers[name] ?? null;
+        return { status: reply.status, headers: meaningful, body: reply.text };
+      }),
+    );
     expect(expected!.status).toBeLessThan(500);
     for (const [i, actual] of others.entries()) expect(actual, targets[i + 1]).toEqual(expected);
   }
 
   // Not workerd: it joins Cookie lines with ", " (as Fetch joins any header), which the core does not split.
   it('two Cookie lines are joined as one cookie list everywhere', async () => {
-    await compareRaw('POST', '/v1/oauth/authorize/decision', [['content-type', FORM], ['cookie', 'sid=s1'], ['cookie', 'authgate_csrf=x']], 'decision=approve&csrf=x', IN_PROCESS);
+    await compareRaw(
+      'POST',
+      '/v1/oauth/authorize/decision',
+      [
+        ['content-type', FORM],
+        ['cookie', 'sid=s1'],
+        ['cookie', 'authgate_csrf=x'],
+      ],
+      'decision=approve&csrf=x',
+      IN_PROCESS,
+    );
   });
 
   // Node keeps repeated Content-Type and Authorization lines as arrays, Fetch (Hono) joins them
   // with ", ": the core refuses both shapes the same way (invalid_request), so every framework
   // answers alike.
   it('two Content-Type lines (form first): the same answer everywhere', async () => {
-    await compareRaw('POST', '/v1/oauth/revoke', [['content-type', FORM], ['content-type', 'text/plain']], 'token=abc');
+    await compareRaw(
+      'POST',
+      '/v1/oauth/revoke',
+      [
+        ['content-type', FORM],
+        ['content-type', 'text/plain'],
+      ],
+      'token=abc',
+    );
   });
   it('two Authorization lines at the token endpoint, wrong Basic credentials first: the same answer everywhere', async () => {
-    const basic = (app: TestApp) => `Basic ${Buffer.from(`${app.client.clientId}:${encodeURIComponent(app.client.clientSecret)}`).toString('base64')}`;
-    await compareRaw('POST', '/v1/oauth/token', (app) => [['content-type', FORM], ['authorization', 'Basic eDp5'], ['authorization', basic(app)]], 'grant_type=refresh_token&refresh_token=abc');
+    const basic = (app: TestApp) =>
+      `Basic ${Buffer.from(`${app.client.clientId}:${encodeURIComponent(app.client.clientSecret)}`).toString('base64')}`;
+    await compareRaw(
+      'POST',
+      '/v1/oauth/token',
+      (app) => [
+        ['content-type', FORM],
+        ['authorization', 'Basic eDp5'],
+        ['authorization', basic(app)],
+      ],
+      'grant_type=refresh_token&refresh_token=abc',
+    );
   });
   it('two Authorization lines at the resource API: the same answer everywhere', async () => {
-    await compareRaw('GET', '/v2/account', [['authorization', 'Bearer abc'], ['authorization', 'Bearer def']]);
+    await compareRaw('GET', '/v2/account', [
+      ['authorization', 'Bearer abc'],
+      ['authorization', 'Bearer def'],
+    ]);
   });
 });
 
@@ -203,7 +336,12 @@ describe('with an issuer, JWT access tokens and dynamic registration on, Fastify
     const { privateKey } = await generateKeyPair('EdDSA', { extractable: true });
     key = { ...(await exportJWK(privateKey)), kid: 'k1', alg: 'EdDSA' };
   });
-  const apps = useApps(() => ({ issuer: 'https://auth.example', accessTokenFormat: 'jwt', jwt: { keys: [key] }, allowDynamicRegistration: true }));
+  const apps = useApps(() => ({
+    issuer: 'https://auth.example',
+    accessTokenFormat: 'jwt',
+    jwt: { keys: [key] },
+    allowDynamicRegistration: true,
+  }));
 
   it.each(documentCases)('%s: %s %s', async (_name, method, path, options) => {
     const expected = await compare(apps, method, path, options);
@@ -220,7 +358,10 @@ describe('with an issuer, JWT access tokens and dynamic registration on, Fastify
   });
 
   it('a registration with application/json is 201 in every framework (so the cases above compare a success too)', async () => {
-    const reply = await compare(apps, 'POST', '/v1/oauth/register', { headers: { 'content-type': 'application/json' }, body: REGISTRATION });
+    const reply = await compare(apps, 'POST', '/v1/oauth/register', {
+      headers: { 'content-type': 'application/json' },
+      body: REGISTRATION,
+    });
     expect(reply.status).toBe(201);
   });
 

@@ -59,20 +59,23 @@ describe.each(FRAMEWORKS)('%s: every step re-checks the sign-in the request dema
   it.each([
     ['prompt=login', { prompt: 'login' }],
     ['max_auth_age=60', { max_auth_age: '60' }],
-  ])('%s: the browser\'s session swapped for a day-old one (same account) cannot approve or deny; the consent is kept', async (_name, params) => {
-    const { decide, sessions, clock, exchange } = app();
-    const { jar, sid, consent } = await consentAfterFreshSignIn(params);
-    sessions.setSession({ account: ADA, authenticatedAt: clock.now() - DAY }, sid);
-    expectErrorPage(await decide(consent, 'approve', sid, { cookie: jar.with(sid) }), 'invalid_request');
-    expectErrorPage(await decide(consent, 'deny', sid, { cookie: jar.with(sid) }), 'invalid_request');
-    // The refusals used nothing up: the fresh session approves, and the code works.
-    sessions.setSession({ account: ADA, authenticatedAt: clock.now() - 1 }, sid);
-    const approved = await decide(consent, 'approve', sid, { cookie: jar.with(sid) });
-    expect(approved.status, approved.text).toBe(303);
-    const code = new URL(approved.location!).searchParams.get('code');
-    expect(code).toBeTruthy();
-    expect((await exchange(code!)).status).toBe(200);
-  });
+  ])(
+    "%s: the browser's session swapped for a day-old one (same account) cannot approve or deny; the consent is kept",
+    async (_name, params) => {
+      const { decide, sessions, clock, exchange } = app();
+      const { jar, sid, consent } = await consentAfterFreshSignIn(params);
+      sessions.setSession({ account: ADA, authenticatedAt: clock.now() - DAY }, sid);
+      expectErrorPage(await decide(consent, 'approve', sid, { cookie: jar.with(sid) }), 'invalid_request');
+      expectErrorPage(await decide(consent, 'deny', sid, { cookie: jar.with(sid) }), 'invalid_request');
+      // The refusals used nothing up: the fresh session approves, and the code works.
+      sessions.setSession({ account: ADA, authenticatedAt: clock.now() - 1 }, sid);
+      const approved = await decide(consent, 'approve', sid, { cookie: jar.with(sid) });
+      expect(approved.status, approved.text).toBe(303);
+      const code = new URL(approved.location!).searchParams.get('code');
+      expect(code).toBeTruthy();
+      expect((await exchange(code!)).status).toBe(200);
+    },
+  );
 
   it.each([
     ['prompt=login', { prompt: 'login' }],

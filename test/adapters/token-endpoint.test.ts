@@ -104,9 +104,13 @@ describe.each(FRAMEWORKS)('%s: token endpoint, client authentication', (framewor
   it('HTTP Basic with a wrong secret → 401 invalid_client with WWW-Authenticate: Basic', async () => {
     const { getCode, postForm, client } = app();
     const code = await getCode();
-    const reply = await postForm('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: CALLBACK }, {
-      headers: { authorization: basic(client.clientId, 'wrong-secret') },
-    });
+    const reply = await postForm(
+      '/v1/oauth/token',
+      { grant_type: 'authorization_code', code, redirect_uri: CALLBACK },
+      {
+        headers: { authorization: basic(client.clientId, 'wrong-secret') },
+      },
+    );
     expectJsonError(reply, 401, 'invalid_client');
     expectNoStoreJson(reply);
     expect(reply.headers.get('www-authenticate')).toMatch(/^Basic realm="[^"]+"$/);
@@ -115,8 +119,17 @@ describe.each(FRAMEWORKS)('%s: token endpoint, client authentication', (framewor
   it('malformed HTTP Basic → 401 invalid_client with a Basic challenge, never 500', async () => {
     const { getCode, postForm } = app();
     const code = await getCode();
-    for (const authorization of ['Basic', 'Basic !!!notbase64', `Basic ${Buffer.from('no-colon').toString('base64')}`, `Basic ${Buffer.from('%ZZ:%ZZ').toString('base64')}`]) {
-      const reply = await postForm('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: CALLBACK }, { headers: { authorization } });
+    for (const authorization of [
+      'Basic',
+      'Basic !!!notbase64',
+      `Basic ${Buffer.from('no-colon').toString('base64')}`,
+      `Basic ${Buffer.from('%ZZ:%ZZ').toString('base64')}`,
+    ]) {
+      const reply = await postForm(
+        '/v1/oauth/token',
+        { grant_type: 'authorization_code', code, redirect_uri: CALLBACK },
+        { headers: { authorization } },
+      );
       expectJsonError(reply, 401, 'invalid_client');
       expect(reply.headers.get('www-authenticate')).toMatch(/^Basic /);
     }
@@ -125,9 +138,13 @@ describe.each(FRAMEWORKS)('%s: token endpoint, client authentication', (framewor
   it('HTTP Basic with the right credentials → 200 tokens', async () => {
     const { getCode, postForm, client } = app();
     const code = await getCode();
-    const reply = await postForm('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: CALLBACK }, {
-      headers: { authorization: basic(client.clientId, client.clientSecret) },
-    });
+    const reply = await postForm(
+      '/v1/oauth/token',
+      { grant_type: 'authorization_code', code, redirect_uri: CALLBACK },
+      {
+        headers: { authorization: basic(client.clientId, client.clientSecret) },
+      },
+    );
     expect(reply.status, reply.text).toBe(200);
     expectNoStoreJson(reply);
     expect(reply.json<TokenBody>().token_type).toBe('bearer');
@@ -136,9 +153,13 @@ describe.each(FRAMEWORKS)('%s: token endpoint, client authentication', (framewor
   it('HTTP Basic together with client_secret in the body → 400 invalid_request', async () => {
     const { getCode, postForm, client } = app();
     const code = await getCode();
-    const reply = await postForm('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_secret: client.clientSecret }, {
-      headers: { authorization: basic(client.clientId, client.clientSecret) },
-    });
+    const reply = await postForm(
+      '/v1/oauth/token',
+      { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_secret: client.clientSecret },
+      {
+        headers: { authorization: basic(client.clientId, client.clientSecret) },
+      },
+    );
     expectJsonError(reply, 400, 'invalid_request');
   });
 });
@@ -210,12 +231,15 @@ describe.each(FRAMEWORKS)('%s: token endpoint, request syntax', (framework) => {
     expectJsonError(await postForm('/v1/oauth/token', rest), 400, 'invalid_request');
   });
 
-  it.each(['password', 'client_credentials', 'AUTHORIZATION_CODE', 'constructor', '__proto__'])('grant_type=%s → 400 unsupported_grant_type', async (grantType) => {
-    const { postForm } = app();
-    const reply = await postForm('/v1/oauth/token', { grant_type: grantType });
-    expectJsonError(reply, 400, 'unsupported_grant_type');
-    expectNoStoreJson(reply);
-  });
+  it.each(['password', 'client_credentials', 'AUTHORIZATION_CODE', 'constructor', '__proto__'])(
+    'grant_type=%s → 400 unsupported_grant_type',
+    async (grantType) => {
+      const { postForm } = app();
+      const reply = await postForm('/v1/oauth/token', { grant_type: grantType });
+      expectJsonError(reply, 400, 'unsupported_grant_type');
+      expectNoStoreJson(reply);
+    },
+  );
 
   it('an empty POST → 400 invalid_request', async () => {
     const { request } = app();
@@ -241,18 +265,22 @@ describe.each(FRAMEWORKS)('%s: token endpoint, body handling by the adapter', (f
     // headers only, and the response must come while the body is still outstanding.
     const { base } = app();
     const { status, contentType, body } = await new Promise<{ status: number; contentType: string; body: string }>((resolve, reject) => {
-      const req = httpRequest(`${base}/v1/oauth/token`, {
-        method: 'POST',
-        headers: { 'content-type': FORM, 'content-length': String(10 * 1024 * 1024) },
-      }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('end', () => {
-          resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type']), body: text });
-          req.destroy();
-        });
-      });
+      const req = httpRequest(
+        `${base}/v1/oauth/token`,
+        {
+          method: 'POST',
+          headers: { 'content-type': FORM, 'content-length': String(10 * 1024 * 1024) },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => {
+            resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type']), body: text });
+            req.destroy();
+          });
+        },
+      );
       req.on('error', reject);
       req.setTimeout(5_000, () => req.destroy(new Error('no answer before the body was sent')));
       req.write('grant_type=authorization_code');
@@ -314,7 +342,11 @@ describe.each(FRAMEWORKS)('%s: token endpoint, body handling by the adapter', (f
 
   it('multipart and text bodies → 400 invalid_request', async () => {
     const { request } = app();
-    expectJsonError(await request('POST', '/v1/oauth/token', { headers: { 'content-type': 'text/plain' }, body: 'grant_type=refresh_token' }), 400, 'invalid_request');
+    expectJsonError(
+      await request('POST', '/v1/oauth/token', { headers: { 'content-type': 'text/plain' }, body: 'grant_type=refresh_token' }),
+      400,
+      'invalid_request',
+    );
     const form = new FormData();
     form.set('grant_type', 'refresh_token');
     const multipart = new Response(form);

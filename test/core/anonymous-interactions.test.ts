@@ -27,12 +27,15 @@ afterAll(async () => {
 let tables = 0;
 const STORES: Array<[name: string, make: () => Promise<Storage>]> = [
   ['MemoryStorage', async () => new MemoryStorage()],
-  ['PostgresStorage', async () => {
-    // A table prefix of its own per server: each starts empty.
-    const storage = new PostgresStorage(pool!, { schema, tablePrefix: `t${++tables}_` });
-    await storage.migrate();
-    return storage;
-  }],
+  [
+    'PostgresStorage',
+    async () => {
+      // A table prefix of its own per server: each starts empty.
+      const storage = new PostgresStorage(pool!, { schema, tablePrefix: `t${++tables}_` });
+      await storage.migrate();
+      return storage;
+    },
+  ],
 ];
 
 const idOf = (decision: AuthorizeDecision) => {
@@ -50,7 +53,10 @@ describe.each(STORES)('%s', (name, make) => {
     const events: AuditEvent[] = [];
     let takes = 0;
     const take = storage.takeInteraction.bind(storage);
-    storage.takeInteraction = (idHash, now) => { takes++; return take(idHash, now); };
+    storage.takeInteraction = (idHash, now) => {
+      takes++;
+      return take(idHash, now);
+    };
     const server = new AuthorizationServer({ storage, sessions, clock, onAudit: (e) => events.push(e), ...options });
     const client = await server.registerClient({ name: 'Example App', redirectUri: CALLBACK });
     const url = (params: Record<string, string> = {}) =>
@@ -61,39 +67,52 @@ describe.each(STORES)('%s', (name, make) => {
     return { clock, sessions, server, client, events, authorize, pending, takes: () => takes };
   }
 
-  it.skipIf(skip)('onAudit reports every interaction started: the client, the step, whether the browser is signed in as the request needs; nothing secret', async () => {
-    const t = await setup();
-    const login = idOf(await t.authorize());
-    const ada = t.sessions.signIn(ADA);
-    idOf(await t.authorize(ada));
-    t.clock.advance(1000);
-    idOf(await t.authorize(ada, { prompt: 'login' }));
-    idOf(await t.server.resume(login, { method: 'GET', url: '/', headers: {} }));
-    const started = t.events.filter((e) => e.type === 'interaction.started');
-    expect(started).toEqual([
-      { type: 'interaction.started', clientId: t.client.clientId, kind: 'login', signedIn: false, at: expect.any(Number) },
-      { type: 'interaction.started', clientId: t.client.clientId, kind: 'consent', signedIn: true, accountUuid: ADA.uuid, at: expect.any(Number) },
-      // prompt=login: a session is there, but not the fresh sign-in the request needs.
-      { type: 'interaction.started', clientId: t.client.clientId, kind: 'login', signedIn: false, at: expect.any(Number) },
-      { type: 'interaction.started', clientId: t.client.clientId, kind: 'login', signedIn: false, at: expect.any(Number) },
-    ]);
-    expect(JSON.stringify(started)).not.toContain(login);
-  });
+  it.skipIf(skip)(
+    'onAudit reports every interaction started: the client, the step, whether the browser is signed in as the request needs; nothing secret',
+    async () => {
+      const t = await setup();
+      const login = idOf(await t.authorize());
+      const ada = t.sessions.signIn(ADA);
+      idOf(await t.authorize(ada));
+      t.clock.advance(1000);
+      idOf(await t.authorize(ada, { prompt: 'login' }));
+      idOf(await t.server.resume(login, { method: 'GET', url: '/', headers: {} }));
+      const started = t.events.filter((e) => e.type === 'interaction.started');
+      expect(started).toEqual([
+        { type: 'interaction.started', clientId: t.client.clientId, kind: 'login', signedIn: false, at: expect.any(Number) },
+        {
+          type: 'interaction.started',
+          clientId: t.client.clientId,
+          kind: 'consent',
+          signedIn: true,
+          accountUuid: ADA.uuid,
+          at: expect.any(Number),
+        },
+        // prompt=login: a session is there, but not the fresh sign-in the request needs.
+        { type: 'interaction.started', clientId: t.client.clientId, kind: 'login', signedIn: false, at: expect.any(Number) },
+        { type: 'interaction.started', clientId: t.client.clientId, kind: 'login', signedIn: false, at: expect.any(Number) },
+      ]);
+      expect(JSON.stringify(started)).not.toContain(login);
+    },
+  );
 
-  it.skipIf(skip)('at most maxPendingAnonymousInteractions sign-in steps stay pending: the oldest is forgotten first; consent steps do not count', async () => {
-    const t = await setup({ maxPendingAnonymousInteractions: 3 });
-    const ada = t.sessions.signIn(ADA);
-    const consent = idOf(await t.authorize(ada));
-    const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push(idOf(await t.authorize()));
-    expect(await Promise.all(ids.map(t.pending))).toEqual([false, false, true, true, true]);
-    // Consent steps (a signed-in account) neither count nor are forgotten.
-    expect(await t.pending(consent)).toBe(true);
-    // A forgotten one answers as expired; a kept one still works.
-    const forgotten = await t.server.resume(ids[0]!, { method: 'GET', url: '/', headers: { cookie: ada } });
-    expect(forgotten).toMatchObject({ type: 'error', error: 'invalid_request' });
-    expect((await t.server.resume(ids[4]!, { method: 'GET', url: '/', headers: { cookie: ada } })).type).toBe('consent');
-  });
+  it.skipIf(skip)(
+    'at most maxPendingAnonymousInteractions sign-in steps stay pending: the oldest is forgotten first; consent steps do not count',
+    async () => {
+      const t = await setup({ maxPendingAnonymousInteractions: 3 });
+      const ada = t.sessions.signIn(ADA);
+      const consent = idOf(await t.authorize(ada));
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push(idOf(await t.authorize()));
+      expect(await Promise.all(ids.map(t.pending))).toEqual([false, false, true, true, true]);
+      // Consent steps (a signed-in account) neither count nor are forgotten.
+      expect(await t.pending(consent)).toBe(true);
+      // A forgotten one answers as expired; a kept one still works.
+      const forgotten = await t.server.resume(ids[0]!, { method: 'GET', url: '/', headers: { cookie: ada } });
+      expect(forgotten).toMatchObject({ type: 'error', error: 'invalid_request' });
+      expect((await t.server.resume(ids[4]!, { method: 'GET', url: '/', headers: { cookie: ada } })).type).toBe('consent');
+    },
+  );
 
   it.skipIf(skip)('expired ones make room without a storage call; null turns the cap off', async () => {
     const t = await setup({ maxPendingAnonymousInteractions: 2 });

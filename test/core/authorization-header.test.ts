@@ -47,7 +47,13 @@ describe('client authentication in the core', () => {
   it('an unsupported scheme is 401 invalid_client with a Basic challenge; Bearer is no authentication at all', async () => {
     const t = await setup();
     const code = await t.getCode();
-    const reply = await t.server.token(t.post('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: 'https://client.example/cb' }, { authorization: 'Digest username="x", realm="y"' }));
+    const reply = await t.server.token(
+      t.post(
+        '/v1/oauth/token',
+        { grant_type: 'authorization_code', code, redirect_uri: 'https://client.example/cb' },
+        { authorization: 'Digest username="x", realm="y"' },
+      ),
+    );
     expect(reply.status).toBe(401);
     expect(json(reply).error).toBe('invalid_client');
     expect(reply.headers['www-authenticate']).toMatch(/^Basic realm=/);

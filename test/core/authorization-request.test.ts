@@ -13,8 +13,13 @@ const NONE_COMBINED = 'prompt=none cannot be combined with other values';
 const BAD_MAX_AGE = 'max_auth_age must be a non-negative integer number of seconds';
 const BAD_HINT = 'i must be the start of an account UUID';
 const MESSAGES: Record<string, OptionalParameter> = {
-  [TOO_LONG_STATE]: 'state', [CONTROL_STATE]: 'state', [PROMPT_TOO_BIG]: 'prompt', [UNKNOWN_PROMPT]: 'prompt',
-  [NONE_COMBINED]: 'prompt', [BAD_MAX_AGE]: 'max_auth_age', [BAD_HINT]: 'i',
+  [TOO_LONG_STATE]: 'state',
+  [CONTROL_STATE]: 'state',
+  [PROMPT_TOO_BIG]: 'prompt',
+  [UNKNOWN_PROMPT]: 'prompt',
+  [NONE_COMBINED]: 'prompt',
+  [BAD_MAX_AGE]: 'max_auth_age',
+  [BAD_HINT]: 'i',
 };
 
 type Values = Partial<Record<OptionalParameter, string>>;
@@ -22,7 +27,11 @@ const accepted: [string, Values, object][] = [
   ['nothing: the default prompt', {}, { prompt: ['select_account'] }],
   ['an empty state', { state: '' }, { state: '', prompt: ['select_account'] }],
   ['a state of 2048 characters', { state: 'x'.repeat(2048) }, { state: 'x'.repeat(2048), prompt: ['select_account'] }],
-  ['a state of 2048 emoji (4096 UTF-16 units)', { state: '\u{1F600}'.repeat(2048) }, { state: '\u{1F600}'.repeat(2048), prompt: ['select_account'] }],
+  [
+    'a state of 2048 emoji (4096 UTF-16 units)',
+    { state: '\u{1F600}'.repeat(2048) },
+    { state: '\u{1F600}'.repeat(2048), prompt: ['select_account'] },
+  ],
   ['a state with tab-free punctuation and non-ASCII', { state: 'a b&c=d/é' }, { state: 'a b&c=d/é', prompt: ['select_account'] }],
   ['prompt=none', { prompt: 'none' }, { prompt: ['none'] }],
   ['prompt=none none', { prompt: 'none none' }, { prompt: ['none', 'none'] }],
@@ -34,8 +43,16 @@ const accepted: [string, Values, object][] = [
   ['max_auth_age of 10 digits', { max_auth_age: '9999999999' }, { prompt: ['select_account'], maxAuthAge: 9999999999 }],
   ['max_auth_age with leading zeros', { max_auth_age: '0060' }, { prompt: ['select_account'], maxAuthAge: 60 }],
   ['i of one character', { i: 'a' }, { prompt: ['select_account'], accountHint: 'a' }],
-  ['i of 36 characters, mixed case', { i: 'A1B2C3D4-e5f6-7890-abcd-ef0123456789' }, { prompt: ['select_account'], accountHint: 'A1B2C3D4-e5f6-7890-abcd-ef0123456789' }],
-  ['everything at once', { state: 's', prompt: 'none', max_auth_age: '60', i: 'a1b2c3' }, { state: 's', prompt: ['none'], maxAuthAge: 60, accountHint: 'a1b2c3' }],
+  [
+    'i of 36 characters, mixed case',
+    { i: 'A1B2C3D4-e5f6-7890-abcd-ef0123456789' },
+    { prompt: ['select_account'], accountHint: 'A1B2C3D4-e5f6-7890-abcd-ef0123456789' },
+  ],
+  [
+    'everything at once',
+    { state: 's', prompt: 'none', max_auth_age: '60', i: 'a1b2c3' },
+    { state: 's', prompt: ['none'], maxAuthAge: 60, accountHint: 'a1b2c3' },
+  ],
 ];
 
 const refused: [string, Values, OptionalParameter, string][] = [
@@ -89,25 +106,32 @@ describe('authorization request parameters (state, prompt, max_auth_age, i)', ()
   const digits = fc.stringMatching(/^[0-9]{0,12}$/);
   const hint = fc.stringMatching(/^[0-9A-Fa-f-]{0,40}$/);
   const anything = fc.string({ unit: 'binary', maxLength: 40 });
-  const values = fc.record({
-    state: fc.option(fc.oneof(anything, fc.string({ minLength: 2040, maxLength: 2060 })), { nil: undefined }),
-    prompt: fc.option(fc.oneof(prompt, anything, fc.constant('none '.repeat(45))), { nil: undefined }),
-    max_auth_age: fc.option(fc.oneof(digits, anything), { nil: undefined }),
-    i: fc.option(fc.oneof(hint, anything), { nil: undefined }),
-  }, { requiredKeys: [] });
+  const values = fc.record(
+    {
+      state: fc.option(fc.oneof(anything, fc.string({ minLength: 2040, maxLength: 2060 })), { nil: undefined }),
+      prompt: fc.option(fc.oneof(prompt, anything, fc.constant('none '.repeat(45))), { nil: undefined }),
+      max_auth_age: fc.option(fc.oneof(digits, anything), { nil: undefined }),
+      i: fc.option(fc.oneof(hint, anything), { nil: undefined }),
+    },
+    { requiredKeys: [] },
+  );
 
   it('any input: the values as sent, or one of the fixed problems, a state problem first', () => {
-    fc.assert(fc.property(values, (v) => {
-      const result = parseOptionalParameters(v);
-      if ('message' in result) {
-        expect(MESSAGES[result.message]).toBe(result.parameter);
-        if (result.parameter !== 'state' && v.state !== undefined) expect(parseOptionalParameters({ state: v.state })).not.toHaveProperty('message');
-        return;
-      }
-      expect(result.state).toBe(v.state);
-      expect(result.prompt).toEqual(v.prompt === undefined ? ['select_account'] : v.prompt.split(' '));
-      expect(result.maxAuthAge).toBe(v.max_auth_age === undefined ? undefined : Number(v.max_auth_age));
-      expect(result.accountHint).toBe(v.i);
-    }), { seed: 5, numRuns: 5_000 });
+    fc.assert(
+      fc.property(values, (v) => {
+        const result = parseOptionalParameters(v);
+        if ('message' in result) {
+          expect(MESSAGES[result.message]).toBe(result.parameter);
+          if (result.parameter !== 'state' && v.state !== undefined)
+            expect(parseOptionalParameters({ state: v.state })).not.toHaveProperty('message');
+          return;
+        }
+        expect(result.state).toBe(v.state);
+        expect(result.prompt).toEqual(v.prompt === undefined ? ['select_account'] : v.prompt.split(' '));
+        expect(result.maxAuthAge).toBe(v.max_auth_age === undefined ? undefined : Number(v.max_auth_age));
+        expect(result.accountHint).toBe(v.i);
+      }),
+      { seed: 5, numRuns: 5_000 },
+    );
   });
 });

@@ -53,14 +53,22 @@ describe('authorization endpoint', () => {
 
   it('a client_id with control characters is an unknown client, without a storage lookup', async () => {
     const t = await setup();
-    expect(await t.server.authorize(t.get(t.authorizeUrl({ client_id: 'a\u0000b' }), t.ada))).toMatchObject({ type: 'error', error: 'invalid_client' });
+    expect(await t.server.authorize(t.get(t.authorizeUrl({ client_id: 'a\u0000b' }), t.ada))).toMatchObject({
+      type: 'error',
+      error: 'invalid_client',
+    });
     expect(await t.server.getClient('a\u0000b')).toBeNull();
   });
 
   it('keeps a query that is part of the registered callback URL and appends to it', async () => {
     const t = await setup();
     const client = await t.server.registerClient({ name: 'Q', redirectUri: 'https://q.example/cb?tenant=a%7E1' });
-    const d = await t.server.authorize(t.get(`/v1/oauth/authorize?client_id=${client.clientId}&redirect_uri=${encodeURIComponent('https://q.example/cb?tenant=a%7E1')}&response_type=code`, t.ada));
+    const d = await t.server.authorize(
+      t.get(
+        `/v1/oauth/authorize?client_id=${client.clientId}&redirect_uri=${encodeURIComponent('https://q.example/cb?tenant=a%7E1')}&response_type=code`,
+        t.ada,
+      ),
+    );
     if (d.type !== 'consent') throw new Error(d.type);
     const r = await t.server.approve(d.interaction.id, t.get('/', t.ada));
     if (r.type !== 'redirect') throw new Error(r.type);
@@ -93,7 +101,13 @@ describe('authorization endpoint', () => {
 
   it('scope is "read" when absent or empty, and "read write" in either order', async () => {
     const t = await setup();
-    for (const [scope, expected] of [[undefined, ['read']], ['', ['read']], ['read', ['read']], ['read write', ['read', 'write']], ['write read', ['read', 'write']]] as const) {
+    for (const [scope, expected] of [
+      [undefined, ['read']],
+      ['', ['read']],
+      ['read', ['read']],
+      ['read write', ['read', 'write']],
+      ['write read', ['read', 'write']],
+    ] as const) {
       const d = await t.server.authorize(t.get(t.authorizeUrl(scope === undefined ? {} : { scope }), t.ada));
       expect(d.type === 'consent' && d.interaction.scope).toEqual(expected);
     }
@@ -138,10 +152,22 @@ describe('errors at the authorization step (RFC 6749 §4.1.2.1)', () => {
   });
 
   const badRedirects = [
-    'https://client.example/cb/', 'HTTPS://client.example/cb', 'https://CLIENT.example/cb', 'https://client.example/CB',
-    'https://client.example/cb?x=1', 'https://client.example/cb#f', 'https://client.example:443/cb', 'http://client.example/cb',
-    'https://client.example/a/../cb', 'https://client.example/./cb', 'https://client.example@evil.example/cb',
-    'https://evil.example/cb', 'https://client.example/cb%20', 'https://client.example/%63b', ' https://client.example/cb', '',
+    'https://client.example/cb/',
+    'HTTPS://client.example/cb',
+    'https://CLIENT.example/cb',
+    'https://client.example/CB',
+    'https://client.example/cb?x=1',
+    'https://client.example/cb#f',
+    'https://client.example:443/cb',
+    'http://client.example/cb',
+    'https://client.example/a/../cb',
+    'https://client.example/./cb',
+    'https://client.example@evil.example/cb',
+    'https://evil.example/cb',
+    'https://client.example/cb%20',
+    'https://client.example/%63b',
+    ' https://client.example/cb',
+    '',
   ];
   it.each(badRedirects)('redirect_uri %j that does not equal the registered URL: error page, no redirect', async (redirectUri) => {
     const t = await setup();
@@ -157,22 +183,33 @@ describe('errors at the authorization step (RFC 6749 §4.1.2.1)', () => {
   });
 
   it.each(['admin', 'READ', 'read,write', 'read  write', 'read read', 'write', ' read', 'read write admin', 'read\twrite'])(
-    'invalid, unknown or malformed scope %j: error page, no redirect', async (scope) => {
+    'invalid, unknown or malformed scope %j: error page, no redirect',
+    async (scope) => {
       const t = await setup();
       const d = await t.server.authorize(t.get(t.authorizeUrl({ scope, state: 's' }), t.ada));
       expect(d).toMatchObject({ type: 'error', status: 400, error: 'invalid_scope' });
       if (d.type === 'error') expect(d.description).toMatch(/scope is invalid, unknown or malformed/);
-    });
+    },
+  );
 
   it('unknown or missing client_id: error page', async () => {
     const t = await setup();
-    expect(await t.server.authorize(t.get(t.authorizeUrl({ client_id: 'nope' }), t.ada))).toMatchObject({ type: 'error', error: 'invalid_client' });
-    expect(await t.server.authorize(t.get(`/v1/oauth/authorize?redirect_uri=${CALLBACK}&response_type=code`, t.ada))).toMatchObject({ type: 'error', error: 'invalid_request' });
+    expect(await t.server.authorize(t.get(t.authorizeUrl({ client_id: 'nope' }), t.ada))).toMatchObject({
+      type: 'error',
+      error: 'invalid_client',
+    });
+    expect(await t.server.authorize(t.get(`/v1/oauth/authorize?redirect_uri=${CALLBACK}&response_type=code`, t.ada))).toMatchObject({
+      type: 'error',
+      error: 'invalid_request',
+    });
   });
 
   it('a bad redirect_uri wins over every other error (errors are redirected only to a verified callback)', async () => {
     const t = await setup();
-    for (const extra of [{ response_type: 'nope' }, { prompt: 'bogus' }, { scope: 'admin' }, { max_auth_age: '-1' }] as Record<string, string>[]) {
+    for (const extra of [{ response_type: 'nope' }, { prompt: 'bogus' }, { scope: 'admin' }, { max_auth_age: '-1' }] as Record<
+      string,
+      string
+    >[]) {
       const d = await t.server.authorize(t.get(t.authorizeUrl({ redirect_uri: 'https://evil.example/cb', ...extra }), t.ada));
       expect(d.type).toBe('error');
     }
@@ -180,7 +217,9 @@ describe('errors at the authorization step (RFC 6749 §4.1.2.1)', () => {
 
   it('response_type missing or unknown: redirected error', async () => {
     const t = await setup();
-    const missing = await t.server.authorize(t.get(`/v1/oauth/authorize?client_id=${t.client.clientId}&redirect_uri=${encodeURIComponent(CALLBACK)}&state=s`, t.ada));
+    const missing = await t.server.authorize(
+      t.get(`/v1/oauth/authorize?client_id=${t.client.clientId}&redirect_uri=${encodeURIComponent(CALLBACK)}&state=s`, t.ada),
+    );
     expect(missing.type === 'redirect' && new URL(missing.location).searchParams.get('error')).toBe('invalid_request');
     for (const rt of ['id_token', 'code token', 'CODE']) {
       const d = await t.server.authorize(t.get(t.authorizeUrl({ response_type: rt }), t.ada));

@@ -16,7 +16,9 @@ describe('bindBrowser', () => {
   it('makes a new random secret for a browser without one: the request carries it, Set-Cookie sets it', () => {
     const request = { method: 'GET', url: 'http://as.example/v1/oauth/authorize?x=1', headers: { cookie: 'sid=s1' } };
     const binding = bindBrowser(request);
-    const secret = /^authgate_browser=([A-Za-z0-9_-]{43}); Path=\/v1\/oauth\/authorize; HttpOnly; SameSite=Lax$/.exec(binding.setCookie ?? '')?.[1];
+    const secret = /^authgate_browser=([A-Za-z0-9_-]{43}); Path=\/v1\/oauth\/authorize; HttpOnly; SameSite=Lax$/.exec(
+      binding.setCookie ?? '',
+    )?.[1];
     expect(secret).toBeDefined();
     expect(binding.request.headers['cookie']).toBe(`sid=s1; ${BROWSER_COOKIE}=${secret}`);
     // The caller's request is not changed.
@@ -24,9 +26,11 @@ describe('bindBrowser', () => {
     expect(bindBrowser(request).setCookie).not.toBe(binding.setCookie);
   });
 
-  it('Secure on https (or when asked); the path is the caller\'s', () => {
+  it("Secure on https (or when asked); the path is the caller's", () => {
     expect(bindBrowser({ method: 'GET', url: 'https://as.example/v1/oauth/authorize', headers: {} }).setCookie).toMatch(/; Secure$/);
-    expect(bindBrowser({ method: 'GET', url: '/v1/oauth/authorize', headers: {} }, { secure: true, path: '/oauth' }).setCookie).toMatch(/; Path=\/oauth; HttpOnly; SameSite=Lax; Secure$/);
+    expect(bindBrowser({ method: 'GET', url: '/v1/oauth/authorize', headers: {} }, { secure: true, path: '/oauth' }).setCookie).toMatch(
+      /; Path=\/oauth; HttpOnly; SameSite=Lax; Secure$/,
+    );
   });
 
   it('reuses the cookie a browser already has; replaces a malformed one', () => {
@@ -63,18 +67,25 @@ describe('server.checkBrowserBinding', () => {
     const t = await setup();
     const id = idOf(await t.server.authorize(t.get(t.authorizeUrl(), t.ada)));
     expect(await t.server.checkBrowserBinding(id, t.get('/', t.sessions.signIn(ADA)))).toBeNull();
-    for (const bad of ['nope', '', 'x'.repeat(500), 42 as unknown as string]) expect(await t.server.checkBrowserBinding(bad, t.get('/'))).toBeNull();
+    for (const bad of ['nope', '', 'x'.repeat(500), 42 as unknown as string])
+      expect(await t.server.checkBrowserBinding(bad, t.get('/'))).toBeNull();
   });
 
   it('a storage failure is a 500 error page, reported to onError', async () => {
     const errors: unknown[] = [];
     const t = await setup({ onError: (e) => errors.push(e) });
-    t.storage.findInteraction = async () => { throw new Error('down'); };
-    expect(await t.server.checkBrowserBinding('x'.repeat(43), t.get('/'))).toMatchObject({ type: 'error', status: 500, error: 'server_error' });
+    t.storage.findInteraction = async () => {
+      throw new Error('down');
+    };
+    expect(await t.server.checkBrowserBinding('x'.repeat(43), t.get('/'))).toMatchObject({
+      type: 'error',
+      status: 500,
+      error: 'server_error',
+    });
     expect(errors).toHaveLength(1);
   });
 
-  it('resume, approve and deny called directly do not check it (the host\'s own pages decide)', async () => {
+  it("resume, approve and deny called directly do not check it (the host's own pages decide)", async () => {
     const t = await setup();
     const { request } = bindBrowser(t.get(t.authorizeUrl(), t.ada));
     const id = idOf(await t.server.authorize(request));

@@ -14,24 +14,36 @@ const ASCII_FORM = 'https://xn--r8jz45g.example/%E3%82%B3%E3%83%BC%E3%83%AB%E3%8
 const HEADER_SAFE = /^[\x21-\x7e]+$/;
 
 describe('registration refuses a callback URL that is not ASCII', () => {
-  it.each(['https://例え.example/cb', 'https://client.example/コールバック', 'https://client.example/cb?name=ü', UNICODE, 'http://127.0.0.1/ü'])(
-    '%s → invalid_request naming the ASCII form to register', async (redirectUri) => {
-      const t = await setup();
-      const error = await t.server.registerClient({ name: 'x', redirectUri }).catch((e: unknown) => e);
-      expect(isOAuthError(error)).toBe(true);
-      const { code, description } = error as OAuthError;
-      expect(code).toBe('invalid_request');
-      expect(description).toMatch(/^[\x20-\x21\x23-\x5B\x5D-\x7E]*$/);
-      expect(description).toContain(new URL(redirectUri).href);
-      // ...and that form is accepted as it is, and stored exactly so.
-      const client = await t.server.registerClient({ name: 'x', redirectUri: new URL(redirectUri).href });
-      expect(client.redirectUri).toBe(new URL(redirectUri).href);
-    });
+  it.each([
+    'https://例え.example/cb',
+    'https://client.example/コールバック',
+    'https://client.example/cb?name=ü',
+    UNICODE,
+    'http://127.0.0.1/ü',
+  ])('%s → invalid_request naming the ASCII form to register', async (redirectUri) => {
+    const t = await setup();
+    const error = await t.server.registerClient({ name: 'x', redirectUri }).catch((e: unknown) => e);
+    expect(isOAuthError(error)).toBe(true);
+    const { code, description } = error as OAuthError;
+    expect(code).toBe('invalid_request');
+    expect(description).toMatch(/^[\x20-\x21\x23-\x5B\x5D-\x7E]*$/);
+    expect(description).toContain(new URL(redirectUri).href);
+    // ...and that form is accepted as it is, and stored exactly so.
+    const client = await t.server.registerClient({ name: 'x', redirectUri: new URL(redirectUri).href });
+    expect(client.redirectUri).toBe(new URL(redirectUri).href);
+  });
 
   it('a public client too; dynamic registration answers invalid_redirect_uri with an ASCII description', async () => {
     const t = await setup({ allowDynamicRegistration: true });
-    expect(isOAuthError(await t.server.registerClient({ name: 'x', redirectUri: 'http://127.0.0.1/ü', public: true }).catch((e: unknown) => e))).toBe(true);
-    const reply = await t.server.registerDynamic({ method: 'POST', url: '/v1/oauth/register', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [UNICODE] }) });
+    expect(
+      isOAuthError(await t.server.registerClient({ name: 'x', redirectUri: 'http://127.0.0.1/ü', public: true }).catch((e: unknown) => e)),
+    ).toBe(true);
+    const reply = await t.server.registerDynamic({
+      method: 'POST',
+      url: '/v1/oauth/register',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: [UNICODE] }),
+    });
     expect(reply.status).toBe(400);
     expect(json(reply).error).toBe('invalid_redirect_uri');
     expect(json(reply).error_description).toContain(ASCII_FORM);
@@ -45,7 +57,13 @@ describe('registration refuses a callback URL that is not ASCII', () => {
 
 describe('a non-ASCII callback URL stored by an earlier version still redirects, in ASCII', () => {
   it('redirectTo never puts anything but visible ASCII into a Location, nor throws', () => {
-    for (const registered of [UNICODE, 'https://client.example/a b', 'https://client.example/\ud800x', 'not a url ü', 'https://xn--.example/ü']) {
+    for (const registered of [
+      UNICODE,
+      'https://client.example/a b',
+      'https://client.example/\ud800x',
+      'not a url ü',
+      'https://xn--.example/ü',
+    ]) {
       for (const mode of ['query', 'fragment'] as const) {
         const location = redirectTo(registered, { code: 'c', state: 'ß tate' }, mode);
         expect(location, registered).toMatch(HEADER_SAFE);

@@ -27,7 +27,9 @@ function pkce() {
 /** Register a public client through POST /v1/oauth/register. */
 async function registerDynamic(t: Awaited<ReturnType<typeof setup>>, metadata: Record<string, unknown>) {
   const res = await t.server.registerDynamic({
-    method: 'POST', url: '/v1/oauth/register', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    url: '/v1/oauth/register',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ client_name: 'CLI', redirect_uris: [LOOPBACK], ...metadata }),
   });
   return { res, body: json(res) };
@@ -58,7 +60,11 @@ describe('per-client response types', () => {
     const clientId = body.client_id as string;
     expect(await t.storage.findClient(clientId)).toMatchObject({ responseTypes: ['code'] });
 
-    const { params } = fragmentOf(await t.server.authorize(t.get(t.authorizeUrl({ client_id: clientId, redirect_uri: LOOPBACK, response_type: 'token', state: 's2' }), t.ada)));
+    const { params } = fragmentOf(
+      await t.server.authorize(
+        t.get(t.authorizeUrl({ client_id: clientId, redirect_uri: LOOPBACK, response_type: 'token', state: 's2' }), t.ada),
+      ),
+    );
     expect(params.get('error')).toBe('unauthorized_client');
     expect(params.get('state')).toBe('s2');
     expect(params.get('iss')).toBe(ISSUER);
@@ -66,28 +72,53 @@ describe('per-client response types', () => {
 
     // The code flow works for it.
     const { code_challenge, code_challenge_method } = pkce();
-    const d = await t.server.authorize(t.get(t.authorizeUrl({ client_id: clientId, redirect_uri: LOOPBACK, code_challenge, code_challenge_method }), t.ada));
+    const d = await t.server.authorize(
+      t.get(t.authorizeUrl({ client_id: clientId, redirect_uri: LOOPBACK, code_challenge, code_challenge_method }), t.ada),
+    );
     expect(d.type).toBe('consent');
   });
 
   it('with the implicit flow off as well, the server-wide answer comes first (unsupported_response_type)', async () => {
     const t = await setup({ allowDynamicRegistration: true, allowImplicit: false });
     const { body } = await registerDynamic(t, {});
-    const { params } = fragmentOf(await t.server.authorize(t.get(t.authorizeUrl({ client_id: body.client_id as string, redirect_uri: LOOPBACK, response_type: 'token' }), t.ada)));
+    const { params } = fragmentOf(
+      await t.server.authorize(
+        t.get(t.authorizeUrl({ client_id: body.client_id as string, redirect_uri: LOOPBACK, response_type: 'token' }), t.ada),
+      ),
+    );
     expect(params.get('error')).toBe('unsupported_response_type');
   });
 
   it('registerClient({ responseTypes }) restricts a client; without it, a client has both (unchanged)', async () => {
     const t = await setup();
     const codeOnly = await t.server.registerClient({ name: 'Code only', redirectUri: 'https://code.example/cb', responseTypes: ['code'] });
-    const { params } = fragmentOf(await t.server.authorize(t.get(t.authorizeUrl({ client_id: codeOnly.clientId, redirect_uri: 'https://code.example/cb', response_type: 'token' }), t.ada)));
+    const { params } = fragmentOf(
+      await t.server.authorize(
+        t.get(t.authorizeUrl({ client_id: codeOnly.clientId, redirect_uri: 'https://code.example/cb', response_type: 'token' }), t.ada),
+      ),
+    );
     expect(params.get('error')).toBe('unauthorized_client');
-    const tokenOnly = await t.server.registerClient({ name: 'Token only', redirectUri: 'https://token.example/cb', responseTypes: ['token'] });
-    const refused = await t.server.authorize(t.get(t.authorizeUrl({ client_id: tokenOnly.clientId, redirect_uri: 'https://token.example/cb', response_type: 'code', state: 's3' }), t.ada));
+    const tokenOnly = await t.server.registerClient({
+      name: 'Token only',
+      redirectUri: 'https://token.example/cb',
+      responseTypes: ['token'],
+    });
+    const refused = await t.server.authorize(
+      t.get(
+        t.authorizeUrl({ client_id: tokenOnly.clientId, redirect_uri: 'https://token.example/cb', response_type: 'code', state: 's3' }),
+        t.ada,
+      ),
+    );
     if (refused.type !== 'redirect') throw new Error(refused.type);
     expect(new URL(refused.location).searchParams.get('error')).toBe('unauthorized_client');
     expect(new URL(refused.location).searchParams.get('state')).toBe('s3');
-    expect((await t.server.authorize(t.get(t.authorizeUrl({ client_id: tokenOnly.clientId, redirect_uri: 'https://token.example/cb', response_type: 'token' }), t.ada))).type).toBe('consent');
+    expect(
+      (
+        await t.server.authorize(
+          t.get(t.authorizeUrl({ client_id: tokenOnly.clientId, redirect_uri: 'https://token.example/cb', response_type: 'token' }), t.ada),
+        )
+      ).type,
+    ).toBe('consent');
     // The default client may use both.
     expect((await t.server.authorize(t.get(t.authorizeUrl({ response_type: 'token' }), t.ada))).type).toBe('consent');
     expect((await t.server.authorize(t.get(t.authorizeUrl(), t.ada))).type).toBe('consent');
@@ -95,8 +126,16 @@ describe('per-client response types', () => {
 
   it('a client stored before these fields existed (none set) keeps both response types', async () => {
     const t = await setup();
-    await t.storage.saveClient({ id: 'legacy-client', name: 'Legacy', redirectUri: 'https://legacy.example/cb', secretHash: null, createdAt: 0 });
-    const d = await t.server.authorize(t.get(t.authorizeUrl({ client_id: 'legacy-client', redirect_uri: 'https://legacy.example/cb', response_type: 'token' }), t.ada));
+    await t.storage.saveClient({
+      id: 'legacy-client',
+      name: 'Legacy',
+      redirectUri: 'https://legacy.example/cb',
+      secretHash: null,
+      createdAt: 0,
+    });
+    const d = await t.server.authorize(
+      t.get(t.authorizeUrl({ client_id: 'legacy-client', redirect_uri: 'https://legacy.example/cb', response_type: 'token' }), t.ada),
+    );
     expect(d.type).toBe('consent');
   });
 
@@ -109,7 +148,9 @@ describe('per-client response types', () => {
     [{ grantTypes: ['refresh_token'] }],
   ])('registerClient refuses %j with invalid_request', async (extra) => {
     const t = await setup();
-    const error = await t.server.registerClient({ name: 'X', redirectUri: 'https://x.example/cb', ...extra } as never).catch((e: unknown) => e);
+    const error = await t.server
+      .registerClient({ name: 'X', redirectUri: 'https://x.example/cb', ...extra } as never)
+      .catch((e: unknown) => e);
     expect(isOAuthError(error) && error.code).toBe('invalid_request');
   });
 });
@@ -119,7 +160,9 @@ describe('per-client grant types', () => {
     const t = await setup({ allowDynamicRegistration: true });
     const plain = await registerDynamic(t, {});
     expect(plain.body.grant_types).toEqual(['authorization_code', 'refresh_token']);
-    expect(await t.storage.findClient(plain.body.client_id as string)).toMatchObject({ grantTypes: ['authorization_code', 'refresh_token'] });
+    expect(await t.storage.findClient(plain.body.client_id as string)).toMatchObject({
+      grantTypes: ['authorization_code', 'refresh_token'],
+    });
     const codeOnly = await registerDynamic(t, { grant_types: ['authorization_code'] });
     expect(codeOnly.res.status).toBe(201);
     expect(codeOnly.body.grant_types).toEqual(['authorization_code']);
@@ -142,13 +185,25 @@ describe('per-client grant types', () => {
 
   it('a client not allowed refresh_token gets no refresh token from the code exchange (RFC 6749 §5.1: it is optional)', async () => {
     const t = await setup();
-    const client = await t.server.registerClient({ name: 'No refresh', redirectUri: 'https://nr.example/cb', grantTypes: ['authorization_code'] });
+    const client = await t.server.registerClient({
+      name: 'No refresh',
+      redirectUri: 'https://nr.example/cb',
+      grantTypes: ['authorization_code'],
+    });
     const d = await t.server.authorize(t.get(t.authorizeUrl({ client_id: client.clientId, redirect_uri: 'https://nr.example/cb' }), t.ada));
     if (d.type !== 'consent') throw new Error(d.type);
     const approved = await t.server.approve(d.interaction.id, t.get('/', t.ada));
     if (approved.type !== 'redirect') throw new Error(approved.type);
     const code = new URL(approved.location).searchParams.get('code')!;
-    const res = await t.server.token(t.post('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: 'https://nr.example/cb', client_id: client.clientId, client_secret: client.clientSecret }));
+    const res = await t.server.token(
+      t.post('/v1/oauth/token', {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: 'https://nr.example/cb',
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+      }),
+    );
     expect(res.status, res.body).toBe(200);
     const body = json(res);
     expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'info', 'scope', 'token_type']);
@@ -160,12 +215,25 @@ describe('per-client grant types', () => {
     const { body: registered } = await registerDynamic(t, { grant_types: ['authorization_code'] });
     const clientId = registered.client_id as string;
     const p = pkce();
-    const d = await t.server.authorize(t.get(t.authorizeUrl({ client_id: clientId, redirect_uri: LOOPBACK, code_challenge: p.code_challenge, code_challenge_method: 'S256' }), t.ada));
+    const d = await t.server.authorize(
+      t.get(
+        t.authorizeUrl({ client_id: clientId, redirect_uri: LOOPBACK, code_challenge: p.code_challenge, code_challenge_method: 'S256' }),
+        t.ada,
+      ),
+    );
     if (d.type !== 'consent') throw new Error(d.type);
     const approved = await t.server.approve(d.interaction.id, t.get('/', t.ada));
     if (approved.type !== 'redirect') throw new Error(approved.type);
     const code = new URL(approved.location).searchParams.get('code')!;
-    const res = await t.server.token(t.post('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: LOOPBACK, client_id: clientId, code_verifier: p.verifier }));
+    const res = await t.server.token(
+      t.post('/v1/oauth/token', {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: LOOPBACK,
+        client_id: clientId,
+        code_verifier: p.verifier,
+      }),
+    );
     expect(res.status, res.body).toBe(200);
     expect(json(res).refresh_token).toBeUndefined();
   });
@@ -173,23 +241,26 @@ describe('per-client grant types', () => {
   it.each([
     ['with its credentials', true],
     ['without credentials', false],
-  ])('a refresh token of a client no longer allowed refresh_token, %s: unauthorized_client (400), nothing rotated', async (_name, withCredentials) => {
-    const t = await setup();
-    const tokens = json(await t.exchange(await t.getCode()));
-    const refreshToken = tokens.refresh_token as string;
-    // The client is restricted after the token was issued (as a host might do in its store).
-    const stored = (await t.storage.findClient(t.client.clientId))!;
-    await t.storage.saveClient({ ...stored, grantTypes: ['authorization_code'] });
-    const form: Record<string, string> = { grant_type: 'refresh_token', refresh_token: refreshToken };
-    if (withCredentials) Object.assign(form, { client_id: t.client.clientId, client_secret: t.client.clientSecret });
-    const refused = await t.server.token(t.post('/v1/oauth/token', form));
-    expect(refused.status, refused.body).toBe(400);
-    expect(json(refused).error).toBe('unauthorized_client');
-    expect((await t.storage.findToken(createHash('sha256').update(refreshToken).digest('base64url')))?.token.rotatedAt).toBeNull();
-    // Allowed again: the same token still refreshes (nothing was used up).
-    await t.storage.saveClient(stored);
-    expect((await t.server.token(t.post('/v1/oauth/token', form))).status).toBe(200);
-  });
+  ])(
+    'a refresh token of a client no longer allowed refresh_token, %s: unauthorized_client (400), nothing rotated',
+    async (_name, withCredentials) => {
+      const t = await setup();
+      const tokens = json(await t.exchange(await t.getCode()));
+      const refreshToken = tokens.refresh_token as string;
+      // The client is restricted after the token was issued (as a host might do in its store).
+      const stored = (await t.storage.findClient(t.client.clientId))!;
+      await t.storage.saveClient({ ...stored, grantTypes: ['authorization_code'] });
+      const form: Record<string, string> = { grant_type: 'refresh_token', refresh_token: refreshToken };
+      if (withCredentials) Object.assign(form, { client_id: t.client.clientId, client_secret: t.client.clientSecret });
+      const refused = await t.server.token(t.post('/v1/oauth/token', form));
+      expect(refused.status, refused.body).toBe(400);
+      expect(json(refused).error).toBe('unauthorized_client');
+      expect((await t.storage.findToken(createHash('sha256').update(refreshToken).digest('base64url')))?.token.rotatedAt).toBeNull();
+      // Allowed again: the same token still refreshes (nothing was used up).
+      await t.storage.saveClient(stored);
+      expect((await t.server.token(t.post('/v1/oauth/token', form))).status).toBe(200);
+    },
+  );
 
   it('a client not allowed authorization_code cannot exchange a code (unauthorized_client), and the code is not used up', async () => {
     const t = await setup();

@@ -16,7 +16,12 @@ describe('authorization code exchange (RFC 6749 §4.1.3)', () => {
     expect(res.headers['pragma']).toBe('no-cache');
     const body = json(res);
     expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'info', 'refresh_token', 'scope', 'token_type']);
-    expect(body).toMatchObject({ token_type: 'bearer', expires_in: 2592000, scope: 'read write', info: { name: ADA.name, email: ADA.email, uuid: ADA.uuid } });
+    expect(body).toMatchObject({
+      token_type: 'bearer',
+      expires_in: 2592000,
+      scope: 'read write',
+      info: { name: ADA.name, email: ADA.email, uuid: ADA.uuid },
+    });
     expect(typeof body.access_token).toBe('string');
     expect(typeof body.refresh_token).toBe('string');
     expect(body.access_token).not.toBe(body.refresh_token);
@@ -26,7 +31,13 @@ describe('authorization code exchange (RFC 6749 §4.1.3)', () => {
   it('parameters in the query string of the POST, as some clients send them, work too', async () => {
     const t = await setup();
     const code = await t.getCode();
-    const query = new URLSearchParams({ grant_type: 'authorization_code', code, client_id: t.client.clientId, client_secret: t.client.clientSecret, redirect_uri: CALLBACK });
+    const query = new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      client_id: t.client.clientId,
+      client_secret: t.client.clientSecret,
+      redirect_uri: CALLBACK,
+    });
     const res = await t.server.token({ method: 'POST', url: `/v1/oauth/token?${query}`, headers: {} });
     expect(res.status).toBe(200);
   });
@@ -35,7 +46,9 @@ describe('authorization code exchange (RFC 6749 §4.1.3)', () => {
     const t = await setup();
     const code = await t.getCode();
     const basic = btoa(`${encodeURIComponent(t.client.clientId)}:${encodeURIComponent(t.client.clientSecret)}`);
-    const res = await t.server.token(t.post('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: CALLBACK }, { authorization: `Basic ${basic}` }));
+    const res = await t.server.token(
+      t.post('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: CALLBACK }, { authorization: `Basic ${basic}` }),
+    );
     expect(res.status).toBe(200);
   });
 
@@ -123,7 +136,7 @@ describe('client authentication at the token endpoint (RFC 6749 §5.2 invalid_cl
   const cases: Array<[string, (t: Awaited<ReturnType<typeof setup>>) => Record<string, string>]> = [
     ['unknown client', () => ({ client_id: 'unknown', client_secret: 'whatever' })],
     ['wrong client secret', (t) => ({ client_secret: `${t.client.clientSecret}x` })],
-    ['another client\'s secret', (t) => ({ client_secret: t.other.clientSecret })],
+    ["another client's secret", (t) => ({ client_secret: t.other.clientSecret })],
     ['no client secret', () => ({ client_secret: '' })],
   ];
   it.each(cases)('%s: 401 invalid_client with the same description for each, and the code is not used up', async (_name, creds) => {
@@ -155,7 +168,9 @@ describe('client authentication at the token endpoint (RFC 6749 §5.2 invalid_cl
     const t = await setup();
     const code = await t.getCode();
     for (const authorization of ['Basic !!!', 'Basic', `Basic ${btoa('no-colon')}`, `Basic ${btoa('a:%zz')}`]) {
-      const res = await t.server.token(t.post('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: CALLBACK }, { authorization }));
+      const res = await t.server.token(
+        t.post('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: CALLBACK }, { authorization }),
+      );
       expect(res.status).toBe(401);
       expect(json(res).error).toBe('invalid_client');
       expect(res.headers['www-authenticate']).toMatch(/^Basic realm=/);
@@ -164,7 +179,13 @@ describe('client authentication at the token endpoint (RFC 6749 §5.2 invalid_cl
 
   it('wrong secret through HTTP Basic: 401 with WWW-Authenticate: Basic', async () => {
     const t = await setup();
-    const res = await t.server.token(t.post('/v1/oauth/token', { grant_type: 'authorization_code', code: 'x', redirect_uri: CALLBACK }, { authorization: `Basic ${btoa(`${t.client.clientId}:nope`)}` }));
+    const res = await t.server.token(
+      t.post(
+        '/v1/oauth/token',
+        { grant_type: 'authorization_code', code: 'x', redirect_uri: CALLBACK },
+        { authorization: `Basic ${btoa(`${t.client.clientId}:nope`)}` },
+      ),
+    );
     expect(res.status).toBe(401);
     expect(res.headers['www-authenticate']).toBe('Basic realm="authgate"');
   });
@@ -173,7 +194,13 @@ describe('client authentication at the token endpoint (RFC 6749 §5.2 invalid_cl
     const t = await setup();
     const code = await t.getCode();
     const basic = `Basic ${btoa(`${t.client.clientId}:${t.client.clientSecret}`)}`;
-    const res = await t.server.token(t.post('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_secret: t.client.clientSecret }, { authorization: basic }));
+    const res = await t.server.token(
+      t.post(
+        '/v1/oauth/token',
+        { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_secret: t.client.clientSecret },
+        { authorization: basic },
+      ),
+    );
     expect(res.status).toBe(400);
     expect(json(res).error).toBe('invalid_request');
   });

@@ -21,7 +21,8 @@ describe('custom scopes', () => {
     expect(d.interaction.scopeDescriptions?.['droplet:create']).toBe('Create droplets in your account.');
     const tokens = await t.tokens({ scope: 'droplet:read droplet:create' });
     expect(tokens.scope).toBe('droplet:read droplet:create');
-    const call = (method: string, url: string) => t.server.authenticate({ method, url, headers: { authorization: `Bearer ${tokens.access_token}` } });
+    const call = (method: string, url: string) =>
+      t.server.authenticate({ method, url, headers: { authorization: `Bearer ${tokens.access_token}` } });
     expect((await call('POST', '/v2/droplets')).ok).toBe(true);
     expect((await call('GET', '/v2/account')).ok).toBe(false);
     const denied = await call('GET', '/v2/account');
@@ -30,14 +31,18 @@ describe('custom scopes', () => {
   });
 
   it('a resource rule that changes the scope it is given changes nothing stored', async () => {
-    const mutating = { ...scopes, allows: (scope: readonly string[], request: { method: string; url: string }) => {
-      const ok = scopes.allows(scope, request);
-      (scope as string[]).splice(0, scope.length, 'droplet:create');
-      return ok;
-    } };
+    const mutating = {
+      ...scopes,
+      allows: (scope: readonly string[], request: { method: string; url: string }) => {
+        const ok = scopes.allows(scope, request);
+        (scope as string[]).splice(0, scope.length, 'droplet:create');
+        return ok;
+      },
+    };
     const t = await setup({ scopes: mutating });
     const tokens = await t.tokens({ scope: 'droplet:read' });
-    const call = (method: string) => t.server.authenticate({ method, url: '/v2/droplets', headers: { authorization: `Bearer ${tokens.access_token}` } });
+    const call = (method: string) =>
+      t.server.authenticate({ method, url: '/v2/droplets', headers: { authorization: `Bearer ${tokens.access_token}` } });
     for (let i = 0; i < 2; i++) {
       expect((await call('POST')).ok).toBe(false);
       const read = await call('GET');

@@ -28,7 +28,16 @@ function sources(dir: string): string[] {
  * `challenge(ctx, status, code, description)`, registration's `bad(code, description)` and the
  * adapters' body errors.
  */
-const DESCRIPTION_ARGUMENT: Record<string, number> = { OAuthError: 1, errorPage: 1, AuthorizeError: 1, problem: 1, challenge: 3, bad: 1, BodyError: 1, sendBodyError: 2 };
+const DESCRIPTION_ARGUMENT: Record<string, number> = {
+  OAuthError: 1,
+  errorPage: 1,
+  AuthorizeError: 1,
+  problem: 1,
+  challenge: 3,
+  bad: 1,
+  BodyError: 1,
+  sendBodyError: 2,
+};
 /** Functions whose returned strings become descriptions ("The callback URL <problem>."). */
 const PROBLEM_FUNCTIONS = new Set(['redirectUriProblem', 'notAscii']);
 
@@ -70,13 +79,17 @@ function descriptionsIn(file: string): { where: string; text: string }[] {
   collectConstants(source);
   let inProblemFunction = 0;
   const visit = (node: ts.Node) => {
-    if ((ts.isCallExpression(node) || ts.isNewExpression(node))) {
+    if (ts.isCallExpression(node) || ts.isNewExpression(node)) {
       const callee = node.expression;
       const name = ts.isIdentifier(callee) ? callee.text : ts.isPropertyAccessExpression(callee) ? callee.name.text : '';
       const index = DESCRIPTION_ARGUMENT[name];
       if (index !== undefined) add(node, node.arguments?.[index]);
     }
-    if (ts.isPropertyAssignment(node) && (ts.isIdentifier(node.name) || ts.isStringLiteral(node.name)) && node.name.text === 'error_description') {
+    if (
+      ts.isPropertyAssignment(node) &&
+      (ts.isIdentifier(node.name) || ts.isStringLiteral(node.name)) &&
+      node.name.text === 'error_description'
+    ) {
       add(node, node.initializer);
     }
     const problem = ts.isFunctionDeclaration(node) && node.name !== undefined && PROBLEM_FUNCTIONS.has(node.name.text);
@@ -96,7 +109,12 @@ describe('every error_description written in the sources is in the RFC 6749 §5.
   it('the scan finds the descriptions (so that it proves something)', () => {
     expect(all.length).toBeGreaterThan(80);
     const texts = all.map((d) => d.text);
-    for (const known of ['Client authentication failed.', 'The user denied the authorization request.', 'must use https (http only for localhost, 127.0.0.1 or [::1])', 'The request body is larger than ']) {
+    for (const known of [
+      'Client authentication failed.',
+      'The user denied the authorization request.',
+      'must use https (http only for localhost, 127.0.0.1 or [::1])',
+      'The request body is larger than ',
+    ]) {
       expect(texts).toContain(known);
     }
   });
@@ -110,7 +128,14 @@ describe('every error_description written in the sources is in the RFC 6749 §5.
     for (const file of files) {
       const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
       const visit = (node: ts.Node) => {
-        if ((ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateHead(node) || ts.isTemplateMiddle(node) || ts.isTemplateTail(node)) && /[^\x00-\x7f]/.test(node.text)) {
+        if (
+          (ts.isStringLiteral(node) ||
+            ts.isNoSubstitutionTemplateLiteral(node) ||
+            ts.isTemplateHead(node) ||
+            ts.isTemplateMiddle(node) ||
+            ts.isTemplateTail(node)) &&
+          /[^\x00-\x7f]/.test(node.text)
+        ) {
           if (!(file.endsWith('pages.ts') && node.text.includes(' · '))) offenders.push(`${file.slice(ROOT.length + 1)}: ${node.text}`);
         }
         ts.forEachChild(node, visit);
@@ -125,7 +150,7 @@ describe('the error builders make any description fit', () => {
   const NASTY = 'Refusé: "quoted" \\ back\tslash\n§3.1.2 ✓ \ud800';
 
   it('asciiDescription keeps a fitting text as it is and makes any other fit', () => {
-    expect(asciiDescription('The parameter \'x\' is malformed.')).toBe('The parameter \'x\' is malformed.');
+    expect(asciiDescription("The parameter 'x' is malformed.")).toBe("The parameter 'x' is malformed.");
     expect(asciiDescription(NASTY)).toMatch(RFC6749_DESCRIPTION);
     expect(asciiDescription('a "b" c\\d')).toBe("a 'b' c/d");
   });
@@ -145,14 +170,21 @@ describe('the error builders make any description fit', () => {
       const challenge = /error_description="([^"]*)"/.exec(response.headers['www-authenticate'] ?? '');
       if (challenge) seen.push(challenge[1]!);
     };
-    const token = (form: Record<string, string> | string, headers: Record<string, string> = {}) => t.server.token(t.post('/v1/oauth/token', form, headers));
+    const token = (form: Record<string, string> | string, headers: Record<string, string> = {}) =>
+      t.server.token(t.post('/v1/oauth/token', form, headers));
     const code = await t.getCode();
     for (const response of [
       await token({}),
       await token({ grant_type: 'password' }),
       await token('grant_type=a&grant_type=b'),
       await token({ grant_type: 'authorization_code', code, client_id: t.client.clientId, client_secret: 'wrong' }),
-      await token({ grant_type: 'authorization_code', code: 'x', client_id: t.client.clientId, client_secret: t.client.clientSecret, redirect_uri: 'https://client.example/cb' }),
+      await token({
+        grant_type: 'authorization_code',
+        code: 'x',
+        client_id: t.client.clientId,
+        client_secret: t.client.clientSecret,
+        redirect_uri: 'https://client.example/cb',
+      }),
       await token({ grant_type: 'refresh_token', refresh_token: 'x', scope: 'read ü' }),
       await token({ grant_type: 'refresh_token' }, { authorization: 'Basic !!!' }),
       await token({ grant_type: 'refresh_token' }, { authorization: 'Digest realm="ü"' }),
@@ -163,17 +195,55 @@ describe('the error builders make any description fit', () => {
       await t.server.revoke(t.post('/v1/oauth/revoke', {})),
       await t.server.revoke(t.post('/v1/oauth/revoke', { token: 'x', client_id: t.client.clientId, client_secret: 'ü' })),
       await t.server.introspect(t.post('/v1/oauth/introspect', { token: 'x' })),
-      await t.server.registerDynamic({ method: 'POST', url: '/v1/oauth/register', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['https://例え.example/cb'] }) }),
-      await t.server.registerDynamic({ method: 'POST', url: '/v1/oauth/register', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['https://a.example/cb?code=1'] }) }),
-      await t.server.registerDynamic({ method: 'POST', url: '/v1/oauth/register', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: ['https://a.example/cb#x'] }) }),
-      await t.server.registerDynamic({ method: 'POST', url: '/v1/oauth/register', headers: { 'content-type': 'application/json' }, body: '{' }),
+      await t.server.registerDynamic({
+        method: 'POST',
+        url: '/v1/oauth/register',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ redirect_uris: ['https://例え.example/cb'] }),
+      }),
+      await t.server.registerDynamic({
+        method: 'POST',
+        url: '/v1/oauth/register',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ redirect_uris: ['https://a.example/cb?code=1'] }),
+      }),
+      await t.server.registerDynamic({
+        method: 'POST',
+        url: '/v1/oauth/register',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ redirect_uris: ['https://a.example/cb#x'] }),
+      }),
+      await t.server.registerDynamic({
+        method: 'POST',
+        url: '/v1/oauth/register',
+        headers: { 'content-type': 'application/json' },
+        body: '{',
+      }),
       await t.server.registerDynamic({ method: 'GET', url: '/v1/oauth/register', headers: {} }),
-    ]) record(response);
-    for (const headers of [{}, { authorization: 'Bearer ü' }, { authorization: 'Bearer a b' }, { authorization: 'Bearer x, Bearer y' }, { authorization: 'Bearer abc' }]) {
+    ])
+      record(response);
+    for (const headers of [
+      {},
+      { authorization: 'Bearer ü' },
+      { authorization: 'Bearer a b' },
+      { authorization: 'Bearer x, Bearer y' },
+      { authorization: 'Bearer abc' },
+    ]) {
       const result = await t.server.authenticate({ method: 'GET', url: '/v2/account', headers });
       if (!result.ok) record(result.response as { headers: Record<string, string>; body: string });
     }
-    const requests: Record<string, string>[] = [{ response_type: 'bogus' }, { prompt: 'bogus' }, { prompt: 'none login' }, { max_auth_age: '-1' }, { i: 'ü' }, { state: 'a\u0001' }, { code_challenge: 'x', code_challenge_method: 'S256' }, { code_challenge: 'ü'.repeat(50), code_challenge_method: 'plain' }, { prompt: 'none' }, { prompt: 'x'.repeat(300) }];
+    const requests: Record<string, string>[] = [
+      { response_type: 'bogus' },
+      { prompt: 'bogus' },
+      { prompt: 'none login' },
+      { max_auth_age: '-1' },
+      { i: 'ü' },
+      { state: 'a\u0001' },
+      { code_challenge: 'x', code_challenge_method: 'S256' },
+      { code_challenge: 'ü'.repeat(50), code_challenge_method: 'plain' },
+      { prompt: 'none' },
+      { prompt: 'x'.repeat(300) },
+    ];
     for (const params of requests) {
       const decision = await t.server.authorize(t.get(t.authorizeUrl(params)));
       if (decision.type === 'redirect') {
@@ -182,7 +252,12 @@ describe('the error builders make any description fit', () => {
         if (description !== null) seen.push(description);
       } else if (decision.type === 'error') seen.push(decision.description);
     }
-    for (const url of ['/v1/oauth/authorize', `/v1/oauth/authorize?client_id=ü`, `/v1/oauth/authorize?client_id=${t.client.clientId}&redirect_uri=https://x.example/ü`, t.authorizeUrl({ scope: 'ü' })]) {
+    for (const url of [
+      '/v1/oauth/authorize',
+      `/v1/oauth/authorize?client_id=ü`,
+      `/v1/oauth/authorize?client_id=${t.client.clientId}&redirect_uri=https://x.example/ü`,
+      t.authorizeUrl({ scope: 'ü' }),
+    ]) {
       const decision = await t.server.authorize(t.get(url));
       if (decision.type === 'error') seen.push(decision.description);
     }

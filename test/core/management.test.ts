@@ -22,7 +22,13 @@ describe('management API', () => {
   it('getClient shows the application without its secret', async () => {
     const t = await setup();
     const info = await t.server.getClient(t.client.clientId);
-    expect(info).toEqual({ clientId: t.client.clientId, name: 'Example App', redirectUri: 'https://client.example/cb', public: false, createdAt: t.clock.now() });
+    expect(info).toEqual({
+      clientId: t.client.clientId,
+      name: 'Example App',
+      redirectUri: 'https://client.example/cb',
+      public: false,
+      createdAt: t.clock.now(),
+    });
     expect(JSON.stringify(info)).not.toContain(t.client.clientSecret);
     expect(await t.server.getClient('unknown')).toBeNull();
   });
@@ -45,7 +51,11 @@ describe('management API', () => {
     const bobCookie = t.sessions.signIn(BOB);
     const bob = json(await t.exchange(await t.getCode({}, bobCookie)));
     const pending = await t.getCode();
-    const otherUrl = await t.authorizeAndApprove({ client_id: t.other.clientId, redirect_uri: 'https://other.example/cb', response_type: 'token' });
+    const otherUrl = await t.authorizeAndApprove({
+      client_id: t.other.clientId,
+      redirect_uri: 'https://other.example/cb',
+      response_type: 'token',
+    });
     const otherToken = new URLSearchParams(otherUrl.hash.slice(1)).get('access_token')!;
     await t.server.revokeClientTokens(t.client.clientId);
     expect((await t.api('GET', ada.access_token)).ok).toBe(false);
@@ -64,7 +74,13 @@ describe('interaction details for the host', () => {
     const d = await t.server.authorize(t.get(t.authorizeUrl({ scope: 'read write', i: 'a1b2c3' })));
     if (d.type !== 'login') throw new Error(d.type);
     const described = await t.server.describeInteraction(d.interaction.id);
-    expect(described).toEqual({ kind: 'login', client: { id: t.client.clientId, name: 'Example App' }, scope: ['read', 'write'], accountHint: 'a1b2c3', expiresAt: t.clock.now() + 600_000 });
+    expect(described).toEqual({
+      kind: 'login',
+      client: { id: t.client.clientId, name: 'Example App' },
+      scope: ['read', 'write'],
+      accountHint: 'a1b2c3',
+      expiresAt: t.clock.now() + 600_000,
+    });
     expect((await t.server.resume(d.interaction.id, t.get('/', t.ada))).type).toBe('consent');
     expect(await t.server.describeInteraction(d.interaction.id)).toBeNull();
     expect(await t.server.describeInteraction('nope')).toBeNull();
@@ -76,7 +92,9 @@ describe('interaction details for the host', () => {
     const d = await t.server.authorize(t.get(t.authorizeUrl(), t.ada));
     const consent = interactionResponse(d, t.get('/'), { siteName: 'Nimbus <Cloud>' });
     expect(consent.body).toContain('Nimbus &#60;Cloud&#62;');
-    const error = interactionResponse({ type: 'error', status: 400, error: 'invalid_scope', description: 'x' }, t.get('/'), { siteName: 'Nimbus' });
+    const error = interactionResponse({ type: 'error', status: 400, error: 'invalid_scope', description: 'x' }, t.get('/'), {
+      siteName: 'Nimbus',
+    });
     expect(error.body).toContain('<title>Authorization error · Nimbus</title>');
   });
 });

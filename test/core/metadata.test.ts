@@ -11,14 +11,21 @@ import { ISSUER } from '../fixtures.js';
 import { CALLBACK, json, setup } from '../helpers.js';
 
 let close: (() => Promise<void>) | undefined;
-afterEach(async () => { await close?.(); close = undefined; });
+afterEach(async () => {
+  await close?.();
+  close = undefined;
+});
 async function serve(t: Awaited<ReturnType<typeof setup>>) {
   const app = express();
   app.use(createOAuthRouter(t.server));
   app.get('/v2/account', requireToken(t.server), (_req, res) => res.json(res.locals.oauth));
   const listener = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => listener.once('listening', resolve));
-  close = () => new Promise((resolve) => { listener.closeAllConnections(); listener.close(() => resolve()); });
+  close = () =>
+    new Promise((resolve) => {
+      listener.closeAllConnections();
+      listener.close(() => resolve());
+    });
   return `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
 }
 
@@ -28,7 +35,7 @@ describe('authorization server metadata (RFC 8414)', () => {
     const base = await serve(t);
     const res = await fetch(`${base}/.well-known/oauth-authorization-server`, { headers: { host: 'evil.example' } });
     expect(res.status).toBe(200);
-    const doc = await res.json() as Record<string, unknown>;
+    const doc = (await res.json()) as Record<string, unknown>;
     expect(doc).toMatchObject({
       issuer: ISSUER,
       authorization_endpoint: `${ISSUER}/v1/oauth/authorize`,
@@ -44,19 +51,28 @@ describe('authorization server metadata (RFC 8414)', () => {
     // Every advertised endpoint exists on the server (same path, any answer but 404).
     for (const key of ['authorization_endpoint', 'token_endpoint', 'revocation_endpoint', 'introspection_endpoint']) {
       const path = new URL(doc[key] as string).pathname;
-      expect((await fetch(`${base}${path}`, { method: key === 'authorization_endpoint' ? 'GET' : 'POST', redirect: 'manual' })).status, key).not.toBe(404);
+      expect(
+        (await fetch(`${base}${path}`, { method: key === 'authorization_endpoint' ? 'GET' : 'POST', redirect: 'manual' })).status,
+        key,
+      ).not.toBe(404);
     }
   });
 
   it('describes exactly what the server accepts: response types, grant types, PKCE methods, scopes, auth methods', async () => {
-    for (const options of [{ issuer: ISSUER }, { issuer: ISSUER, profile: 'strict' as const }, { issuer: ISSUER, allowPlainPkce: true, allowDynamicRegistration: true, accessTokenFormat: 'jwt' as const }]) {
+    for (const options of [
+      { issuer: ISSUER },
+      { issuer: ISSUER, profile: 'strict' as const },
+      { issuer: ISSUER, allowPlainPkce: true, allowDynamicRegistration: true, accessTokenFormat: 'jwt' as const },
+    ]) {
       const t = await setup(options);
       const doc = t.server.metadataDocument()!;
       const verifier = randomBytes(32).toString('base64url');
       const pkce = { code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256' };
       for (const responseType of ['code', 'token']) {
         const d = await t.server.authorize(t.get(t.authorizeUrl({ response_type: responseType, ...pkce }), t.ada));
-        expect(d.type === 'consent', `${responseType} with ${JSON.stringify(options)}`).toBe((doc.response_types_supported as string[]).includes(responseType));
+        expect(d.type === 'consent', `${responseType} with ${JSON.stringify(options)}`).toBe(
+          (doc.response_types_supported as string[]).includes(responseType),
+        );
       }
       for (const method of ['S256', 'plain']) {
         const d = await t.server.authorize(t.get(t.authorizeUrl({ code_challenge: verifier, code_challenge_method: method }), t.ada));
@@ -72,7 +88,13 @@ describe('authorization server metadata (RFC 8414)', () => {
       }
       const code = await t.getCode(pkce);
       const basic = `Basic ${btoa(`${t.client.clientId}:${t.client.clientSecret}`)}`;
-      const viaBasic = await t.server.token(t.post('/v1/oauth/token', { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, code_verifier: verifier }, { authorization: basic }));
+      const viaBasic = await t.server.token(
+        t.post(
+          '/v1/oauth/token',
+          { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, code_verifier: verifier },
+          { authorization: basic },
+        ),
+      );
       expect(viaBasic.status).toBe(200);
       expect(doc.token_endpoint_auth_methods_supported).toContain('client_secret_basic');
       expect(Boolean(doc.jwks_uri)).toBe(options.accessTokenFormat === 'jwt');

@@ -14,7 +14,12 @@ describe('refresh token flow (RFC 6749 §6)', () => {
     expect(res.headers['cache-control']).toBe('no-store');
     const body = json(res);
     expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'info', 'refresh_token', 'scope', 'token_type']);
-    expect(body).toMatchObject({ token_type: 'bearer', expires_in: 2592000, scope: 'read write', info: { uuid: ADA.uuid, name: ADA.name, email: ADA.email } });
+    expect(body).toMatchObject({
+      token_type: 'bearer',
+      expires_in: 2592000,
+      scope: 'read write',
+      info: { uuid: ADA.uuid, name: ADA.name, email: ADA.email },
+    });
     expect(body.access_token).not.toBe(first.access_token);
     expect(body.refresh_token).not.toBe(first.refresh_token);
     expect((await t.api('POST', body.access_token as string)).ok).toBe(true);
@@ -83,7 +88,7 @@ describe('refresh token flow (RFC 6749 §6)', () => {
     expect(results.filter((r) => json(r).error === 'invalid_grant')).toHaveLength(19);
   });
 
-  it('works without client credentials (the compatible profile); credentials that are sent must be right and the token\'s own', async () => {
+  it("works without client credentials (the compatible profile); credentials that are sent must be right and the token's own", async () => {
     const t = await setup();
     const first = await t.tokens();
     expect((await t.refresh(first.refresh_token, { client_id: t.client.clientId, client_secret: 'wrong' })).status).toBe(401);

@@ -25,10 +25,22 @@ describe('registering an application', () => {
   });
 
   it.each([
-    'http://my.example/cb', 'javascript:alert(1)', 'JavaScript:alert(1)', 'data:text/html,x', 'file:///etc/passwd',
-    'https://my.example/cb#frag', 'https://user:pw@my.example/cb', 'https://my.example@evil.example/cb', '/relative/cb',
-    'https://*.example/cb', 'https://my.example/cb?code=1', 'https://my.example/cb?state=x', ' https://my.example/cb',
-    'https://my.example/c b', 'https://my.example\\cb', '',
+    'http://my.example/cb',
+    'javascript:alert(1)',
+    'JavaScript:alert(1)',
+    'data:text/html,x',
+    'file:///etc/passwd',
+    'https://my.example/cb#frag',
+    'https://user:pw@my.example/cb',
+    'https://my.example@evil.example/cb',
+    '/relative/cb',
+    'https://*.example/cb',
+    'https://my.example/cb?code=1',
+    'https://my.example/cb?state=x',
+    ' https://my.example/cb',
+    'https://my.example/c b',
+    'https://my.example\\cb',
+    '',
   ])('refuses the callback URL %j', async (redirectUri) => {
     const t = await setup();
     const error = await t.server.registerClient({ name: 'x', redirectUri }).catch((e: unknown) => e);
@@ -36,15 +48,19 @@ describe('registering an application', () => {
   });
 
   it.each(['http://localhost:3000/cb', 'http://127.0.0.1/cb', 'http://[::1]:8080/cb', 'https://my.example/cb?tenant=1'])(
-    'accepts the callback URL %j', async (redirectUri) => {
+    'accepts the callback URL %j',
+    async (redirectUri) => {
       const t = await setup();
       await expect(t.server.registerClient({ name: 'x', redirectUri })).resolves.toMatchObject({ redirectUri });
-    });
+    },
+  );
 
   it('refuses an empty or over-long name', async () => {
     const t = await setup();
     for (const name of ['', '   ', 'x'.repeat(201), 'a\u0000b', 'line\nbreak']) {
-      expect(isOAuthError(await t.server.registerClient({ name, redirectUri: 'https://a.example/cb' }).catch((e: unknown) => e))).toBe(true);
+      expect(isOAuthError(await t.server.registerClient({ name, redirectUri: 'https://a.example/cb' }).catch((e: unknown) => e))).toBe(
+        true,
+      );
     }
   });
 });

@@ -8,10 +8,21 @@ import { ADA, setup } from '../helpers.js';
  */
 describe('resource API bearer check', () => {
   const table: Array<[string, 'read' | 'read write', boolean]> = [
-    ['GET', 'read', true], ['HEAD', 'read', true], ['POST', 'read', false], ['PUT', 'read', false],
-    ['PATCH', 'read', false], ['DELETE', 'read', false], ['OPTIONS', 'read', false], ['PURGE', 'read', false],
-    ['GET', 'read write', true], ['HEAD', 'read write', true], ['POST', 'read write', true], ['PUT', 'read write', true],
-    ['PATCH', 'read write', true], ['DELETE', 'read write', true], ['get', 'read', true],
+    ['GET', 'read', true],
+    ['HEAD', 'read', true],
+    ['POST', 'read', false],
+    ['PUT', 'read', false],
+    ['PATCH', 'read', false],
+    ['DELETE', 'read', false],
+    ['OPTIONS', 'read', false],
+    ['PURGE', 'read', false],
+    ['GET', 'read write', true],
+    ['HEAD', 'read write', true],
+    ['POST', 'read write', true],
+    ['PUT', 'read write', true],
+    ['PATCH', 'read write', true],
+    ['DELETE', 'read write', true],
+    ['get', 'read', true],
   ];
   it.each(table)('%s with a %s token → allowed: %s', async (method, scope, allowed) => {
     const t = await setup();
@@ -83,7 +94,11 @@ describe('resource API bearer check', () => {
     const t = await setup();
     const tokens = await t.tokens();
     for (const scheme of ['bearer', 'BEARER', 'Bearer', 'bEaReR', 'Bearer ']) {
-      const result = await t.server.authenticate({ method: 'GET', url: '/v2', headers: { authorization: `${scheme} ${tokens.access_token}` } });
+      const result = await t.server.authenticate({
+        method: 'GET',
+        url: '/v2',
+        headers: { authorization: `${scheme} ${tokens.access_token}` },
+      });
       expect(result.ok).toBe(true);
       if (result.ok) expect(result.token.clientId).toBe(t.client.clientId);
     }
@@ -101,11 +116,15 @@ describe('resource API bearer check', () => {
       const result = await t.server.authenticate({ method: 'GET', url: '/v2', headers });
       expect(!result.ok && result.response.status).toBe(400);
     }
-    const both = await t.server.authenticate({ method: 'GET', url: `/v2?access_token=${tokens.access_token}`, headers: { authorization: `Bearer ${tokens.access_token}` } });
+    const both = await t.server.authenticate({
+      method: 'GET',
+      url: `/v2?access_token=${tokens.access_token}`,
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
     expect(!both.ok && both.response.status).toBe(400);
   });
 
-  it('the scope in the result is the caller\'s own, even from a store that hands out its stored arrays', async () => {
+  it("the scope in the result is the caller's own, even from a store that hands out its stored arrays", async () => {
     const inner = new MemoryStorage();
     let kept: Awaited<ReturnType<MemoryStorage['findToken']>> | undefined;
     // A store that caches lookups and returns the same objects every time (it skips the copies).
@@ -138,7 +157,9 @@ describe('resource API bearer check', () => {
     expect(again.token.account).toEqual(account);
     expect(again.token.scope).toEqual(['read']);
     expect((await t.api('POST', tokens.access_token)).ok).toBe(false);
-    const introspected = await t.server.introspect(t.post('/v1/oauth/introspect', { token: tokens.access_token, client_id: t.client.clientId, client_secret: t.client.clientSecret }));
+    const introspected = await t.server.introspect(
+      t.post('/v1/oauth/introspect', { token: tokens.access_token, client_id: t.client.clientId, client_secret: t.client.clientSecret }),
+    );
     expect(JSON.parse(introspected.body)).toMatchObject({ active: true, sub: account.uuid, username: account.email, scope: 'read' });
   });
 });

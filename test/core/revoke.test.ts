@@ -23,7 +23,11 @@ describe('revocation endpoint (RFC 7009)', () => {
   it('token in the query of a POST and as a Bearer header, as some clients send it', async () => {
     const t = await setup();
     const tokens = await t.tokens();
-    const res = await t.server.revoke({ method: 'POST', url: `/v1/oauth/revoke?token=${tokens.access_token}`, headers: { authorization: `Bearer ${tokens.access_token}` } });
+    const res = await t.server.revoke({
+      method: 'POST',
+      url: `/v1/oauth/revoke?token=${tokens.access_token}`,
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body)).toEqual({});
     expect((await t.api('GET', tokens.access_token)).ok).toBe(false);
@@ -40,7 +44,7 @@ describe('revocation endpoint (RFC 7009)', () => {
     expect(json(await t.refresh(b.refresh_token)).error).toBe('invalid_grant');
   });
 
-  it('revoking one authorization leaves the user\'s other authorizations alone', async () => {
+  it("revoking one authorization leaves the user's other authorizations alone", async () => {
     const t = await setup();
     const a = await t.tokens();
     const b = await t.tokens();
@@ -68,13 +72,19 @@ describe('revocation endpoint (RFC 7009)', () => {
   it('client credentials, when sent, must be right, and a client may revoke only its own tokens', async () => {
     const t = await setup();
     const tokens = await t.tokens();
-    const wrong = await t.server.revoke(t.post('/v1/oauth/revoke', { token: tokens.access_token, client_id: t.client.clientId, client_secret: 'bad' }));
+    const wrong = await t.server.revoke(
+      t.post('/v1/oauth/revoke', { token: tokens.access_token, client_id: t.client.clientId, client_secret: 'bad' }),
+    );
     expect(wrong.status).toBe(401);
-    const foreign = await t.server.revoke(t.post('/v1/oauth/revoke', { token: tokens.access_token, client_id: t.other.clientId, client_secret: t.other.clientSecret }));
+    const foreign = await t.server.revoke(
+      t.post('/v1/oauth/revoke', { token: tokens.access_token, client_id: t.other.clientId, client_secret: t.other.clientSecret }),
+    );
     expect(foreign.status).toBe(400);
     expect(json(foreign).error).toBe('unauthorized_client');
     expect((await t.api('GET', tokens.access_token)).ok).toBe(true);
-    const own = await t.server.revoke(t.post('/v1/oauth/revoke', { token: tokens.access_token, client_id: t.client.clientId, client_secret: t.client.clientSecret }));
+    const own = await t.server.revoke(
+      t.post('/v1/oauth/revoke', { token: tokens.access_token, client_id: t.client.clientId, client_secret: t.client.clientSecret }),
+    );
     expect(own.status).toBe(200);
     expect((await t.api('GET', tokens.access_token)).ok).toBe(false);
   });
@@ -123,22 +133,26 @@ describe('user revokes access', () => {
     // A store whose readToken hands out a record it reuses, and changes it after revokeGrant.
     const storage = new Proxy(inner, {
       get(target, name) {
-        if (name === 'readToken') return async (hash: string) => {
-          const found = await target.readToken(hash);
-          viewed = found && { ...found, token: { ...found.token } };
-          return viewed;
-        };
-        if (name === 'revokeGrant') return async (grantId: string, now: number) => {
-          await target.revokeGrant(grantId, now);
-          if (viewed) viewed.token.clientId = 'reused-by-another-lookup';
-        };
+        if (name === 'readToken')
+          return async (hash: string) => {
+            const found = await target.readToken(hash);
+            viewed = found && { ...found, token: { ...found.token } };
+            return viewed;
+          };
+        if (name === 'revokeGrant')
+          return async (grantId: string, now: number) => {
+            await target.revokeGrant(grantId, now);
+            if (viewed) viewed.token.clientId = 'reused-by-another-lookup';
+          };
         const value = Reflect.get(target, name);
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
     const t = await setup({ storage, onAudit: (e) => events.push(e) });
     const tokens = await t.tokens();
-    const res = await t.server.revoke(t.post('/v1/oauth/revoke', { token: tokens.access_token, client_id: t.client.clientId, client_secret: t.client.clientSecret }));
+    const res = await t.server.revoke(
+      t.post('/v1/oauth/revoke', { token: tokens.access_token, client_id: t.client.clientId, client_secret: t.client.clientSecret }),
+    );
     expect(res.status).toBe(200);
     expect(events.filter((e) => e.type === 'token.revoked')).toMatchObject([{ clientId: t.client.clientId }]);
   });

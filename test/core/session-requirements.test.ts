@@ -110,7 +110,10 @@ describe('the i account hint at every step', () => {
 
   it('a consent interaction for the hinted account, resumed by another account ("use another account"): a login, not a consent', async () => {
     const t = await setup();
-    const consent = expectKind(await t.server.authorize(t.get(t.authorizeUrl({ i: ADA.uuid.slice(0, 6).toUpperCase() }), t.ada)), 'consent');
+    const consent = expectKind(
+      await t.server.authorize(t.get(t.authorizeUrl({ i: ADA.uuid.slice(0, 6).toUpperCase() }), t.ada)),
+      'consent',
+    );
     const bob = t.sessions.signIn(BOB);
     const switched = expectKind(await t.server.resume(consent.interaction.id, t.get('/', bob)), 'login');
     expect(issued(await t.server.approve(switched.interaction.id, t.get('/', bob)))).toBe(false);
@@ -136,39 +139,42 @@ describe('a sign-in time that is not a finite number (a host bug) counts as not 
     ['null', null],
   ];
 
-  it.each(BROKEN)('authenticatedAt %s: prompt=login, max_auth_age and prompt=none never issue, and onError hears of it once', async (_name, value) => {
-    const errors: unknown[] = [];
-    const t = await setup({ onError: (e) => errors.push(e) });
-    await t.authorizeAndApprove(); // a stored consent, so prompt=none would issue to a real session
-    const broken = t.sessions.setSession({ account: ADA, authenticatedAt: value });
+  it.each(BROKEN)(
+    'authenticatedAt %s: prompt=login, max_auth_age and prompt=none never issue, and onError hears of it once',
+    async (_name, value) => {
+      const errors: unknown[] = [];
+      const t = await setup({ onError: (e) => errors.push(e) });
+      await t.authorizeAndApprove(); // a stored consent, so prompt=none would issue to a real session
+      const broken = t.sessions.setSession({ account: ADA, authenticatedAt: value });
 
-    // prompt=login: a login, and resuming with the same session is a login again.
-    const login = expectKind(await t.server.authorize(t.get(t.authorizeUrl({ prompt: 'login' }), broken)), 'login');
-    t.clock.advance(1_000);
-    expectKind(await t.server.resume(login.interaction.id, t.get('/', broken)), 'login');
-    // max_auth_age: a login, not a consent.
-    const aged = expectKind(await t.server.authorize(t.get(t.authorizeUrl({ max_auth_age: '60' }), broken)), 'login');
-    expectKind(await t.server.resume(aged.interaction.id, t.get('/', broken)), 'login');
-    // prompt=none (with and without max_auth_age): login_required, nothing issued.
-    for (const params of [{ prompt: 'none' }, { prompt: 'none', max_auth_age: '60' }] as Record<string, string>[]) {
-      const none = expectKind(await t.server.authorize(t.get(t.authorizeUrl(params), broken)), 'redirect');
-      expect(new URL(none.location).searchParams.get('error')).toBe('login_required');
-    }
-    // The default prompt: a login too (not a consent for an account nobody signed in to).
-    expectKind(await t.server.authorize(t.get(t.authorizeUrl(), broken)), 'login');
+      // prompt=login: a login, and resuming with the same session is a login again.
+      const login = expectKind(await t.server.authorize(t.get(t.authorizeUrl({ prompt: 'login' }), broken)), 'login');
+      t.clock.advance(1_000);
+      expectKind(await t.server.resume(login.interaction.id, t.get('/', broken)), 'login');
+      // max_auth_age: a login, not a consent.
+      const aged = expectKind(await t.server.authorize(t.get(t.authorizeUrl({ max_auth_age: '60' }), broken)), 'login');
+      expectKind(await t.server.resume(aged.interaction.id, t.get('/', broken)), 'login');
+      // prompt=none (with and without max_auth_age): login_required, nothing issued.
+      for (const params of [{ prompt: 'none' }, { prompt: 'none', max_auth_age: '60' }] as Record<string, string>[]) {
+        const none = expectKind(await t.server.authorize(t.get(t.authorizeUrl(params), broken)), 'redirect');
+        expect(new URL(none.location).searchParams.get('error')).toBe('login_required');
+      }
+      // The default prompt: a login too (not a consent for an account nobody signed in to).
+      expectKind(await t.server.authorize(t.get(t.authorizeUrl(), broken)), 'login');
 
-    // A consent shown to a good session cannot be approved by a broken one.
-    const consent = expectKind(await t.server.authorize(t.get(t.authorizeUrl(), t.ada)), 'consent');
-    t.sessions.setSession({ account: ADA, authenticatedAt: value }, t.ada);
-    expect(issued(await t.server.approve(consent.interaction.id, t.get('/', t.ada)))).toBe(false);
+      // A consent shown to a good session cannot be approved by a broken one.
+      const consent = expectKind(await t.server.authorize(t.get(t.authorizeUrl(), t.ada)), 'consent');
+      t.sessions.setSession({ account: ADA, authenticatedAt: value }, t.ada);
+      expect(issued(await t.server.approve(consent.interaction.id, t.get('/', t.ada)))).toBe(false);
 
-    // Reported once (per server), as an Error naming the problem, with nothing of the session in it.
-    expect(errors).toHaveLength(1);
-    expect(errors[0]).toBeInstanceOf(Error);
-    const message = (errors[0] as Error).message;
-    expect(message).toMatch(/authenticatedAt/);
-    for (const secret of [ADA.uuid, ADA.email, ADA.name, t.ada, broken]) expect(message).not.toContain(secret);
-  });
+      // Reported once (per server), as an Error naming the problem, with nothing of the session in it.
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toBeInstanceOf(Error);
+      const message = (errors[0] as Error).message;
+      expect(message).toMatch(/authenticatedAt/);
+      for (const secret of [ADA.uuid, ADA.email, ADA.name, t.ada, broken]) expect(message).not.toContain(secret);
+    },
+  );
 
   it('a finite sign-in time is never reported', async () => {
     const errors: unknown[] = [];

@@ -34,7 +34,13 @@ describe('secrets at rest', () => {
     const first = json(await t.exchange(code));
     const second = json(await t.refresh(first.refresh_token as string));
     const implicit = new URLSearchParams((await t.authorizeAndApprove({ response_type: 'token' })).hash.slice(1)).get('access_token')!;
-    secrets.push(first.access_token as string, first.refresh_token as string, second.access_token as string, second.refresh_token as string, implicit);
+    secrets.push(
+      first.access_token as string,
+      first.refresh_token as string,
+      second.access_token as string,
+      second.refresh_token as string,
+      implicit,
+    );
     await t.api('GET', second.access_token as string);
     await t.server.revoke(t.post('/v1/oauth/revoke', { token: second.access_token as string }));
     expect(writes.length).toBeGreaterThan(10);
@@ -50,12 +56,39 @@ describe('MemoryStorage', () => {
   it('redeemCode is single use under concurrency and classifies failures', async () => {
     const storage = new MemoryStorage();
     const grant = { id: 'g', clientId: 'c', account: ADA, scope: ['read'], createdAt: 0, revokedAt: null };
-    await storage.createGrant(grant, { code: { hash: 'h', grantId: 'g', clientId: 'c', redirectUri: CALLBACK, scope: ['read'], codeChallenge: null, codeChallengeMethod: null, expiresAt: 100, usedAt: null } });
+    await storage.createGrant(grant, {
+      code: {
+        hash: 'h',
+        grantId: 'g',
+        clientId: 'c',
+        redirectUri: CALLBACK,
+        scope: ['read'],
+        codeChallenge: null,
+        codeChallengeMethod: null,
+        expiresAt: 100,
+        usedAt: null,
+      },
+    });
     const outcomes = await Promise.all(Array.from({ length: 10 }, () => storage.redeemCode('h', 1, [])));
     expect(outcomes.filter((o) => o.ok)).toHaveLength(1);
     expect(outcomes.filter((o) => !o.ok && o.reason === 'used' && o.grantId === 'g')).toHaveLength(9);
     expect(await storage.redeemCode('nope', 1, [])).toEqual({ ok: false, reason: 'missing' });
-    await storage.createGrant({ ...grant, id: 'g2' }, { code: { hash: 'h2', grantId: 'g2', clientId: 'c', redirectUri: CALLBACK, scope: ['read'], codeChallenge: null, codeChallengeMethod: null, expiresAt: 100, usedAt: null } });
+    await storage.createGrant(
+      { ...grant, id: 'g2' },
+      {
+        code: {
+          hash: 'h2',
+          grantId: 'g2',
+          clientId: 'c',
+          redirectUri: CALLBACK,
+          scope: ['read'],
+          codeChallenge: null,
+          codeChallengeMethod: null,
+          expiresAt: 100,
+          usedAt: null,
+        },
+      },
+    );
     expect(await storage.redeemCode('h2', 100, [])).toEqual({ ok: false, reason: 'expired' });
     await storage.revokeGrant('g2', 5);
     expect(await storage.redeemCode('h2', 5, [])).toEqual({ ok: false, reason: 'revoked' });
@@ -69,7 +102,9 @@ describe('storage faults', () => {
       get(target, name, receiver) {
         const value = Reflect.get(target, name, receiver);
         if (methods.includes(name as keyof Storage) && typeof value === 'function') {
-          return async () => { throw new Error('connection to db-1.internal:5432 refused (SECRET-DETAIL)'); };
+          return async () => {
+            throw new Error('connection to db-1.internal:5432 refused (SECRET-DETAIL)');
+          };
         }
         return typeof value === 'function' ? value.bind(target) : value;
       },
@@ -96,7 +131,9 @@ describe('storage faults', () => {
 
   it('the resource check answers 503 without invalid_token when storage fails', async () => {
     // The bearer check reads through readToken when the store has it (MemoryStorage does), else findToken.
-    const withoutRead = new Proxy(failing('findToken'), { get: (target, name) => (name === 'readToken' ? undefined : Reflect.get(target, name)) });
+    const withoutRead = new Proxy(failing('findToken'), {
+      get: (target, name) => (name === 'readToken' ? undefined : Reflect.get(target, name)),
+    });
     for (const storage of [failing('readToken'), failing('findToken', 'readToken'), withoutRead]) {
       const t = await setup({ storage });
       const result = await t.api('GET', 'sometoken');
@@ -108,7 +145,12 @@ describe('storage faults', () => {
   it('a readToken that throws instead of rejecting: 503 from the bearer check, revocation and introspection, reported, never a rejection', async () => {
     const inner = new MemoryStorage();
     const storage = new Proxy(inner, {
-      get: (target, name) => (name === 'readToken' ? () => { throw new Error('SECRET-DETAIL'); } : Reflect.get(target, name)),
+      get: (target, name) =>
+        name === 'readToken'
+          ? () => {
+              throw new Error('SECRET-DETAIL');
+            }
+          : Reflect.get(target, name),
     }) as Storage;
     const errors: unknown[] = [];
     const t = await setup({ storage, onError: (e) => errors.push(e) });
@@ -128,7 +170,13 @@ describe('storage faults', () => {
 
   it('the resource check answers 503 and reports, never rejects, when a host hook throws or the request is malformed', async () => {
     const errors: unknown[] = [];
-    const scopes = { values: ['read'], default: ['read'], allows: () => { throw new Error('scope rule bug'); } };
+    const scopes = {
+      values: ['read'],
+      default: ['read'],
+      allows: () => {
+        throw new Error('scope rule bug');
+      },
+    };
     const t = await setup({ scopes, onError: (e) => errors.push(e) });
     const tokens = await t.tokens();
     const result = await t.api('GET', tokens.access_token);
@@ -140,8 +188,19 @@ describe('storage faults', () => {
 
   it('the authorization endpoint shows an error page (500) when storage fails', async () => {
     const clock = new FakeClock();
-    const server = new AuthorizationServer({ storage: failing('findClient'), sessions: new FakeSessions(clock), clock, onError: () => { throw new Error('hook fails too'); } });
-    const d = await server.authorize({ method: 'GET', url: `/v1/oauth/authorize?client_id=x&redirect_uri=${CALLBACK}&response_type=code`, headers: {} });
+    const server = new AuthorizationServer({
+      storage: failing('findClient'),
+      sessions: new FakeSessions(clock),
+      clock,
+      onError: () => {
+        throw new Error('hook fails too');
+      },
+    });
+    const d = await server.authorize({
+      method: 'GET',
+      url: `/v1/oauth/authorize?client_id=x&redirect_uri=${CALLBACK}&response_type=code`,
+      headers: {},
+    });
     expect(d).toMatchObject({ type: 'error', status: 500, error: 'server_error' });
   });
 });
@@ -151,8 +210,14 @@ describe('Storage.readToken answered at once, by a promise, by a foreign thenabl
   const variants: [string, (inner: MemoryStorage) => Read | undefined][] = [
     ['at once (MemoryStorage)', (inner) => (hash) => inner.readToken(hash)],
     ['by a promise', (inner) => async (hash) => inner.readToken(hash)],
-    // biome-ignore lint/suspicious/noThenProperty: a thenable store answer is what this test is about
-    ['by a thenable that is not a Promise', (inner) => (hash) => ({ then: (resolve: (v: unknown) => void) => resolve(inner.readToken(hash)) }) as unknown as ReturnType<Read>],
+    [
+      'by a thenable that is not a Promise',
+      (inner) => (hash) =>
+        ({
+          // biome-ignore lint/suspicious/noThenProperty: a thenable store answer is what this test is about
+          then: (resolve: (v: unknown) => void) => resolve(inner.readToken(hash)),
+        }) as unknown as ReturnType<Read>,
+    ],
     ['absent (findToken)', () => undefined],
   ];
   it.each(variants)('%s: the same answers from the bearer check, introspection and revocation', async (_name, read) => {
@@ -166,7 +231,12 @@ describe('Storage.readToken answered at once, by a promise, by a foreign thenabl
     const introspect = async (token: string) => json(await t.server.introspect(t.post('/v1/oauth/introspect', { token, ...credentials })));
 
     const checked = await t.api('GET', tokens.access_token);
-    expect(checked.ok && checked.token).toEqual({ clientId: t.client.clientId, account: ADA, scope: ['read'], expiresAt: expect.any(Number) });
+    expect(checked.ok && checked.token).toEqual({
+      clientId: t.client.clientId,
+      account: ADA,
+      scope: ['read'],
+      expiresAt: expect.any(Number),
+    });
     expect(!(await t.api('GET', 'unknown-token')).ok).toBe(true);
     expect(await introspect(tokens.access_token)).toMatchObject({ active: true, client_id: t.client.clientId, scope: 'read' });
     expect(await introspect('unknown-token')).toEqual({ active: false });
@@ -233,20 +303,71 @@ describe('MemoryStorage.prune', () => {
   it('returns every field of every record it was given, optional ones included, and nothing more', async () => {
     const storage = new MemoryStorage();
     const account = { uuid: 'a'.repeat(32), name: 'Ada', email: 'ada@example.com' };
-    const request = { clientId: 'c', redirectUri: 'https://a.example/cb', responseType: 'code' as const, scope: ['read'], state: 's', prompt: ['login'], maxAuthAge: 60, accountHint: 'aaaa', codeChallenge: 'x'.repeat(43), codeChallengeMethod: 'S256' as const };
+    const request = {
+      clientId: 'c',
+      redirectUri: 'https://a.example/cb',
+      responseType: 'code' as const,
+      scope: ['read'],
+      state: 's',
+      prompt: ['login'],
+      maxAuthAge: 60,
+      accountHint: 'aaaa',
+      codeChallenge: 'x'.repeat(43),
+      codeChallengeMethod: 'S256' as const,
+    };
     const interaction = { idHash: 'i', kind: 'consent' as const, request, requestedAt: 1, expiresAt: 2, loginAfter: 1, account };
     await storage.saveInteraction(interaction);
     expect(await storage.findInteraction('i')).toStrictEqual(interaction);
-    const bare = { idHash: 'j', kind: 'login' as const, request: { clientId: 'c', redirectUri: 'https://a.example/cb', responseType: 'token' as const, scope: ['read'], prompt: ['select_account'] }, requestedAt: 1, expiresAt: 2, loginAfter: null };
+    const bare = {
+      idHash: 'j',
+      kind: 'login' as const,
+      request: {
+        clientId: 'c',
+        redirectUri: 'https://a.example/cb',
+        responseType: 'token' as const,
+        scope: ['read'],
+        prompt: ['select_account'],
+      },
+      requestedAt: 1,
+      expiresAt: 2,
+      loginAfter: null,
+    };
     await storage.saveInteraction(bare);
     expect(await storage.findInteraction('j')).toStrictEqual(bare);
     const grant = { id: 'g', clientId: 'c', account, scope: ['read', 'write'], createdAt: 1, revokedAt: null };
-    const code = { hash: 'h', grantId: 'g', clientId: 'c', redirectUri: 'https://a.example/cb', scope: ['read'], codeChallenge: 'x'.repeat(43), codeChallengeMethod: 'S256' as const, expiresAt: 9, usedAt: null };
-    const token = { hash: 't', kind: 'refresh' as const, grantId: 'g', clientId: 'c', scope: ['read'], issuedAt: 1, expiresAt: null, pairHash: 'p', rotatedAt: null, revokedAt: null };
+    const code = {
+      hash: 'h',
+      grantId: 'g',
+      clientId: 'c',
+      redirectUri: 'https://a.example/cb',
+      scope: ['read'],
+      codeChallenge: 'x'.repeat(43),
+      codeChallengeMethod: 'S256' as const,
+      expiresAt: 9,
+      usedAt: null,
+    };
+    const token = {
+      hash: 't',
+      kind: 'refresh' as const,
+      grantId: 'g',
+      clientId: 'c',
+      scope: ['read'],
+      issuedAt: 1,
+      expiresAt: null,
+      pairHash: 'p',
+      rotatedAt: null,
+      revokedAt: null,
+    };
     await storage.createGrant(grant, { code, tokens: [token] });
     expect(await storage.findCode('h')).toStrictEqual(code);
     expect(await storage.findToken('t')).toStrictEqual({ token, grant });
     await storage.saveClient({ id: 'c', name: 'App', redirectUri: 'https://a.example/cb', secretHash: null, createdAt: 1 });
-    expect(await storage.findClient('c')).toStrictEqual({ id: 'c', name: 'App', redirectUri: 'https://a.example/cb', secretHash: null, createdAt: 1 });
+    expect(await storage.findClient('c')).toStrictEqual({
+      id: 'c',
+      name: 'App',
+      redirectUri: 'https://a.example/cb',
+      secretHash: null,
+      createdAt: 1,
+    });
   });
 });

@@ -42,7 +42,9 @@ describe('JWT access tokens (RFC 9068)', () => {
     const jwks = JSON.parse((await t.server.jwks()).body) as { keys: JWK[] };
     expect(jwks.keys).toHaveLength(1);
     expect(jwks.keys[0]).not.toHaveProperty('d');
-    const { payload, protectedHeader } = await jwtVerify(tokens.access_token, createLocalJWKSet(jwks), { currentDate: new Date(t.clock.now()) });
+    const { payload, protectedHeader } = await jwtVerify(tokens.access_token, createLocalJWKSet(jwks), {
+      currentDate: new Date(t.clock.now()),
+    });
     expect(protectedHeader).toMatchObject({ typ: 'at+jwt', alg: 'EdDSA', kid: jwks.keys[0]!.kid });
     expect(payload).toMatchObject({ iss: ISSUER, aud: ISSUER, sub: tokens.info.uuid, client_id: t.client.clientId, scope: 'read write' });
     expect(payload.exp! - payload.iat!).toBe(2_592_000);
@@ -95,14 +97,30 @@ describe('JWT access tokens (RFC 9068)', () => {
     const k2 = await signingKey('k2', 'ES256');
     const before = await setup({ storage, accessTokenFormat: 'jwt', issuer: ISSUER, jwt: { keys: [k1] } });
     const old = await before.tokens();
-    const rotated = await setup({ storage, clock: before.clock, sessions: before.sessions, accessTokenFormat: 'jwt', issuer: ISSUER, jwt: { keys: [k2, k1] } });
+    const rotated = await setup({
+      storage,
+      clock: before.clock,
+      sessions: before.sessions,
+      accessTokenFormat: 'jwt',
+      issuer: ISSUER,
+      jwt: { keys: [k2, k1] },
+    });
     const jwks = JSON.parse((await rotated.server.jwks()).body) as { keys: JWK[] };
     expect(jwks.keys.map((k) => k.kid)).toEqual(['k2', 'k1']);
     expect((await rotated.api('GET', old.access_token)).ok).toBe(true);
     const fresh = json(await rotated.exchange(await rotated.getCode()));
-    const { protectedHeader } = await jwtVerify(fresh.access_token as string, createLocalJWKSet(jwks), { currentDate: new Date(rotated.clock.now()) });
+    const { protectedHeader } = await jwtVerify(fresh.access_token as string, createLocalJWKSet(jwks), {
+      currentDate: new Date(rotated.clock.now()),
+    });
     expect(protectedHeader).toMatchObject({ kid: 'k2', alg: 'ES256' });
-    const retired = await setup({ storage, clock: before.clock, sessions: before.sessions, accessTokenFormat: 'jwt', issuer: ISSUER, jwt: { keys: [k2] } });
+    const retired = await setup({
+      storage,
+      clock: before.clock,
+      sessions: before.sessions,
+      accessTokenFormat: 'jwt',
+      issuer: ISSUER,
+      jwt: { keys: [k2] },
+    });
     expect((await retired.api('GET', old.access_token)).ok).toBe(false);
     expect((await retired.api('GET', fresh.access_token as string)).ok).toBe(true);
   });

@@ -41,7 +41,15 @@ export function useBrowserDemo() {
       executablePath: CHROMIUM,
       headless: true,
       // Playwright gives every launch a fresh temporary profile (user data dir) of its own.
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+        '--disable-sync',
+      ],
     });
   });
   afterEach(async () => {
@@ -53,10 +61,18 @@ export function useBrowserDemo() {
   });
 
   return {
-    get platformUrl() { return demo.platformUrl; },
-    get appUrl() { return demo.appUrl; },
-    get demo() { return demo; },
-    get browser() { return browser; },
+    get platformUrl() {
+      return demo.platformUrl;
+    },
+    get appUrl() {
+      return demo.appUrl;
+    },
+    get demo() {
+      return demo;
+    },
+    get browser() {
+      return browser;
+    },
     async newPage(): Promise<Page> {
       const context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
       context.setDefaultTimeout(20_000);
@@ -84,8 +100,10 @@ export async function signIn(page: Page, user: User): Promise<void> {
 }
 
 /** The text of an element, white space collapsed. */
-export const text = async (page: Page, selector: string) => ((await page.locator(selector).textContent()) ?? '').replace(/\s+/g, ' ').trim();
-export const json = async <T = Record<string, unknown>>(page: Page, selector: string) => JSON.parse((await page.locator(selector).textContent()) ?? '') as T;
+export const text = async (page: Page, selector: string) =>
+  ((await page.locator(selector).textContent()) ?? '').replace(/\s+/g, ' ').trim();
+export const json = async <T = Record<string, unknown>>(page: Page, selector: string) =>
+  JSON.parse((await page.locator(selector).textContent()) ?? '') as T;
 
 /** Every page the browser showed (committed navigations of the main frame), to prove a flow showed none of the platform's. */
 export function pagesShown(page: Page): string[] {

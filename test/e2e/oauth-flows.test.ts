@@ -4,7 +4,22 @@
  * prompt=login / max_auth_age, and "Use another account".
  */
 import { describe, expect, it } from 'vitest';
-import { ADA, BOB, browserAvailable, connect, E2E_TIMEOUT, json, navigate, pagesShown, shot, signIn, text, useBrowserDemo, type ShownFragment, type ShownTokens } from './harness.js';
+import {
+  ADA,
+  BOB,
+  browserAvailable,
+  connect,
+  E2E_TIMEOUT,
+  json,
+  navigate,
+  pagesShown,
+  shot,
+  signIn,
+  text,
+  useBrowserDemo,
+  type ShownFragment,
+  type ShownTokens,
+} from './harness.js';
 
 describe.skipIf(!browserAvailable)('OAuth flows in Chromium', { timeout: E2E_TIMEOUT }, () => {
   const h = useBrowserDemo();
@@ -39,7 +54,9 @@ describe.skipIf(!browserAvailable)('OAuth flows in Chromium', { timeout: E2E_TIM
     expect(await text(page, '#result')).toContain('Connected');
     const tokens = await json<ShownTokens>(page, '#token-response');
     expect(tokens).toMatchObject({
-      token_type: 'bearer', expires_in: 2592000, scope: 'read write',
+      token_type: 'bearer',
+      expires_in: 2592000,
+      scope: 'read write',
       info: { name: 'Ada Lovelace', email: 'ada@example.com', uuid: ADA.uuid },
     });
     expect(tokens.refresh_token).toEqual(expect.any(String));
@@ -115,7 +132,10 @@ describe.skipIf(!browserAvailable)('OAuth flows in Chromium', { timeout: E2E_TIM
     await navigate(page, page.getByRole('button', { name: 'Deny' }));
     expect(page.url()).toBe(`${h.appUrl}/`);
     expect(await text(page, '#result h2')).toBe('The authorization did not succeed');
-    expect(await json(page, '#result pre')).toEqual({ error: 'access_denied', error_description: 'The user denied the authorization request.' });
+    expect(await json(page, '#result pre')).toEqual({
+      error: 'access_denied',
+      error_description: 'The user denied the authorization request.',
+    });
     await shot(page, 'flows-10-app-access-denied');
 
     await navigate(page, page.locator('#implicit-connect'));

@@ -30,7 +30,10 @@ describe.skipIf(!browserAvailable)('Nimbus pages in Chromium', { timeout: E2E_TI
     await page.goto(`${h.appUrl}/`);
     await navigate(page, page.getByRole('button', { name: 'GET /v2/account' }));
     expect(await text(page, '#result h2')).toBe('GET /v2/account failed');
-    expect(await json(page, '#result pre')).toMatchObject({ status: 401, 'www-authenticate': [{ scheme: 'bearer', error: 'invalid_token' }] });
+    expect(await json(page, '#result pre')).toMatchObject({
+      status: 401,
+      'www-authenticate': [{ scheme: 'bearer', error: 'invalid_token' }],
+    });
     await shot(page, 'platform-03-app-api-401-after-revoke');
 
     await navigate(page, page.locator('#connect-silent'));
@@ -63,7 +66,13 @@ describe.skipIf(!browserAvailable)('Nimbus pages in Chromium', { timeout: E2E_TI
     const exchange = async (clientSecret: string) => {
       const response = await fetch(`${h.platformUrl}/v1/oauth/token`, {
         method: 'POST',
-        body: new URLSearchParams({ grant_type: 'authorization_code', code: 'made-up', redirect_uri: 'http://127.0.0.1:8123/callback', client_id: clientId, client_secret: clientSecret }),
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: 'made-up',
+          redirect_uri: 'http://127.0.0.1:8123/callback',
+          client_id: clientId,
+          client_secret: clientSecret,
+        }),
       });
       return ((await response.json()) as { error: string }).error;
     };
@@ -111,7 +120,9 @@ describe.skipIf(!browserAvailable)('Nimbus pages in Chromium', { timeout: E2E_TI
     const wrongCallback = await page.goto(authorize({ redirect_uri: 'https://evil.example/steal' }));
     expect(wrongCallback?.status()).toBe(400);
     expect(page.url()).toContain(h.platformUrl); // no redirect to the unverified callback
-    expect(await text(page, 'body')).toContain('The redirect URI is not valid: it must equal the callback URL registered for this application.');
+    expect(await text(page, 'body')).toContain(
+      'The redirect URI is not valid: it must equal the callback URL registered for this application.',
+    );
     await shot(page, 'platform-08-error-redirect-uri');
 
     await page.goto(authorize({ redirect_uri: `${h.appUrl}/callback`, scope: 'admin' }));
@@ -148,13 +159,20 @@ describe.skipIf(!browserAvailable)('Nimbus pages in Chromium', { timeout: E2E_TI
     }
   });
 
-  it('the platform\'s forms refuse a POST without the session\'s CSRF token; sign-out ends the session', async () => {
+  it("the platform's forms refuse a POST without the session's CSRF token; sign-out ends the session", async () => {
     const page = await h.newPage();
     await connect(page, h.appUrl, BOB);
     const request = page.context().request; // the browser's cookies, but no token from a page
-    const forged = await request.post(`${h.platformUrl}/account/applications/revoke`, { form: { client_id: h.demo.client.clientId }, maxRedirects: 0 });
+    const forged = await request.post(`${h.platformUrl}/account/applications/revoke`, {
+      form: { client_id: h.demo.client.clientId },
+      maxRedirects: 0,
+    });
     expect(forged.status()).toBe(403);
-    expect((await request.post(`${h.platformUrl}/developer/apps`, { form: { name: 'x', redirect_uri: 'https://x.example/cb', csrf: 'guess' } })).status()).toBe(403);
+    expect(
+      (
+        await request.post(`${h.platformUrl}/developer/apps`, { form: { name: 'x', redirect_uri: 'https://x.example/cb', csrf: 'guess' } })
+      ).status(),
+    ).toBe(403);
     expect((await request.post(`${h.platformUrl}/login`, { form: { email: ADA.email, password: ADA.password } })).status()).toBe(403);
     await page.goto(`${h.platformUrl}/account/applications`);
     expect(await text(page, 'main')).toContain('StatusBoard'); // still authorized

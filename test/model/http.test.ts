@@ -14,7 +14,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { AuthenticateResult, AuthorizationServer, AuthorizeDecision, Interaction, OAuthRequest, OAuthResponse } from '../../src/index.js';
+import type {
+  AuthenticateResult,
+  AuthorizationServer,
+  AuthorizeDecision,
+  Interaction,
+  OAuthRequest,
+  OAuthResponse,
+} from '../../src/index.js';
 import { formValue, LOGIN_URL, startApp, type Reply, type TestApp } from '../adapters/app.js';
 import { fail } from './invariants.js';
 import { ADA, BOB, BROWSERS, LIFETIMES, PUBLIC_CALLBACK, type BrowserSteps, type Model, type Real, type RefreshLifetime } from './model.js';
@@ -87,8 +94,8 @@ function browserSteps(app: TestApp, model: () => Model, jars: Jar[]): BrowserSte
     const jar = jars[browser]!;
     const cookie = jar.header(model().browsers[browser]?.cookie);
     const reply = body
-      // browser: null: the harness's own jar stays out of it; this browser's jar holds every cookie.
-      ? await app.postForm(path, body, { cookie, browser: null })
+      ? // browser: null: the harness's own jar stays out of it; this browser's jar holds every cookie.
+        await app.postForm(path, body, { cookie, browser: null })
       : await app.request(method, path, { cookie, browser: null });
     jar.take(reply);
     return toDecision(app, reply, `${method} ${path.split('?')[0]}`);
@@ -120,7 +127,12 @@ function asResponse(reply: Reply): OAuthResponse {
 /** The server's token, revocation and resource endpoints, reached over HTTP. */
 function httpServer(app: TestApp): AuthorizationServer {
   const form = async (path: string, request: OAuthRequest) =>
-    asResponse(await app.request('POST', path, { headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: String(request.body ?? '') }));
+    asResponse(
+      await app.request('POST', path, {
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: String(request.body ?? ''),
+      }),
+    );
   const facade = {
     token: (request: OAuthRequest) => form('/v1/oauth/token', request),
     revoke: (request: OAuthRequest) => form('/v1/oauth/revoke', request),
@@ -138,33 +150,44 @@ function httpServer(app: TestApp): AuthorizationServer {
 describe('model-based: the browser flow over HTTP (Express)', () => {
   it(`keeps every invariant over ${s.runs} runs of up to ${s.maxCommands} steps (seed ${s.seed ?? 'random'})`, async () => {
     let current: Model | undefined;
-    const known = await runModelOn(async (refreshLifetime: RefreshLifetime) => {
-      const onError: unknown[] = [];
-      const app = await startApp({ framework: 'express', server: { lifetimes: { ...LIFETIMES, refreshToken: refreshLifetime }, onError: (e) => onError.push(e) } });
-      const pub = await app.server.registerClient({ name: 'Public App', redirectUri: PUBLIC_CALLBACK, public: true });
-      const jars = Array.from({ length: BROWSERS }, () => new Jar());
-      let seen = 0;
-      /** onError calls, and replies since the last step that were 5xx or leaked a stack trace. */
-      const faults = (): unknown[] => {
-        const fresh = app.replies.slice(seen);
-        seen = app.replies.length;
-        const bad = fresh.filter((r) => r.reply.status >= 500 || STACK.test(r.reply.text)).map((r) => `${r.method} ${r.path} -> ${r.reply.status}: ${r.reply.text.slice(0, 200)}`);
-        return [...onError.splice(0), ...bad];
-      };
-      const real = {
-        server: httpServer(app),
-        clock: app.clock,
-        sessions: app.sessions,
-        clients: { conf: app.client, pub, other: app.other },
-        prune: (now: number) => app.storage.prune(now),
-        get faults() {
-          return faults();
-        },
-        browserSteps: browserSteps(app, () => current!, jars),
-        close: () => app.close(),
-      } satisfies Real & { close: () => Promise<void> };
-      return real;
-    }, s, (model) => { current = model; });
+    const known = await runModelOn(
+      async (refreshLifetime: RefreshLifetime) => {
+        const onError: unknown[] = [];
+        const app = await startApp({
+          framework: 'express',
+          server: { lifetimes: { ...LIFETIMES, refreshToken: refreshLifetime }, onError: (e) => onError.push(e) },
+        });
+        const pub = await app.server.registerClient({ name: 'Public App', redirectUri: PUBLIC_CALLBACK, public: true });
+        const jars = Array.from({ length: BROWSERS }, () => new Jar());
+        let seen = 0;
+        /** onError calls, and replies since the last step that were 5xx or leaked a stack trace. */
+        const faults = (): unknown[] => {
+          const fresh = app.replies.slice(seen);
+          seen = app.replies.length;
+          const bad = fresh
+            .filter((r) => r.reply.status >= 500 || STACK.test(r.reply.text))
+            .map((r) => `${r.method} ${r.path} -> ${r.reply.status}: ${r.reply.text.slice(0, 200)}`);
+          return [...onError.splice(0), ...bad];
+        };
+        const real = {
+          server: httpServer(app),
+          clock: app.clock,
+          sessions: app.sessions,
+          clients: { conf: app.client, pub, other: app.other },
+          prune: (now: number) => app.storage.prune(now),
+          get faults() {
+            return faults();
+          },
+          browserSteps: browserSteps(app, () => current!, jars),
+          close: () => app.close(),
+        } satisfies Real & { close: () => Promise<void> };
+        return real;
+      },
+      s,
+      (model) => {
+        current = model;
+      },
+    );
     // Every invariant is checked inside the run (a violation throws); here: the runs got far.
     const reached = reportRun(known);
     expect(reached.exchanged).toBeGreaterThan(0);

@@ -14,13 +14,15 @@ export const INVARIANTS = {
     'the `i` hint matches, `prompt=login` -> signed in after the request, `max_auth_age` -> session young enough when issuing.',
   consentOnlyToQualifiedSession:
     'A consent is shown (by `authorize` or `resume`) only to a session that meets every requirement of the request, and for its own account.',
-  nonFiniteSignInIsSignedOut: 'A session whose sign-in time is not a finite number counts as not signed in (and may be reported through onError).',
+  nonFiniteSignInIsSignedOut:
+    'A session whose sign-in time is not a finite number counts as not signed in (and may be reported through onError).',
   interactionStepRechecksRequest:
     '`approve`/`deny` answer the client only for the account the consent was shown to, when its session still meets every requirement of the request.',
   browserBinding: 'An interaction resumed, approved or denied from another browser never yields a consent page or a code (HTTP).',
   codeSingleUse: 'An authorization code yields tokens at most once.',
   rotatedRefreshNeverYieldsTokens: 'A rotated refresh token presented again never yields tokens.',
-  replayRevokesLiveFamily: 'A rotated refresh token presented again revokes its family whenever the family is still live, whatever prune() ran in between.',
+  replayRevokesLiveFamily:
+    'A rotated refresh token presented again revokes its family whenever the family is still live, whatever prune() ran in between.',
   atMostOneLiveRefreshPerFamily: 'Only the current refresh token of a family ever yields tokens.',
   scopeNeverWidens: 'Every token carries at most the scope of the request it descends from, and a refresh never widens it.',
   nothingRevokedAuthenticates: 'Nothing revoked (by revoke, revokeAccess, rotation or a replay) ever authenticates or refreshes again.',
@@ -33,7 +35,10 @@ export type InvariantName = keyof typeof INVARIANTS;
 
 /** A broken invariant. */
 export class InvariantViolation extends Error {
-  constructor(readonly invariant: InvariantName, detail: string) {
+  constructor(
+    readonly invariant: InvariantName,
+    detail: string,
+  ) {
     super(`[${invariant}] ${detail}\n  (${INVARIANTS[invariant]})`);
     this.name = 'InvariantViolation';
   }
@@ -47,7 +52,12 @@ export class KnownFailure extends Error {
   }
 }
 
-const known = new Set((process.env['MODEL_KNOWN_FAILURES'] ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+const known = new Set(
+  (process.env['MODEL_KNOWN_FAILURES'] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 
 /** Throw for a broken invariant. */
 export function fail(invariant: InvariantName, detail: string): never {

@@ -75,7 +75,8 @@ export interface BrowserSteps {
 }
 
 /** The CSRF value of a consent page read over HTTP. */
-const csrfOf = (decision: AuthorizeDecision): string | undefined => (decision.type === 'consent' ? (decision.interaction as { csrf?: string }).csrf : undefined);
+const csrfOf = (decision: AuthorizeDecision): string | undefined =>
+  decision.type === 'consent' ? (decision.interaction as { csrf?: string }).csrf : undefined;
 
 /** After a step in `browser`: the interaction it recorded (if any) is that browser's. */
 function own(model: Model, before: number, browser: number, decision: AuthorizeDecision): void {
@@ -94,7 +95,11 @@ function own(model: Model, before: number, browser: number, decision: AuthorizeD
  */
 function checkBinding(real: Real, step: string, target: PendingInteraction, browser: number, decision: AuthorizeDecision): boolean {
   if (!real.browserSteps || target.owner === undefined || target.owner === browser) return false;
-  check('browserBinding', decision.type !== 'consent' && decision.type !== 'redirect', () => `${step} of an interaction of browser ${target.owner} from browser ${browser}: ${describeDecision(decision)}`);
+  check(
+    'browserBinding',
+    decision.type !== 'consent' && decision.type !== 'redirect',
+    () => `${step} of an interaction of browser ${target.owner} from browser ${browser}: ${describeDecision(decision)}`,
+  );
   return true;
 }
 
@@ -192,8 +197,17 @@ export interface Model {
 
 export function initialModel(now: number, refreshLifetime: RefreshLifetime): Model {
   return {
-    now, refreshLifetime, browsers: Array.from({ length: BROWSERS }, () => null), interactions: [], codes: [], families: [], access: [], refresh: [],
-    consents: new Map(), nextState: 1, hostBug: false,
+    now,
+    refreshLifetime,
+    browsers: Array.from({ length: BROWSERS }, () => null),
+    interactions: [],
+    codes: [],
+    families: [],
+    access: [],
+    refresh: [],
+    consents: new Map(),
+    nextState: 1,
+    hostBug: false,
   };
 }
 
@@ -205,7 +219,8 @@ const otherAccount = (account: Account) => (account.uuid === ADA.uuid ? BOB : AD
 export function unmetRequirement(req: Req, session: Session | null, requestedAt: number, now: number): string | null {
   if (!session) return 'not signed in';
   if (!Number.isFinite(session.authenticatedAt)) return 'sign-in time is not a finite number (host bug: counts as not signed in)';
-  if (req.hint !== undefined && !session.account.uuid.toLowerCase().startsWith(req.hint.toLowerCase())) return `i=${req.hint} does not match ${session.account.uuid}`;
+  if (req.hint !== undefined && !session.account.uuid.toLowerCase().startsWith(req.hint.toLowerCase()))
+    return `i=${req.hint} does not match ${session.account.uuid}`;
   if (req.prompt === 'login' && !(session.authenticatedAt > requestedAt)) return 'prompt=login needs a sign-in after the request';
   // A session older than max_auth_age needs a sign-in after the request; one made after the request
   // meets it however long the user then takes to decide, max_auth_age=0 included
@@ -250,14 +265,18 @@ function post(url: string, form: Record<string, string | undefined>): OAuthReque
   return { method: 'POST', url, headers: { ...FORM }, body: body.toString() };
 }
 
-const browserRequest = (url: string, session: Session | null): OAuthRequest => ({ method: 'GET', url, headers: session ? { cookie: session.cookie } : {} });
+const browserRequest = (url: string, session: Session | null): OAuthRequest => ({
+  method: 'GET',
+  url,
+  headers: session ? { cookie: session.cookie } : {},
+});
 
 /** Call the real server: a throw is a failed invariant, never an answer. */
 async function call<T>(what: string, step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (error) {
-    return fail('noFaults', `${what} threw: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+    return fail('noFaults', `${what} threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   }
 }
 
@@ -281,7 +300,9 @@ function credentials(real: Real, client: ClientKey, choice: ClientChoice): Recor
     case 'badSecret':
       return { client_id: real.clients[client].clientId, client_secret: 'not-the-secret' };
     case 'right':
-      return client === 'conf' ? { client_id: real.clients.conf.clientId, client_secret: real.clients.conf.clientSecret } : { client_id: real.clients.pub.clientId };
+      return client === 'conf'
+        ? { client_id: real.clients.conf.clientId, client_secret: real.clients.conf.clientSecret }
+        : { client_id: real.clients.pub.clientId };
   }
 }
 
@@ -297,17 +318,32 @@ const s256 = (verifier: string) => createHash('sha256').update(verifier).digest(
 
 /** Check the answer to an access token that the model says is dead, alive or maybe, and learn from it. */
 async function checkBearer(real: Real, model: Model, token: AccessToken, method: 'GET' | 'POST', why: string): Promise<void> {
-  const result = await call('authenticate', () => real.server.authenticate({ method, url: '/v2/things', headers: { authorization: `Bearer ${token.value}` } }));
+  const result = await call('authenticate', () =>
+    real.server.authenticate({ method, url: '/v2/things', headers: { authorization: `Bearer ${token.value}` } }),
+  );
   if (!result.ok) noServerError('authenticate', result.response.status, result.response.body);
   const status = accessStatus(token, model.now);
   if (status === 'dead') {
     const invariant: InvariantName = model.now >= token.expiresAt ? 'nothingExpiredAuthenticates' : 'nothingRevokedAuthenticates';
-    check(invariant, !result.ok, () => `${why}: access token of family #${token.family.id} authenticated (expired ${model.now >= token.expiresAt}, rotated out ${token.rotatedOut}, family revoked ${token.family.revoked})`);
-    check('modelAgreement', result.ok || result.response.status === 401, () => `dead token: expected 401, got ${result.ok ? 'ok' : result.response.status}`);
+    check(
+      invariant,
+      !result.ok,
+      () =>
+        `${why}: access token of family #${token.family.id} authenticated (expired ${model.now >= token.expiresAt}, rotated out ${token.rotatedOut}, family revoked ${token.family.revoked})`,
+    );
+    check(
+      'modelAgreement',
+      result.ok || result.response.status === 401,
+      () => `dead token: expected 401, got ${result.ok ? 'ok' : result.response.status}`,
+    );
     return;
   }
   if (result.ok) {
-    check('scopeNeverWidens', result.token.scope.join(' ') === token.scope, () => `bearer scope ${result.token.scope.join(' ')} for a token of scope ${token.scope}`);
+    check(
+      'scopeNeverWidens',
+      result.token.scope.join(' ') === token.scope,
+      () => `bearer scope ${result.token.scope.join(' ')} for a token of scope ${token.scope}`,
+    );
     check('modelAgreement', result.token.account.uuid === token.family.account.uuid, () => 'bearer check names another account');
     check('scopeNeverWidens', method === 'GET' || token.scope === 'read write', () => `a ${token.scope} token was allowed ${method}`);
     count('bearer ok');
@@ -319,7 +355,10 @@ async function checkBearer(real: Real, model: Model, token: AccessToken, method:
     token.family.revoked = 'yes';
     return;
   }
-  fail('modelAgreement', `${why}: a live access token of family #${token.family.id} was refused: ${result.response.status} ${result.response.body}`);
+  fail(
+    'modelAgreement',
+    `${why}: a live access token of family #${token.family.id} was refused: ${result.response.status} ${result.response.body}`,
+  );
 }
 
 /** Every access token the model knows to be dead must be refused, after every step. */
@@ -347,12 +386,37 @@ function readCallback(req: Req, location: string): Callback {
  * A decision that issued something (a code, or an implicit access token): check the invariants,
  * then record it in the model.
  */
-function recordIssue(model: Model, step: string, cb: Callback, req: Req, session: Session | null, requestedAt: number, consentAccount?: Account): void {
+function recordIssue(
+  model: Model,
+  step: string,
+  cb: Callback,
+  req: Req,
+  session: Session | null,
+  requestedAt: number,
+  consentAccount?: Account,
+): void {
   const unmet = unmetRequirement(req, session, requestedAt, model.now);
-  check('issuedOnlyToQualifiedSession', unmet === null, () => `${step} issued ${cb.params.has('code') ? 'a code' : 'a token'} although ${unmet} (request ${describeReq(req)})`);
-  if (consentAccount) check('issuedOnlyToQualifiedSession', session!.account.uuid === consentAccount.uuid, () => `${step} issued to ${session!.account.uuid}, consent was shown to ${consentAccount.uuid}`);
+  check(
+    'issuedOnlyToQualifiedSession',
+    unmet === null,
+    () => `${step} issued ${cb.params.has('code') ? 'a code' : 'a token'} although ${unmet} (request ${describeReq(req)})`,
+  );
+  if (consentAccount)
+    check(
+      'issuedOnlyToQualifiedSession',
+      session!.account.uuid === consentAccount.uuid,
+      () => `${step} issued to ${session!.account.uuid}, consent was shown to ${consentAccount.uuid}`,
+    );
   check('modelAgreement', cb.params.get('state') === req.state, () => `${step}: state ${cb.params.get('state')} instead of ${req.state}`);
-  const family: Family = { id: model.families.length + 1, client: req.client, account: session!.account, scope: req.scope, revoked: 'no', access: [], current: null };
+  const family: Family = {
+    id: model.families.length + 1,
+    client: req.client,
+    account: session!.account,
+    scope: req.scope,
+    revoked: 'no',
+    access: [],
+    current: null,
+  };
   model.families.push(family);
   if (req.responseType === 'code') {
     const code = cb.params.get('code');
@@ -360,9 +424,23 @@ function recordIssue(model: Model, step: string, cb: Callback, req: Req, session
     model.codes.push({ value: code!, family, req, expiresAt: model.now + LIFETIMES.code * 1000, used: false });
   } else {
     const value = cb.params.get('access_token');
-    check('modelAgreement', cb.mode === 'fragment' && !!value && !cb.params.has('refresh_token'), () => `${step}: an implicit response without an access token in the fragment`);
-    check('scopeNeverWidens', cb.params.get('scope') === req.scope, () => `${step}: implicit token scope ${cb.params.get('scope')} for a request of ${req.scope}`);
-    const token: AccessToken = { value: value!, family, scope: req.scope, expiresAt: model.now + LIFETIMES.accessToken * 1000, rotatedOut: false };
+    check(
+      'modelAgreement',
+      cb.mode === 'fragment' && !!value && !cb.params.has('refresh_token'),
+      () => `${step}: an implicit response without an access token in the fragment`,
+    );
+    check(
+      'scopeNeverWidens',
+      cb.params.get('scope') === req.scope,
+      () => `${step}: implicit token scope ${cb.params.get('scope')} for a request of ${req.scope}`,
+    );
+    const token: AccessToken = {
+      value: value!,
+      family,
+      scope: req.scope,
+      expiresAt: model.now + LIFETIMES.accessToken * 1000,
+      rotatedOut: false,
+    };
     family.access.push(token);
     model.access.push(token);
   }
@@ -373,8 +451,13 @@ export const describeReq = (req: Req) =>
 
 function recordInteraction(model: Model, decision: AuthorizeDecision & { type: 'login' | 'consent' }, req: Req, requestedAt: number): void {
   model.interactions.push({
-    id: decision.interaction.id, kind: decision.type, req, requestedAt, expiresAt: model.now + LIFETIMES.interaction * 1000,
-    ...(decision.interaction.account && { account: decision.interaction.account }), status: 'live',
+    id: decision.interaction.id,
+    kind: decision.type,
+    req,
+    requestedAt,
+    expiresAt: model.now + LIFETIMES.interaction * 1000,
+    ...(decision.interaction.account && { account: decision.interaction.account }),
+    status: 'live',
   });
 }
 
@@ -391,18 +474,36 @@ function describeDecision(d: AuthorizeDecision): string {
  * Check a decision against what the model allows, and record what it created. `session` is the
  * session the step saw; `requestedAt` when the original request arrived.
  */
-function applyDecision(model: Model, step: string, decision: AuthorizeDecision, expected: Expected, req: Req, session: Session | null, requestedAt: number, consentAccount?: Account): void {
+function applyDecision(
+  model: Model,
+  step: string,
+  decision: AuthorizeDecision,
+  expected: Expected,
+  req: Req,
+  session: Session | null,
+  requestedAt: number,
+  consentAccount?: Account,
+): void {
   decisionStatus(step, decision);
   if (session?.broken) {
     // A sign-in time that is not a finite number is "not signed in", never a pass
     // (docs/reference.md#prompt-and-sign-in-requirements).
-    const signedOut = decision.type === 'login' || decision.type === 'error' ||
+    const signedOut =
+      decision.type === 'login' ||
+      decision.type === 'error' ||
       (decision.type === 'redirect' && /[?#&]error=(login_required|invalid_request)/.test(decision.location));
-    check('nonFiniteSignInIsSignedOut', signedOut, () => `${step} with a sign-in time that is not a finite number answered ${describeDecision(decision)} (${describeReq(req)})`);
+    check(
+      'nonFiniteSignInIsSignedOut',
+      signedOut,
+      () => `${step} with a sign-in time that is not a finite number answered ${describeDecision(decision)} (${describeReq(req)})`,
+    );
   }
   const got = describeDecision(decision);
-  count(`${step} -> ${decision.type === 'redirect' ? (/[?#&](code|access_token)=/.test(decision.location) ? 'issued' : 'error redirect') : decision.type}`);
-  const disagree = () => `${step} (${describeReq(req)}; session ${describeSession(session)}): model allows ${JSON.stringify(expected)}, got ${got}`;
+  count(
+    `${step} -> ${decision.type === 'redirect' ? (/[?#&](code|access_token)=/.test(decision.location) ? 'issued' : 'error redirect') : decision.type}`,
+  );
+  const disagree = () =>
+    `${step} (${describeReq(req)}; session ${describeSession(session)}): model allows ${JSON.stringify(expected)}, got ${got}`;
   switch (decision.type) {
     case 'redirect': {
       const cb = readCallback(req, decision.location);
@@ -412,7 +513,11 @@ function applyDecision(model: Model, step: string, decision: AuthorizeDecision, 
         check('modelAgreement', !!expected.issue, disagree);
       } else {
         check('modelAgreement', expected.redirectError === error, disagree);
-        check('modelAgreement', cb.mode === (req.responseType === 'token' ? 'fragment' : 'query'), () => `${step}: error in the ${cb.mode}`);
+        check(
+          'modelAgreement',
+          cb.mode === (req.responseType === 'token' ? 'fragment' : 'query'),
+          () => `${step}: error in the ${cb.mode}`,
+        );
       }
       return;
     }
@@ -421,7 +526,11 @@ function applyDecision(model: Model, step: string, decision: AuthorizeDecision, 
       if (decision.type === 'consent') {
         const unmet = unmetRequirement(req, session, requestedAt, model.now);
         check('consentOnlyToQualifiedSession', unmet === null, () => `${step} showed the consent although ${unmet} (${describeReq(req)})`);
-        check('consentOnlyToQualifiedSession', decision.interaction.account?.uuid === session!.account.uuid, () => `${step}: consent shown for ${decision.interaction.account?.uuid} to ${describeSession(session)}`);
+        check(
+          'consentOnlyToQualifiedSession',
+          decision.interaction.account?.uuid === session!.account.uuid,
+          () => `${step}: consent shown for ${decision.interaction.account?.uuid} to ${describeSession(session)}`,
+        );
       }
       check('modelAgreement', decision.type === 'login' ? !!expected.login : !!expected.consent, disagree);
       recordInteraction(model, decision, req, requestedAt);
@@ -432,7 +541,9 @@ function applyDecision(model: Model, step: string, decision: AuthorizeDecision, 
 }
 
 const describeSession = (session: Session | null) =>
-  session ? `${session.account.name.split(' ')[0]} signed in at ${Number.isFinite(session.authenticatedAt) ? new Date(session.authenticatedAt).toISOString() : String(session.authenticatedAt)}` : 'none';
+  session
+    ? `${session.account.name.split(' ')[0]} signed in at ${Number.isFinite(session.authenticatedAt) ? new Date(session.authenticatedAt).toISOString() : String(session.authenticatedAt)}`
+    : 'none';
 
 // ---------------------------------------------------------------------------------------------
 // Commands. Each picks what it acts on by index into the model's lists (so shrinking keeps
@@ -443,7 +554,11 @@ const pick = <T>(list: readonly T[], index: number): T => list[index % list.leng
 
 /** Sign an account in, in a browser, `ageSeconds` ago (replacing whoever was signed in there). */
 export class SignIn implements Cmd {
-  constructor(readonly browser: number, readonly account: Account, readonly ageSeconds: number) {}
+  constructor(
+    readonly browser: number,
+    readonly account: Account,
+    readonly ageSeconds: number,
+  ) {}
   check = () => true;
   async run(model: Model, real: Real): Promise<void> {
     const old = model.browsers[this.browser];
@@ -457,7 +572,11 @@ export class SignIn implements Cmd {
 
 /** A host bug: the session's sign-in time is not a finite number. It counts as not signed in. */
 export class SignInBroken implements Cmd {
-  constructor(readonly browser: number, readonly account: Account, readonly value: 'NaN' | 'undefined' | 'string') {}
+  constructor(
+    readonly browser: number,
+    readonly account: Account,
+    readonly value: 'NaN' | 'undefined' | 'string',
+  ) {}
   check = () => true;
   async run(model: Model, real: Real): Promise<void> {
     const old = model.browsers[this.browser];
@@ -510,11 +629,19 @@ export interface AuthorizeParams {
 
 /** GET /authorize from a browser, with any combination of the parameters. */
 export class Authorize implements Cmd {
-  constructor(readonly browser: number | null, readonly p: AuthorizeParams) {}
+  constructor(
+    readonly browser: number | null,
+    readonly p: AuthorizeParams,
+  ) {}
   check = () => true;
   async run(model: Model, real: Real): Promise<void> {
     // null: the first browser where someone is signed in.
-    const browserIndex = this.browser ?? Math.max(0, model.browsers.findIndex((b) => b !== null));
+    const browserIndex =
+      this.browser ??
+      Math.max(
+        0,
+        model.browsers.findIndex((b) => b !== null),
+      );
     const session = model.browsers[browserIndex]!;
     model.hostBug = !!session?.broken;
     const { p } = this;
@@ -522,13 +649,33 @@ export class Authorize implements Cmd {
     // docs/reference.md#clients).
     const responseType = p.client === 'pub' ? 'code' : p.responseType;
     const hintAccount = session?.account ?? ADA;
-    const hint = p.hint === 'match' ? hintAccount.uuid.slice(0, 8) : p.hint === 'matchUpper' ? hintAccount.uuid.slice(0, 8).toUpperCase() : p.hint === 'other' ? otherAccount(hintAccount).uuid.slice(0, 8) : undefined;
+    const hint =
+      p.hint === 'match'
+        ? hintAccount.uuid.slice(0, 8)
+        : p.hint === 'matchUpper'
+          ? hintAccount.uuid.slice(0, 8).toUpperCase()
+          : p.hint === 'other'
+            ? otherAccount(hintAccount).uuid.slice(0, 8)
+            : undefined;
     const verifier = p.pkce && responseType === 'code' ? randomBytes(32).toString('base64url') : undefined;
     const req: Req = {
-      client: p.client, responseType, scope: p.scope, prompt: p.prompt, maxAuthAge: p.maxAuthAge, hint, verifier,
-      redirectUri: p.client === 'conf' ? CONF_CALLBACK : PUBLIC_REDIRECT, state: `st${model.nextState++}`,
+      client: p.client,
+      responseType,
+      scope: p.scope,
+      prompt: p.prompt,
+      maxAuthAge: p.maxAuthAge,
+      hint,
+      verifier,
+      redirectUri: p.client === 'conf' ? CONF_CALLBACK : PUBLIC_REDIRECT,
+      state: `st${model.nextState++}`,
     };
-    const query = new URLSearchParams({ client_id: real.clients[p.client].clientId, redirect_uri: req.redirectUri, response_type: responseType, scope: p.scope, state: req.state });
+    const query = new URLSearchParams({
+      client_id: real.clients[p.client].clientId,
+      redirect_uri: req.redirectUri,
+      response_type: responseType,
+      scope: p.scope,
+      state: req.state,
+    });
     if (p.prompt) query.set('prompt', p.prompt);
     if (p.maxAuthAge !== undefined) query.set('max_auth_age', String(p.maxAuthAge));
     if (hint) query.set('i', hint);
@@ -538,7 +685,9 @@ export class Authorize implements Cmd {
     }
     const url = `/v1/oauth/authorize?${query}`;
     const steps = real.browserSteps;
-    const decision = await call('authorize', () => (steps ? steps.authorize(browserIndex, url) : real.server.authorize(browserRequest(url, session))));
+    const decision = await call('authorize', () =>
+      steps ? steps.authorize(browserIndex, url) : real.server.authorize(browserRequest(url, session)),
+    );
     const before = model.interactions.length;
     applyDecision(model, 'authorize', decision, this.expected(model, req, session), req, session, model.now);
     own(model, before, browserIndex, decision);
@@ -577,7 +726,10 @@ function pickBrowser(model: Readonly<Model>, browser: number | null, account: Ac
 
 /** `resume` after sign-in: from the browser that started it or any other (the core does not bind). */
 export class Resume implements Cmd {
-  constructor(readonly interaction: number | null, readonly browserChoice: number | null) {}
+  constructor(
+    readonly interaction: number | null,
+    readonly browserChoice: number | null,
+  ) {}
   /** Set by `run`: the given browser, or (null) the one that started the interaction. */
   private browser = 0;
   check = () => true;
@@ -588,7 +740,9 @@ export class Resume implements Cmd {
     model.hostBug = !!session?.broken;
     const id = target?.id ?? randomBytes(32).toString('base64url');
     const steps = real.browserSteps;
-    const decision = await call('resume', () => (steps ? steps.resume(this.browser, id) : real.server.resume(id, browserRequest('/', session))));
+    const decision = await call('resume', () =>
+      steps ? steps.resume(this.browser, id) : real.server.resume(id, browserRequest('/', session)),
+    );
     if (!target) {
       decisionStatus('resume', decision);
       check('modelAgreement', decision.type === 'error', () => `resume of an unknown interaction: ${describeDecision(decision)}`);
@@ -622,7 +776,11 @@ export class Resume implements Cmd {
 
 /** `approve` or `deny` of a consent interaction, from any browser. */
 export class Decide implements Cmd {
-  constructor(readonly interaction: number | null, readonly browser: number | null, readonly decision: 'approve' | 'deny') {}
+  constructor(
+    readonly interaction: number | null,
+    readonly browser: number | null,
+    readonly decision: 'approve' | 'deny',
+  ) {}
   check = () => true;
   async run(model: Model, real: Real): Promise<void> {
     const target = pickInteraction(model, this.interaction, 'consent');
@@ -636,9 +794,13 @@ export class Decide implements Cmd {
     const id = target?.id ?? randomBytes(32).toString('base64url');
     const request = browserRequest('/', session);
     const steps = real.browserSteps;
-    const decision = await call(this.decision, () => (steps
-      ? steps.decide(browser, id, target?.owner === browser ? target.csrf : undefined, this.decision)
-      : this.decision === 'approve' ? real.server.approve(id, request) : real.server.deny(id, request)));
+    const decision = await call(this.decision, () =>
+      steps
+        ? steps.decide(browser, id, target?.owner === browser ? target.csrf : undefined, this.decision)
+        : this.decision === 'approve'
+          ? real.server.approve(id, request)
+          : real.server.deny(id, request),
+    );
     if (!target) {
       decisionStatus(this.decision, decision);
       check('modelAgreement', decision.type === 'error', () => `${this.decision} of an unknown interaction: ${describeDecision(decision)}`);
@@ -659,11 +821,19 @@ export class Decide implements Cmd {
     // (docs/reference.md#prompt-and-sign-in-requirements).
     const recheck = () => {
       if (decision.type !== 'redirect') return;
-      check('interactionStepRechecksRequest', allowed, () =>
-        `${this.decision} answered the client although ${dead ? 'the interaction is gone' : !rightAccount ? `the session is ${describeSession(session)} and the consent was shown to ${target.account?.uuid ?? '(a login interaction)'}` : unmet} (${describeReq(target.req)})`);
+      check(
+        'interactionStepRechecksRequest',
+        allowed,
+        () =>
+          `${this.decision} answered the client although ${dead ? 'the interaction is gone' : !rightAccount ? `the session is ${describeSession(session)} and the consent was shown to ${target.account?.uuid ?? '(a login interaction)'}` : unmet} (${describeReq(target.req)})`,
+      );
     };
     if (this.decision === 'approve') {
-      const expected: Expected = allowed ? (certain ? { issue: true } : { issue: true, errorPage: true }) : { errorPage: true, login: true };
+      const expected: Expected = allowed
+        ? certain
+          ? { issue: true }
+          : { issue: true, errorPage: true }
+        : { errorPage: true, login: true };
       // A code is reported as issuedOnlyToQualifiedSession (checked inside), the rest here.
       applyDecision(model, 'approve', decision, expected, target.req, session, target.requestedAt, target.account);
       recheck();
@@ -674,21 +844,31 @@ export class Decide implements Cmd {
         model.consents.set(key, granted);
       }
     } else {
-      const expected: Expected = allowed ? (certain ? { redirectError: 'access_denied' } : { redirectError: 'access_denied', errorPage: true }) : { errorPage: true, login: true };
+      const expected: Expected = allowed
+        ? certain
+          ? { redirectError: 'access_denied' }
+          : { redirectError: 'access_denied', errorPage: true }
+        : { errorPage: true, login: true };
       recheck();
       applyDecision(model, 'deny', decision, expected, target.req, session, target.requestedAt, target.account);
     }
     if (decision.type === 'redirect' || dead) target.status = 'gone';
     else if (target.status === 'live') target.status = 'unknown';
   }
-  toString = () => `${this.decision === 'approve' ? 'Approve' : 'Deny'}(interaction ${this.interaction ?? 'unknown id'}, browser ${this.browser ?? 'that was shown it'})`;
+  toString = () =>
+    `${this.decision === 'approve' ? 'Approve' : 'Deny'}(interaction ${this.interaction ?? 'unknown id'}, browser ${this.browser ?? 'that was shown it'})`;
 }
 
 export type VerifierChoice = 'right' | 'wrong' | 'none';
 
 /** POST /token with `grant_type=authorization_code`. */
 export class ExchangeCode implements Cmd {
-  constructor(readonly code: number, readonly client: ClientChoice, readonly verifier: VerifierChoice, readonly redirectRight: boolean) {}
+  constructor(
+    readonly code: number,
+    readonly client: ClientChoice,
+    readonly verifier: VerifierChoice,
+    readonly redirectRight: boolean,
+  ) {}
   check = (m: Readonly<Model>) => m.codes.length > 0;
   async run(model: Model, real: Real): Promise<void> {
     await this.on(model, real, pick(model.codes, this.code));
@@ -696,34 +876,74 @@ export class ExchangeCode implements Cmd {
 
   async on(model: Model, real: Real, code: Code): Promise<void> {
     const { req, family } = code;
-    const verifier = this.verifier === 'wrong' ? randomBytes(32).toString('base64url') : this.verifier === 'right' ? req.verifier : undefined;
+    const verifier =
+      this.verifier === 'wrong' ? randomBytes(32).toString('base64url') : this.verifier === 'right' ? req.verifier : undefined;
     const redirectUri = this.redirectRight ? req.redirectUri : `${req.redirectUri}/elsewhere`;
-    const res = await call('token (code)', () => real.server.token(post('/v1/oauth/token', {
-      grant_type: 'authorization_code', code: code.value, redirect_uri: redirectUri, code_verifier: verifier, ...credentials(real, req.client, this.client),
-    })));
+    const res = await call('token (code)', () =>
+      real.server.token(
+        post('/v1/oauth/token', {
+          grant_type: 'authorization_code',
+          code: code.value,
+          redirect_uri: redirectUri,
+          code_verifier: verifier,
+          ...credentials(real, req.client, this.client),
+        }),
+      ),
+    );
     noServerError('token (code)', res.status, res.body);
     const body = json(res);
-    const paramsRight = this.client === 'right' && this.redirectRight && (req.verifier ? this.verifier === 'right' : this.verifier !== 'wrong');
+    const paramsRight =
+      this.client === 'right' && this.redirectRight && (req.verifier ? this.verifier === 'right' : this.verifier !== 'wrong');
     const expired = model.now >= code.expiresAt;
     if (res.status === 200) {
       check('codeSingleUse', !code.used, () => `a used code yielded tokens again (family #${family.id})`);
-      check('modelAgreement', paramsRight && !expired && family.revoked !== 'yes', () => `code exchange succeeded with client=${this.client} verifier=${this.verifier} redirect ${this.redirectRight ? 'right' : 'wrong'}, expired ${expired}, family revoked ${family.revoked}`);
+      check(
+        'modelAgreement',
+        paramsRight && !expired && family.revoked !== 'yes',
+        () =>
+          `code exchange succeeded with client=${this.client} verifier=${this.verifier} redirect ${this.redirectRight ? 'right' : 'wrong'}, expired ${expired}, family revoked ${family.revoked}`,
+      );
       check('scopeNeverWidens', body['scope'] === family.scope, () => `code of scope ${family.scope} gave scope ${String(body['scope'])}`);
-      check('modelAgreement', (body['info'] as { uuid?: string } | undefined)?.uuid === family.account.uuid, () => 'the token response names another account');
+      check(
+        'modelAgreement',
+        (body['info'] as { uuid?: string } | undefined)?.uuid === family.account.uuid,
+        () => 'the token response names another account',
+      );
       count('code exchanged');
       code.used = true;
       family.revoked = 'no';
-      const access: AccessToken = { value: String(body['access_token']), family, scope: family.scope, expiresAt: model.now + LIFETIMES.accessToken * 1000, rotatedOut: false };
-      const refresh: RefreshToken = { value: String(body['refresh_token']), family, scope: family.scope, expiresAt: model.refreshLifetime === null ? null : model.now + model.refreshLifetime * 1000, rotated: false, access };
+      const access: AccessToken = {
+        value: String(body['access_token']),
+        family,
+        scope: family.scope,
+        expiresAt: model.now + LIFETIMES.accessToken * 1000,
+        rotatedOut: false,
+      };
+      const refresh: RefreshToken = {
+        value: String(body['refresh_token']),
+        family,
+        scope: family.scope,
+        expiresAt: model.refreshLifetime === null ? null : model.now + model.refreshLifetime * 1000,
+        rotated: false,
+        access,
+      };
       family.access.push(access);
       family.current = refresh;
       model.access.push(access);
       model.refresh.push(refresh);
       return;
     }
-    check('modelAgreement', res.status >= 400 && res.status < 500 && typeof body['error'] === 'string', () => `code exchange: ${res.status} ${res.body}`);
+    check(
+      'modelAgreement',
+      res.status >= 400 && res.status < 500 && typeof body['error'] === 'string',
+      () => `code exchange: ${res.status} ${res.body}`,
+    );
     if (this.client === 'badSecret' || this.client === 'none') {
-      check('modelAgreement', res.status === 401 && body['error'] === 'invalid_client', () => `code exchange with client=${this.client}: ${res.status} ${res.body}`);
+      check(
+        'modelAgreement',
+        res.status === 401 && body['error'] === 'invalid_client',
+        () => `code exchange with client=${this.client}: ${res.status} ${res.body}`,
+      );
       return;
     }
     if (paramsRight && code.used) {
@@ -733,10 +953,12 @@ export class ExchangeCode implements Cmd {
       revokeFamily(family, !expired);
       return;
     }
-    if (paramsRight && !expired && family.revoked === 'no') fail('modelAgreement', `a good code exchange was refused: ${res.status} ${res.body}`);
+    if (paramsRight && !expired && family.revoked === 'no')
+      fail('modelAgreement', `a good code exchange was refused: ${res.status} ${res.body}`);
     if (paramsRight && !expired && family.revoked === 'maybe') family.revoked = 'yes';
   }
-  toString = () => `ExchangeCode(code ${this.code}, client ${this.client}, verifier ${this.verifier}, redirect ${this.redirectRight ? 'right' : 'wrong'})`;
+  toString = () =>
+    `ExchangeCode(code ${this.code}, client ${this.client}, verifier ${this.verifier}, redirect ${this.redirectRight ? 'right' : 'wrong'})`;
 }
 
 /**
@@ -745,11 +967,24 @@ export class ExchangeCode implements Cmd {
  * as the single commands check it.
  */
 export class CodeFlow implements Cmd {
-  constructor(readonly browser: number, readonly account: Account, readonly client: ClientKey, readonly scope: Scope) {}
+  constructor(
+    readonly browser: number,
+    readonly account: Account,
+    readonly client: ClientKey,
+    readonly scope: Scope,
+  ) {}
   check = () => true;
   async run(model: Model, real: Real): Promise<void> {
     await new SignIn(this.browser, this.account, 0).run(model, real);
-    const params: AuthorizeParams = { client: this.client, responseType: 'code', scope: this.scope, prompt: undefined, maxAuthAge: undefined, hint: undefined, pkce: true };
+    const params: AuthorizeParams = {
+      client: this.client,
+      responseType: 'code',
+      scope: this.scope,
+      prompt: undefined,
+      maxAuthAge: undefined,
+      hint: undefined,
+      pkce: true,
+    };
     await new Authorize(this.browser, params).run(model, real);
     const consent = model.interactions.at(-1);
     if (consent?.kind !== 'consent' || consent.status !== 'live') return;
@@ -763,7 +998,11 @@ export class CodeFlow implements Cmd {
 
 /** POST /token with `grant_type=refresh_token`: any refresh token ever issued, current or rotated. */
 export class Refresh implements Cmd {
-  constructor(readonly token: number, readonly client: ClientChoice, readonly scope: Scope | undefined) {}
+  constructor(
+    readonly token: number,
+    readonly client: ClientChoice,
+    readonly scope: Scope | undefined,
+  ) {}
   check = (m: Readonly<Model>) => m.refresh.length > 0;
   async run(model: Model, real: Real): Promise<void> {
     const token = pick(model.refresh, this.token);
@@ -773,29 +1012,62 @@ export class Refresh implements Cmd {
     const body = json(res);
     if (res.status === 200) {
       check('rotatedRefreshNeverYieldsTokens', !token.rotated, () => `a rotated refresh token of family #${family.id} yielded tokens`);
-      check('atMostOneLiveRefreshPerFamily', family.current === token, () => `a refresh token that is not the family's current one yielded tokens (family #${family.id})`);
+      check(
+        'atMostOneLiveRefreshPerFamily',
+        family.current === token,
+        () => `a refresh token that is not the family's current one yielded tokens (family #${family.id})`,
+      );
       const expired = token.expiresAt !== null && model.now >= token.expiresAt;
       check('nothingExpiredAuthenticates', !expired, () => `an expired refresh token of family #${family.id} yielded tokens`);
-      check('nothingRevokedAuthenticates', family.revoked !== 'yes', () => `a refresh token of revoked family #${family.id} yielded tokens`);
+      check(
+        'nothingRevokedAuthenticates',
+        family.revoked !== 'yes',
+        () => `a refresh token of revoked family #${family.id} yielded tokens`,
+      );
       const wanted = this.scope ?? token.scope;
-      check('scopeNeverWidens', body['scope'] === wanted && scopeValues(wanted).every((s) => scopeValues(token.scope).includes(s)), () => `refresh of a ${token.scope} token asking ${this.scope ?? '(nothing)'} gave ${String(body['scope'])}`);
+      check(
+        'scopeNeverWidens',
+        body['scope'] === wanted && scopeValues(wanted).every((s) => scopeValues(token.scope).includes(s)),
+        () => `refresh of a ${token.scope} token asking ${this.scope ?? '(nothing)'} gave ${String(body['scope'])}`,
+      );
       check('modelAgreement', this.client === 'right' || this.client === 'none', () => `refresh succeeded with client=${this.client}`);
       family.revoked = 'no';
       count('refreshed');
       token.rotated = true;
       token.access.rotatedOut = true;
       const scope = wanted as Scope;
-      const access: AccessToken = { value: String(body['access_token']), family, scope, expiresAt: model.now + LIFETIMES.accessToken * 1000, rotatedOut: false };
-      const next: RefreshToken = { value: String(body['refresh_token']), family, scope, expiresAt: model.refreshLifetime === null ? null : model.now + model.refreshLifetime * 1000, rotated: false, access };
+      const access: AccessToken = {
+        value: String(body['access_token']),
+        family,
+        scope,
+        expiresAt: model.now + LIFETIMES.accessToken * 1000,
+        rotatedOut: false,
+      };
+      const next: RefreshToken = {
+        value: String(body['refresh_token']),
+        family,
+        scope,
+        expiresAt: model.refreshLifetime === null ? null : model.now + model.refreshLifetime * 1000,
+        rotated: false,
+        access,
+      };
       family.access.push(access);
       family.current = next;
       model.access.push(access);
       model.refresh.push(next);
       return;
     }
-    check('modelAgreement', res.status >= 400 && res.status < 500 && typeof body['error'] === 'string', () => `refresh: ${res.status} ${res.body}`);
+    check(
+      'modelAgreement',
+      res.status >= 400 && res.status < 500 && typeof body['error'] === 'string',
+      () => `refresh: ${res.status} ${res.body}`,
+    );
     if (this.client === 'badSecret') {
-      check('modelAgreement', res.status === 401 && body['error'] === 'invalid_client', () => `refresh with a wrong secret: ${res.status} ${res.body}`);
+      check(
+        'modelAgreement',
+        res.status === 401 && body['error'] === 'invalid_client',
+        () => `refresh with a wrong secret: ${res.status} ${res.body}`,
+      );
       return;
     }
     // Credentials of another client: refused, and nothing rotated or revoked
@@ -813,10 +1085,15 @@ export class Refresh implements Cmd {
     const widens = this.scope !== undefined && !scopeValues(this.scope).every((s) => scopeValues(token.scope).includes(s));
     const expired = token.expiresAt !== null && model.now >= token.expiresAt;
     if (widens) {
-      check('modelAgreement', body['error'] === 'invalid_scope' || family.revoked !== 'no' || expired, () => `refresh widening the scope: ${res.body}`);
+      check(
+        'modelAgreement',
+        body['error'] === 'invalid_scope' || family.revoked !== 'no' || expired,
+        () => `refresh widening the scope: ${res.body}`,
+      );
       return;
     }
-    if (!expired && family.revoked === 'no') fail('modelAgreement', `the current refresh token of live family #${family.id} was refused: ${res.status} ${res.body}`);
+    if (!expired && family.revoked === 'no')
+      fail('modelAgreement', `the current refresh token of live family #${family.id} was refused: ${res.status} ${res.body}`);
     if (!expired && family.revoked === 'maybe') family.revoked = 'yes';
   }
   toString = () => `Refresh(token ${this.token}, client ${this.client}, scope ${this.scope ?? '-'})`;
@@ -824,7 +1101,14 @@ export class Refresh implements Cmd {
 
 function refreshRequest(real: Real, token: RefreshToken, client: ClientChoice, scope: Scope | undefined): Promise<OAuthResponse> {
   return call('token (refresh)', async () => {
-    const res = await real.server.token(post('/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: token.value, scope, ...credentials(real, token.family.client, client) }));
+    const res = await real.server.token(
+      post('/v1/oauth/token', {
+        grant_type: 'refresh_token',
+        refresh_token: token.value,
+        scope,
+        ...credentials(real, token.family.client, client),
+      }),
+    );
     noServerError('token (refresh)', res.status, res.body);
     return res;
   });
@@ -837,27 +1121,42 @@ async function probeRevokedFamily(real: Real, _model: Model, family: Family, why
     check('replayRevokesLiveFamily', res.status !== 200, () => `${why}: the family's current refresh token still works`);
   }
   for (const token of family.access) {
-    const result = await call('authenticate', () => real.server.authenticate({ method: 'GET', url: '/v2/account', headers: { authorization: `Bearer ${token.value}` } }));
+    const result = await call('authenticate', () =>
+      real.server.authenticate({ method: 'GET', url: '/v2/account', headers: { authorization: `Bearer ${token.value}` } }),
+    );
     check('replayRevokesLiveFamily', !result.ok, () => `${why}: an access token of the family still authenticates`);
   }
 }
 
 /** POST /revoke of any access or refresh token, with the right client, another, or none. */
 export class RevokeToken implements Cmd {
-  constructor(readonly token: number, readonly refresh: boolean, readonly client: 'right' | 'other' | 'none') {}
+  constructor(
+    readonly token: number,
+    readonly refresh: boolean,
+    readonly client: 'right' | 'other' | 'none',
+  ) {}
   check = (m: Readonly<Model>) => (this.refresh ? m.refresh.length : m.access.length) > 0;
   async run(model: Model, real: Real): Promise<void> {
     const token: AccessToken | RefreshToken = this.refresh ? pick(model.refresh, this.token) : pick(model.access, this.token);
     const { family } = token;
-    const res = await call('revoke', () => real.server.revoke(post('/v1/oauth/revoke', { token: token.value, ...credentials(real, family.client, this.client) })));
+    const res = await call('revoke', () =>
+      real.server.revoke(post('/v1/oauth/revoke', { token: token.value, ...credentials(real, family.client, this.client) })),
+    );
     noServerError('revoke', res.status, res.body);
     if (this.client === 'other') {
-      check('modelAgreement', res.status === 200 || (res.status === 400 && json(res)['error'] === 'unauthorized_client'), () => `revoke with another client: ${res.status} ${res.body}`);
+      check(
+        'modelAgreement',
+        res.status === 200 || (res.status === 400 && json(res)['error'] === 'unauthorized_client'),
+        () => `revoke with another client: ${res.status} ${res.body}`,
+      );
       return;
     }
     check('modelAgreement', res.status === 200, () => `revoke: ${res.status} ${res.body}`);
     // Certain only for a token the store must still hold: a live one.
-    const live = 'rotatedOut' in token ? accessStatus(token, model.now) !== 'dead' : !token.rotated && (token.expiresAt === null || model.now < token.expiresAt) && family.revoked !== 'yes';
+    const live =
+      'rotatedOut' in token
+        ? accessStatus(token, model.now) !== 'dead'
+        : !token.rotated && (token.expiresAt === null || model.now < token.expiresAt) && family.revoked !== 'yes';
     revokeFamily(family, live && family.revoked === 'no');
   }
   toString = () => `RevokeToken(${this.refresh ? 'refresh' : 'access'} ${this.token}, client ${this.client})`;
@@ -865,11 +1164,17 @@ export class RevokeToken implements Cmd {
 
 /** The user revokes an application: every family of the pair, and the consent. */
 export class RevokeAccess implements Cmd {
-  constructor(readonly account: Account, readonly client: ClientKey) {}
+  constructor(
+    readonly account: Account,
+    readonly client: ClientKey,
+  ) {}
   check = (m: Readonly<Model>) => m.families.length > 0;
   async run(model: Model, real: Real): Promise<void> {
-    await call('revokeAccess', () => real.server.revokeAccess({ accountUuid: this.account.uuid, clientId: real.clients[this.client].clientId }));
-    for (const family of model.families) if (family.account.uuid === this.account.uuid && family.client === this.client) family.revoked = 'yes';
+    await call('revokeAccess', () =>
+      real.server.revokeAccess({ accountUuid: this.account.uuid, clientId: real.clients[this.client].clientId }),
+    );
+    for (const family of model.families)
+      if (family.account.uuid === this.account.uuid && family.client === this.client) family.revoked = 'yes';
     model.consents.delete(consentKey(this.account, this.client));
   }
   toString = () => `RevokeAccess(${this.account.name.split(' ')[0]}, ${this.client})`;
@@ -877,7 +1182,10 @@ export class RevokeAccess implements Cmd {
 
 /** A resource API call with any access token ever issued. */
 export class Bearer implements Cmd {
-  constructor(readonly token: number, readonly method: 'GET' | 'POST') {}
+  constructor(
+    readonly token: number,
+    readonly method: 'GET' | 'POST',
+  ) {}
   check = (m: Readonly<Model>) => m.access.length > 0;
   async run(model: Model, real: Real): Promise<void> {
     await checkBearer(real, model, pick(model.access, this.token), this.method, 'bearer');
@@ -909,7 +1217,12 @@ const authorizeParams: fc.Arbitrary<AuthorizeParams> = fc.record({
  * that every run trips over is being fixed; CI never sets it).
  */
 export function commandArbitraries(): fc.Arbitrary<Cmd>[] {
-  const skip = new Set((process.env['MODEL_SKIP_COMMANDS'] ?? '').split(',').map((x) => x.trim()).filter(Boolean));
+  const skip = new Set(
+    (process.env['MODEL_SKIP_COMMANDS'] ?? '')
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  );
   return allCommandArbitraries().filter((arb) => !skip.has(fc.sample(arb, 1)[0]!.constructor.name));
 }
 
@@ -919,33 +1232,77 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
   const decider = fc.option(browser, { freq: 2 });
   const bearer = fc.tuple(index, fc.constantFrom<'GET' | 'POST'>('GET', 'POST')).map(([t, m]) => new Bearer(t, m));
   const approve = fc.tuple(fc.option(index, { freq: 8 }), decider).map(([i, b]) => new Decide(i, b, 'approve'));
-  const signIn = fc.tuple(browser, account, fc.constantFrom(0, 1, 60, 299, 300, 301, 3600, 2 * 86_400)).map(([b, a, age]) => new SignIn(b, a, age));
+  const signIn = fc
+    .tuple(browser, account, fc.constantFrom(0, 1, 60, 299, 300, 301, 3600, 2 * 86_400))
+    .map(([b, a, age]) => new SignIn(b, a, age));
   // Half of the exchanges are right in every respect; the others get one or more things wrong.
   const exchange = fc.oneof(
     index.map((c) => new ExchangeCode(c, 'right', 'right', true)),
-    fc.tuple(index, fc.constantFrom<ClientChoice>('right', 'other', 'badSecret', 'none'), fc.constantFrom<VerifierChoice>('right', 'wrong', 'none'), fc.boolean())
+    fc
+      .tuple(
+        index,
+        fc.constantFrom<ClientChoice>('right', 'other', 'badSecret', 'none'),
+        fc.constantFrom<VerifierChoice>('right', 'wrong', 'none'),
+        fc.boolean(),
+      )
       .map(([c, cl, v, r]) => new ExchangeCode(c, cl, v, r)),
   );
-  const refresh = fc.tuple(index, fc.constantFrom<ClientChoice>('none', 'none', 'right', 'right', 'other', 'badSecret'), fc.constantFrom<Scope | undefined>(undefined, undefined, 'read', 'read write'))
+  const refresh = fc
+    .tuple(
+      index,
+      fc.constantFrom<ClientChoice>('none', 'none', 'right', 'right', 'other', 'badSecret'),
+      fc.constantFrom<Scope | undefined>(undefined, undefined, 'read', 'read write'),
+    )
     .map(([t, c, s]) => new Refresh(t, c, s));
   const advance = fc.constantFrom(...ADVANCES).map((s) => new Advance(s));
   const prune = fc.constant(null).map(() => new Prune());
   return [
-    signIn, signIn, signIn,
-    fc.tuple(browser, account, fc.constantFrom<'NaN' | 'undefined' | 'string'>('NaN', 'undefined', 'string')).map(([b, a, v]) => new SignInBroken(b, a, v)),
+    signIn,
+    signIn,
+    signIn,
+    fc
+      .tuple(browser, account, fc.constantFrom<'NaN' | 'undefined' | 'string'>('NaN', 'undefined', 'string'))
+      .map(([b, a, v]) => new SignInBroken(b, a, v)),
     browser.map((b) => new SignOut(b)),
-    advance, advance, advance,
-    prune, prune,
-    authorize, authorize, authorize, authorize,
-    resume, resume,
-    approve, approve, approve, approve,
+    advance,
+    advance,
+    advance,
+    prune,
+    prune,
+    authorize,
+    authorize,
+    authorize,
+    authorize,
+    resume,
+    resume,
+    approve,
+    approve,
+    approve,
+    approve,
     fc.tuple(fc.option(index, { freq: 8 }), decider).map(([i, b]) => new Decide(i, b, 'deny')),
-    fc.tuple(browser, account, fc.constantFrom<ClientKey>('conf', 'pub'), fc.constantFrom<Scope>('read', 'read write')).map(([b, a, c, sc]) => new CodeFlow(b, a, c, sc)),
+    fc
+      .tuple(browser, account, fc.constantFrom<ClientKey>('conf', 'pub'), fc.constantFrom<Scope>('read', 'read write'))
+      .map(([b, a, c, sc]) => new CodeFlow(b, a, c, sc)),
     // The token side only runs once there is something to use, so it weighs more.
-    exchange, exchange, exchange, exchange, exchange,
-    refresh, refresh, refresh, refresh, refresh, refresh, refresh, refresh,
-    fc.tuple(index, fc.boolean(), fc.constantFrom<'right' | 'other' | 'none'>('right', 'other', 'none')).map(([t, r, c]) => new RevokeToken(t, r, c)),
+    exchange,
+    exchange,
+    exchange,
+    exchange,
+    exchange,
+    refresh,
+    refresh,
+    refresh,
+    refresh,
+    refresh,
+    refresh,
+    refresh,
+    refresh,
+    fc
+      .tuple(index, fc.boolean(), fc.constantFrom<'right' | 'other' | 'none'>('right', 'other', 'none'))
+      .map(([t, r, c]) => new RevokeToken(t, r, c)),
     fc.tuple(account, fc.constantFrom<ClientKey>('conf', 'pub')).map(([a, c]) => new RevokeAccess(a, c)),
-    bearer, bearer, bearer,
+    bearer,
+    bearer,
+    bearer,
   ];
 }

@@ -22,7 +22,10 @@ describe.skipIf(!DATABASE_URL)('model-based: the authorization state machine on 
   beforeAll(async () => {
     storage = new PostgresStorage(pool, { schema });
     await storage.migrate();
-    const { rows } = await pool.query<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename NOT LIKE '%migrations'", [schema]);
+    const { rows } = await pool.query<{ tablename: string }>(
+      "SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename NOT LIKE '%migrations'",
+      [schema],
+    );
     tables = rows.map((r) => `"${schema}"."${r.tablename}"`);
   });
 

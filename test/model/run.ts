@@ -17,8 +17,18 @@ import { AuthorizationServer, type Storage } from '../../src/index.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import { check, KnownFailure } from './invariants.js';
 import {
-  commandArbitraries, count, initialModel, stats, sweepDeadTokens, CONF_CALLBACK, LIFETIMES, OTHER_CALLBACK, PUBLIC_CALLBACK,
-  type Model, type Real, type RefreshLifetime,
+  commandArbitraries,
+  count,
+  initialModel,
+  stats,
+  sweepDeadTokens,
+  CONF_CALLBACK,
+  LIFETIMES,
+  OTHER_CALLBACK,
+  PUBLIC_CALLBACK,
+  type Model,
+  type Real,
+  type RefreshLifetime,
 } from './model.js';
 
 /** The fixed seed of CI runs. */
@@ -65,7 +75,12 @@ class Checked implements Cmd {
     // onError is for host bugs only: a non-finite sign-in time may be reported
     // (docs/reference.md#prompt-and-sign-in-requirements).
     const faults = real.faults.splice(0);
-    if (!model.hostBug) check('noFaults', faults.length === 0, () => `onError was called: ${faults.map((f) => (f instanceof Error ? f.stack ?? f.message : String(f))).join('\n')}`);
+    if (!model.hostBug)
+      check(
+        'noFaults',
+        faults.length === 0,
+        () => `onError was called: ${faults.map((f) => (f instanceof Error ? (f.stack ?? f.message) : String(f))).join('\n')}`,
+      );
     model.hostBug = false;
     await sweepDeadTokens(real, model);
   }
@@ -80,7 +95,10 @@ export async function makeReal(store: RunStore, refreshLifetime: RefreshLifetime
   const sessions = new FakeSessions(clock);
   const faults: unknown[] = [];
   const server = new AuthorizationServer({
-    storage: store.storage, sessions, clock, onError: (error) => faults.push(error),
+    storage: store.storage,
+    sessions,
+    clock,
+    onError: (error) => faults.push(error),
     lifetimes: { ...LIFETIMES, refreshToken: refreshLifetime },
   });
   const conf = await server.registerClient({ name: 'Confidential App', redirectUri: CONF_CALLBACK });
@@ -106,7 +124,10 @@ export async function runModelOn(newReal: NewReal, s: ModelSettings, onModel?: (
   const knownFailures: string[] = [];
   const property = fc.asyncProperty(
     fc.constantFrom<RefreshLifetime>(86_400, null),
-    fc.commands(commandArbitraries().map((arb) => arb.map((cmd) => new Checked(cmd))), { maxCommands: s.maxCommands, size: 'max' }),
+    fc.commands(
+      commandArbitraries().map((arb) => arb.map((cmd) => new Checked(cmd))),
+      { maxCommands: s.maxCommands, size: 'max' },
+    ),
     async (refreshLifetime, cmds) => {
       const real = await newReal(refreshLifetime);
       const setup = () => {
@@ -141,7 +162,13 @@ export async function runModelOn(newReal: NewReal, s: ModelSettings, onModel?: (
  * sign-in side (a generator change that never reaches a code exchange must not pass quietly).
  */
 export function reportRun(known: string[]): { exchanged: number; refreshed: number } {
-  if (process.env['MODEL_STATS']) console.log([...stats].sort().map(([k, v]) => `${k}: ${v}`).join('\n'));
+  if (process.env['MODEL_STATS'])
+    console.log(
+      [...stats]
+        .sort()
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('\n'),
+    );
   if (known.length) console.warn(`${known.length} runs ended on known failures:\n${[...new Set(known)].join('\n')}`);
   return { exchanged: stats.get('code exchanged') ?? 0, refreshed: stats.get('refreshed') ?? 0 };
 }

@@ -18,7 +18,10 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 
 const ENTRIES = ['authgate', 'authgate/express', 'authgate/fastify', 'authgate/hono', 'authgate/testing', 'authgate/node'] as const;
-const BUILT = ['index', 'express', 'fastify', 'hono', 'node', 'testing', 'postgres'].flatMap((name) => [`dist/${name}.js`, `dist/${name}.d.ts`]);
+const BUILT = ['index', 'express', 'fastify', 'hono', 'node', 'testing', 'postgres'].flatMap((name) => [
+  `dist/${name}.js`,
+  `dist/${name}.d.ts`,
+]);
 
 /**
  * The environment of every child process. Variables that npm sets for the script running this
@@ -44,13 +47,17 @@ function run(command: string, args: readonly string[], options: SpawnSyncOptions
   const shown = `${command} ${args.map((a) => (a.length > 80 ? `${a.replace(/\s+/g, ' ').slice(0, 77)}...` : a)).join(' ')}`;
   timings.push(`${seconds.padStart(5)} s  ${shown}`);
   if (result.error || result.status !== 0) {
-    throw new Error([
-      `Command failed (${result.error ? String(result.error) : `exit ${result.status}${result.signal ? `, ${result.signal}` : ''}`}) after ${seconds} s:`,
-      `  ${shown}`,
-      `  in ${options.cwd}`,
-      '--- stdout ---', String(result.stdout ?? '').trimEnd(),
-      '--- stderr ---', String(result.stderr ?? '').trimEnd(),
-    ].join('\n'));
+    throw new Error(
+      [
+        `Command failed (${result.error ? String(result.error) : `exit ${result.status}${result.signal ? `, ${result.signal}` : ''}`}) after ${seconds} s:`,
+        `  ${shown}`,
+        `  in ${options.cwd}`,
+        '--- stdout ---',
+        String(result.stdout ?? '').trimEnd(),
+        '--- stderr ---',
+        String(result.stderr ?? '').trimEnd(),
+      ].join('\n'),
+    );
   }
   return String(result.stdout);
 }
@@ -88,18 +95,36 @@ beforeAll(() => {
 
   run(npm, ['run', 'build'], { cwd: stage });
 
-  const packed = JSON.parse(run(npm, ['pack', '--json', '--pack-destination', workDir], { cwd: stage })) as
-    Array<{ filename: string; files: Array<{ path: string }> }>;
+  const packed = JSON.parse(run(npm, ['pack', '--json', '--pack-destination', workDir], { cwd: stage })) as Array<{
+    filename: string;
+    files: Array<{ path: string }>;
+  }>;
   const tarball = join(workDir, packed[0]!.filename);
   packedFiles = packed[0]!.files.map((file) => file.path).sort();
 
   write(project, {
     'package.json': JSON.stringify({ name: 'authgate-consumer', version: '0.0.0', private: true, type: 'module' }, null, 2),
   });
-  run(npm, [
-    'install', tarball, 'express@5', '@types/express@5', 'fastify@5', 'hono@4', 'typescript@5', '@types/node@20',
-    '--no-audit', '--no-fund', '--prefer-offline', '--no-package-lock', '--ignore-scripts', '--loglevel=error',
-  ], { cwd: project });
+  run(
+    npm,
+    [
+      'install',
+      tarball,
+      'express@5',
+      '@types/express@5',
+      'fastify@5',
+      'hono@4',
+      'typescript@5',
+      '@types/node@20',
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      '--no-package-lock',
+      '--ignore-scripts',
+      '--loglevel=error',
+    ],
+    { cwd: project },
+  );
 }, 240_000);
 
 afterAll(() => {
@@ -114,7 +139,9 @@ describe('the packed package', () => {
     const unexpected = packedFiles.filter((path) => !/^(dist\/.+|package\.json|README\.md|LICENSE(\.md)?)$/.test(path));
     expect(unexpected, `unexpected files in the tarball:\n${packedFiles.join('\n')}`).toEqual([]);
     expect(packedFiles).toEqual(expect.arrayContaining([...BUILT, 'package.json']));
-    expect(packedFiles.filter((path) => /^(src|test|adapters|examples)\//.test(path) || path.endsWith('.ts') && !path.endsWith('.d.ts'))).toEqual([]);
+    expect(
+      packedFiles.filter((path) => /^(src|test|adapters|examples)\//.test(path) || (path.endsWith('.ts') && !path.endsWith('.d.ts'))),
+    ).toEqual([]);
   });
 
   it('has one copy of the core, so instanceof holds across entries', () => {
@@ -131,7 +158,9 @@ describe('the packed package', () => {
     const importsOf = (file: string, seen = new Set<string>()): string[] => {
       if (seen.has(file)) return [];
       seen.add(file);
-      const specifiers = [...readFileSync(join(dist, file), 'utf8').matchAll(/\b(?:from|import)\s*\(?\s*["']([^"']+)["']/g)].map((m) => m[1]!);
+      const specifiers = [...readFileSync(join(dist, file), 'utf8').matchAll(/\b(?:from|import)\s*\(?\s*["']([^"']+)["']/g)].map(
+        (m) => m[1]!,
+      );
       return specifiers.flatMap((s) => (s.startsWith('./') ? importsOf(s.slice(2), seen) : [s]));
     };
     expect(importsOf('index.js').filter((s) => /^(express|fastify|hono)(\/|$)/.test(s))).toEqual([]);
@@ -219,22 +248,26 @@ describe('the packed package', () => {
 
   it('compiles a strict TypeScript consumer (ESM and CommonJS) against the declarations', () => {
     write(project, {
-      'tsconfig.json': JSON.stringify({
-        compilerOptions: {
-          target: 'ES2022',
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          lib: ['ES2022'],
-          types: ['node'],
-          strict: true,
-          exactOptionalPropertyTypes: true,
-          noUncheckedIndexedAccess: true,
-          // Check the published .d.ts files themselves, not only their use.
-          skipLibCheck: false,
-          noEmit: true,
+      'tsconfig.json': JSON.stringify(
+        {
+          compilerOptions: {
+            target: 'ES2022',
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            lib: ['ES2022'],
+            types: ['node'],
+            strict: true,
+            exactOptionalPropertyTypes: true,
+            noUncheckedIndexedAccess: true,
+            // Check the published .d.ts files themselves, not only their use.
+            skipLibCheck: false,
+            noEmit: true,
+          },
+          include: ['ts'],
         },
-        include: ['ts'],
-      }, null, 2),
+        null,
+        2,
+      ),
       'ts/app.ts': `
         import express, { type Request, type Response } from 'express';
         import {
@@ -394,15 +427,41 @@ describe('the packed package', () => {
     expect(readdirSync(join(project, 'node_modules')).includes('vitest')).toBe(false);
     expect(run(process.execPath, ['--test', 'conformance.test.mjs'], { cwd: project })).toMatch(/# fail 0/);
 
-    run(npm, ['install', 'pg@8', '@types/pg@8', '--no-audit', '--no-fund', '--prefer-offline', '--no-package-lock', '--ignore-scripts', '--loglevel=error'], { cwd: project });
+    run(
+      npm,
+      [
+        'install',
+        'pg@8',
+        '@types/pg@8',
+        '--no-audit',
+        '--no-fund',
+        '--prefer-offline',
+        '--no-package-lock',
+        '--ignore-scripts',
+        '--loglevel=error',
+      ],
+      { cwd: project },
+    );
     write(project, {
-      'tsconfig.postgres.json': JSON.stringify({
-        compilerOptions: {
-          target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022'], types: ['node'],
-          strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, skipLibCheck: false, noEmit: true,
+      'tsconfig.postgres.json': JSON.stringify(
+        {
+          compilerOptions: {
+            target: 'ES2022',
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            lib: ['ES2022'],
+            types: ['node'],
+            strict: true,
+            exactOptionalPropertyTypes: true,
+            noUncheckedIndexedAccess: true,
+            skipLibCheck: false,
+            noEmit: true,
+          },
+          include: ['pg-ts'],
         },
-        include: ['pg-ts'],
-      }, null, 2),
+        null,
+        2,
+      ),
       'pg-ts/app.ts': `
         import pg from 'pg';
         import { describe, it } from 'node:test';

@@ -25,8 +25,13 @@ class FaultyStorage {
       },
     });
   }
-  arm(at: number) { this.calls = 0; this.failAt = at; }
-  disarm() { this.failAt = 0; }
+  arm(at: number) {
+    this.calls = 0;
+    this.failAt = at;
+  }
+  disarm() {
+    this.failAt = 0;
+  }
 }
 
 /** How many storage calls an operation makes, measured on a healthy run. */
@@ -54,7 +59,10 @@ describe('storage faults leave no half-written state', () => {
       faulty.arm(k);
       const res = await op(t, code);
       expect(res.status, `fault at call ${k}`).toBe(500);
-      expect(json(res)).toEqual({ error: 'server_error', error_description: 'The server could not complete the request. Try again later.' });
+      expect(json(res)).toEqual({
+        error: 'server_error',
+        error_description: 'The server could not complete the request. Try again later.',
+      });
       expect(errors).toHaveLength(1);
       faulty.disarm();
       expect((await op(t, code)).status, `retry after fault at call ${k}`).toBe(200);
@@ -85,7 +93,8 @@ describe('storage faults leave no half-written state', () => {
 
   it('revocation: a fault at any storage call → 503 (never 200 {}), the token still works, a retry revokes it', async () => {
     const prepare = (t: Awaited<ReturnType<typeof setup>>) => t.tokens();
-    const op = (t: Awaited<ReturnType<typeof setup>>, tokens: unknown) => t.server.revoke(t.post('/v1/oauth/revoke', { token: (tokens as { access_token: string }).access_token }));
+    const op = (t: Awaited<ReturnType<typeof setup>>, tokens: unknown) =>
+      t.server.revoke(t.post('/v1/oauth/revoke', { token: (tokens as { access_token: string }).access_token }));
     const total = await countCalls(op, prepare);
     expect(total).toBe(2);
     for (let k = 1; k <= total; k++) {
@@ -125,10 +134,22 @@ describe('storage faults leave no half-written state', () => {
     };
     const steps: Record<string, () => Promise<() => Promise<unknown>>> = {
       authorize: async () => () => t.server.authorize(t.get(t.authorizeUrl({ state: 's' }), t.ada)),
-      resume: async () => { const id = await interactionId(); return () => t.server.resume(id, t.get('/', t.ada)); },
-      'resume, still signed out': async () => { const id = await interactionId(); return () => t.server.resume(id, t.get('/')); },
-      approve: async () => { const id = await interactionId(t.ada); return () => t.server.approve(id, t.get('/', t.ada)); },
-      deny: async () => { const id = await interactionId(t.ada); return () => t.server.deny(id, t.get('/', t.ada)); },
+      resume: async () => {
+        const id = await interactionId();
+        return () => t.server.resume(id, t.get('/', t.ada));
+      },
+      'resume, still signed out': async () => {
+        const id = await interactionId();
+        return () => t.server.resume(id, t.get('/'));
+      },
+      approve: async () => {
+        const id = await interactionId(t.ada);
+        return () => t.server.approve(id, t.get('/', t.ada));
+      },
+      deny: async () => {
+        const id = await interactionId(t.ada);
+        return () => t.server.deny(id, t.get('/', t.ada));
+      },
     };
     for (const [name, prepare] of Object.entries(steps)) {
       const healthy = await prepare();
@@ -157,7 +178,10 @@ describe('storage faults leave no half-written state', () => {
     const faulty = new FaultyStorage();
     const t = await setup({ storage: faulty.storage, onError: (error) => errors.push(error) });
     const { access_token } = json(await t.exchange(await t.getCode())) as { access_token: string };
-    const introspect = () => t.server.introspect(t.post('/v1/oauth/introspect', { token: access_token, client_id: t.client.clientId, client_secret: t.client.clientSecret }));
+    const introspect = () =>
+      t.server.introspect(
+        t.post('/v1/oauth/introspect', { token: access_token, client_id: t.client.clientId, client_secret: t.client.clientSecret }),
+      );
     faulty.arm(0);
     expect(json(await introspect()).active).toBe(true);
     const calls = faulty.calls;
@@ -165,7 +189,10 @@ describe('storage faults leave no half-written state', () => {
       faulty.arm(k);
       const res = await introspect();
       expect(res.status).toBe(500);
-      expect(json(res)).toEqual({ error: 'server_error', error_description: 'The server could not complete the request. Try again later.' });
+      expect(json(res)).toEqual({
+        error: 'server_error',
+        error_description: 'The server could not complete the request. Try again later.',
+      });
     }
     expect(errors).toHaveLength(calls);
   });

@@ -69,21 +69,27 @@ describe('PKCE for confidential clients', () => {
     expect((await t.exchange(code, { code_verifier: v, code_challenge_method: 'plain' })).status).toBe(200);
   });
 
-  it.each(['short', 'x'.repeat(42), `${'x'.repeat(44)}=`, `${'a'.repeat(43)}+`, ''])('P-07: a malformed S256 challenge %j is invalid_request', async (challenge) => {
-    const t = await setup();
-    const d = await t.server.authorize(t.get(t.authorizeUrl({ code_challenge: challenge || 'x', code_challenge_method: 'S256' }), t.ada));
-    expect(d.type === 'redirect' && new URL(d.location).searchParams.get('error')).toBe('invalid_request');
-  });
+  it.each(['short', 'x'.repeat(42), `${'x'.repeat(44)}=`, `${'a'.repeat(43)}+`, ''])(
+    'P-07: a malformed S256 challenge %j is invalid_request',
+    async (challenge) => {
+      const t = await setup();
+      const d = await t.server.authorize(t.get(t.authorizeUrl({ code_challenge: challenge || 'x', code_challenge_method: 'S256' }), t.ada));
+      expect(d.type === 'redirect' && new URL(d.location).searchParams.get('error')).toBe('invalid_request');
+    },
+  );
 
-  it.each(['x'.repeat(42), 'x'.repeat(129), `${'x'.repeat(42)}+`, `${'x'.repeat(42)} `, `${'x'.repeat(42)}é`])('P-07: a malformed verifier %j is refused', async (bad) => {
-    const t = await setup();
-    const v = verifier();
-    const code = await t.getCode({ code_challenge: s256(v), code_challenge_method: 'S256' });
-    const res = await t.exchange(code, { code_verifier: bad });
-    expect(res.status).toBe(400);
-    expect(['invalid_request', 'invalid_grant']).toContain(json(res).error);
-    expect((await t.exchange(code, { code_verifier: v })).status).toBe(200);
-  });
+  it.each(['x'.repeat(42), 'x'.repeat(129), `${'x'.repeat(42)}+`, `${'x'.repeat(42)} `, `${'x'.repeat(42)}é`])(
+    'P-07: a malformed verifier %j is refused',
+    async (bad) => {
+      const t = await setup();
+      const v = verifier();
+      const code = await t.getCode({ code_challenge: s256(v), code_challenge_method: 'S256' });
+      const res = await t.exchange(code, { code_verifier: bad });
+      expect(res.status).toBe(400);
+      expect(['invalid_request', 'invalid_grant']).toContain(json(res).error);
+      expect((await t.exchange(code, { code_verifier: v })).status).toBe(200);
+    },
+  );
 
   it('P-09: PKCE is not client authentication: a right verifier with a wrong secret is invalid_client', async () => {
     const t = await setup();
@@ -132,7 +138,9 @@ describe('public clients (RFC 8252)', () => {
     const { t, app } = await publicSetup();
     const v = verifier();
     const redirectUri = 'http://127.0.0.1:51234/callback';
-    const d = await t.server.authorize(t.get(authorizeUrl(app.clientId, redirectUri, { code_challenge: s256(v), code_challenge_method: 'S256' }), t.ada));
+    const d = await t.server.authorize(
+      t.get(authorizeUrl(app.clientId, redirectUri, { code_challenge: s256(v), code_challenge_method: 'S256' }), t.ada),
+    );
     if (d.type !== 'consent') throw new Error(d.type);
     const approved = await t.server.approve(d.interaction.id, t.get('/', t.ada));
     if (approved.type !== 'redirect') throw new Error(approved.type);
@@ -140,7 +148,9 @@ describe('public clients (RFC 8252)', () => {
     const code = new URL(approved.location).searchParams.get('code')!;
     const form = { grant_type: 'authorization_code', code, client_id: app.clientId, redirect_uri: redirectUri, code_verifier: v };
     // The redirect_uri at the token endpoint must be the one used (port included).
-    expect(json(await t.server.token(t.post('/v1/oauth/token', { ...form, redirect_uri: 'http://127.0.0.1:9/callback' }))).error).toBe('invalid_grant');
+    expect(json(await t.server.token(t.post('/v1/oauth/token', { ...form, redirect_uri: 'http://127.0.0.1:9/callback' }))).error).toBe(
+      'invalid_grant',
+    );
     // A public client must not send a secret (docs/reference.md#clients).
     expect((await t.server.token(t.post('/v1/oauth/token', { ...form, client_secret: 'anything' }))).status).toBe(401);
     const res = await t.server.token(t.post('/v1/oauth/token', form));
@@ -151,37 +161,49 @@ describe('public clients (RFC 8252)', () => {
   });
 
   it.each([
-    'http://127.0.0.1.evil.example/callback', 'http://127.0.0.1:80@evil.example/callback', 'http://localhost/callback',
-    'http://127.0.0.1:8080/callback/', 'http://127.0.0.1:8080/other', 'https://127.0.0.1:8080/callback', 'http://127.0.0.1:99999/callback',
+    'http://127.0.0.1.evil.example/callback',
+    'http://127.0.0.1:80@evil.example/callback',
+    'http://localhost/callback',
+    'http://127.0.0.1:8080/callback/',
+    'http://127.0.0.1:8080/other',
+    'https://127.0.0.1:8080/callback',
+    'http://127.0.0.1:99999/callback',
     'http://[::1]:8080/callback',
   ])('R-09: loopback variant %j that differs in more than the port is an error page', async (redirectUri) => {
     const { t, app } = await publicSetup();
-    const d = await t.server.authorize(t.get(authorizeUrl(app.clientId, redirectUri, { code_challenge: s256(verifier()), code_challenge_method: 'S256' }), t.ada));
+    const d = await t.server.authorize(
+      t.get(authorizeUrl(app.clientId, redirectUri, { code_challenge: s256(verifier()), code_challenge_method: 'S256' }), t.ada),
+    );
     expect(d).toMatchObject({ type: 'error', error: 'invalid_redirect_uri' });
   });
 
   // Anyone can send a public client's client_id, and any local program can listen on a loopback
   // port or claim a private-use scheme: a stored consent says nothing about who is asking now
   // (RFC 8252 §8.6; Doorkeeper CVE-2023-34246).
-  it.each(['http://127.0.0.1/callback', 'com.example.cli:/oauth'])('U-12: prompt=none never silently re-approves a public client (%s)', async (registered) => {
-    const { t, app } = await publicSetup(registered);
-    const challenge = () => ({ code_challenge: s256(verifier()), code_challenge_method: 'S256' });
-    const redirectUri = registered.startsWith('http:') ? 'http://127.0.0.1:40123/callback' : registered;
-    const asked = await t.server.authorize(t.get(authorizeUrl(app.clientId, redirectUri, challenge()), t.ada));
-    if (asked.type !== 'consent') throw new Error(asked.type);
-    expect((await t.server.approve(asked.interaction.id, t.get('/', t.ada))).type).toBe('redirect');
-    expect(await t.server.listAuthorizations(ADA.uuid)).toHaveLength(1); // the consent is stored...
+  it.each(['http://127.0.0.1/callback', 'com.example.cli:/oauth'])(
+    'U-12: prompt=none never silently re-approves a public client (%s)',
+    async (registered) => {
+      const { t, app } = await publicSetup(registered);
+      const challenge = () => ({ code_challenge: s256(verifier()), code_challenge_method: 'S256' });
+      const redirectUri = registered.startsWith('http:') ? 'http://127.0.0.1:40123/callback' : registered;
+      const asked = await t.server.authorize(t.get(authorizeUrl(app.clientId, redirectUri, challenge()), t.ada));
+      if (asked.type !== 'consent') throw new Error(asked.type);
+      expect((await t.server.approve(asked.interaction.id, t.get('/', t.ada))).type).toBe('redirect');
+      expect(await t.server.listAuthorizations(ADA.uuid)).toHaveLength(1); // the consent is stored...
 
-    const silent = await t.server.authorize(t.get(authorizeUrl(app.clientId, redirectUri, { ...challenge(), prompt: 'none', state: 's' }), t.ada));
-    if (silent.type !== 'redirect') throw new Error(silent.type);
-    const url = new URL(silent.location);
-    expect(url.searchParams.get('error')).toBe('consent_required'); // ...and still asks
-    expect(url.searchParams.get('error_description')).toMatch(/public client/);
-    expect(url.searchParams.get('state')).toBe('s');
-    expect(url.searchParams.has('code')).toBe(false);
-    // Without prompt=none the user sees the consent screen again, as every client's user does.
-    expect((await t.server.authorize(t.get(authorizeUrl(app.clientId, redirectUri, challenge()), t.ada))).type).toBe('consent');
-  });
+      const silent = await t.server.authorize(
+        t.get(authorizeUrl(app.clientId, redirectUri, { ...challenge(), prompt: 'none', state: 's' }), t.ada),
+      );
+      if (silent.type !== 'redirect') throw new Error(silent.type);
+      const url = new URL(silent.location);
+      expect(url.searchParams.get('error')).toBe('consent_required'); // ...and still asks
+      expect(url.searchParams.get('error_description')).toMatch(/public client/);
+      expect(url.searchParams.get('state')).toBe('s');
+      expect(url.searchParams.has('code')).toBe(false);
+      // Without prompt=none the user sees the consent screen again, as every client's user does.
+      expect((await t.server.authorize(t.get(authorizeUrl(app.clientId, redirectUri, challenge()), t.ada))).type).toBe('consent');
+    },
+  );
 
   it('U-12: a confidential client with a stored consent still gets prompt=none without a screen', async () => {
     const t = await setup();
@@ -199,9 +221,17 @@ describe('public clients (RFC 8252)', () => {
 
   it('public clients may register a private-use scheme; confidential clients may not', async () => {
     const t = await setup();
-    await expect(t.server.registerClient({ name: 'App', redirectUri: 'com.example.app:/oauth', public: true })).resolves.toMatchObject({ public: true });
-    expect(isOAuthError(await t.server.registerClient({ name: 'App', redirectUri: 'com.example.app:/oauth' }).catch((e: unknown) => e))).toBe(true);
-    expect(isOAuthError(await t.server.registerClient({ name: 'App', redirectUri: 'javascript:alert(1)', public: true }).catch((e: unknown) => e))).toBe(true);
+    await expect(t.server.registerClient({ name: 'App', redirectUri: 'com.example.app:/oauth', public: true })).resolves.toMatchObject({
+      public: true,
+    });
+    expect(
+      isOAuthError(await t.server.registerClient({ name: 'App', redirectUri: 'com.example.app:/oauth' }).catch((e: unknown) => e)),
+    ).toBe(true);
+    expect(
+      isOAuthError(
+        await t.server.registerClient({ name: 'App', redirectUri: 'javascript:alert(1)', public: true }).catch((e: unknown) => e),
+      ),
+    ).toBe(true);
   });
 });
 
@@ -247,29 +277,36 @@ describe('P-10: a constant PKCE challenge (RFC 9700 §2.1.1: "reasonable effort 
     // prompt=none is refused the same way, and a fresh challenge goes through.
     const silent = await t.server.authorize(t.get(t.authorizeUrl({ ...challenge, prompt: 'none' }), t.ada));
     expect(silent.type === 'redirect' && new URL(silent.location).searchParams.get('error')).toBe('invalid_request');
-    expect((await t.server.authorize(t.get(t.authorizeUrl({ code_challenge: s256(verifier()), code_challenge_method: 'S256' }), t.ada))).type).toBe('consent');
+    expect(
+      (await t.server.authorize(t.get(t.authorizeUrl({ code_challenge: s256(verifier()), code_challenge_method: 'S256' }), t.ada))).type,
+    ).toBe('consent');
   });
 });
 
 describe('P-10: flows started side by side with the same challenge', () => {
-  it.each([false, true])('rejectReusedPkceChallenge %s: of two consents pending with one challenge, the second approval is caught', async (reject) => {
-    const events: AuditEvent[] = [];
-    const t = await setup({ rejectReusedPkceChallenge: reject, onAudit: (e) => events.push(e) });
-    const challenge = { code_challenge: s256(verifier()), code_challenge_method: 'S256', state: 's' };
-    const first = await t.server.authorize(t.get(t.authorizeUrl(challenge), t.ada));
-    const second = await t.server.authorize(t.get(t.authorizeUrl(challenge), t.ada));
-    if (first.type !== 'consent' || second.type !== 'consent') throw new Error('expected two consent pages');
-    // Both approvals at once: neither waits for the other's storage write.
-    const [a, b] = await Promise.all([first, second].map((d) => t.server.approve(d.interaction.id, t.get('/', t.ada))));
-    const codes = [a, b].map((d) => (d!.type === 'redirect' ? new URL(d!.location).searchParams.get('code') : null));
-    expect(codes[0]).toBeTruthy();
-    expect(codes[1] !== null).toBe(!reject);
-    if (reject && b!.type === 'redirect') {
-      expect(new URL(b!.location).searchParams.get('error')).toBe('invalid_request');
-      expect(new URL(b!.location).searchParams.get('state')).toBe('s');
-    }
-    expect(events.filter((e) => e.type === 'pkce.challenge_reused')).toEqual([{ type: 'pkce.challenge_reused', clientId: t.client.clientId, at: t.clock.now() }]);
-  });
+  it.each([false, true])(
+    'rejectReusedPkceChallenge %s: of two consents pending with one challenge, the second approval is caught',
+    async (reject) => {
+      const events: AuditEvent[] = [];
+      const t = await setup({ rejectReusedPkceChallenge: reject, onAudit: (e) => events.push(e) });
+      const challenge = { code_challenge: s256(verifier()), code_challenge_method: 'S256', state: 's' };
+      const first = await t.server.authorize(t.get(t.authorizeUrl(challenge), t.ada));
+      const second = await t.server.authorize(t.get(t.authorizeUrl(challenge), t.ada));
+      if (first.type !== 'consent' || second.type !== 'consent') throw new Error('expected two consent pages');
+      // Both approvals at once: neither waits for the other's storage write.
+      const [a, b] = await Promise.all([first, second].map((d) => t.server.approve(d.interaction.id, t.get('/', t.ada))));
+      const codes = [a, b].map((d) => (d!.type === 'redirect' ? new URL(d!.location).searchParams.get('code') : null));
+      expect(codes[0]).toBeTruthy();
+      expect(codes[1] !== null).toBe(!reject);
+      if (reject && b!.type === 'redirect') {
+        expect(new URL(b!.location).searchParams.get('error')).toBe('invalid_request');
+        expect(new URL(b!.location).searchParams.get('state')).toBe('s');
+      }
+      expect(events.filter((e) => e.type === 'pkce.challenge_reused')).toEqual([
+        { type: 'pkce.challenge_reused', clientId: t.client.clientId, at: t.clock.now() },
+      ]);
+    },
+  );
 
   it('a constant challenge stays noticed however many codes other clients get, as long as its client keeps sending it', async () => {
     const events: AuditEvent[] = [];
@@ -291,12 +328,16 @@ describe('P-10: what counts as a reuse', () => {
     const inner = new MemoryStorage();
     let failNext = true;
     const storage = new Proxy(inner, {
-      get: (target, name) => (name === 'createGrant'
-        ? async (...args: Parameters<MemoryStorage['createGrant']>) => {
-          if (failNext) { failNext = false; throw new Error('db down'); }
-          return target.createGrant(...args);
-        }
-        : Reflect.get(target, name)),
+      get: (target, name) =>
+        name === 'createGrant'
+          ? async (...args: Parameters<MemoryStorage['createGrant']>) => {
+              if (failNext) {
+                failNext = false;
+                throw new Error('db down');
+              }
+              return target.createGrant(...args);
+            }
+          : Reflect.get(target, name),
     }) as MemoryStorage;
     const t = await setup({ storage, rejectReusedPkceChallenge: true, onAudit: (e) => events.push(e) });
     const challenge = { code_challenge: s256(verifier()), code_challenge_method: 'S256' };

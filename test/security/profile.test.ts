@@ -14,7 +14,9 @@ const pkce = { code_challenge: createHash('sha256').update(v).digest('base64url'
 
 describe('profile: strict', () => {
   it('needs an issuer', () => {
-    expect(() => new AuthorizationServer({ storage: new MemoryStorage(), sessions: new FakeSessions(), profile: 'strict' })).toThrow(ConfigError);
+    expect(() => new AuthorizationServer({ storage: new MemoryStorage(), sessions: new FakeSessions(), profile: 'strict' })).toThrow(
+      ConfigError,
+    );
   });
 
   it('turns the implicit flow off (unsupported_response_type in the fragment, RFC 6749 §4.2.2.1)', async () => {
@@ -36,7 +38,11 @@ describe('profile: strict', () => {
     const t = await setup({ profile: 'strict', issuer: ISSUER });
     const url = await t.authorizeAndApprove(pkce);
     expect(url.searchParams.get('iss')).toBe(ISSUER);
-    const d = await t.server.authorize({ method: 'GET', url: t.authorizeUrl({ prompt: 'none', ...pkce }), headers: { host: 'evil.example', 'x-forwarded-host': 'evil.example' } });
+    const d = await t.server.authorize({
+      method: 'GET',
+      url: t.authorizeUrl({ prompt: 'none', ...pkce }),
+      headers: { host: 'evil.example', 'x-forwarded-host': 'evil.example' },
+    });
     expect(d.type === 'redirect' && new URL(d.location).searchParams.get('iss')).toBe(ISSUER);
   });
 
@@ -44,7 +50,9 @@ describe('profile: strict', () => {
     const t = await setup({ profile: 'strict', issuer: ISSUER });
     const code = await t.getCode(pkce);
     const query = new URLSearchParams({ client_id: t.client.clientId, client_secret: t.client.clientSecret });
-    const res = await t.server.token(t.post(`/v1/oauth/token?${query}`, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, code_verifier: v }));
+    const res = await t.server.token(
+      t.post(`/v1/oauth/token?${query}`, { grant_type: 'authorization_code', code, redirect_uri: CALLBACK, code_verifier: v }),
+    );
     expect(res.status).toBe(400);
     expect(json(res).error).toBe('invalid_request');
     expect((await t.exchange(code, { code_verifier: v })).status).toBe(200);
@@ -54,7 +62,9 @@ describe('profile: strict', () => {
     const t = await setup({ profile: 'strict', issuer: ISSUER });
     const tokens = json(await t.exchange(await t.getCode(pkce), { code_verifier: v }));
     expect((await t.refresh(tokens.refresh_token as string)).status).toBe(401);
-    expect((await t.refresh(tokens.refresh_token as string, { client_id: t.client.clientId, client_secret: t.client.clientSecret })).status).toBe(200);
+    expect(
+      (await t.refresh(tokens.refresh_token as string, { client_id: t.client.clientId, client_secret: t.client.clientSecret })).status,
+    ).toBe(200);
   });
 
   it('a knob set explicitly wins over the profile', async () => {
@@ -67,7 +77,13 @@ describe('profile: strict', () => {
 describe('profile: compatible (default)', () => {
   it('keeps the compatible behaviour: implicit on, no PKCE needed, refresh without credentials, credentials in the query, no iss', async () => {
     const t = await setup();
-    expect(t.server.options).toMatchObject({ profile: 'compatible', allowImplicit: true, requirePkce: false, requireClientAuthOnRefresh: false, allowCredentialsInQuery: true });
+    expect(t.server.options).toMatchObject({
+      profile: 'compatible',
+      allowImplicit: true,
+      requirePkce: false,
+      requireClientAuthOnRefresh: false,
+      allowCredentialsInQuery: true,
+    });
     const url = await t.authorizeAndApprove();
     expect(url.searchParams.has('iss')).toBe(false);
   });

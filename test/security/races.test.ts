@@ -11,7 +11,10 @@ import { CALLBACK, setup } from '../helpers.js';
  */
 const N = 50;
 let close: (() => Promise<void>) | undefined;
-afterEach(async () => { await close?.(); close = undefined; });
+afterEach(async () => {
+  await close?.();
+  close = undefined;
+});
 
 async function serve(t: Awaited<ReturnType<typeof setup>>) {
   const app = express();
@@ -19,7 +22,11 @@ async function serve(t: Awaited<ReturnType<typeof setup>>) {
   app.get('/v2/account', requireToken(t.server), (_req, res) => res.json({ ok: true }));
   const listener = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => listener.once('listening', resolve));
-  close = () => new Promise((resolve) => { listener.closeAllConnections(); listener.close(() => resolve()); });
+  close = () =>
+    new Promise((resolve) => {
+      listener.closeAllConnections();
+      listener.close(() => resolve());
+    });
   return `http://127.0.0.1:${(listener.address() as AddressInfo).port}`;
 }
 
@@ -34,10 +41,21 @@ describe('races over HTTP', () => {
     const t = await setup();
     const base = await serve(t);
     const code = await t.getCode();
-    const responses = await Promise.all(Array.from({ length: N }, () => fetch(`${base}/v1/oauth/token`, form({
-      grant_type: 'authorization_code', code, client_id: t.client.clientId, client_secret: t.client.clientSecret, redirect_uri: CALLBACK,
-    }))));
-    const bodies = await Promise.all(responses.map(async (r) => ({ status: r.status, body: await r.json() as Record<string, string> })));
+    const responses = await Promise.all(
+      Array.from({ length: N }, () =>
+        fetch(
+          `${base}/v1/oauth/token`,
+          form({
+            grant_type: 'authorization_code',
+            code,
+            client_id: t.client.clientId,
+            client_secret: t.client.clientSecret,
+            redirect_uri: CALLBACK,
+          }),
+        ),
+      ),
+    );
+    const bodies = await Promise.all(responses.map(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, string> })));
     const winners = bodies.filter((b) => b.status === 200);
     expect(winners).toHaveLength(1);
     expect(bodies.filter((b) => b.status === 400 && b.body.error === 'invalid_grant')).toHaveLength(N - 1);
@@ -50,8 +68,12 @@ describe('races over HTTP', () => {
     const t = await setup();
     const base = await serve(t);
     const tokens = await t.tokens();
-    const responses = await Promise.all(Array.from({ length: N }, () => fetch(`${base}/v1/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token }))));
-    const bodies = await Promise.all(responses.map(async (r) => ({ status: r.status, body: await r.json() as Record<string, string> })));
+    const responses = await Promise.all(
+      Array.from({ length: N }, () =>
+        fetch(`${base}/v1/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token })),
+      ),
+    );
+    const bodies = await Promise.all(responses.map(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, string> })));
     const winners = bodies.filter((b) => b.status === 200);
     expect(winners).toHaveLength(1);
     expect(bodies.filter((b) => b.body.error === 'invalid_grant')).toHaveLength(N - 1);
@@ -100,7 +122,10 @@ describe('races with a barrier (every caller has read the record before any writ
     const t = await setup({ storage: withBarrier(new MemoryStorage(), 'takeInteraction', 2) });
     const d = await t.server.authorize(t.get(t.authorizeUrl(), t.ada));
     if (d.type !== 'consent') throw new Error(d.type);
-    const results = await Promise.all([t.server.approve(d.interaction.id, t.get('/', t.ada)), t.server.approve(d.interaction.id, t.get('/', t.ada))]);
+    const results = await Promise.all([
+      t.server.approve(d.interaction.id, t.get('/', t.ada)),
+      t.server.approve(d.interaction.id, t.get('/', t.ada)),
+    ]);
     expect(results.map((r) => r.type).sort()).toEqual(['error', 'redirect']);
   });
 

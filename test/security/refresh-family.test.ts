@@ -26,27 +26,33 @@ const pool = DATABASE_URL ? makePool(5) : undefined;
 const schemas: string[] = [];
 
 const stores: Array<[string, () => Promise<Store>]> = [
-  ['MemoryStorage', async () => {
-    const storage = new MemoryStorage();
-    return {
-      storage,
-      prune: async (now) => storage.prune(now),
-      tokenRecords: async () => (storage as unknown as { tokens: Map<string, unknown> }).tokens.size,
-    };
-  }],
+  [
+    'MemoryStorage',
+    async () => {
+      const storage = new MemoryStorage();
+      return {
+        storage,
+        prune: async (now) => storage.prune(now),
+        tokenRecords: async () => (storage as unknown as { tokens: Map<string, unknown> }).tokens.size,
+      };
+    },
+  ],
 ];
 if (pool) {
-  stores.push(['PostgresStorage', async () => {
-    const schema = schemaName('family');
-    schemas.push(schema);
-    const storage = new PostgresStorage(pool, { schema });
-    await storage.migrate();
-    return {
-      storage,
-      prune: (now) => storage.prune(now),
-      tokenRecords: async () => Number((await pool.query(`SELECT count(*) AS n FROM "${schema}".authgate_tokens`)).rows[0].n),
-    };
-  }]);
+  stores.push([
+    'PostgresStorage',
+    async () => {
+      const schema = schemaName('family');
+      schemas.push(schema);
+      const storage = new PostgresStorage(pool, { schema });
+      await storage.migrate();
+      return {
+        storage,
+        prune: (now) => storage.prune(now),
+        tokenRecords: async () => Number((await pool.query(`SELECT count(*) AS n FROM "${schema}".authgate_tokens`)).rows[0].n),
+      };
+    },
+  ]);
 }
 
 afterAll(async () => {
@@ -92,7 +98,7 @@ describe.each(stores)('refresh token families on %s', (_name, makeStore) => {
       current = (json(await t.refresh(current)) as { refresh_token: string }).refresh_token;
       await store.prune(t.clock.now());
     }
-    const access = (json(await t.refresh(current)) as { access_token: string; refresh_token: string });
+    const access = json(await t.refresh(current)) as { access_token: string; refresh_token: string };
     expect((await t.api('GET', access.access_token)).ok).toBe(true);
     expect(json(await t.refresh(old[2]!)).error).toBe('invalid_grant');
     expect(events.filter((e) => e.type === 'refresh_token.reused')).toEqual([expect.objectContaining({ familyRevoked: true })]);
@@ -100,7 +106,7 @@ describe.each(stores)('refresh token families on %s', (_name, makeStore) => {
     expect(json(await t.refresh(access.refresh_token)).error).toBe('invalid_grant');
   });
 
-  it('a rotated token sent with another client\'s credentials revokes nothing', async () => {
+  it("a rotated token sent with another client's credentials revokes nothing", async () => {
     const t = await start();
     const first = await t.tokens();
     t.clock.advance(31 * DAY);
@@ -132,7 +138,7 @@ describe.each(stores)('refresh token families on %s', (_name, makeStore) => {
       if (i % 1000 === 999) await store.prune(t.clock.now());
     }
     await store.prune(t.clock.now());
-    expect(await store.tokenRecords() - before).toBe(2);
+    expect((await store.tokenRecords()) - before).toBe(2);
     expect((await t.refresh(current)).status).toBe(200);
   }, 120_000);
 
@@ -141,8 +147,30 @@ describe.each(stores)('refresh token families on %s', (_name, makeStore) => {
     const { randomToken, sha256Base64url, randomId } = await import('../../src/crypto.js');
     const legacy = randomToken();
     const now = t.clock.now();
-    const grant = { id: randomId(), clientId: t.client.clientId, account: { uuid: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', name: 'Ada Lovelace', email: 'ada@example.com' }, scope: ['read'], createdAt: now, revokedAt: null };
-    await store.storage.createGrant(grant, { tokens: [{ hash: sha256Base64url(legacy), kind: 'refresh', grantId: grant.id, clientId: grant.clientId, scope: ['read'], issuedAt: now, expiresAt: null, pairHash: null, rotatedAt: null, revokedAt: null }] });
+    const grant = {
+      id: randomId(),
+      clientId: t.client.clientId,
+      account: { uuid: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', name: 'Ada Lovelace', email: 'ada@example.com' },
+      scope: ['read'],
+      createdAt: now,
+      revokedAt: null,
+    };
+    await store.storage.createGrant(grant, {
+      tokens: [
+        {
+          hash: sha256Base64url(legacy),
+          kind: 'refresh',
+          grantId: grant.id,
+          clientId: grant.clientId,
+          scope: ['read'],
+          issuedAt: now,
+          expiresAt: null,
+          pairHash: null,
+          rotatedAt: null,
+          revokedAt: null,
+        },
+      ],
+    });
     const second = json(await t.refresh(legacy)) as { access_token: string; refresh_token: string };
     expect(second.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const third = json(await t.refresh(second.refresh_token)) as { access_token: string; refresh_token: string };

@@ -7,7 +7,7 @@ import { CALLBACK, json, setup } from '../helpers.js';
  * (docs/reference.md#refresh-token-rotation-and-families).
  */
 describe('authorization code replay', () => {
-  it('C-02: a valid replay revokes the first exchange\'s access and refresh tokens, and is audited', async () => {
+  it("C-02: a valid replay revokes the first exchange's access and refresh tokens, and is audited", async () => {
     const events: AuditEvent[] = [];
     const t = await setup({ onAudit: (e) => events.push(e) });
     const code = await t.getCode();
@@ -48,10 +48,12 @@ describe('refresh token reuse', () => {
     expect((await t.api('GET', one.access_token)).ok).toBe(false);
   });
 
-  it('RT-04: another client\'s credentials with A\'s token: invalid_grant, A\'s token neither rotated nor revoked', async () => {
+  it("RT-04: another client's credentials with A's token: invalid_grant, A's token neither rotated nor revoked", async () => {
     const t = await setup();
     const one = await t.tokens();
-    expect(json(await t.refresh(one.refresh_token, { client_id: t.other.clientId, client_secret: t.other.clientSecret })).error).toBe('invalid_grant');
+    expect(json(await t.refresh(one.refresh_token, { client_id: t.other.clientId, client_secret: t.other.clientSecret })).error).toBe(
+      'invalid_grant',
+    );
     expect((await t.api('GET', one.access_token)).ok).toBe(true);
     expect((await t.refresh(one.refresh_token)).status).toBe(200);
   });

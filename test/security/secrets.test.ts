@@ -30,10 +30,18 @@ describe('secrets', () => {
     const login = await t.server.authorize(t.get(t.authorizeUrl()));
     if (login.type === 'login') secrets.push(login.interaction.id);
     expect(login.type).toBe('login');
-    expect(new Set(events.map((e) => e.type))).toEqual(new Set([
-      'client.registered', 'consent.granted', 'token.issued', 'code.reused', 'client.authentication_failed',
-      'token.revoked', 'client.tokens_revoked', 'interaction.started',
-    ]));
+    expect(new Set(events.map((e) => e.type))).toEqual(
+      new Set([
+        'client.registered',
+        'consent.granted',
+        'token.issued',
+        'code.reused',
+        'client.authentication_failed',
+        'token.revoked',
+        'client.tokens_revoked',
+        'interaction.started',
+      ]),
+    );
     const text = JSON.stringify(events) + wrong.body;
     for (const secret of secrets) expect(text).not.toContain(secret);
   });
@@ -43,11 +51,16 @@ describe('secrets', () => {
     const t = await setup({ onAudit: (e) => events.push(e) });
     await t.exchange('x', { client_secret: 'bad' });
     await t.exchange('x', { client_id: 'nobody', client_secret: 'bad' });
-    expect(events.filter((e) => e.type === 'client.authentication_failed').map((e) => (e as { clientId: string }).clientId)).toEqual([t.client.clientId, 'nobody']);
+    expect(events.filter((e) => e.type === 'client.authentication_failed').map((e) => (e as { clientId: string }).clientId)).toEqual([
+      t.client.clientId,
+      'nobody',
+    ]);
   });
 
   it('an onAudit hook that changes the event it gets changes nothing issued or stored', async () => {
-    const grow = (e: AuditEvent) => { if ('scope' in e) e.scope.push('write'); };
+    const grow = (e: AuditEvent) => {
+      if ('scope' in e) e.scope.push('write');
+    };
     const t = await setup({ onAudit: grow });
     const code = await t.getCode({ scope: 'read' });
     const tokens = JSON.parse((await t.exchange(code)).body) as { access_token: string; refresh_token: string; scope: string };
@@ -64,7 +77,11 @@ describe('secrets', () => {
   });
 
   it('a throwing onAudit hook does not change the answer', async () => {
-    const t = await setup({ onAudit: () => { throw new Error('log pipeline down'); } });
+    const t = await setup({
+      onAudit: () => {
+        throw new Error('log pipeline down');
+      },
+    });
     expect((await t.exchange(await t.getCode())).status).toBe(200);
   });
 
@@ -74,15 +91,21 @@ describe('secrets', () => {
     expect(timingSafeEqual('abcd', 'abcdé')).toBe(false);
     expect(timingSafeEqual('abcd', 'abce')).toBe(false);
     expect(timingSafeEqual('', 'a')).toBe(false);
-    fc.assert(fc.property(fc.string(), fc.string(), (a, b) => timingSafeEqual(a, b) === (a === b)), { seed: 1, numRuns: 500 });
+    fc.assert(
+      fc.property(fc.string(), fc.string(), (a, b) => timingSafeEqual(a, b) === (a === b)),
+      { seed: 1, numRuns: 500 },
+    );
   });
 
   it('the hash of a secret is SHA-256, natively and in the portable fallback alike, for any string', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (value) => {
-      const expected = createHash('sha256').update(value).digest('base64url');
-      expect(sha256Base64url(value)).toBe(expected);
-      expect(portableSha256Base64url(value)).toBe(expected);
-    }), { seed: 3, numRuns: 500 });
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (value) => {
+        const expected = createHash('sha256').update(value).digest('base64url');
+        expect(sha256Base64url(value)).toBe(expected);
+        expect(portableSha256Base64url(value)).toBe(expected);
+      }),
+      { seed: 3, numRuns: 500 },
+    );
   });
 
   it('pooled random tokens are 43 base64url characters and never repeat', () => {
@@ -112,7 +135,7 @@ describe('secrets', () => {
     let counter = 0;
     const spy = vi.spyOn(globalThis.crypto, 'getRandomValues').mockImplementation(<T extends ArrayBufferView | null>(array: T): T => {
       const bytes = array as unknown as Uint8Array;
-      for (let i = 0; i < bytes.length; i += 2, counter++) [bytes[i], bytes[i + 1]] = [counter >> 8 & 255, counter & 255];
+      for (let i = 0; i < bytes.length; i += 2, counter++) [bytes[i], bytes[i + 1]] = [(counter >> 8) & 255, counter & 255];
       return array;
     });
     const expected = (offset: number, length: number) =>
@@ -127,7 +150,8 @@ describe('secrets', () => {
         offset += length;
         return expected(offset - length, length);
       };
-      for (let i = 0; i < 300; i++) { // 24 000 bytes: several refills
+      for (let i = 0; i < 300; i++) {
+        // 24 000 bytes: several refills
         expect(Buffer.from(randomToken(), 'base64url')).toEqual(take(32));
         expect(Buffer.from(randomId(), 'hex')).toEqual(take(16));
         expect(Buffer.from(portableRandomToken(), 'base64url')).toEqual(take(32));
@@ -141,8 +165,12 @@ describe('secrets', () => {
 
   it('S-06: codes and tokens come from the CSPRNG; the core never reads Math.random or the system clock', async () => {
     const t = await setup();
-    vi.spyOn(Math, 'random').mockImplementation(() => { throw new Error('Math.random used'); });
-    vi.spyOn(Date, 'now').mockImplementation(() => { throw new Error('Date.now used'); });
+    vi.spyOn(Math, 'random').mockImplementation(() => {
+      throw new Error('Math.random used');
+    });
+    vi.spyOn(Date, 'now').mockImplementation(() => {
+      throw new Error('Date.now used');
+    });
     const tokens = await t.tokens();
     expect((await t.refresh(tokens.refresh_token)).status).toBe(200);
   });
@@ -153,10 +181,17 @@ describe('pages', () => {
 
   /** The tag structure of a page: every tag name and attribute name, with values removed. */
   const structure = (html: string) => (html.replace(/"[^"]*"/g, '""').match(/<[^>]*>/g) ?? []).join('');
-  const consent = (value: string) => renderConsentPage(
-    { id: value, client: { id: 'c', name: value }, scope: ['read', value], account: { uuid: 'u', name: value, email: value }, expiresAt: 0 },
-    { action: '/x', csrfToken: value, switchAccountUrl: `/login?interaction=${value}` },
-  ).body;
+  const consent = (value: string) =>
+    renderConsentPage(
+      {
+        id: value,
+        client: { id: 'c', name: value },
+        scope: ['read', value],
+        account: { uuid: 'u', name: value, email: value },
+        expiresAt: 0,
+      },
+      { action: '/x', csrfToken: value, switchAccountUrl: `/login?interaction=${value}` },
+    ).body;
 
   it('U-15: the consent page escapes the client name, account and every reflected value', () => {
     const page = consent(payload);
@@ -193,20 +228,37 @@ describe('redirect URI mutations (R-03, property)', () => {
   it('any single-character change of the registered URI is an error page, never a redirect', async () => {
     const t = await setup();
     const registered = 'https://client.example/cb';
-    const mutation = fc.tuple(fc.nat({ max: registered.length }), fc.constantFrom('insert', 'delete', 'flip', 'encode'), fc.string({ minLength: 1, maxLength: 1 })).map(([i, kind, ch]) => {
-      switch (kind) {
-        case 'insert': return registered.slice(0, i) + ch + registered.slice(i);
-        case 'delete': return registered.slice(0, i) + registered.slice(i + 1);
-        case 'flip': {
-          const c = registered[i] ?? 'x';
-          return registered.slice(0, i) + (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase()) + registered.slice(i + 1);
+    const mutation = fc
+      .tuple(
+        fc.nat({ max: registered.length }),
+        fc.constantFrom('insert', 'delete', 'flip', 'encode'),
+        fc.string({ minLength: 1, maxLength: 1 }),
+      )
+      .map(([i, kind, ch]) => {
+        switch (kind) {
+          case 'insert':
+            return registered.slice(0, i) + ch + registered.slice(i);
+          case 'delete':
+            return registered.slice(0, i) + registered.slice(i + 1);
+          case 'flip': {
+            const c = registered[i] ?? 'x';
+            return registered.slice(0, i) + (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase()) + registered.slice(i + 1);
+          }
+          default:
+            return (
+              registered.slice(0, i) +
+              encodeURIComponent(registered[i] ?? '').replace(/^([^%])$/, (c) => `%${c.charCodeAt(0).toString(16)}`) +
+              registered.slice(i + 1)
+            );
         }
-        default: return registered.slice(0, i) + encodeURIComponent(registered[i] ?? '').replace(/^([^%])$/, (c) => `%${c.charCodeAt(0).toString(16)}`) + registered.slice(i + 1);
-      }
-    }).filter((uri) => uri !== registered);
-    await fc.assert(fc.asyncProperty(mutation, async (uri) => {
-      const d = await t.server.authorize(t.get(t.authorizeUrl({ redirect_uri: uri }), t.ada));
-      expect(d).toMatchObject({ type: 'error', error: 'invalid_redirect_uri' });
-    }), { seed: 42, numRuns: 300 });
+      })
+      .filter((uri) => uri !== registered);
+    await fc.assert(
+      fc.asyncProperty(mutation, async (uri) => {
+        const d = await t.server.authorize(t.get(t.authorizeUrl({ redirect_uri: uri }), t.ada));
+        expect(d).toMatchObject({ type: 'error', error: 'invalid_redirect_uri' });
+      }),
+      { seed: 42, numRuns: 300 },
+    );
   });
 });

@@ -44,23 +44,54 @@ function referencePicked(input: string, wanted: readonly string[]): Picked {
 
 // Strings built from the characters that matter to the grammar, so escapes, separators,
 // non-ASCII text and lone surrogates meet in every combination.
-const pieces = ['&', '=', '+', '%', '%2', '%41', '%zz', '%C3%A9', '%E2%82', '%FF', '%ED%A0%80', '%EF%BB%BF', '?', 'a', 'b', 'é', '\u{1F600}', '\uD800', '\uDC00', ' ', '%25', '%26', '%3D', '%2B'];
+const pieces = [
+  '&',
+  '=',
+  '+',
+  '%',
+  '%2',
+  '%41',
+  '%zz',
+  '%C3%A9',
+  '%E2%82',
+  '%FF',
+  '%ED%A0%80',
+  '%EF%BB%BF',
+  '?',
+  'a',
+  'b',
+  'é',
+  '\u{1F600}',
+  '\uD800',
+  '\uDC00',
+  ' ',
+  '%25',
+  '%26',
+  '%3D',
+  '%2B',
+];
 const formLike = fc.array(fc.constantFrom(...pieces), { maxLength: 24 }).map((parts) => parts.join(''));
 
 describe('form parsing (the token, revocation and consent bodies, every query string)', () => {
   it('gives exactly what URLSearchParams gives, for any input', () => {
-    fc.assert(fc.property(fc.oneof(formLike, fc.string({ unit: 'binary', maxLength: 200 })), (input) => {
-      expect(parse(input)).toEqual(reference(input));
-    }), { seed: 7, numRuns: 5_000 });
+    fc.assert(
+      fc.property(fc.oneof(formLike, fc.string({ unit: 'binary', maxLength: 200 })), (input) => {
+        expect(parse(input)).toEqual(reference(input));
+      }),
+      { seed: 7, numRuns: 5_000 },
+    );
   });
 
   // Names matched where they stand ('a', 'ab', ''), met only once decoded ('a b', '&', '='), or
   // not ASCII ('é'); never a name that needs decoding itself, which pickForm does not take.
   const wanted = ['a', 'ab', 'a b', '', '&', '=', 'é'];
   it('pickForm gives exactly what URLSearchParams gives for the wanted names, for any input', () => {
-    fc.assert(fc.property(fc.oneof(formLike, fc.string({ unit: 'binary', maxLength: 200 })), (input) => {
-      expect(pick(input, wanted)).toEqual(referencePicked(input, wanted));
-    }), { seed: 11, numRuns: 5_000 });
+    fc.assert(
+      fc.property(fc.oneof(formLike, fc.string({ unit: 'binary', maxLength: 200 })), (input) => {
+        expect(pick(input, wanted)).toEqual(referencePicked(input, wanted));
+      }),
+      { seed: 11, numRuns: 5_000 },
+    );
   });
 
   it.each([
@@ -96,7 +127,21 @@ describe('token, revocation and introspection parameters (formParamsWithin reads
   // nobody asked for, escaped names, and now and then a query string, another body type or a
   // body the host already parsed.
   const name = fc.constantFrom('grant_type', 'code', 'client_id', 'client_secret', 'other', '', 'grant%5Ftype', 'co+de');
-  const value = fc.constantFrom('', 'x', 'x'.repeat(10), 'x'.repeat(11), `${'x'.repeat(9)}%41`, 'a=b', '%41', 'a+b', '?', '%zz', '%C3%A9', '%FF', '\uD800');
+  const value = fc.constantFrom(
+    '',
+    'x',
+    'x'.repeat(10),
+    'x'.repeat(11),
+    `${'x'.repeat(9)}%41`,
+    'a=b',
+    '%41',
+    'a+b',
+    '?',
+    '%zz',
+    '%C3%A9',
+    '%FF',
+    '\uD800',
+  );
   const pair = fc.oneof(
     { weight: 8, arbitrary: fc.tuple(name, value).map(([n, v]) => `${n}=${v}`) },
     { weight: 1, arbitrary: name },
@@ -106,19 +151,41 @@ describe('token, revocation and introspection parameters (formParamsWithin reads
   // What a host body parser may hand over instead: strings, arrays of them, now and then an object.
   const parsed = fc.dictionary(
     fc.constantFrom('grant_type', 'code', 'client_id', 'other'),
-    fc.oneof({ weight: 4, arbitrary: value }, { weight: 2, arbitrary: fc.array(value, { maxLength: 3 }) }, { weight: 1, arbitrary: fc.constant({ b: '1' }) }),
+    fc.oneof(
+      { weight: 4, arbitrary: value },
+      { weight: 2, arbitrary: fc.array(value, { maxLength: 3 }) },
+      { weight: 1, arbitrary: fc.constant({ b: '1' }) },
+    ),
   );
   const request = fc.record({
-    url: fc.oneof({ weight: 6, arbitrary: fc.constant('/v1/oauth/token') }, { weight: 1, arbitrary: fc.constantFrom('/v1/oauth/token?code=q', '/v1/oauth/token?') }),
-    type: fc.oneof({ weight: 6, arbitrary: fc.constant<string | string[] | undefined>(FORM) }, { weight: 1, arbitrary: fc.constantFrom(`${FORM}; charset=utf-8`, 'application/json', undefined, [FORM, FORM]) }),
-    body: fc.oneof({ weight: 8, arbitrary: body }, { weight: 1, arbitrary: fc.constantFrom('', undefined) }, { weight: 1, arbitrary: parsed }),
+    url: fc.oneof(
+      { weight: 6, arbitrary: fc.constant('/v1/oauth/token') },
+      { weight: 1, arbitrary: fc.constantFrom('/v1/oauth/token?code=q', '/v1/oauth/token?') },
+    ),
+    type: fc.oneof(
+      { weight: 6, arbitrary: fc.constant<string | string[] | undefined>(FORM) },
+      { weight: 1, arbitrary: fc.constantFrom(`${FORM}; charset=utf-8`, 'application/json', undefined, [FORM, FORM]) },
+    ),
+    body: fc.oneof(
+      { weight: 8, arbitrary: body },
+      { weight: 1, arbitrary: fc.constantFrom('', undefined) },
+      { weight: 1, arbitrary: parsed },
+    ),
   });
 
   it('gives what singleWithin(requestParams()) gives, values and errors alike', () => {
-    fc.assert(fc.property(request, ({ url, type, body: sent }) => {
-      const req: OAuthRequest = { method: 'POST', url, headers: type === undefined ? {} : { 'content-type': type }, ...(sent !== undefined && { body: sent }) };
-      expect(outcome(() => formParamsWithin(req, bounds))).toEqual(outcome(() => singleWithin(requestParams(req), bounds)));
-    }), { seed: 17, numRuns: 5_000 });
+    fc.assert(
+      fc.property(request, ({ url, type, body: sent }) => {
+        const req: OAuthRequest = {
+          method: 'POST',
+          url,
+          headers: type === undefined ? {} : { 'content-type': type },
+          ...(sent !== undefined && { body: sent }),
+        };
+        expect(outcome(() => formParamsWithin(req, bounds))).toEqual(outcome(() => singleWithin(requestParams(req), bounds)));
+      }),
+      { seed: 17, numRuns: 5_000 },
+    );
   });
 });
 

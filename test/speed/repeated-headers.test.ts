@@ -13,8 +13,14 @@ describe.each(FRAMEWORKS)('%s: repeated headers, whatever the case of their name
     const { tokens, rawRequest } = app();
     const { access_token } = await tokens();
     for (const lines of [
-      [['Authorization', `Bearer ${access_token}`], ['authorization', 'Bearer AAAA']],
-      [['AUTHORIZATION', 'Bearer AAAA'], ['Authorization', `Bearer ${access_token}`]],
+      [
+        ['Authorization', `Bearer ${access_token}`],
+        ['authorization', 'Bearer AAAA'],
+      ],
+      [
+        ['AUTHORIZATION', 'Bearer AAAA'],
+        ['Authorization', `Bearer ${access_token}`],
+      ],
     ] as Array<Array<[string, string]>>) {
       const reply = await rawRequest('GET', '/v2/account', lines);
       expect(reply.status, reply.text).toBe(400);
@@ -24,7 +30,15 @@ describe.each(FRAMEWORKS)('%s: repeated headers, whatever the case of their name
 
   it('Content-Type and content-type at the token endpoint → 400 invalid_request', async () => {
     const { rawRequest } = app();
-    const reply = await rawRequest('POST', '/v1/oauth/revoke', [['Content-Type', FORM], ['content-type', FORM]], 'token=abc');
+    const reply = await rawRequest(
+      'POST',
+      '/v1/oauth/revoke',
+      [
+        ['Content-Type', FORM],
+        ['content-type', FORM],
+      ],
+      'token=abc',
+    );
     expect(reply.status, reply.text).toBe(400);
     expect((JSON.parse(reply.text) as { error: string }).error).toBe('invalid_request');
   });
@@ -32,7 +46,11 @@ describe.each(FRAMEWORKS)('%s: repeated headers, whatever the case of their name
   it('one line per header, names in any case: the token is read and the request served', async () => {
     const { tokens, rawRequest } = app();
     const { access_token } = await tokens();
-    const reply = await rawRequest('GET', '/v2/account', [['AUTHORIZATION', `Bearer ${access_token}`], ['X-Extra', 'a'], ['Accept', '*/*']]);
+    const reply = await rawRequest('GET', '/v2/account', [
+      ['AUTHORIZATION', `Bearer ${access_token}`],
+      ['X-Extra', 'a'],
+      ['Accept', '*/*'],
+    ]);
     expect(reply.status, reply.text).toBe(200);
   });
 });

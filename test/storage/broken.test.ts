@@ -102,7 +102,8 @@ class NoCopies extends MemoryStorage {
     return internals(this).clients.get(clientId) ?? null;
   }
   override async findConsent(accountUuid: string, clientId: string) {
-    for (const consent of internals(this).consents.values()) if (consent.accountUuid === accountUuid && consent.clientId === clientId) return consent;
+    for (const consent of internals(this).consents.values())
+      if (consent.accountUuid === accountUuid && consent.clientId === clientId) return consent;
     return null;
   }
 }
@@ -186,7 +187,7 @@ class DeleteCodeOnUse extends MemoryStorage {
 class TimesAsStrings extends MemoryStorage {
   override async findCode(hash: string) {
     const code = await super.findCode(hash);
-    return code && ({ ...code, expiresAt: String(code.expiresAt) as unknown as number });
+    return code && { ...code, expiresAt: String(code.expiresAt) as unknown as number };
   }
 }
 
@@ -210,21 +211,61 @@ class RevocationMissesConcurrentInserts extends MemoryStorage {
 type Broken = { name: string; make: MakeStorage; catches: string[] };
 
 const BROKEN: Broken[] = [
-  { name: 'redeemCode with an await between check and write', make: () => new AwaitBetweenCheckAndWriteInRedeem(), catches: ['redeemCode: exactly one of 20 concurrent redemptions'] },
-  { name: 'rotateRefreshToken with an await between check and write', make: () => new AwaitBetweenCheckAndWriteInRotate(), catches: ['rotateRefreshToken: exactly one of 20 concurrent rotations'] },
-  { name: 'takeInteraction with an await between read and delete', make: () => new AwaitInTakeInteraction(), catches: ['takeInteraction: exactly one of 20'] },
-  { name: 'expired only when now > expiresAt', make: () => new OffByOneExpiry(), catches: ['takeInteraction: single use; expired when', 'redeemCode: expiry follows', 'rotateRefreshToken: expiry follows'] },
+  {
+    name: 'redeemCode with an await between check and write',
+    make: () => new AwaitBetweenCheckAndWriteInRedeem(),
+    catches: ['redeemCode: exactly one of 20 concurrent redemptions'],
+  },
+  {
+    name: 'rotateRefreshToken with an await between check and write',
+    make: () => new AwaitBetweenCheckAndWriteInRotate(),
+    catches: ['rotateRefreshToken: exactly one of 20 concurrent rotations'],
+  },
+  {
+    name: 'takeInteraction with an await between read and delete',
+    make: () => new AwaitInTakeInteraction(),
+    catches: ['takeInteraction: exactly one of 20'],
+  },
+  {
+    name: 'expired only when now > expiresAt',
+    make: () => new OffByOneExpiry(),
+    catches: ['takeInteraction: single use; expired when', 'redeemCode: expiry follows', 'rotateRefreshToken: expiry follows'],
+  },
   { name: 'expiry judged by the wall clock', make: () => new WallClockExpiry(), catches: ['redeemCode: expiry follows'] },
   { name: 'returns stored objects, not copies', make: () => new NoCopies(), catches: ['records are copies'] },
-  { name: 'saveConsent replaces instead of merging', make: () => new ConsentOverwrite(), catches: ['consents: round trip, scope merged', 'consents: concurrent saveConsent'] },
-  { name: 'rotation keeps the paired access token', make: () => new RotationKeepsPairedAccessToken(), catches: ['rotateRefreshToken: marks the token rotated', 'hashing: a full flow'] },
+  {
+    name: 'saveConsent replaces instead of merging',
+    make: () => new ConsentOverwrite(),
+    catches: ['consents: round trip, scope merged', 'consents: concurrent saveConsent'],
+  },
+  {
+    name: 'rotation keeps the paired access token',
+    make: () => new RotationKeepsPairedAccessToken(),
+    catches: ['rotateRefreshToken: marks the token rotated', 'hashing: a full flow'],
+  },
   { name: 'revokeGrant overwrites revokedAt', make: () => new RevokeOverwrites(), catches: ['revokeGrant: revokes the whole family'] },
-  { name: 'revokeAccess keeps the consent', make: () => new RevokeAccessKeepsConsent(), catches: ['revokeAccess: deletes the consent', 'hashing: a full flow'] },
+  {
+    name: 'revokeAccess keeps the consent',
+    make: () => new RevokeAccessKeepsConsent(),
+    catches: ['revokeAccess: deletes the consent', 'hashing: a full flow'],
+  },
   { name: 'case-insensitive keys', make: () => new CaseInsensitiveKeys(), catches: ['lookups are exact'] },
-  { name: 'a failed redemption stores its tokens', make: () => new FailedRedeemStoresTokens(), catches: ['redeemCode: classifies failures', 'redeemCode: exactly one of 20'] },
-  { name: 'codes deleted on use (replay looks missing)', make: () => new DeleteCodeOnUse(), catches: ['redeemCode: classifies failures', 'hashing: a full flow'] },
+  {
+    name: 'a failed redemption stores its tokens',
+    make: () => new FailedRedeemStoresTokens(),
+    catches: ['redeemCode: classifies failures', 'redeemCode: exactly one of 20'],
+  },
+  {
+    name: 'codes deleted on use (replay looks missing)',
+    make: () => new DeleteCodeOnUse(),
+    catches: ['redeemCode: classifies failures', 'hashing: a full flow'],
+  },
   { name: 'times returned as strings', make: () => new TimesAsStrings(), catches: ['timestamps: millisecond values'] },
-  { name: 'revocation that misses tokens inserted concurrently', make: () => new RevocationMissesConcurrentInserts(), catches: ['revokeGrant racing rotations and redemptions'] },
+  {
+    name: 'revocation that misses tokens inserted concurrently',
+    make: () => new RevocationMissesConcurrentInserts(),
+    catches: ['revokeGrant racing rotations and redemptions'],
+  },
 ];
 
 describe('the storage conformance kit', () => {
@@ -258,8 +299,13 @@ describe('the storage conformance kit', () => {
     const names: string[] = [];
     let suite = '';
     describeStorageConformance('Fake', () => new MemoryStorage(), {
-      describe: (name, fn) => { suite = name; fn(); },
-      it: (name) => { names.push(name); },
+      describe: (name, fn) => {
+        suite = name;
+        fn();
+      },
+      it: (name) => {
+        names.push(name);
+      },
     });
     expect(suite).toBe('storage conformance: Fake');
     expect(names).toEqual(storageConformanceCases.map((c) => c.name));

@@ -53,10 +53,14 @@ describe.each(stores)('%s: JWT access tokens are known by nothing a bare claim l
     const legacyKey = sha256Base64url(jti);
     const legacyGrant = `legacy-${legacyKey.slice(0, 12)}`;
     if (current!.token.hash !== legacyKey) {
-      await t.storage.createGrant({ ...current!.grant, id: legacyGrant }, { tokens: [{ ...current!.token, hash: legacyKey, grantId: legacyGrant }] });
+      await t.storage.createGrant(
+        { ...current!.grant, id: legacyGrant },
+        { tokens: [{ ...current!.token, hash: legacyKey, grantId: legacyGrant }] },
+      );
     }
     expect((await t.api('GET', jti)).ok).toBe(false);
-    const ask = (token: string) => t.server.introspect(t.post('/v1/oauth/introspect', { token, client_id: t.client.clientId, client_secret: t.client.clientSecret }));
+    const ask = (token: string) =>
+      t.server.introspect(t.post('/v1/oauth/introspect', { token, client_id: t.client.clientId, client_secret: t.client.clientSecret }));
     expect(json(await ask(jti))).toEqual({ active: false });
     expect((await t.server.revoke(t.post('/v1/oauth/revoke', { token: jti }))).status).toBe(200);
     expect((await t.storage.findToken(legacyKey))?.grant.revokedAt).toBeNull();

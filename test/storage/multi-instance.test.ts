@@ -45,13 +45,20 @@ const pool = makePool(5);
 /** Start one server process and wait for its port. */
 async function start(name: string, commitDelayMs = 0): Promise<Instance> {
   const env: NodeJS.ProcessEnv = {
-    ...process.env, DATABASE_URL, AUTHGATE_SCHEMA: schema, AUTHGATE_INSTANCE: name, AUTHGATE_COMMIT_DELAY_MS: String(commitDelayMs),
+    ...process.env,
+    DATABASE_URL,
+    AUTHGATE_SCHEMA: schema,
+    AUTHGATE_INSTANCE: name,
+    AUTHGATE_COMMIT_DELAY_MS: String(commitDelayMs),
   };
   delete env['NODE_OPTIONS'];
   const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   const log: string[] = [];
-  const exited = once(child, 'exit').then((args) => { children.delete(child); return args; });
+  const exited = once(child, 'exit').then((args) => {
+    children.delete(child);
+    return args;
+  });
   child.stderr!.on('data', (chunk: Buffer) => log.push(chunk.toString()));
   const lines = createInterface({ input: child.stdout! });
   const port = await new Promise<number>((resolve, reject) => {
@@ -59,10 +66,18 @@ async function start(name: string, commitDelayMs = 0): Promise<Instance> {
     lines.on('line', (line) => {
       try {
         const message = JSON.parse(line) as { ready?: boolean; port?: number };
-        if (message.ready && message.port) { clearTimeout(timer); resolve(message.port); }
-      } catch { log.push(line); }
+        if (message.ready && message.port) {
+          clearTimeout(timer);
+          resolve(message.port);
+        }
+      } catch {
+        log.push(line);
+      }
     });
-    void exited.then(() => { clearTimeout(timer); reject(new Error(`${name} exited before it was ready:\n${log.join('')}`)); });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited before it was ready:\n${log.join('')}`));
+    });
   });
   return { name, origin: `http://127.0.0.1:${port}`, child, exited, log };
 }
@@ -72,9 +87,19 @@ async function kill(instance: Instance, signal: NodeJS.Signals = 'SIGKILL'): Pro
   await instance.exited;
 }
 
-interface Reply { status: number; body: Record<string, unknown>; location: string | null; setCookie: string[]; text: string }
+interface Reply {
+  status: number;
+  body: Record<string, unknown>;
+  location: string | null;
+  setCookie: string[];
+  text: string;
+}
 
-async function http(instance: Instance, path: string, init: { method?: string; headers?: Record<string, string>; form?: Record<string, string> } = {}): Promise<Reply> {
+async function http(
+  instance: Instance,
+  path: string,
+  init: { method?: string; headers?: Record<string, string>; form?: Record<string, string> } = {},
+): Promise<Reply> {
   const res = await fetch(`${instance.origin}${path}`, {
     method: init.method ?? (init.form ? 'POST' : 'GET'),
     headers: { ...(init.form ? FORM : {}), ...init.headers },
@@ -83,7 +108,11 @@ async function http(instance: Instance, path: string, init: { method?: string; h
   });
   const text = await res.text();
   let body: Record<string, unknown> = {};
-  try { body = JSON.parse(text) as Record<string, unknown>; } catch { /* HTML or empty */ }
+  try {
+    body = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    /* HTML or empty */
+  }
   return { status: res.status, body, location: res.headers.get('location'), setCookie: res.headers.getSetCookie(), text };
 }
 
@@ -94,7 +123,13 @@ let client: RegisteredClient;
 
 /** Authorize at `shownBy` (the consent page), approve at `decidedAt`: returns the code. */
 async function getCode(shownBy: Instance, decidedAt: Instance, account = newAccount()): Promise<string> {
-  const query = new URLSearchParams({ client_id: client.clientId, redirect_uri: CALLBACK, response_type: 'code', scope: 'read write', state: 'st' });
+  const query = new URLSearchParams({
+    client_id: client.clientId,
+    redirect_uri: CALLBACK,
+    response_type: 'code',
+    scope: 'read write',
+    state: 'st',
+  });
   const page = await http(shownBy, `/v1/oauth/authorize?${query}`, { headers: { 'x-test-account': account } });
   expect(page.status, page.text).toBe(200);
   const interaction = hiddenField(page.text, 'interaction');
@@ -113,9 +148,16 @@ async function getCode(shownBy: Instance, decidedAt: Instance, account = newAcco
   return code!;
 }
 
-const exchangeForm = (code: string) => ({ grant_type: 'authorization_code', code, redirect_uri: CALLBACK, client_id: client.clientId, client_secret: client.clientSecret });
+const exchangeForm = (code: string) => ({
+  grant_type: 'authorization_code',
+  code,
+  redirect_uri: CALLBACK,
+  client_id: client.clientId,
+  client_secret: client.clientSecret,
+});
 const refreshForm = (refreshToken: string) => ({ grant_type: 'refresh_token', refresh_token: refreshToken });
-const me = async (instance: Instance, accessToken: string) => (await http(instance, '/v2/me', { headers: { authorization: `Bearer ${accessToken}` } })).status;
+const me = async (instance: Instance, accessToken: string) =>
+  (await http(instance, '/v2/me', { headers: { authorization: `Bearer ${accessToken}` } })).status;
 
 async function tokens(instance: Instance, code: string): Promise<{ access: string; refresh: string }> {
   const res = await http(instance, '/v1/oauth/token', { form: exchangeForm(code) });
@@ -132,21 +174,29 @@ async function liveRefreshTokens(anyTokenOfTheFamily: string): Promise<{ grantRe
        JOIN "${schema}".authgate_grants AS g ON g.id = mine.grant_id
        JOIN "${schema}".authgate_tokens AS t ON t.grant_id = g.id
       WHERE mine.hash = $1
-      GROUP BY g.revoked_at`, [hash]);
+      GROUP BY g.revoked_at`,
+    [hash],
+  );
   expect(rows, `no token ${hash} in the database`).toHaveLength(1);
   return { grantRevoked: rows[0].revoked_at !== null, live: rows[0].live as string[] };
 }
 
 /** Fire one identical POST from `RACERS` warmed-up connections, half to each instance, at once. */
-async function race(instances: Instance[], path: string, form: Record<string, string>): Promise<Array<{ status: number; body: Record<string, unknown> }>> {
+async function race(
+  instances: Instance[],
+  path: string,
+  form: Record<string, string>,
+): Promise<Array<{ status: number; body: Record<string, unknown> }>> {
   const clients = Array.from({ length: RACERS }, (_, i) => new Client(instances[i % instances.length]!.origin, { pipelining: 1 }));
   try {
     await Promise.all(clients.map(async (c) => (await c.request({ method: 'GET', path: '/health' })).body.dump()));
     const body = new URLSearchParams(form).toString();
-    return await Promise.all(clients.map(async (c) => {
-      const res = await c.request({ method: 'POST', path, headers: FORM, body });
-      return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
-    }));
+    return await Promise.all(
+      clients.map(async (c) => {
+        const res = await c.request({ method: 'POST', path, headers: FORM, body });
+        return { status: res.statusCode, body: (await res.body.json()) as Record<string, unknown> };
+      }),
+    );
   } finally {
     await Promise.all(clients.map((c) => c.close()));
   }
@@ -197,7 +247,10 @@ describe.skipIf(!DATABASE_URL)('several authgate processes on one PostgreSQL dat
       const results = await race([a, b], '/v1/oauth/token', exchangeForm(code));
       const ok = results.filter((r) => r.status === 200);
       expect(ok, `round ${round}`).toHaveLength(1);
-      expect(results.filter((r) => r.status !== 200).every((r) => r.status === 400 && r.body['error'] === 'invalid_grant'), JSON.stringify(results.map((r) => r.status))).toBe(true);
+      expect(
+        results.filter((r) => r.status !== 200).every((r) => r.status === 400 && r.body['error'] === 'invalid_grant'),
+        JSON.stringify(results.map((r) => r.status)),
+      ).toBe(true);
       // The losers were replays of a used code: the family is revoked, so nothing of it is live.
       const family = await liveRefreshTokens(ok[0]!.body['refresh_token'] as string);
       expect(family.grantRevoked).toBe(true);
@@ -211,10 +264,16 @@ describe.skipIf(!DATABASE_URL)('several authgate processes on one PostgreSQL dat
       const results = await race([a, b], '/v1/oauth/token', refreshForm(issued.refresh));
       const ok = results.filter((r) => r.status === 200);
       expect(ok, `round ${round}`).toHaveLength(1);
-      expect(results.filter((r) => r.status !== 200).every((r) => r.status === 400 && r.body['error'] === 'invalid_grant'), JSON.stringify(results.map((r) => r.status))).toBe(true);
+      expect(
+        results.filter((r) => r.status !== 200).every((r) => r.status === 400 && r.body['error'] === 'invalid_grant'),
+        JSON.stringify(results.map((r) => r.status)),
+      ).toBe(true);
       const family = await liveRefreshTokens(issued.refresh);
       // Exactly one rotation happened (one new refresh token in the family), and the replays revoked it.
-      const { rows } = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".authgate_tokens WHERE grant_id = (SELECT grant_id FROM "${schema}".authgate_tokens WHERE hash = $1) AND kind = 'refresh'`, [sha256Base64url(issued.refresh)]);
+      const { rows } = await pool.query(
+        `SELECT count(*)::int AS n FROM "${schema}".authgate_tokens WHERE grant_id = (SELECT grant_id FROM "${schema}".authgate_tokens WHERE hash = $1) AND kind = 'refresh'`,
+        [sha256Base64url(issued.refresh)],
+      );
       expect(rows[0].n).toBe(2);
       expect(family.live.length).toBeLessThanOrEqual(1);
       expect(family.grantRevoked).toBe(true);
@@ -236,7 +295,10 @@ describe.skipIf(!DATABASE_URL)('several authgate processes on one PostgreSQL dat
     const counted = () => {
       ++successes;
       if (successes === killAfter - 3) nearKill();
-      if (successes === killAfter) { aDead = true; killed = kill(a); }
+      if (successes === killAfter) {
+        aDead = true;
+        killed = kill(a);
+      }
     };
 
     type Chain = { held: { access: string; refresh: string }; inFlight?: string; lost: boolean; steps: number };
@@ -307,7 +369,9 @@ describe.skipIf(!DATABASE_URL)('several authgate processes on one PostgreSQL dat
     for (const exchange of exchanges) {
       const { rows } = await pool.query(
         `SELECT c.used_at, (SELECT count(*)::int FROM "${schema}".authgate_tokens AS t WHERE t.grant_id = c.grant_id) AS tokens
-           FROM "${schema}".authgate_codes AS c WHERE c.hash = $1`, [sha256Base64url(exchange.code)]);
+           FROM "${schema}".authgate_codes AS c WHERE c.hash = $1`,
+        [sha256Base64url(exchange.code)],
+      );
       // A code is used if and only if its tokens exist: redemption and inserts commit together.
       expect(rows[0].used_at === null ? 0 : 2, JSON.stringify(rows[0])).toBe(rows[0].tokens);
       if (exchange.received) {
@@ -319,7 +383,9 @@ describe.skipIf(!DATABASE_URL)('several authgate processes on one PostgreSQL dat
         if (rows[0].used_at === null) expect((await http(b, '/v1/oauth/token', { form: exchangeForm(exchange.code) })).status).toBe(200);
       }
     }
-    console.log(`SIGKILL burst: ${successes} successful requests; ${chains.filter((c) => c.lost).length} refresh chains and ${exchanges.filter((e) => e.lost).length} code exchanges lost their connection to A; ${rotatedUnseen} rotations committed whose response was lost`);
+    console.log(
+      `SIGKILL burst: ${successes} successful requests; ${chains.filter((c) => c.lost).length} refresh chains and ${exchanges.filter((e) => e.lost).length} code exchanges lost their connection to A; ${rotatedUnseen} rotations committed whose response was lost`,
+    );
     // Restart A for the next test.
     a = await start('A');
   });

@@ -13,10 +13,14 @@ const url = process.env['DATABASE_URL'];
 const inCI = /^(1|true|yes)$/i.test(process.env['CI'] ?? '');
 
 if (!url && inCI) {
-  throw new Error('DATABASE_URL is not set, and CI=true: the PostgreSQL tests must run in CI, never skip. .ci/run starts a server with .ci/pg-start and exports DATABASE_URL.');
+  throw new Error(
+    'DATABASE_URL is not set, and CI=true: the PostgreSQL tests must run in CI, never skip. .ci/run starts a server with .ci/pg-start and exports DATABASE_URL.',
+  );
 }
 if (!url) {
-  console.warn('PostgreSQL tests skipped: DATABASE_URL is not set. Run `eval "$(bash .ci/pg-start)"` (needs Debian\'s postgresql) and run the tests again in that shell.');
+  console.warn(
+    'PostgreSQL tests skipped: DATABASE_URL is not set. Run `eval "$(bash .ci/pg-start)"` (needs Debian\'s postgresql) and run the tests again in that shell.',
+  );
 }
 
 /** The connection string, or undefined when the PostgreSQL tests are skipped. */

@@ -4,7 +4,14 @@
  * and no values in SQL text.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresStorage, PostgresStorageError, SCHEMA_VERSION, openPostgresStorage, type PgPool, type PgPoolClient } from '../../src/postgres/index.js';
+import {
+  PostgresStorage,
+  PostgresStorageError,
+  SCHEMA_VERSION,
+  openPostgresStorage,
+  type PgPool,
+  type PgPoolClient,
+} from '../../src/postgres/index.js';
 import { describeStorageConformance, runStorageConformance } from '../../src/testing/index.js';
 import type { GrantRecord, TokenRecord } from '../../src/index.js';
 import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
@@ -30,12 +37,26 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
 
   const T = 1_700_000_000_000;
   const grant = (over: Partial<GrantRecord> = {}): GrantRecord => ({
-    id: `g${Math.random().toString(36).slice(2)}`, clientId: 'client', account: { uuid: 'acct', name: 'A', email: 'a@example.com' },
-    scope: ['read'], createdAt: T, revokedAt: null, ...over,
+    id: `g${Math.random().toString(36).slice(2)}`,
+    clientId: 'client',
+    account: { uuid: 'acct', name: 'A', email: 'a@example.com' },
+    scope: ['read'],
+    createdAt: T,
+    revokedAt: null,
+    ...over,
   });
   const token = (g: GrantRecord, over: Partial<TokenRecord> = {}): TokenRecord => ({
-    hash: `t${Math.random().toString(36).slice(2)}`, kind: 'access', grantId: g.id, clientId: g.clientId, scope: ['read'], issuedAt: T,
-    expiresAt: T + 1000, pairHash: null, rotatedAt: null, revokedAt: null, ...over,
+    hash: `t${Math.random().toString(36).slice(2)}`,
+    kind: 'access',
+    grantId: g.id,
+    clientId: g.clientId,
+    scope: ['read'],
+    issuedAt: T,
+    expiresAt: T + 1000,
+    pairHash: null,
+    rotatedAt: null,
+    revokedAt: null,
+    ...over,
   });
 
   describe('migrate()', () => {
@@ -47,7 +68,13 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       expect(await fresh.migrate()).toEqual({ from: SCHEMA_VERSION, to: SCHEMA_VERSION });
       const tables = await pool.query('SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY 1', [s]);
       expect(tables.rows.map((r) => r.tablename)).toEqual([
-        'authgate_clients', 'authgate_codes', 'authgate_consents', 'authgate_grants', 'authgate_interactions', 'authgate_migrations', 'authgate_tokens',
+        'authgate_clients',
+        'authgate_codes',
+        'authgate_consents',
+        'authgate_grants',
+        'authgate_interactions',
+        'authgate_migrations',
+        'authgate_tokens',
       ]);
       const versions = await pool.query(`SELECT version, name, applied_at FROM "${s}".authgate_migrations`);
       expect(versions.rows).toHaveLength(SCHEMA_VERSION);
@@ -56,11 +83,18 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       const indexes = await pool.query('SELECT indexdef FROM pg_indexes WHERE schemaname = $1', [s]);
       const defs = indexes.rows.map((r) => String(r.indexdef)).join('\n');
       for (const wanted of [
-        /authgate_grants USING btree \(account_uuid, client_id\)/, /authgate_grants USING btree \(client_id\)/,
-        /authgate_codes USING btree \(grant_id\)/, /authgate_tokens USING btree \(grant_id\)/,
-        /authgate_codes USING btree \(expires_at\)/, /authgate_tokens USING btree \(expires_at\)/, /authgate_interactions USING btree \(expires_at\)/,
-        /authgate_consents_pkey .* \(account_uuid, client_id\)/, /authgate_tokens_pkey .* \(hash\)/, /authgate_codes_pkey .* \(hash\)/,
-      ]) expect(defs).toMatch(wanted);
+        /authgate_grants USING btree \(account_uuid, client_id\)/,
+        /authgate_grants USING btree \(client_id\)/,
+        /authgate_codes USING btree \(grant_id\)/,
+        /authgate_tokens USING btree \(grant_id\)/,
+        /authgate_codes USING btree \(expires_at\)/,
+        /authgate_tokens USING btree \(expires_at\)/,
+        /authgate_interactions USING btree \(expires_at\)/,
+        /authgate_consents_pkey .* \(account_uuid, client_id\)/,
+        /authgate_tokens_pkey .* \(hash\)/,
+        /authgate_codes_pkey .* \(hash\)/,
+      ])
+        expect(defs).toMatch(wanted);
     });
 
     it('is safe when several instances start at once: one migrates, the others find nothing to do', async () => {
@@ -78,7 +112,9 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       created.push(s);
       const fresh = new PostgresStorage(pool, { schema: s });
       await fresh.migrate();
-      await pool.query(`INSERT INTO "${s}".authgate_migrations (version, name, applied_at) VALUES ($1, 'from the future', 0)`, [SCHEMA_VERSION + 1]);
+      await pool.query(`INSERT INTO "${s}".authgate_migrations (version, name, applied_at) VALUES ($1, 'from the future', 0)`, [
+        SCHEMA_VERSION + 1,
+      ]);
       expect(await fresh.migrate()).toEqual({ from: SCHEMA_VERSION + 1, to: SCHEMA_VERSION + 1 });
     });
 
@@ -87,7 +123,10 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       created.push(s);
       const store = new PostgresStorage(pool, { schema: s });
       await store.migrate();
-      await pool.query(`INSERT INTO "${s}".authgate_clients (id, name, redirect_uri, secret_hash, created_at) VALUES ('old', 'Old', 'https://old.example/cb', NULL, $1)`, [T]);
+      await pool.query(
+        `INSERT INTO "${s}".authgate_clients (id, name, redirect_uri, secret_hash, created_at) VALUES ('old', 'Old', 'https://old.example/cb', NULL, $1)`,
+        [T],
+      );
       const found = await store.findClient('old');
       expect(found).toEqual({ id: 'old', name: 'Old', redirectUri: 'https://old.example/cb', secretHash: null, createdAt: T });
       expect(found).not.toHaveProperty('responseTypes');
@@ -120,27 +159,68 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
   });
 
   describe('prune()', () => {
-    it('deletes expired interactions, codes and tokens, revoked and empty grants, rotated refresh tokens at once; keeps used codes until they expire and a family\'s newest refresh token', async () => {
+    it("deletes expired interactions, codes and tokens, revoked and empty grants, rotated refresh tokens at once; keeps used codes until they expire and a family's newest refresh token", async () => {
       const s = schemaName('prune');
       created.push(s);
       const st = new PostgresStorage(pool, { schema: s });
       await st.migrate();
 
-      await st.saveInteraction({ idHash: 'i-old', kind: 'login', request: { clientId: 'c', redirectUri: 'x', responseType: 'code', scope: ['read'], prompt: [] }, requestedAt: T, expiresAt: T + 10, loginAfter: null });
-      await st.saveInteraction({ idHash: 'i-new', kind: 'login', request: { clientId: 'c', redirectUri: 'x', responseType: 'code', scope: ['read'], prompt: [] }, requestedAt: T, expiresAt: T + 1000, loginAfter: null });
+      await st.saveInteraction({
+        idHash: 'i-old',
+        kind: 'login',
+        request: { clientId: 'c', redirectUri: 'x', responseType: 'code', scope: ['read'], prompt: [] },
+        requestedAt: T,
+        expiresAt: T + 10,
+        loginAfter: null,
+      });
+      await st.saveInteraction({
+        idHash: 'i-new',
+        kind: 'login',
+        request: { clientId: 'c', redirectUri: 'x', responseType: 'code', scope: ['read'], prompt: [] },
+        requestedAt: T,
+        expiresAt: T + 1000,
+        loginAfter: null,
+      });
 
       // A used code, still within its lifetime: kept (replay detection), then pruned at expiry.
       const g1 = grant();
-      await st.createGrant(g1, { code: { hash: 'code-used', grantId: g1.id, clientId: 'client', redirectUri: 'x', scope: ['read'], codeChallenge: null, codeChallengeMethod: null, expiresAt: T + 600, usedAt: null } });
+      await st.createGrant(g1, {
+        code: {
+          hash: 'code-used',
+          grantId: g1.id,
+          clientId: 'client',
+          redirectUri: 'x',
+          scope: ['read'],
+          codeChallenge: null,
+          codeChallengeMethod: null,
+          expiresAt: T + 600,
+          usedAt: null,
+        },
+      });
       const access = token(g1, { hash: 'a1', expiresAt: T + 100 });
       const refresh = token(g1, { hash: 'r1', kind: 'refresh', expiresAt: null, pairHash: 'a1', familyHash: 'f1' });
       expect((await st.redeemCode('code-used', T + 1, [access, refresh])).ok).toBe(true);
-      const next = [token(g1, { hash: 'a2', expiresAt: T + 5000 }), token(g1, { hash: 'r2', kind: 'refresh', expiresAt: null, pairHash: 'a2', familyHash: 'f1' })];
+      const next = [
+        token(g1, { hash: 'a2', expiresAt: T + 5000 }),
+        token(g1, { hash: 'r2', kind: 'refresh', expiresAt: null, pairHash: 'a2', familyHash: 'f1' }),
+      ];
       expect((await st.rotateRefreshToken('r1', T + 2, next)).ok).toBe(true);
 
       // An unused code that expires: its grant has nothing left afterwards.
       const g2 = grant();
-      await st.createGrant(g2, { code: { hash: 'code-stale', grantId: g2.id, clientId: 'client', redirectUri: 'x', scope: ['read'], codeChallenge: null, codeChallengeMethod: null, expiresAt: T + 600, usedAt: null } });
+      await st.createGrant(g2, {
+        code: {
+          hash: 'code-stale',
+          grantId: g2.id,
+          clientId: 'client',
+          redirectUri: 'x',
+          scope: ['read'],
+          codeChallenge: null,
+          codeChallengeMethod: null,
+          expiresAt: T + 600,
+          usedAt: null,
+        },
+      });
       // A revoked grant with live-looking tokens: all dead already.
       const g3 = grant();
       await st.createGrant(g3, { tokens: [token(g3, { hash: 'a3', expiresAt: T + 100_000 })] });
@@ -209,13 +289,37 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
         return { pool: wrapped, attempts: () => attempts };
       }
       const g = grant();
-      await storage.createGrant(g, { code: { hash: `c${g.id}`, grantId: g.id, clientId: 'client', redirectUri: 'x', scope: ['read'], codeChallenge: null, codeChallengeMethod: null, expiresAt: T + 600, usedAt: null } });
+      await storage.createGrant(g, {
+        code: {
+          hash: `c${g.id}`,
+          grantId: g.id,
+          clientId: 'client',
+          redirectUri: 'x',
+          scope: ['read'],
+          codeChallenge: null,
+          codeChallengeMethod: null,
+          expiresAt: T + 600,
+          usedAt: null,
+        },
+      });
       const once = flaky(1);
       expect((await new PostgresStorage(once.pool, { schema }).redeemCode(`c${g.id}`, T, [])).ok).toBe(true);
       expect(once.attempts()).toBe(2);
 
       const g2 = grant();
-      await storage.createGrant(g2, { code: { hash: `c${g2.id}`, grantId: g2.id, clientId: 'client', redirectUri: 'x', scope: ['read'], codeChallenge: null, codeChallengeMethod: null, expiresAt: T + 600, usedAt: null } });
+      await storage.createGrant(g2, {
+        code: {
+          hash: `c${g2.id}`,
+          grantId: g2.id,
+          clientId: 'client',
+          redirectUri: 'x',
+          scope: ['read'],
+          codeChallenge: null,
+          codeChallengeMethod: null,
+          expiresAt: T + 600,
+          usedAt: null,
+        },
+      });
       const always = flaky(2);
       const error = await new PostgresStorage(always.pool, { schema }).redeemCode(`c${g2.id}`, T, []).catch((e: unknown) => e);
       expect(error).toMatchObject({ name: 'PostgresStorageError', kind: 'serialization', sqlState: '40001', operation: 'redeemCode' });
@@ -239,34 +343,69 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
         if (now >= code.expiresAt) return { ok: false as const, reason: 'expired' as const };
         await pool.query(`UPDATE "${schema}".authgate_codes SET used_at = $2 WHERE hash = $1`, [hash, now]);
         for (const t of tokens) {
-          await pool.query(`INSERT INTO "${schema}".authgate_tokens (hash, kind, grant_id, client_id, scope, issued_at, expires_at, pair_hash)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [t.hash, t.kind, t.grantId, t.clientId, t.scope, t.issuedAt, t.expiresAt, t.pairHash]);
+          await pool.query(
+            `INSERT INTO "${schema}".authgate_tokens (hash, kind, grant_id, client_id, scope, issued_at, expires_at, pair_hash)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+            [t.hash, t.kind, t.grantId, t.clientId, t.scope, t.issuedAt, t.expiresAt, t.pairHash],
+          );
         }
         const { rows } = await pool.query(`SELECT * FROM "${schema}".authgate_grants WHERE id = $1`, [code.grantId]);
         const g = rows[0];
-        return { ok: true as const, grant: { id: g.id, clientId: g.client_id, account: g.account, scope: g.scope, createdAt: Number(g.created_at), revokedAt: null } };
+        return {
+          ok: true as const,
+          grant: { id: g.id, clientId: g.client_id, account: g.account, scope: g.scope, createdAt: Number(g.created_at), revokedAt: null },
+        };
       }
     }
     const broken = new CheckThenWrite(pool, { schema });
     const [result] = await runStorageConformance(() => broken, { only: ['redeemCode: exactly one of'] });
     expect(result?.ok).toBe(false);
-    expect(String((result?.error as Error | undefined)?.message)).toMatch(/\d+ of 20 concurrent redemptions succeeded \(expected exactly 1\)/);
+    expect(String((result?.error as Error | undefined)?.message)).toMatch(
+      /\d+ of 20 concurrent redemptions succeeded \(expected exactly 1\)/,
+    );
   });
 
   it('sends every value as a parameter: no id, hash or time ever appears in the SQL text', async () => {
     const texts: string[] = [];
     const recording: PgPool = {
-      query: (text, values) => { texts.push(text); return pool.query(text, values as unknown[]); },
+      query: (text, values) => {
+        texts.push(text);
+        return pool.query(text, values as unknown[]);
+      },
       connect: async () => {
         const client = await pool.connect();
-        return { query: (text, values) => { texts.push(text); return client.query(text, values as unknown[]); }, release: (d) => client.release(d) };
+        return {
+          query: (text, values) => {
+            texts.push(text);
+            return client.query(text, values as unknown[]);
+          },
+          release: (d) => client.release(d),
+        };
       },
     };
     const st = new PostgresStorage(recording, { schema });
     const g = grant({ id: 'grant-marker-1' });
-    await st.saveClient({ id: 'client-marker-1', name: "O'Brien", redirectUri: 'https://x.example/cb', secretHash: 'secret-hash-marker', createdAt: 1_234_567_890_123 });
+    await st.saveClient({
+      id: 'client-marker-1',
+      name: "O'Brien",
+      redirectUri: 'https://x.example/cb',
+      secretHash: 'secret-hash-marker',
+      createdAt: 1_234_567_890_123,
+    });
     await st.findClient('client-marker-1');
-    await st.createGrant(g, { code: { hash: 'code-marker-1', grantId: g.id, clientId: 'client', redirectUri: 'x', scope: ['read'], codeChallenge: null, codeChallengeMethod: null, expiresAt: 9_876_543_210_987, usedAt: null } });
+    await st.createGrant(g, {
+      code: {
+        hash: 'code-marker-1',
+        grantId: g.id,
+        clientId: 'client',
+        redirectUri: 'x',
+        scope: ['read'],
+        codeChallenge: null,
+        codeChallengeMethod: null,
+        expiresAt: 9_876_543_210_987,
+        usedAt: null,
+      },
+    });
     await st.redeemCode('code-marker-1', 1_234_567_890_124, [token(g, { hash: 'token-marker-1' })]);
     await st.redeemCode('code-marker-1', 1_234_567_890_125, []);
     await st.rotateRefreshToken('token-marker-1', 1_234_567_890_126, []);

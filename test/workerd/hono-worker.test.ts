@@ -20,13 +20,18 @@ describe('the worker bundle', () => {
 
   it('is one ES module with the core, the Hono adapter, jose, zod and @noble/hashes, and no Node built-in', () => {
     const { inputs, code, bytes } = bundle!;
-    expect(inputs.filter((input) => input.startsWith('node:') || /^(crypto|buffer|fs|path|os|stream|util|events)$/.test(input))).toEqual([]);
+    expect(inputs.filter((input) => input.startsWith('node:') || /^(crypto|buffer|fs|path|os|stream|util|events)$/.test(input))).toEqual(
+      [],
+    );
     expect(inputs.some((input) => input.startsWith('src/server.ts'))).toBe(true);
     expect(inputs.some((input) => input.startsWith('adapters/hono/index.ts'))).toBe(true);
     // `includes`, not `startsWith`: where node_modules is a link (a git worktree), esbuild names
     // the inputs by the path it points to.
     for (const dependency of ['node_modules/hono/', 'node_modules/jose/', 'node_modules/zod/', 'node_modules/@noble/hashes/']) {
-      expect(inputs.some((input) => input.includes(dependency)), dependency).toBe(true);
+      expect(
+        inputs.some((input) => input.includes(dependency)),
+        dependency,
+      ).toBe(true);
     }
     expect(code).not.toMatch(/from\s*["']node:|require\(["']node:/);
     expect(bytes).toBeLessThan(2_000_000);

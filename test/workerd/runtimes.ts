@@ -22,7 +22,10 @@ import { build } from 'esbuild';
  * platform, `compatibilityDate` the newest date it supports. Loaded with `require` so that every
  * loader (vitest, tsx, node) sees the same shape.
  */
-const { default: workerdBinary, compatibilityDate } = createRequire(import.meta.url)('workerd') as { default: string; compatibilityDate: string };
+const { default: workerdBinary, compatibilityDate } = createRequire(import.meta.url)('workerd') as {
+  default: string;
+  compatibilityDate: string;
+};
 
 export interface Running {
   /** `http://127.0.0.1:<port>` */
@@ -59,13 +62,23 @@ export async function bundleWorker(): Promise<WorkerBundle> {
     logLevel: 'silent',
   });
   const code = result.outputFiles[0]!.text;
-  return { code, bytes: result.outputFiles[0]!.contents.byteLength, inputs: Object.keys(result.metafile.inputs), milliseconds: performance.now() - started };
+  return {
+    code,
+    bytes: result.outputFiles[0]!.contents.byteLength,
+    inputs: Object.keys(result.metafile.inputs),
+    milliseconds: performance.now() - started,
+  };
 }
 
 /** A hash of every input's name and content: the same as long as the bundle would be. */
 async function fingerprint(inputs: string[]): Promise<string> {
   const hash = createHash('sha256');
-  for (const input of inputs) hash.update(input).update('\0').update(await readFile(join(ROOT, input))).update('\0');
+  for (const input of inputs)
+    hash
+      .update(input)
+      .update('\0')
+      .update(await readFile(join(ROOT, input)))
+      .update('\0');
   return hash.digest('hex');
 }
 

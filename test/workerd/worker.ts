@@ -89,7 +89,13 @@ async function reset(body: ResetBody): Promise<ResetInfo> {
   const sessions = new FakeSessions(clock);
   const storage = new MemoryStorage();
   const records: Records = { served: [], errors: [] };
-  const server = new AuthorizationServer({ storage, sessions, clock, onError: (error) => records.errors.push(describeError(error)), ...body.server });
+  const server = new AuthorizationServer({
+    storage,
+    sessions,
+    clock,
+    onError: (error) => records.errors.push(describeError(error)),
+    ...body.server,
+  });
   const client = await server.registerClient({ name: 'Example App', redirectUri: CALLBACK });
   const other = await server.registerClient({ name: 'Other App', redirectUri: 'https://other.example/cb' });
 
@@ -99,14 +105,17 @@ async function reset(body: ResetBody): Promise<ResetInfo> {
     await next();
     records.served.push({ method: c.req.method, url: c.req.url, status: c.res.status });
   });
-  app.route('/', createOAuthApp(server, {
-    loginUrl: LOGIN_URL,
-    ...body.router,
-    ...(body.customInteractions && {
-      onLogin: (c, interaction) => c.text(customText('login', interaction)),
-      onConsent: (c, interaction) => c.text(customText('consent', interaction)),
+  app.route(
+    '/',
+    createOAuthApp(server, {
+      loginUrl: LOGIN_URL,
+      ...body.router,
+      ...(body.customInteractions && {
+        onLogin: (c, interaction) => c.text(customText('login', interaction)),
+        onConsent: (c, interaction) => c.text(customText('consent', interaction)),
+      }),
     }),
-  }));
+  );
   app.use('/v2/*', requireToken(server));
   app.get('/v2/account', (c) => c.json({ oauth: c.get('oauth') }));
   app.post('/v2/things', (c) => c.json({ created: true, oauth: c.get('oauth') }, 201));
@@ -148,13 +157,16 @@ async function runAll(current: World, steps: Step[]): Promise<StepResult[]> {
       results.push({ value: await run(current, step) });
     } catch (error) {
       // An OAuthError's own fields (code, status, description) travel with its name and message.
-      results.push({ error: error instanceof Error ? { ...error, name: error.name, message: error.message } : { name: 'Error', message: String(error) } });
+      results.push({
+        error: error instanceof Error ? { ...error, name: error.name, message: error.message } : { name: 'Error', message: String(error) },
+      });
     }
   }
   return results;
 }
 
-const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+const json = (body: unknown, status = 200) =>
+  new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 const noWorld = () => json({ error: 'no world: POST /__test/reset first' }, 409);
 
 async function control(request: Request, path: string): Promise<Response> {

@@ -19,12 +19,18 @@ export function check(condition: unknown, message: string): asserts condition {
 
 /** A stable JSON form: keys sorted, `undefined` properties dropped (as `toEqual` treats them). */
 export function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      return Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : 1)));
-    }
-    return v;
-  }) ?? 'undefined';
+  return (
+    JSON.stringify(value, (_key, v: unknown) => {
+      if (v && typeof v === 'object' && !Array.isArray(v)) {
+        return Object.fromEntries(
+          Object.entries(v as Record<string, unknown>)
+            .filter(([, x]) => x !== undefined)
+            .sort(([a], [b]) => (a < b ? -1 : 1)),
+        );
+      }
+      return v;
+    }) ?? 'undefined'
+  );
 }
 
 /** Throw unless `actual` and `expected` have the same canonical form; `what` says what was compared. */
@@ -49,6 +55,14 @@ export function outcome(o: SingleUseOutcome): string {
 export function expectFailure(o: SingleUseOutcome, reason: string, what: string, extra: { grantId?: string; usedAt?: number } = {}): void {
   check(!o.ok, `${what}: expected { ok: false, reason: '${reason}' }, got ${canonical(o)}`);
   check(o.reason === reason, `${what}: expected reason '${reason}', got '${o.reason}'`);
-  if (extra.grantId !== undefined) check(o.grantId === extra.grantId, `${what}: a '${reason}' outcome must carry the grantId (${extra.grantId}) so the caller can revoke the family; got ${canonical(o.grantId)}`);
-  if (extra.usedAt !== undefined) check(o.usedAt === extra.usedAt, `${what}: a '${reason}' outcome must carry usedAt = the time of the first use (${extra.usedAt}); got ${canonical(o.usedAt)}`);
+  if (extra.grantId !== undefined)
+    check(
+      o.grantId === extra.grantId,
+      `${what}: a '${reason}' outcome must carry the grantId (${extra.grantId}) so the caller can revoke the family; got ${canonical(o.grantId)}`,
+    );
+  if (extra.usedAt !== undefined)
+    check(
+      o.usedAt === extra.usedAt,
+      `${what}: a '${reason}' outcome must carry usedAt = the time of the first use (${extra.usedAt}); got ${canonical(o.usedAt)}`,
+    );
 }

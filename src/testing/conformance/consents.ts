@@ -14,18 +14,28 @@ export const consentCases: readonly StorageConformanceCase[] = [
     const clientA = id();
     const clientB = id();
     await storage.saveConsent({ accountUuid, clientId: clientA, scope: ['read'], grantedAt: T0 });
-    same(await storage.findConsent(accountUuid, clientA), { accountUuid, clientId: clientA, scope: ['read'], grantedAt: T0 }, 'findConsent returns the saved consent');
+    same(
+      await storage.findConsent(accountUuid, clientA),
+      { accountUuid, clientId: clientA, scope: ['read'], grantedAt: T0 },
+      'findConsent returns the saved consent',
+    );
     await storage.saveConsent({ accountUuid, clientId: clientA, scope: ['write'], grantedAt: T0 + 5 });
     const merged = await storage.findConsent(accountUuid, clientA);
     check(merged, 'findConsent after a second save returns the consent');
     same(sorted(merged.scope), ['read', 'write'], 'saveConsent merges the new scope into the existing consent (read, then write: both)');
     same(merged.grantedAt, T0 + 5, 'saveConsent records the time of the latest approval');
     await storage.saveConsent({ accountUuid, clientId: clientA, scope: ['read'], grantedAt: T0 + 9 });
-    same(sorted((await storage.findConsent(accountUuid, clientA))?.scope ?? []), ['read', 'write'], 'saving a scope already granted neither duplicates nor drops a value');
+    same(
+      sorted((await storage.findConsent(accountUuid, clientA))?.scope ?? []),
+      ['read', 'write'],
+      'saving a scope already granted neither duplicates nor drops a value',
+    );
     await storage.saveConsent({ accountUuid, clientId: clientB, scope: ['read'], grantedAt: T0 + 1 });
     const other = id();
     await storage.saveConsent({ accountUuid: other, clientId: clientA, scope: ['read'], grantedAt: T0 });
-    const listed = (await storage.listConsents(accountUuid)).map((c) => ({ ...c, scope: sorted(c.scope) })).sort((a, b) => (a.clientId < b.clientId ? -1 : 1));
+    const listed = (await storage.listConsents(accountUuid))
+      .map((c) => ({ ...c, scope: sorted(c.scope) }))
+      .sort((a, b) => (a.clientId < b.clientId ? -1 : 1));
     const expected = [
       { accountUuid, clientId: clientA, scope: ['read', 'write'], grantedAt: T0 + 9 },
       { accountUuid, clientId: clientB, scope: ['read'], grantedAt: T0 + 1 },
@@ -40,11 +50,18 @@ export const consentCases: readonly StorageConformanceCase[] = [
     const accountUuid = id();
     const clientId = id();
     await warmUp(storage);
-    await Promise.all(Array.from({ length: CONFORMANCE_RACERS }, (_, i) =>
-      storage.saveConsent({ accountUuid, clientId, scope: [i % 2 ? 'write' : 'read'], grantedAt: T0 + i })));
+    await Promise.all(
+      Array.from({ length: CONFORMANCE_RACERS }, (_, i) =>
+        storage.saveConsent({ accountUuid, clientId, scope: [i % 2 ? 'write' : 'read'], grantedAt: T0 + i }),
+      ),
+    );
     const consent = await storage.findConsent(accountUuid, clientId);
     check(consent, 'a consent exists after concurrent saves');
-    same(sorted(consent.scope), ['read', 'write'], 'concurrent approvals of read and of write must merge into one consent with both (an insert-or-merge in one step, e.g. INSERT ... ON CONFLICT DO UPDATE)');
+    same(
+      sorted(consent.scope),
+      ['read', 'write'],
+      'concurrent approvals of read and of write must merge into one consent with both (an insert-or-merge in one step, e.g. INSERT ... ON CONFLICT DO UPDATE)',
+    );
     same((await storage.listConsents(accountUuid)).length, 1, 'concurrent saves leave exactly one consent for the pair');
   }),
 ];

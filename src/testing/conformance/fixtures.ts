@@ -3,7 +3,14 @@
  * milliseconds, so a storage that consults its own clock, or rounds to seconds, fails.
  */
 import { randomId, randomToken } from '../../crypto.js';
-import type { CodeRecord, ConsentInteractionRecord, GrantRecord, LoginInteractionRecord, Storage, TokenRecord } from '../../storage/types.js';
+import type {
+  CodeRecord,
+  ConsentInteractionRecord,
+  GrantRecord,
+  LoginInteractionRecord,
+  Storage,
+  TokenRecord,
+} from '../../storage/types.js';
 import type { Account } from '../../types.js';
 
 /**
@@ -39,16 +46,33 @@ export function makeGrant(over: Partial<GrantRecord> = {}): GrantRecord {
 /** A fresh code of `grant`, expiring one code lifetime after T0. */
 function makeCode(grant: GrantRecord, over: Partial<CodeRecord> = {}): CodeRecord {
   return {
-    hash: hash(), grantId: grant.id, clientId: grant.clientId, redirectUri: CALLBACK, scope: [...grant.scope],
-    codeChallenge: null, codeChallengeMethod: null, expiresAt: T0 + CODE_LIFETIME, usedAt: null, ...over,
+    hash: hash(),
+    grantId: grant.id,
+    clientId: grant.clientId,
+    redirectUri: CALLBACK,
+    scope: [...grant.scope],
+    codeChallenge: null,
+    codeChallengeMethod: null,
+    expiresAt: T0 + CODE_LIFETIME,
+    usedAt: null,
+    ...over,
   };
 }
 
 /** A fresh access token of `grant`, issued at `issuedAt`. */
 export function makeAccess(grant: GrantRecord, issuedAt = T0, over: Partial<TokenRecord> = {}): TokenRecord {
   return {
-    hash: hash(), kind: 'access', grantId: grant.id, clientId: grant.clientId, scope: [...grant.scope], issuedAt,
-    expiresAt: issuedAt + ACCESS_LIFETIME, pairHash: null, rotatedAt: null, revokedAt: null, ...over,
+    hash: hash(),
+    kind: 'access',
+    grantId: grant.id,
+    clientId: grant.clientId,
+    scope: [...grant.scope],
+    issuedAt,
+    expiresAt: issuedAt + ACCESS_LIFETIME,
+    pairHash: null,
+    rotatedAt: null,
+    revokedAt: null,
+    ...over,
   };
 }
 
@@ -80,8 +104,16 @@ export function makeInteraction(over: Partial<ConsentInteractionRecord> = {}): C
     idHash: hash(),
     kind: 'consent',
     request: {
-      clientId: id(), redirectUri: CALLBACK, responseType: 'code', scope: ['read', 'write'], state: 'xyz', prompt: ['select_account'],
-      maxAuthAge: 3600, accountHint: 'a1b2c3', codeChallenge: hash(), codeChallengeMethod: 'S256',
+      clientId: id(),
+      redirectUri: CALLBACK,
+      responseType: 'code',
+      scope: ['read', 'write'],
+      state: 'xyz',
+      prompt: ['select_account'],
+      maxAuthAge: 3600,
+      accountHint: 'a1b2c3',
+      codeChallenge: hash(),
+      codeChallengeMethod: 'S256',
     },
     requestedAt: T0,
     expiresAt: T0 + 600_000,
@@ -108,6 +140,11 @@ export async function warmUp(storage: Storage): Promise<void> {
 
 /** Usable as a credential at `now`: not revoked, its grant not revoked, not rotated, not expired. */
 export function isLive(found: { token: TokenRecord; grant: GrantRecord } | null, now: number): boolean {
-  return !!found && found.token.revokedAt === null && found.grant.revokedAt === null && found.token.rotatedAt === null &&
-    (found.token.expiresAt === null || now < found.token.expiresAt);
+  return (
+    !!found &&
+    found.token.revokedAt === null &&
+    found.grant.revokedAt === null &&
+    found.token.rotatedAt === null &&
+    (found.token.expiresAt === null || now < found.token.expiresAt)
+  );
 }

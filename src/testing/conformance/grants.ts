@@ -15,9 +15,17 @@ export const grantCases: readonly StorageConformanceCase[] = [
     const plain = makeGrant({ scope: ['read'] });
     const access = makeAccess(plain);
     await storage.createGrant(plain, { tokens: [access] });
-    same(await storage.findToken(access.hash), { token: access, grant: plain }, 'findToken returns the token and its grant (an implicit-flow grant created with its access token)');
+    same(
+      await storage.findToken(access.hash),
+      { token: access, grant: plain },
+      'findToken returns the token and its grant (an implicit-flow grant created with its access token)',
+    );
     const { grant: g2, access: a2, refresh } = await withPair(storage, { expiresAt: T0 + 1_000_000 });
-    same(await storage.findToken(refresh.hash), { token: refresh, grant: g2 }, 'findToken returns a refresh token with its pairHash and expiry');
+    same(
+      await storage.findToken(refresh.hash),
+      { token: refresh, grant: g2 },
+      'findToken returns a refresh token with its pairHash and expiry',
+    );
     same(await storage.findToken(a2.hash), { token: a2, grant: g2 }, 'findToken returns the access token of the pair');
     same(await storage.findCode(hash()), null, 'findCode of an unknown hash is null');
     same(await storage.findToken(hash()), null, 'findToken of an unknown hash is null');

@@ -113,8 +113,8 @@ export function describeStorageConformance(
   if (typeof describe !== 'function' || typeof it !== 'function') {
     throw new TypeError(
       'describeStorageConformance needs describe and it: pass them as the third argument, e.g. ' +
-      "import { describe, it } from 'vitest' (or '@jest/globals', or 'node:test') and call " +
-      "describeStorageConformance(name, makeStorage, { describe, it }); or enable your test runner's globals.",
+        "import { describe, it } from 'vitest' (or '@jest/globals', or 'node:test') and call " +
+        "describeStorageConformance(name, makeStorage, { describe, it }); or enable your test runner's globals.",
     );
   }
   describe(`storage conformance: ${name}`, () => {

@@ -12,9 +12,15 @@ export const interactionCases: readonly StorageConformanceCase[] = [
     const storage = await make();
     const consent = makeInteraction();
     const login = makeLoginInteraction({ loginAfter: T0 - 1 });
-    const minimal = makeLoginInteraction({ request: { clientId: id(), redirectUri: CALLBACK, responseType: 'token', scope: ['read'], prompt: [] } });
+    const minimal = makeLoginInteraction({
+      request: { clientId: id(), redirectUri: CALLBACK, responseType: 'token', scope: ['read'], prompt: [] },
+    });
     for (const record of [consent, login, minimal]) await storage.saveInteraction(record);
-    same(await storage.findInteraction(consent.idHash), consent, 'findInteraction returns the consent interaction, its request and account (extra account fields too)');
+    same(
+      await storage.findInteraction(consent.idHash),
+      consent,
+      'findInteraction returns the consent interaction, its request and account (extra account fields too)',
+    );
     same(await storage.findInteraction(login.idHash), login, 'findInteraction returns the login interaction');
     same(await storage.findInteraction(minimal.idHash), minimal, 'findInteraction returns an interaction without optional request fields');
     same(await storage.findInteraction(hash()), null, 'findInteraction of an unknown id is null');
@@ -26,21 +32,41 @@ export const interactionCases: readonly StorageConformanceCase[] = [
     const bound = makeInteraction();
     bound.request.browserHash = hash();
     await storage.saveInteraction(bound);
-    same((await storage.findInteraction(bound.idHash))?.request.browserHash, bound.request.browserHash, 'findInteraction returns request.browserHash as saved');
-    same(await storage.takeInteraction(bound.idHash, T0 + 1), bound, 'takeInteraction returns the bound interaction whole, request.browserHash included');
+    same(
+      (await storage.findInteraction(bound.idHash))?.request.browserHash,
+      bound.request.browserHash,
+      'findInteraction returns request.browserHash as saved',
+    );
+    same(
+      await storage.takeInteraction(bound.idHash, T0 + 1),
+      bound,
+      'takeInteraction returns the bound interaction whole, request.browserHash included',
+    );
   }),
 
   conformanceCase('takeInteraction: single use; expired when now >= expiresAt (boundary -1 ms / 0)', async (make) => {
     const storage = await make();
     const record = makeInteraction();
     await storage.saveInteraction(record);
-    same(await storage.takeInteraction(record.idHash, record.expiresAt - 1), record, 'takeInteraction at expiresAt - 1 ms returns the interaction');
+    same(
+      await storage.takeInteraction(record.idHash, record.expiresAt - 1),
+      record,
+      'takeInteraction at expiresAt - 1 ms returns the interaction',
+    );
     same(await storage.takeInteraction(record.idHash, record.expiresAt - 1), null, 'a second takeInteraction returns null (single use)');
     same(await storage.findInteraction(record.idHash), null, 'a taken interaction is gone');
     const expired = makeInteraction();
     await storage.saveInteraction(expired);
-    same(await storage.takeInteraction(expired.idHash, expired.expiresAt), null, 'takeInteraction at now = expiresAt returns null (expired)');
-    same(await storage.takeInteraction(expired.idHash, expired.expiresAt - 1), null, 'an expired interaction that was taken stays unusable');
+    same(
+      await storage.takeInteraction(expired.idHash, expired.expiresAt),
+      null,
+      'takeInteraction at now = expiresAt returns null (expired)',
+    );
+    same(
+      await storage.takeInteraction(expired.idHash, expired.expiresAt - 1),
+      null,
+      'an expired interaction that was taken stays unusable',
+    );
     same(await storage.takeInteraction(hash(), T0), null, 'takeInteraction of an unknown id is null');
   }),
 
@@ -51,7 +77,10 @@ export const interactionCases: readonly StorageConformanceCase[] = [
     await warmUp(storage);
     const taken = await Promise.all(Array.from({ length: CONFORMANCE_RACERS }, () => storage.takeInteraction(record.idHash, T0 + 1)));
     const winners = taken.filter((r) => r !== null);
-    check(winners.length === 1, `takeInteraction must be single use under concurrency: ${winners.length} of ${CONFORMANCE_RACERS} concurrent calls got the interaction (expected exactly 1). Check and delete must be one atomic step (DELETE ... RETURNING, GETDEL, no await in between).`);
+    check(
+      winners.length === 1,
+      `takeInteraction must be single use under concurrency: ${winners.length} of ${CONFORMANCE_RACERS} concurrent calls got the interaction (expected exactly 1). Check and delete must be one atomic step (DELETE ... RETURNING, GETDEL, no await in between).`,
+    );
     same(winners[0], record, 'the winner gets the whole record');
   }),
 ];

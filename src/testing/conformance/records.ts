@@ -28,7 +28,11 @@ export const recordCases: readonly StorageConformanceCase[] = [
     check(foundInteraction, 'interaction saved');
     foundInteraction.request.redirectUri = 'https://evil.example/';
     foundInteraction.account!.uuid = 'someone-else';
-    same(await storage.findInteraction(interaction.idHash), snapshot, 'mutating an interaction (its nested request and account) after saving or finding it must not change the stored one');
+    same(
+      await storage.findInteraction(interaction.idHash),
+      snapshot,
+      'mutating an interaction (its nested request and account) after saving or finding it must not change the stored one',
+    );
 
     const accountUuid = id();
     const clientId = id();
@@ -38,7 +42,11 @@ export const recordCases: readonly StorageConformanceCase[] = [
     const foundConsent = await storage.findConsent(accountUuid, clientId);
     foundConsent?.scope.push('write');
     (await storage.listConsents(accountUuid))[0]?.scope.push('write');
-    same((await storage.findConsent(accountUuid, clientId))?.scope, ['read'], 'mutating a consent (its scope array) after saving, finding or listing it must not change the stored one');
+    same(
+      (await storage.findConsent(accountUuid, clientId))?.scope,
+      ['read'],
+      'mutating a consent (its scope array) after saving, finding or listing it must not change the stored one',
+    );
 
     const { grant, code } = await withCode(storage);
     const expectedCode = structuredClone(code);
@@ -58,7 +66,11 @@ export const recordCases: readonly StorageConformanceCase[] = [
     found.token.revokedAt = T0;
     found.grant.revokedAt = T0;
     found.grant.account.uuid = 'someone-else';
-    same(await storage.findToken(access.hash), expected, 'mutating a token or its grant after saving or finding it must not change the stored ones');
+    same(
+      await storage.findToken(access.hash),
+      expected,
+      'mutating a token or its grant after saving or finding it must not change the stored ones',
+    );
 
     const pair = makePair(grant, T0 + 1);
     const expectedGrant = structuredClone(grant);
@@ -67,7 +79,11 @@ export const recordCases: readonly StorageConformanceCase[] = [
     redeemed.grant.revokedAt = T0;
     redeemed.grant.scope.push('admin');
     pair[0].scope.push('admin');
-    same(await storage.findToken(pair[0].hash), { token: { ...pair[0], scope: [...grant.scope] }, grant: expectedGrant }, 'mutating the grant returned by redeemCode, or the tokens passed to it, must not change the stored ones');
+    same(
+      await storage.findToken(pair[0].hash),
+      { token: { ...pair[0], scope: [...grant.scope] }, grant: expectedGrant },
+      'mutating the grant returned by redeemCode, or the tokens passed to it, must not change the stored ones',
+    );
   }),
 
   conformanceCase('timestamps: millisecond values (odd ms, far past and far future) come back exactly, as numbers', async (make) => {
@@ -77,24 +93,43 @@ export const recordCases: readonly StorageConformanceCase[] = [
       const { grant, code } = await withCode(storage, { expiresAt: t + 1 }, { createdAt: t });
       const found = await storage.findCode(code.hash);
       check(found, 'code saved');
-      check(typeof found.expiresAt === 'number', `findCode().expiresAt must be a number, got ${typeof found.expiresAt} (${canonical(found.expiresAt)}); a SQL bigint arrives as a string and must be parsed`);
+      check(
+        typeof found.expiresAt === 'number',
+        `findCode().expiresAt must be a number, got ${typeof found.expiresAt} (${canonical(found.expiresAt)}); a SQL bigint arrives as a string and must be parsed`,
+      );
       same(found.expiresAt, t + 1, `expiresAt ${t + 1} round trips exactly`);
       const redeemed = await storage.redeemCode(code.hash, t, []);
       check(redeemed.ok, `redeemCode at ${t} of a code expiring at ${t + 1} must succeed, got ${outcome(redeemed)}`);
-      check(typeof redeemed.grant.createdAt === 'number' && redeemed.grant.createdAt === t, `the grant's createdAt (${t}) must come back as the same number, got ${canonical(redeemed.grant.createdAt)}`);
+      check(
+        typeof redeemed.grant.createdAt === 'number' && redeemed.grant.createdAt === t,
+        `the grant's createdAt (${t}) must come back as the same number, got ${canonical(redeemed.grant.createdAt)}`,
+      );
       const replay = await storage.redeemCode(code.hash, t, []);
-      check(!replay.ok && typeof replay.usedAt === 'number' && replay.usedAt === t, `usedAt must come back as the number ${t}, got ${canonical(replay)}`);
+      check(
+        !replay.ok && typeof replay.usedAt === 'number' && replay.usedAt === t,
+        `usedAt must come back as the number ${t}, got ${canonical(replay)}`,
+      );
       check(grant.id === code.grantId, 'fixture');
     }
     const { access } = await withPair(storage);
     const found = await storage.findToken(access.hash);
-    check(found && typeof found.token.issuedAt === 'number' && typeof found.token.expiresAt === 'number' && typeof found.grant.createdAt === 'number',
-      `token times must be numbers, got ${canonical(found && { issuedAt: found.token.issuedAt, expiresAt: found.token.expiresAt, createdAt: found.grant.createdAt })}`);
+    check(
+      found &&
+        typeof found.token.issuedAt === 'number' &&
+        typeof found.token.expiresAt === 'number' &&
+        typeof found.grant.createdAt === 'number',
+      `token times must be numbers, got ${canonical(found && { issuedAt: found.token.issuedAt, expiresAt: found.token.expiresAt, createdAt: found.grant.createdAt })}`,
+    );
     const interaction = makeInteraction({ loginAfter: T0 - 7 });
     await storage.saveInteraction(interaction);
     const foundInteraction = await storage.findInteraction(interaction.idHash);
-    check(foundInteraction && typeof foundInteraction.expiresAt === 'number' && foundInteraction.loginAfter === T0 - 7 && typeof foundInteraction.requestedAt === 'number',
-      `interaction times must be numbers, got ${canonical(foundInteraction)}`);
+    check(
+      foundInteraction &&
+        typeof foundInteraction.expiresAt === 'number' &&
+        foundInteraction.loginAfter === T0 - 7 &&
+        typeof foundInteraction.requestedAt === 'number',
+      `interaction times must be numbers, got ${canonical(foundInteraction)}`,
+    );
   }),
 
   conformanceCase('lookups are exact: keys that differ only in letter case or whitespace find nothing', async (make) => {
@@ -116,10 +151,18 @@ export const recordCases: readonly StorageConformanceCase[] = [
     same(await storage.findCode(`${code.hash} `), null, 'findCode with a trailing space finds nothing');
     const { access, refresh } = await withPair(storage);
     same(await storage.findToken(flip(access.hash)), null, 'findToken with one letter of the hash in another case finds nothing');
-    expectFailure(await storage.rotateRefreshToken(flip(refresh.hash), T0, []), 'missing', 'rotateRefreshToken with one letter of the hash in another case');
+    expectFailure(
+      await storage.rotateRefreshToken(flip(refresh.hash), T0, []),
+      'missing',
+      'rotateRefreshToken with one letter of the hash in another case',
+    );
     const interaction = makeInteraction();
     await storage.saveInteraction(interaction);
-    same(await storage.takeInteraction(flip(interaction.idHash), T0), null, 'takeInteraction with one letter of the id hash in another case finds nothing');
+    same(
+      await storage.takeInteraction(flip(interaction.idHash), T0),
+      null,
+      'takeInteraction with one letter of the id hash in another case finds nothing',
+    );
     same(await storage.findInteraction(interaction.idHash), interaction, 'and leaves the interaction in place');
   }),
 ];

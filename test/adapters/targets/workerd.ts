@@ -39,7 +39,8 @@ async function launch(): Promise<Running> {
   const worker = await startWorkerd(await cachedWorkerBundle());
   try {
     const { userAgent } = (await (await fetch(`${worker.base}/__test/runtime`)).json()) as { userAgent: string | null };
-    if (userAgent !== 'Cloudflare-Workers') throw new Error(`workerd target: the worker reports user agent ${userAgent}, not Cloudflare-Workers`);
+    if (userAgent !== 'Cloudflare-Workers')
+      throw new Error(`workerd target: the worker reports user agent ${userAgent}, not Cloudflare-Workers`);
   } catch (error) {
     await worker.stop();
     throw error;
@@ -92,9 +93,11 @@ class Remote {
 
   /** Send the queue (one request), after any batch still under way; never rejects. */
   private flush(): Promise<void> {
-    this.last = this.last.then(() => this.send()).catch((error: unknown) => {
-      this.failure ??= error instanceof Error ? error : new Error(String(error));
-    });
+    this.last = this.last
+      .then(() => this.send())
+      .catch((error: unknown) => {
+        this.failure ??= error instanceof Error ? error : new Error(String(error));
+      });
     return this.last;
   }
 
@@ -103,7 +106,11 @@ class Remote {
     if (batch.length === 0) return;
     let results: StepResult[];
     try {
-      const reply = await fetch(`${this.base}/__test/run`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(batch.map((b) => b.step)) });
+      const reply = await fetch(`${this.base}/__test/run`, {
+        method: 'POST',
+        headers: JSON_HEADERS,
+        body: JSON.stringify(batch.map((b) => b.step)),
+      });
       if (!reply.ok) throw new Error(`workerd target: /__test/run answered ${reply.status}: ${await reply.text()}`);
       results = (await reply.json()) as StepResult[];
     } catch (error) {
@@ -126,7 +133,10 @@ class Remote {
 
 /** A FakeClock whose every move is handed to the worker's. */
 class MirroredClock extends FakeClock {
-  constructor(start: number, private readonly moved: (now: number) => void) {
+  constructor(
+    start: number,
+    private readonly moved: (now: number) => void,
+  ) {
     super(start);
   }
 
@@ -143,18 +153,29 @@ class MirroredClock extends FakeClock {
 
 /** A FakeSessions whose every sign-in and sign-out is handed to the worker's, under the same `sid`. */
 class MirroredSessions extends FakeSessions {
-  constructor(clock: FakeClock, private readonly remote: Remote) {
+  constructor(
+    clock: FakeClock,
+    private readonly remote: Remote,
+  ) {
     super(clock);
   }
 
-  override setSession(session: { account: { uuid: string; name: string; email: string }; authenticatedAt: unknown }, cookie?: string): string {
+  override setSession(
+    session: { account: { uuid: string; name: string; email: string }; authenticatedAt: unknown },
+    cookie?: string,
+  ): string {
     const { authenticatedAt } = session;
     // JSON would turn these into null, which is not what the test set.
     if (typeof authenticatedAt === 'number' && !Number.isFinite(authenticatedAt)) {
       throw new Error(`workerd target: authenticatedAt ${authenticatedAt} cannot be sent to the worker as JSON`);
     }
     const value = super.setSession(session, cookie);
-    this.remote.push({ step: 'session', sid: value.slice('sid='.length), account: session.account, authenticatedAt: authenticatedAt as number });
+    this.remote.push({
+      step: 'session',
+      sid: value.slice('sid='.length),
+      account: session.account,
+      authenticatedAt: authenticatedAt as number,
+    });
     return value;
   }
 
@@ -197,7 +218,11 @@ function resetBody(options: AppOptions): ResetBody {
   for (const hook of ['hostParsers', 'fastifyHost', 'fastifyPrefix', 'honoHost'] as const) {
     if (options[hook] !== undefined) throw new Error(`workerd target: ${hook} is for an in-process host; run this case on IN_PROCESS`);
   }
-  const body: ResetBody = { server: options.server ?? {}, router: options.router ?? {}, customInteractions: options.customInteractions ?? false };
+  const body: ResetBody = {
+    server: options.server ?? {},
+    router: options.router ?? {},
+    customInteractions: options.customInteractions ?? false,
+  };
   assertJson(body, 'options');
   return body;
 }
@@ -205,7 +230,7 @@ function resetBody(options: AppOptions): ResetBody {
 /** A fresh world in the file's workerd (started on first use), as a `Host` for `startApp()`. */
 export async function startWorkerdHost(options: AppOptions): Promise<Host> {
   const body = resetBody(options);
-  if (open) throw new Error('workerd target: one app at a time (each is the one world of the file\'s worker); close the last one first');
+  if (open) throw new Error("workerd target: one app at a time (each is the one world of the file's worker); close the last one first");
   running ??= launch();
   const worker = await running;
   const reply = await fetch(`${worker.base}/__test/reset`, { method: 'POST', headers: JSON_HEADERS, body: JSON.stringify(body) });
@@ -224,7 +249,8 @@ export async function startWorkerdHost(options: AppOptions): Promise<Host> {
     storage: forwarding<MemoryStorage>(MemoryStorage.prototype, 'storage', remote),
     server: forwarding<AuthorizationServer>(AuthorizationServer.prototype, 'server', remote, {
       metadataDocument(...args: unknown[]) {
-        if (args.length > 0) throw new Error('workerd target: metadataDocument(options) is not forwarded; only the document of the server\'s own options is');
+        if (args.length > 0)
+          throw new Error("workerd target: metadataDocument(options) is not forwarded; only the document of the server's own options is");
         return structuredClone(info.metadata);
       },
     }),
@@ -243,7 +269,10 @@ export async function startWorkerdHost(options: AppOptions): Promise<Host> {
       } finally {
         open = false;
       }
-      expect(served.filter((s) => s.status >= 500), `served by workerd\n${worker.logs()}`).toEqual([]);
+      expect(
+        served.filter((s) => s.status >= 500),
+        `served by workerd\n${worker.logs()}`,
+      ).toEqual([]);
       expect(coreErrors, 'reported in workerd').toEqual([]);
     },
   };
