@@ -29,6 +29,9 @@ const STALE_SIGN_IN = new AuthorizeError(
   null,
 );
 
+/** The stored interaction's expiry. */
+const expiry = (ctx: Context) => ctx.clock.now() + ctx.options.lifetimes.interaction * 1000;
+
 /**
  * Store a sign-in step of `req` and answer `login`: the host signs the user in, then calls
  * `resume`. `loginAfter` is the time the sign-in must follow, if any (`signInAfter`).
@@ -40,7 +43,15 @@ export function askToSignIn(
   requestedAt: number,
   loginAfter: number | null,
 ): Promise<AuthorizeDecision> {
-  return ask(ctx, client, { kind: 'login' }, req, requestedAt, loginAfter);
+  const id = randomToken();
+  return start(ctx, client, id, {
+    idHash: sha256Base64url(id),
+    kind: 'login',
+    request: req,
+    requestedAt,
+    expiresAt: expiry(ctx),
+    loginAfter,
+  });
 }
 
 /**
@@ -55,22 +66,16 @@ export function askForConsent(
   loginAfter: number | null,
   account: Account,
 ): Promise<AuthorizeDecision> {
-  return ask(ctx, client, { kind: 'consent', account }, req, requestedAt, loginAfter);
-}
-
-/** A new interaction of either kind, with a fresh id, expiring `lifetimes.interaction` from now. */
-function ask(
-  ctx: Context,
-  client: ClientRecord,
-  step: { kind: 'login' } | { kind: 'consent'; account: Account },
-  req: AuthorizationRequestRecord,
-  requestedAt: number,
-  loginAfter: number | null,
-): Promise<AuthorizeDecision> {
   const id = randomToken();
-  const expiresAt = ctx.clock.now() + ctx.options.lifetimes.interaction * 1000;
-  const record = { ...step, idHash: sha256Base64url(id), request: req, requestedAt, expiresAt, loginAfter } as InteractionRecord;
-  return start(ctx, client, id, record);
+  return start(ctx, client, id, {
+    idHash: sha256Base64url(id),
+    kind: 'consent',
+    request: req,
+    requestedAt,
+    expiresAt: expiry(ctx),
+    loginAfter,
+    account,
+  });
 }
 
 /** Store the interaction `id` identifies, and answer the decision that shows it to the host. */
