@@ -34,7 +34,12 @@ const { resource: _resource, ...ONE_VALUE_PARAMS } = TOKEN_PARAMS;
  * A grant answers with the pair it issued and the grant it belongs to; the endpoint writes the
  * response. `resources` are the `resource` values sent (RFC 8707), `undefined` for none.
  */
-type Grant = (ctx: Context, params: TokenParams, client: ClientRecord | null, resources: readonly string[] | undefined) => Promise<IssuedTokens>;
+type Grant = (
+  ctx: Context,
+  params: TokenParams,
+  client: ClientRecord | null,
+  resources: readonly string[] | undefined,
+) => Promise<IssuedTokens>;
 
 /** The grants, by `grant_type`. */
 const GRANTS: Record<string, Grant> = {
