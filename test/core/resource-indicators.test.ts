@@ -79,6 +79,16 @@ describe('resource indicators (RFC 8707)', () => {
       expect((await t.storage.findCode(sha256Base64url(code)))?.resources).toEqual([API, MCP]);
     });
 
+    it('the consent page escapes a resource', async () => {
+      const t = await setup({ acceptResource: () => true });
+      const odd = 'https://api.example/<b>"x"</b>';
+      const decision = await t.server.authorize(t.get(t.authorizeUrl() + resourceQuery(odd), t.ada));
+      if (decision.type !== 'consent') throw new Error('expected consent');
+      const body = renderConsentPage(decision.interaction, { action: '/d', csrfToken: 'x' }).body;
+      expect(body).not.toContain('<b>');
+      expect(body).toContain('&#60;b&#62;&#34;x&#34;');
+    });
+
     it('without resource: no resources on the interaction, the page or the code', async () => {
       const t = await withResources();
       const decision = await t.server.authorize(t.get(t.authorizeUrl(), t.ada));
@@ -233,6 +243,45 @@ describe('resource indicators (RFC 8707)', () => {
       const res = await tokenForm(t, form);
       expect(res.status).toBe(400);
       expect(json(res)).toEqual({ error: 'invalid_request', error_description: "The parameter 'redirect_uri' was sent more than once." });
+    });
+
+    it('a client without the refresh grant gets an access token for the resources, and no refresh token', async () => {
+      const t = await withResources();
+      const app = await t.server.registerClient({
+        name: 'No Refresh',
+        redirectUri: CALLBACK,
+        grantTypes: ['authorization_code'],
+      });
+      const decision = await t.server.authorize(t.get(`${t.authorizeUrl({ client_id: app.clientId })}${resourceQuery(API, MCP)}`, t.ada));
+      if (decision.type !== 'consent') throw new Error('expected consent');
+      const approved = await t.server.approve(decision.interaction.id, t.get('/', t.ada));
+      if (approved.type !== 'redirect') throw new Error('expected redirect');
+      const code = new URL(approved.location).searchParams.get('code')!;
+      const res = await t.server.token(
+        t.post('/v1/oauth/token', {
+          grant_type: 'authorization_code',
+          code,
+          client_id: app.clientId,
+          client_secret: app.clientSecret,
+          redirect_uri: CALLBACK,
+          resource: API,
+        }),
+      );
+      expect(res.status).toBe(200);
+      const body = json(res);
+      expect(body).not.toHaveProperty('refresh_token');
+      expect((await stored(t, body.access_token as string)).audience).toEqual([API]);
+    });
+
+    it('a refresh token without resources: a requested resource must be one the server issues for, and narrows', async () => {
+      const t = await withResources();
+      const first = await t.tokens();
+      const refused = await refreshForm(t, first.refresh_token, 'https://elsewhere.example/');
+      expect(json(refused)).toMatchObject({ error: 'invalid_target' });
+      const res = await refreshForm(t, first.refresh_token, MCP);
+      expect(res.status).toBe(200);
+      expect((await stored(t, json(res).access_token as string)).audience).toEqual([MCP]);
+      expect(await stored(t, json(res).refresh_token as string)).not.toHaveProperty('audience');
     });
 
     it('without resource anywhere, tokens have no audience (as before)', async () => {
