@@ -24,7 +24,7 @@ const TOKEN_PARAMS = {
   scope: 200,
   client_id: 512,
   client_secret: 512,
-  // RFC 8707 §2: may be sent more than once (`readParams`); bounded by its own check (`invalid_target`).
+  // RFC 8707 §2: may be sent more than once (see `token`); bounded by its own check (`invalid_target`).
   resource: Infinity,
 } as const;
 type TokenParams = Partial<Record<keyof typeof TOKEN_PARAMS, string>>;
