@@ -7,7 +7,7 @@
 const brand = Symbol.for('authgate.OAuthError');
 
 /**
- * Error codes of RFC 6749 §4.1.2.1, §5.2, RFC 6750 §3.1, RFC 7009 §2.2.1 and OIDC prompt errors.
+ * Error codes of RFC 6749 §4.1.2.1, §5.2, RFC 6750 §3.1, RFC 7009 §2.2.1, RFC 8707 §2 and OIDC prompt errors.
  * @group Authorization
  * @group Token
  */
@@ -23,6 +23,8 @@ export type OAuthErrorCode =
   | 'access_denied'
   | 'server_error'
   | 'temporarily_unavailable'
+  // RFC 8707 §2: a `resource` that is malformed or that this server does not issue for (status 400)
+  | 'invalid_target'
   // RFC 6750 §3.1
   | 'invalid_token'
   | 'insufficient_scope'

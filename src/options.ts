@@ -117,6 +117,13 @@ const schema = z
     isAccountActive: z
       .custom<(accountUuid: string) => boolean | Promise<boolean>>((v) => typeof v === 'function', 'expected a function')
       .optional(),
+    /**
+     * Which `resource` values (RFC 8707) this server issues tokens for: called with each resource
+     * a client asks for, at the authorization and token endpoints; false answers `invalid_target`.
+     * Default: exactly the `resource` identifiers of `protectedResources`, compared as strings.
+     * Only called with absolute URIs without a fragment (docs/reference.md#resource-indicators-rfc-8707).
+     */
+    acceptResource: z.custom<(resource: string) => boolean>((v) => typeof v === 'function', 'expected a function').optional(),
     /** Security events (tokens issued and revoked, replays detected, consents), with ids but never secrets. */
     onAudit: z.custom<(event: AuditEvent) => void>((v) => typeof v === 'function', 'expected a function').optional(),
     /** The `realm` of `WWW-Authenticate` challenges (RFC 6750 §3). */

@@ -69,6 +69,10 @@ export function renderErrorPage(decision: Extract<AuthorizeDecision, { type: 'er
   );
 }
 
+/** The resources (RFC 8707) being granted, for the consent page: nothing when none was requested. */
+const resourcesShown = (resources: readonly string[] | undefined): string =>
+  resources ? `<p>For use at:</p><ul>${resources.map((r) => `<li><code>${escapeHtml(r)}</code></li>`).join('')}</ul>` : '';
+
 /**
  * The default consent page: the application, the scope in plain words, Authorize and Deny.
  * @group Adapter kit
@@ -87,7 +91,7 @@ export function renderConsentPage(
     200,
     `Authorize ${interaction.client.name}`,
     `<h1>Authorize <strong>${escapeHtml(interaction.client.name)}</strong>?</h1>
-<div class="box">${who}<p>This application asks to:</p><ul>${items}</ul>
+<div class="box">${who}<p>This application asks to:</p><ul>${items}</ul>${resourcesShown(interaction.resources)}
 <form method="post" action="${escapeHtml(form.action)}">
 <input type="hidden" name="interaction" value="${escapeHtml(interaction.id)}">
 <input type="hidden" name="csrf" value="${escapeHtml(form.csrfToken)}">

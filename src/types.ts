@@ -94,6 +94,11 @@ export interface Interaction {
   account?: Account;
   /** The `i` parameter, if sent: the first characters of the expected account UUID. */
   accountHint?: string;
+  /**
+   * The resources (RFC 8707) the tokens will be for, when the client named any: show them on
+   * the consent page. Absent: tokens not restricted to a resource.
+   */
+  resources?: string[];
   /** When this interaction stops being usable: ms since epoch. */
   expiresAt: number;
 }

@@ -1,6 +1,7 @@
 import { bindRequest } from './browser-binding.js';
 import { parseChallenge } from './pkce.js';
 import { redirectTo, redirectUriMatches } from './redirect-uri.js';
+import { isResourceProblem, requestedResources } from './resource.js';
 import { audit, type Context } from '../context.js';
 import { errorPage } from '../endpoints/failure.js';
 import { AuthorizeError, OAuthError, type ErrorCallback } from '../errors.js';
@@ -235,10 +236,15 @@ export function parseAuthorizationRequest(
     );
   }
 
+  // RFC 8707 §2: one or more resources, each one this server issues for (`invalid_target`).
+  const resources = requestedResources(ctx, params.get('resource'), undefined);
+  if (isResourceProblem(resources)) return new AuthorizeError('invalid_target', resources.message, callbackOf(redirectUri, params));
+
   const req: AuthorizationRequestRecord = { clientId: client.id, redirectUri, responseType, scope, prompt: optional.prompt };
   if (optional.state !== undefined) req.state = optional.state;
   if (optional.maxAuthAge !== undefined) req.maxAuthAge = optional.maxAuthAge;
   if (optional.accountHint !== undefined) req.accountHint = optional.accountHint;
+  if (resources !== undefined) req.resources = resources;
   bindRequest(req, request); // the browser that sent it, carried by every interaction
   if (pkce) {
     // Refused here, before any page, when the challenge is known already; `issueCode` checks

@@ -89,6 +89,7 @@ async function start(ctx: Context, client: ClientRecord, id: string, record: Int
   const shown = { id, client: { id: client.id, name: client.name }, scope: [...req.scope], scopeDescriptions } as Interaction;
   if (record.kind === 'consent') shown.account = record.account;
   if (req.accountHint !== undefined) shown.accountHint = req.accountHint;
+  if (req.resources !== undefined) shown.resources = [...req.resources];
   shown.expiresAt = record.expiresAt;
   return { type: record.kind, interaction: shown };
 }

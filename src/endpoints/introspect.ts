@@ -44,6 +44,8 @@ export async function introspect(ctx: Context, request: OAuthRequest): Promise<O
       iat: Math.floor(token.issuedAt / 1000),
       ...(token.expiresAt !== null && { exp: Math.floor(token.expiresAt / 1000) }),
       ...(ctx.options.issuer && { iss: ctx.options.issuer }),
+      // RFC 7662 §2.2: the resources the token is for (RFC 8707), only for a token issued with them.
+      ...(token.audience !== undefined && { aud: token.audience.length === 1 ? token.audience[0] : [...token.audience] }),
     });
   } catch (error) {
     return jsonFailure(ctx, request, error, 500);

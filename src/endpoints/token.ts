@@ -4,7 +4,7 @@ import type { Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { authorizationCodeGrant } from '../grants/authorization-code.js';
 import { refreshTokenGrant } from '../grants/refresh-token.js';
-import { formParamsWithin, jsonTextResponse } from '../http.js';
+import { formParamsWithin, jsonTextResponse, requestParams, singleWithin } from '../http.js';
 import type { ClientRecord } from '../storage/types.js';
 import type { IssuedTokens } from '../tokens/mint.js';
 import { tokenResponseJson } from '../tokens/response.js';
@@ -24,11 +24,22 @@ const TOKEN_PARAMS = {
   scope: 200,
   client_id: 512,
   client_secret: 512,
+  // RFC 8707 §2: may be sent more than once (see `token`); bounded by its own check (`invalid_target`).
+  resource: Infinity,
 } as const;
 type TokenParams = Partial<Record<keyof typeof TOKEN_PARAMS, string>>;
+const { resource: _resource, ...ONE_VALUE_PARAMS } = TOKEN_PARAMS;
 
-/** A grant answers with the pair it issued and the grant it belongs to; the endpoint writes the response. */
-type Grant = (ctx: Context, params: TokenParams, client: ClientRecord | null) => Promise<IssuedTokens>;
+/**
+ * A grant answers with the pair it issued and the grant it belongs to; the endpoint writes the
+ * response. `resources` are the `resource` values sent (RFC 8707), `undefined` for none.
+ */
+type Grant = (
+  ctx: Context,
+  params: TokenParams,
+  client: ClientRecord | null,
+  resources: readonly string[] | undefined,
+) => Promise<IssuedTokens>;
 
 /** The grants, by `grant_type`. */
 const GRANTS: Record<string, Grant> = {
@@ -44,7 +55,19 @@ const GRANTS: Record<string, Grant> = {
 export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthResponse> {
   try {
     requirePost(request);
-    const params: TokenParams = formParamsWithin(request, TOKEN_PARAMS);
+    let params: TokenParams;
+    let resources: readonly string[] | undefined;
+    try {
+      params = formParamsWithin(request, TOKEN_PARAMS);
+      resources = params.resource === undefined ? undefined : [params.resource];
+    } catch (error) {
+      // The one-value reader refuses a repeated parameter, and `resource` may be repeated (RFC
+      // 8707 §2): such a request is read again by the general reader. Any other problem stands.
+      const all = requestParams(request);
+      resources = all.get('resource');
+      if (resources === undefined || resources.length < 2) throw error;
+      params = singleWithin(all, ONE_VALUE_PARAMS);
+    }
     // Client authentication: the store's answer is its one await (`clientClaim`).
     const claim = clientClaim(ctx, request, params);
     const client = claim && authenticateClient(ctx, claim, await claim.found);
@@ -57,7 +80,7 @@ export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthR
     if (client && !mayUseGrant(client, params.grant_type)) {
       throw new OAuthError('unauthorized_client', `This application may not use grant_type=${params.grant_type}.`);
     }
-    const issued = await grant(ctx, params, client);
+    const issued = await grant(ctx, params, client, resources);
     const json = tokenResponseJson(ctx, issued.grant, issued.pair);
     return jsonTextResponse(200, typeof json === 'string' ? json : await json);
   } catch (error) {

@@ -6,6 +6,7 @@ import type { ClientRecord, GrantRecord } from '../storage/types.js';
 import { MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
 import { familyEnd, mintAccessOnly, mintPair, type IssuedTokens } from '../tokens/mint.js';
 import { mayUseGrant } from '../checks/client-auth.js';
+import { accessAudience } from '../checks/resource.js';
 import { invalidGrant } from './invalid-grant.js';
 
 /**
@@ -17,6 +18,7 @@ export async function authorizationCodeGrant(
   ctx: Context,
   params: Partial<Record<'code' | 'redirect_uri' | 'code_verifier', string>>,
   client: ClientRecord | null,
+  resources?: readonly string[],
 ): Promise<IssuedTokens> {
   // RFC 6749 §4.1.3: the client authenticates (a public client with client_id alone).
   if (!client) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
@@ -30,6 +32,9 @@ export async function authorizationCodeGrant(
   if (!code || code.clientId !== client.id || code.redirectUri !== params.redirect_uri) throw invalidGrant();
   // PKCE (RFC 7636 §4.6): a wrong or missing verifier uses nothing up either.
   checkVerifier(code, params.code_verifier, invalidGrant);
+  // RFC 8707 §2.2: `resource` narrows the access token to some of the code's resources; the
+  // refresh token keeps them all. A resource not granted is `invalid_target`, and uses nothing up.
+  const audience = resources === undefined ? code.resources : accessAudience(ctx, resources, code.resources);
 
   const now = ctx.clock.now();
   // The grant was created with the code, one code lifetime before the code expires.
@@ -37,8 +42,8 @@ export async function authorizationCodeGrant(
   const family = { grantId: code.grantId, clientId: code.clientId };
   // A client not allowed to refresh gets no refresh token: one it may not use is only a risk.
   const pair = mayUseGrant(client, 'refresh_token')
-    ? mintPair(ctx, family, code.scope, now, null, end)
-    : mintAccessOnly(ctx, family, code.scope, now, end);
+    ? mintPair(ctx, family, code.scope, now, null, end, audience, code.resources)
+    : mintAccessOnly(ctx, family, code.scope, now, end, audience);
   const outcome = await ctx.storage.redeemCode(hash, now, pair.records);
   if (!outcome.ok) {
     // RFC 6749 §4.1.2: a code used twice SHOULD revoke every token issued from it.

@@ -16,7 +16,8 @@ export async function issueImplicit(
   req: AuthorizationRequestRecord,
   now: number,
 ): Promise<AuthorizeDecision> {
-  const access = mintAccessToken(ctx, { grantId: grant.id, clientId: grant.clientId }, req.scope, now);
+  // RFC 8707 §2: the token is for the resources requested, when any were.
+  const access = mintAccessToken(ctx, { grantId: grant.id, clientId: grant.clientId }, req.scope, now, req.resources);
   const end = familyEnd(ctx, now); // lifetimes.grant: the token does not outlive its grant
   if (end !== null && access.record.expiresAt! > end) access.record.expiresAt = end;
   await ctx.storage.createGrant(grant, { tokens: [access.record] });

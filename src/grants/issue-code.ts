@@ -2,7 +2,7 @@ import { randomToken, sha256Base64url } from '../crypto.js';
 import { errorDecision, reusedChallenge } from '../checks/authorization-request.js';
 import { redirectTo } from '../checks/redirect-uri.js';
 import { audit, type Context } from '../context.js';
-import type { AuthorizationRequestRecord, GrantRecord } from '../storage/types.js';
+import type { AuthorizationRequestRecord, CodeRecord, GrantRecord } from '../storage/types.js';
 import type { AuthorizeDecision } from '../types.js';
 
 /**
@@ -30,20 +30,21 @@ export async function issueCode(
     } else fresh = true;
   }
   const code = `${ctx.options.tokenPrefixes.code}${randomToken()}`;
+  const record: CodeRecord = {
+    hash: sha256Base64url(code),
+    grantId: grant.id,
+    clientId: grant.clientId,
+    redirectUri: req.redirectUri,
+    scope: req.scope,
+    codeChallenge: challenge ?? null,
+    codeChallengeMethod: req.codeChallengeMethod ?? null,
+    expiresAt: now + ctx.options.lifetimes.code * 1000,
+    usedAt: null,
+  };
+  // The resources granted (RFC 8707 §2): the exchange issues for these or some of them.
+  if (req.resources !== undefined) record.resources = req.resources;
   try {
-    await ctx.storage.createGrant(grant, {
-      code: {
-        hash: sha256Base64url(code),
-        grantId: grant.id,
-        clientId: grant.clientId,
-        redirectUri: req.redirectUri,
-        scope: req.scope,
-        codeChallenge: challenge ?? null,
-        codeChallengeMethod: req.codeChallengeMethod ?? null,
-        expiresAt: now + ctx.options.lifetimes.code * 1000,
-        usedAt: null,
-      },
-    });
+    await ctx.storage.createGrant(grant, { code: record });
   } catch (error) {
     if (fresh) ctx.challenges.delete(grant.clientId, challenge!); // no code: a retry is no reuse
     throw error;

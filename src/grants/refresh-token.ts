@@ -1,6 +1,7 @@
 import { sha256Base64url } from '../crypto.js';
 import { covers } from '../checks/scope.js';
 import { mayUseGrant } from '../checks/client-auth.js';
+import { accessAudience } from '../checks/resource.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { ClientRecord } from '../storage/types.js';
@@ -19,6 +20,7 @@ export async function refreshTokenGrant(
   ctx: Context,
   params: Partial<Record<'refresh_token' | 'scope', string>>,
   client: ClientRecord | null,
+  resources?: readonly string[],
 ): Promise<IssuedTokens> {
   if (!client && ctx.options.requireClientAuthOnRefresh) {
     throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
@@ -63,11 +65,16 @@ export async function refreshTokenGrant(
     }
     scope = requested;
   }
+  // So may `resource` narrow the new access token to some of the resources the refresh token
+  // carries (RFC 8707 §2.2); the new refresh token keeps them all.
+  const granted = found.token.audience;
+  const audience = resources === undefined ? granted : accessAudience(ctx, resources, granted);
 
   // The family carries over (a token found by its hash was minted here, with a family part that
   // needs no checking); a token from before families existed starts one.
   const carried = found.token.familyHash ? { part: familyPart(params.refresh_token), hash: found.token.familyHash } : null;
-  const pair = mintPair(ctx, { grantId: found.token.grantId, clientId: found.token.clientId }, scope, now, carried, end);
+  const family = { grantId: found.token.grantId, clientId: found.token.clientId };
+  const pair = mintPair(ctx, family, scope, now, carried, end, audience, granted);
   const outcome = await ctx.storage.rotateRefreshToken(hash, now, pair.records);
   if (!outcome.ok) {
     // Lost a race against another use of the same token: that is a replay too.

@@ -8,7 +8,12 @@ import type { PgPoolClient, PgQueryResult } from './pool.js';
 import { GRANT_COLUMNS, ms, msOrNull, strings, toGrant, type Row } from './rows.js';
 import { insertTokens } from './tokens.js';
 
-const toCode = (r: Row): CodeRecord => ({
+const toCode = (r: Row): CodeRecord => {
+  const code = toCodeFields(r);
+  if (r['resources'] != null) code.resources = strings(r['resources']);
+  return code;
+};
+const toCodeFields = (r: Row): CodeRecord => ({
   hash: r['hash'] as string,
   grantId: r['grant_id'] as string,
   clientId: r['client_id'] as string,
@@ -24,8 +29,8 @@ const toCode = (r: Row): CodeRecord => ({
 export function insertCode(db: Db, tx: PgPoolClient, code: CodeRecord): Promise<PgQueryResult> {
   return tx.query(
     `INSERT INTO ${db.t.codes}
-    (hash, grant_id, client_id, redirect_uri, scope, code_challenge, code_challenge_method, expires_at, used_at)
-    VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, $9)`,
+    (hash, grant_id, client_id, redirect_uri, scope, code_challenge, code_challenge_method, expires_at, used_at, resources)
+    VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, $9, $10::text[])`,
     [
       code.hash,
       code.grantId,
@@ -36,6 +41,7 @@ export function insertCode(db: Db, tx: PgPoolClient, code: CodeRecord): Promise<
       code.codeChallengeMethod,
       ms(code.expiresAt),
       msOrNull(code.usedAt),
+      code.resources ?? null,
     ],
   );
 }

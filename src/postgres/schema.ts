@@ -10,7 +10,7 @@ export const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
  * The current schema version this code knows: the version of the last of `MIGRATIONS`.
  * @group Storage
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** The qualified, quoted name of every table. */
 export interface Tables {
@@ -133,5 +133,11 @@ export const MIGRATIONS: readonly Migration[] = [
         ADD COLUMN response_types text[] CHECK (response_types <@ ARRAY['code', 'token']::text[]),
         ADD COLUMN grant_types text[] CHECK (grant_types <@ ARRAY['authorization_code', 'refresh_token']::text[])`,
     ],
+  },
+  {
+    version: 3,
+    // NULL: a code or token issued without `resource`, as every one stored before this migration.
+    name: 'resource indicators: the resources of a code, the audience of a token (RFC 8707)',
+    up: (t) => [`ALTER TABLE ${t.codes} ADD COLUMN resources text[]`, `ALTER TABLE ${t.tokens} ADD COLUMN audience text[]`],
   },
 ];

@@ -10,6 +10,7 @@ import { GRANT_COLUMNS, ms, msOrNull, strings, toGrant, type Row } from './rows.
 const toToken = (r: Row): TokenRecord => {
   const token = toTokenFields(r);
   if (r['family_hash'] != null) token.familyHash = r['family_hash'] as string; // refresh tokens only
+  if (r['audience'] != null) token.audience = strings(r['audience']); // tokens issued for resources only
   return token;
 };
 const toTokenFields = (r: Row): TokenRecord => ({
@@ -25,7 +26,8 @@ const toTokenFields = (r: Row): TokenRecord => ({
   revokedAt: msOrNull(r['revoked_at']),
 });
 
-const TOKEN_COLUMNS = 'hash, kind, grant_id, client_id, scope, issued_at, expires_at, pair_hash, rotated_at, revoked_at, family_hash';
+const TOKEN_COLUMNS =
+  'hash, kind, grant_id, client_id, scope, issued_at, expires_at, pair_hash, rotated_at, revoked_at, family_hash, audience';
 
 /** Insert `tokens` on `tx` in one statement, inside the transaction that issues them. */
 export async function insertTokens(db: Db, tx: PgPoolClient, tokens: TokenRecord[]): Promise<void> {
@@ -45,8 +47,9 @@ export async function insertTokens(db: Db, tx: PgPoolClient, tokens: TokenRecord
       msOrNull(token.rotatedAt),
       msOrNull(token.revokedAt),
       token.familyHash ?? null,
+      token.audience ?? null,
     );
-    return `(${Array.from({ length: 11 }, (_, i) => `$${base + i + 1}${i === 4 ? '::text[]' : ''}`).join(', ')})`;
+    return `(${Array.from({ length: 12 }, (_, i) => `$${base + i + 1}${i === 4 || i === 11 ? '::text[]' : ''}`).join(', ')})`;
   });
   await tx.query(`INSERT INTO ${db.t.tokens} (${TOKEN_COLUMNS}) VALUES ${rows.join(', ')}`, values);
 }

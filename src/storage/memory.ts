@@ -27,6 +27,7 @@ const copyClient = (c: ClientRecord): ClientRecord => {
 const copyToken = (t: TokenRecord): TokenRecord => {
   const out = copyTokenFields(t);
   if (t.familyHash != null) out.familyHash = t.familyHash; // refresh tokens only: absent stays absent
+  if (t.audience !== undefined) out.audience = t.audience.slice();
   return out;
 };
 const copyTokenFields = (t: TokenRecord): TokenRecord => ({
@@ -49,17 +50,21 @@ const copyGrant = (g: GrantRecord): GrantRecord => ({
   createdAt: g.createdAt,
   revokedAt: g.revokedAt,
 });
-const copyCode = (c: CodeRecord): CodeRecord => ({
-  hash: c.hash,
-  grantId: c.grantId,
-  clientId: c.clientId,
-  redirectUri: c.redirectUri,
-  scope: c.scope.slice(),
-  codeChallenge: c.codeChallenge,
-  codeChallengeMethod: c.codeChallengeMethod,
-  expiresAt: c.expiresAt,
-  usedAt: c.usedAt,
-});
+const copyCode = (c: CodeRecord): CodeRecord => {
+  const out: CodeRecord = {
+    hash: c.hash,
+    grantId: c.grantId,
+    clientId: c.clientId,
+    redirectUri: c.redirectUri,
+    scope: c.scope.slice(),
+    codeChallenge: c.codeChallenge,
+    codeChallengeMethod: c.codeChallengeMethod,
+    expiresAt: c.expiresAt,
+    usedAt: c.usedAt,
+  };
+  if (c.resources !== undefined) out.resources = c.resources.slice();
+  return out;
+};
 const copyConsent = (c: ConsentRecord): ConsentRecord => ({ ...c, scope: [...c.scope] });
 // Optional fields stay absent when they are (a copy must compare equal to what was saved).
 const copyRequest = (r: AuthorizationRequestRecord): AuthorizationRequestRecord => {
@@ -76,6 +81,7 @@ const copyRequest = (r: AuthorizationRequestRecord): AuthorizationRequestRecord 
   if (r.codeChallenge !== undefined) out.codeChallenge = r.codeChallenge;
   if (r.codeChallengeMethod !== undefined) out.codeChallengeMethod = r.codeChallengeMethod;
   if (r.browserHash !== undefined) out.browserHash = r.browserHash;
+  if (r.resources !== undefined) out.resources = r.resources.slice();
   return out;
 };
 const copyInteraction = (i: InteractionRecord): InteractionRecord => {

@@ -71,6 +71,11 @@ export interface AuthorizationRequestRecord {
    * continued by a browser that sends that cookie. A store must keep it.
    */
   browserHash?: string;
+  /**
+   * The `resource` values of the request (RFC 8707 §2), each accepted by the server; absent when
+   * none was sent. Copied to the code. A store must keep it.
+   */
+  resources?: string[];
 }
 
 /**
@@ -159,6 +164,11 @@ export interface CodeRecord {
   codeChallengeMethod: 'S256' | 'plain' | null;
   expiresAt: number;
   usedAt: number | null;
+  /**
+   * The resources granted (RFC 8707 §2): the code's tokens are issued for these or some of them.
+   * Absent when the authorization request named none (tokens without an audience).
+   */
+  resources?: string[];
 }
 
 /**
@@ -186,6 +196,12 @@ export interface TokenRecord {
    * before families existed.
    */
   familyHash?: string | null;
+  /**
+   * The resources the token is for (RFC 8707): an access token is accepted only by these
+   * (`audienceAllows`), a refresh token may be exchanged for access tokens to these or some of
+   * them. Absent: a token issued without `resource`, accepted by any resource.
+   */
+  audience?: string[];
 }
 
 /**

@@ -1,4 +1,5 @@
 import { createLocalJWKSet, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK, type JWTVerifyGetKey } from 'jose';
+import { isResourceIndicator } from '../checks/audience.js';
 import { randomToken } from '../crypto.js';
 
 /**
@@ -59,13 +60,24 @@ export class JwtAccessTokens {
     return this.loaded;
   }
 
-  /** Sign an access token; `jti` is the id storage knows. */
-  async sign(claims: { sub: string; clientId: string; scope: string; jti: string; iat: number; exp: number }): Promise<string> {
+  /**
+   * Sign an access token; `jti` is the id storage knows. `aud` is the token's resources (RFC 8707
+   * §2; a string for one); without them the `audience` option, as before resource indicators.
+   */
+  async sign(claims: {
+    sub: string;
+    clientId: string;
+    scope: string;
+    jti: string;
+    iat: number;
+    exp: number;
+    aud?: readonly string[] | undefined;
+  }): Promise<string> {
     const { sign } = await this.load();
     return new SignJWT({ client_id: claims.clientId, scope: claims.scope })
       .setProtectedHeader({ alg: sign.alg, kid: sign.kid, typ: 'at+jwt' })
       .setIssuer(this.options.issuer)
-      .setAudience(this.options.audience)
+      .setAudience(claims.aud === undefined ? this.options.audience : claims.aud.length === 1 ? claims.aud[0]! : [...claims.aud])
       .setSubject(claims.sub)
       .setJti(claims.jti)
       .setIssuedAt(Math.floor(claims.iat / 1000))
@@ -79,14 +91,24 @@ export class JwtAccessTokens {
     try {
       const { payload } = await jwtVerify(token, verify, {
         issuer: this.options.issuer,
-        audience: this.options.audience,
         typ: 'at+jwt',
         currentDate: new Date(now),
       });
-      return typeof payload.jti === 'string' ? payload.jti : null;
+      return typeof payload.jti === 'string' && this.audienceSigned(payload.aud) ? payload.jti : null;
     } catch {
       return null;
     }
+  }
+
+  /**
+   * Whether `aud` is one `sign` writes: the `audience` option, or the resources of a token issued
+   * with resource indicators (RFC 8707), absolute URIs. Which resource may accept the token is
+   * its stored record's audience (`audienceAllows`), never this claim.
+   */
+  private audienceSigned(aud: unknown): boolean {
+    if (aud === this.options.audience) return true;
+    const values = Array.isArray(aud) ? aud : [aud];
+    return values.length > 0 && values.every((value) => typeof value === 'string' && isResourceIndicator(value));
   }
 
   /** The public keys, for the JWKS endpoint (RFC 7517). */

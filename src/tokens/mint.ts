@@ -44,7 +44,7 @@ export interface IssuedTokens {
  * one holds a value whose hash is a `jti`, so the `jti` (public, logged by resource servers) is
  * no credential. Only the verified JWT leads to its record (`tokenKey` in `tokens/lookup.ts`).
  */
-export function mintAccessToken(ctx: Context, family: Family, scope: string[], now: number): MintedAccess {
+export function mintAccessToken(ctx: Context, family: Family, scope: string[], now: number, audience?: string[]): MintedAccess {
   const secret = randomToken();
   const token = ctx.jwt ? undefined : `${ctx.options.tokenPrefixes.accessToken}${secret}`;
   const record: TokenRecord = {
@@ -59,6 +59,7 @@ export function mintAccessToken(ctx: Context, family: Family, scope: string[], n
     rotatedAt: null,
     revokedAt: null,
   };
+  if (audience !== undefined) record.audience = audience; // RFC 8707: only for the resources requested
   return token === undefined ? { format: 'jwt', record, jti: record.hash } : { format: 'opaque', record, token };
 }
 
@@ -73,6 +74,7 @@ export function accessTokenValue(ctx: Context, access: MintedAccess, grant: Gran
     jti: access.jti,
     iat: access.record.issuedAt,
     exp: access.record.expiresAt!,
+    aud: access.record.audience,
   });
 }
 
@@ -117,7 +119,9 @@ export function familyEnd(ctx: Context, grantCreatedAt: number): number | null {
 /**
  * A new access + refresh pair of a grant. Nothing is stored yet. `refreshFamily` is the family of
  * the refresh token being rotated (none at the code exchange: a new family starts); `end` caps
- * both tokens' expiry (`familyEnd`).
+ * both tokens' expiry (`familyEnd`). `audience` is the resources the access token is for, and
+ * `refreshAudience` those the refresh token may be exchanged for (RFC 8707 §2.2); undefined:
+ * issued without resource indicators.
  */
 export function mintPair(
   ctx: Context,
@@ -126,8 +130,10 @@ export function mintPair(
   now: number,
   refreshFamily: RefreshFamilyPart | null = null,
   end: number | null = null,
+  audience?: string[],
+  refreshAudience?: string[],
 ): IssuedPair {
-  const access = mintAccessToken(ctx, family, scope, now);
+  const access = mintAccessToken(ctx, family, scope, now, audience);
   // One fresh value: all of it for a new family, its last 21 characters after a carried family part.
   const fresh = randomToken();
   const refreshToken = `${ctx.options.tokenPrefixes.refreshToken}${refreshFamily === null ? fresh : refreshFamily.part + fresh.slice(FAMILY_CHARS)}`;
@@ -151,15 +157,24 @@ export function mintPair(
     revokedAt: null,
     familyHash,
   };
+  if (refreshAudience !== undefined) refresh.audience = refreshAudience;
   return { access, refreshToken, records: [access.record, refresh], scope };
 }
 
 /**
  * An access token without a refresh token, for a client not allowed the refresh_token grant
- * (RFC 6749 §5.1: a refresh token is optional; RFC 7591 §2 `grant_types`). Nothing is stored yet.
+ * (RFC 6749 §5.1: a refresh token is optional; RFC 7591 §2 `grant_types`), for the resources in
+ * `audience` when set (RFC 8707). Nothing is stored yet.
  */
-export function mintAccessOnly(ctx: Context, family: Family, scope: string[], now: number, end: number | null = null): IssuedPair {
-  const access = mintAccessToken(ctx, family, scope, now);
+export function mintAccessOnly(
+  ctx: Context,
+  family: Family,
+  scope: string[],
+  now: number,
+  end: number | null = null,
+  audience?: string[],
+): IssuedPair {
+  const access = mintAccessToken(ctx, family, scope, now, audience);
   if (end !== null && access.record.expiresAt! > end) access.record.expiresAt = end;
   return { access, refreshToken: null, records: [access.record], scope };
 }

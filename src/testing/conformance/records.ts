@@ -165,4 +165,44 @@ export const recordCases: readonly StorageConformanceCase[] = [
     );
     same(await storage.findInteraction(interaction.idHash), interaction, 'and leaves the interaction in place');
   }),
+  conformanceCase(
+    "resource indicators (RFC 8707): a request's resources, a code's resources and a token's audience round trip; absent stays absent",
+    async (make) => {
+      const storage = await make();
+      const resources = ['https://api.example/v2', 'https://mcp.example/mcp'];
+      const interaction = makeInteraction();
+      interaction.request.resources = resources.slice();
+      await storage.saveInteraction(interaction);
+      same(
+        (await storage.findInteraction(interaction.idHash))?.request.resources,
+        resources,
+        "an interaction's request keeps its resources",
+      );
+      same((await storage.takeInteraction(interaction.idHash, T0))?.request.resources, resources, 'and so does takeInteraction');
+
+      const { grant, code } = await withCode(storage, { resources: resources.slice() });
+      same(await storage.findCode(code.hash), code, 'findCode returns the resources of a code');
+      const { code: plain } = await withCode(storage);
+      same(await storage.findCode(plain.hash), plain, 'a code saved without resources comes back without the field');
+
+      const [access, refresh] = makePair(grant, T0 + 1, { audience: resources.slice() });
+      access.audience = [resources[1]!];
+      check((await storage.redeemCode(code.hash, T0 + 1, [access, refresh])).ok, 'redeemCode of a fresh code succeeds');
+      same((await storage.findToken(access.hash))?.token, access, 'findToken returns the audience of a token inserted by redeemCode');
+      same((await storage.findToken(refresh.hash))?.token, refresh, 'and of its refresh token');
+
+      const [access2, refresh2] = makePair(grant, T0 + 2, { audience: resources.slice(), familyHash: hash() });
+      access2.audience = [resources[0]!];
+      check((await storage.rotateRefreshToken(refresh.hash, T0 + 2, [access2, refresh2])).ok, 'rotateRefreshToken succeeds');
+      same(
+        (await storage.findToken(access2.hash))?.token,
+        access2,
+        'findToken returns the audience of a token inserted by rotateRefreshToken',
+      );
+      same((await storage.findToken(refresh2.hash))?.token, refresh2, 'and of its refresh token');
+
+      const { access: bare } = await withPair(storage);
+      same((await storage.findToken(bare.hash))?.token, bare, 'a token saved without an audience comes back without the field');
+    },
+  ),
 ];
