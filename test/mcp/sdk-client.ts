@@ -19,6 +19,8 @@ export interface SentRequest {
   headers: Headers;
   body: string | undefined;
   status: number;
+  /** The answer's `WWW-Authenticate`, or null. */
+  challenge: string | null;
 }
 
 /** A `fetch` for the SDK that records every request (bodies are strings or absent in what the SDK sends). */
@@ -27,7 +29,14 @@ export function recordingFetch(log: SentRequest[]): typeof fetch {
     const request = new Request(input, init);
     const body = init?.body === undefined || init.body === null ? undefined : String(init.body);
     const response = await fetch(input, init);
-    log.push({ method: request.method, url: new URL(request.url), headers: request.headers, body, status: response.status });
+    log.push({
+      method: request.method,
+      url: new URL(request.url),
+      headers: request.headers,
+      body,
+      status: response.status,
+      challenge: response.headers.get('www-authenticate'),
+    });
     // MCP_DEBUG=1 prints each request and answer (what the report of issue 16 quotes).
     if (process.env['MCP_DEBUG']) {
       const detail = response.status >= 400 ? await response.clone().text() : '';
