@@ -3,9 +3,13 @@
  * the SDK's `Client` with `StreamableHTTPClientTransport` and an in-memory `OAuthClientProvider`
  * (sdk-client.ts) finds the authorization server on its own from nothing but the MCP endpoint's
  * URL, registers dynamically, authorizes with PKCE, has the user approve, exchanges the code, calls
- * a tool with a read-only token, and refreshes when the access token has expired (the server's
- * `FakeClock` moved past the lifetime). On Express, Fastify, Hono and node:http on MemoryStorage,
- * and on Express with PostgreSQL storage.
+ * a tool with a read-only token, refreshes when the access token has expired (the server's
+ * `FakeClock` moved past the lifetime), and steps up on a 403 `insufficient_scope`. On Express,
+ * Fastify, Hono and node:http on MemoryStorage, and on Express with PostgreSQL storage
+ * (DATABASE_URL; skipped without it, except in CI: test/storage/pg.ts).
+ *
+ * The steps that need the protected-resource features of issue 16 are `it.todo`s at the end of
+ * the suite. `MCP_DEBUG=1` prints every request the SDK sends and what it got back.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -23,6 +27,7 @@ const ACCESS_TOKEN_SECONDS = 3600;
 /** The SDK's requests to one path, in order. */
 const to = (log: SentRequest[], path: string) => log.filter((r) => r.url.pathname === path);
 
+/** Poll until `done()` (a background request of the SDK has been answered). */
 async function until(done: () => boolean, ms = 5000): Promise<void> {
   for (const end = Date.now() + ms; !done(); ) {
     if (Date.now() > end) throw new Error('timed out waiting');
