@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, type OAuthRequest, type ResourceRequest } from '../../src/index.js';
+import { ConfigError, oauthRoutes, routeWhere, type OAuthRequest, type OAuthResponse, type ResourceRequest } from '../../src/index.js';
 import { json, setup } from '../helpers.js';
 
 /**
@@ -139,6 +139,34 @@ describe('protected resource metadata (RFC 9728 §2, §3)', () => {
     const bare = await setup({ protectedResources: [{ resource: API }] });
     expect(bare.server.protectedResourceMetadata(API, { method: 'GET' }).status).toBe(404);
     expect(bare.server.protectedResourceMetadataDocument(API)).toBeNull();
+  });
+});
+
+describe("the adapter kit's routes for the documents", () => {
+  it('one route per well-known path; resources on several hosts that share one are told apart by the host', async () => {
+    const { server } = await setup({
+      issuer: ISSUER,
+      protectedResources: [{ resource: 'https://api.example' }, { resource: 'https://mcp.example' }, { resource: API }],
+    });
+    const routes = oauthRoutes('/v1/oauth', server).filter((r) => r.path.startsWith('/.well-known/oauth-protected-resource'));
+    expect(routes.map((r) => [r.path, r.body])).toEqual([
+      ['/.well-known/oauth-protected-resource', 'none'],
+      ['/.well-known/oauth-protected-resource/v2', 'none'],
+    ]);
+    const answer = async (route: number, url: string) =>
+      (await routes[route]!.handle(server, { method: 'GET', url, headers: {} }, routeWhere({}))) as OAuthResponse;
+    expect(json(await answer(0, 'https://mcp.example/.well-known/oauth-protected-resource')).resource).toBe('https://mcp.example');
+    expect(json(await answer(0, 'https://api.example/.well-known/oauth-protected-resource')).resource).toBe('https://api.example');
+    expect((await answer(0, 'https://elsewhere.example/.well-known/oauth-protected-resource')).status).toBe(404);
+    // One resource on a path answers whatever the host (a proxy may have changed it).
+    expect(json(await answer(1, 'http://127.0.0.1:3000/.well-known/oauth-protected-resource/v2')).resource).toBe(API);
+  });
+
+  it('without a server, or without protectedResources, no such route', async () => {
+    const { server } = await setup({ issuer: ISSUER });
+    const documents = (routes: { path: string }[]) => routes.filter((r) => r.path.includes('oauth-protected-resource'));
+    expect(documents(oauthRoutes('/v1/oauth'))).toEqual([]);
+    expect(documents(oauthRoutes('/v1/oauth', server))).toEqual([]);
   });
 });
 
