@@ -4,7 +4,7 @@ import { audit, type Context } from './context.js';
 import { randomId, randomToken, sha256Base64url } from './crypto.js';
 import { authorize } from './endpoints/authorize.js';
 import { approve, deny, resume } from './endpoints/interaction.js';
-import { authenticate } from './endpoints/authenticate.js';
+import { authenticate, authenticateResource } from './endpoints/authenticate.js';
 import { revoke } from './endpoints/revoke.js';
 import { token } from './endpoints/token.js';
 import { introspect } from './endpoints/introspect.js';
@@ -278,7 +278,9 @@ export class AuthorizationServer {
   authenticate(request: OAuthRequest, options: AuthenticateOptions): Promise<AuthenticateResult>;
   authenticate(request: OAuthRequest, options?: AuthenticateOptions): Promise<AuthenticateResult> {
     // Storage failures are caught inside (a 503), without a wrapper promise on every API request.
-    return authenticate(this.ctx, request, this.reporter, options);
+    return options === undefined
+      ? authenticate(this.ctx, request, this.reporter)
+      : authenticateResource(this.ctx, request, this.reporter, options);
   }
 
   /**

@@ -70,14 +70,7 @@ function classify(ctx: Context, request: OAuthRequest): string | AuthenticateRes
  * docs/reference.md#resource-check). Scope follows the HTTP method (docs/reference.md#scope):
  * `read` for GET and HEAD, `write` for the rest.
  */
-export async function authenticate(
-  ctx: Context,
-  request: OAuthRequest,
-  report: (error: unknown) => void,
-  options?: AuthenticateOptions,
-): Promise<AuthenticateResult> {
-  // A protected resource's check is a path of its own, so this one stays as it was tuned.
-  if (options !== undefined) return authenticateFor(ctx, request, report, options);
+export async function authenticate(ctx: Context, request: OAuthRequest, report: (error: unknown) => void): Promise<AuthenticateResult> {
   // Everything inside one try (free until something throws), rather than a wrapper promise on
   // every API request: a storage outage or a throwing host hook (clock, scope rule) is a 503.
   try {
@@ -184,9 +177,10 @@ function resourceChallenge(result: AuthenticateResult, entry: ProtectedResource,
 /**
  * `authenticate` for a request to one of the `protectedResources`
  * (docs/reference.md#protected-resources-rfc-9728): the same bearer and token checks, the
- * token's audience, the resource's own scope rule, and challenges that name its metadata.
+ * token's audience, the resource's own scope rule, and challenges that name its metadata. A
+ * function of its own, so that `authenticate`, the tuned path, does no work for it.
  */
-async function authenticateFor(
+export async function authenticateResource(
   ctx: Context,
   request: OAuthRequest,
   report: (error: unknown) => void,
