@@ -7,8 +7,13 @@
  * (test/core/protected-resources.test.ts) cover each rule.
  */
 import { describe, expect, it } from 'vitest';
-import type { ResourceRequest } from '../../src/index.js';
+import { AuthorizationServer, ConfigError, MemoryStorage, type ResourceRequest } from '../../src/index.js';
+import { FakeSessions } from '../../src/testing/index.js';
 import { ISSUER } from '../fixtures.js';
+import { requireToken as expressRequireToken } from '../../adapters/express/index.js';
+import { requireToken as fastifyRequireToken } from '../../adapters/fastify/index.js';
+import { requireToken as honoRequireToken } from '../../adapters/hono/index.js';
+import { requireToken as nodeRequireToken } from '../../adapters/node/index.js';
 import { FRAMEWORKS, IN_PROCESS, expectJsonError, useApp } from './app.js';
 
 const API = 'https://api.example/v2';
@@ -103,6 +108,19 @@ describe.each(FRAMEWORKS)('%s: protected resource metadata (RFC 9728)', (framewo
       expect(echoed.json()).toMatchObject({ oauth: { scope: ['read', 'write'] } });
     });
 
+    it('what the document advertises holds: its authorization server publishes metadata, tokens go in the header only', async () => {
+      const { get, api, tokens } = app();
+      const document = (await get(`${WELL_KNOWN}/v2`)).json<{ authorization_servers: string[] }>();
+      const [issuer] = document.authorization_servers;
+      expect((await get('/.well-known/oauth-authorization-server')).json().issuer).toBe(issuer);
+      // bearer_methods_supported: ["header"]: a token in the query is no credential.
+      const { access_token } = await tokens({ scope: 'read' });
+      const inQuery = await api('GET', `/r/account?access_token=${access_token}`);
+      expect(inQuery.status).toBe(401);
+      expect(challengeParams(inQuery.headers.get('www-authenticate')).error).toBeUndefined();
+      expect((await api('GET', '/r/account', access_token)).status).toBe(200);
+    });
+
     it('requireToken(server) without a resource answers as before: no resource_metadata', async () => {
       const { api } = app();
       const reply = await api('GET', '/v2/account');
@@ -177,5 +195,47 @@ describe.each(IN_PROCESS)('%s: a resource with its own scope rule (MCP)', (frame
     const allowed = await post((await tokens({ scope: 'read write' })).access_token, call);
     expect(allowed.status, allowed.text).toBe(200);
     expect(allowed.json().body).toEqual(call);
+  });
+});
+
+describe('requireToken(server, { resource }) for a resource the server does not list', () => {
+  it.each([
+    ['express', expressRequireToken],
+    ['fastify', fastifyRequireToken],
+    ['hono', honoRequireToken],
+    ['node', nodeRequireToken],
+  ] as const)('%s: throws ConfigError when it is made, not on each request', (_name, requireToken) => {
+    const server = new AuthorizationServer({
+      storage: new MemoryStorage(),
+      sessions: new FakeSessions(),
+      protectedResources: [{ resource: API }],
+    });
+    expect(() => requireToken(server, { resource: MCP })).toThrow(ConfigError);
+    expect(() => requireToken(server, { resource: API })).not.toThrow();
+  });
+});
+
+describe('hono: the body read for a scope rule', () => {
+  const app = useApp({
+    framework: 'hono',
+    server: { issuer: ISSUER, protectedResources: [{ resource: MCP, requiredScope: mcpRule }] },
+    resource: MCP,
+  });
+
+  it('only a JSON body within the limit reaches the rule; the handler reads the request in full either way', async () => {
+    const { tokens, request } = app();
+    const { access_token } = await tokens({ scope: 'read' });
+    const send = (contentType: string, body: string) =>
+      request('POST', '/r/echo', { headers: { authorization: `Bearer ${access_token}`, 'content-type': contentType }, body });
+    const big = { method: 'tools/list', padding: 'x'.repeat(70_000) };
+    const reply = await send('application/json', JSON.stringify(big));
+    expect(reply.status, reply.text).toBe(200);
+    expect(reply.json().body).toEqual(big);
+    expect(seen.at(-1)!.body).toBeUndefined();
+    // A body that does not say it is JSON is not read for the rule.
+    expect((await send('text/plain', '{"method":"tools/list"}')).status).toBe(200);
+    expect(seen.at(-1)!.body).toBeUndefined();
+    await send('application/json; charset=utf-8', '{"method":"tools/list"}');
+    expect(seen.at(-1)!.body).toEqual({ method: 'tools/list' });
   });
 });
