@@ -298,22 +298,20 @@ function resolveResources(
   custom: readonly string[] | undefined,
 ): readonly ProtectedResource[] {
   const known = custom ?? ['read', 'write'];
+  // By document URL: `https://api.example` and `https://api.example/` would share one document.
   const seen = new Set<string>();
   return Object.freeze(
     list.map((entry, i) => {
-      if (seen.has(entry.resource)) throw new ConfigError(`protectedResources.${i}.resource`, 'expected each resource identifier once');
-      seen.add(entry.resource);
+      const url = new URL(entry.resource);
+      const metadataPath = RESOURCE_METADATA + (url.pathname === '/' ? '' : url.pathname);
+      const metadataUrl = url.origin + metadataPath;
+      if (seen.has(metadataUrl))
+        throw new ConfigError(`protectedResources.${i}.resource`, 'expected each resource once (one document each)');
+      seen.add(metadataUrl);
       const unknown = entry.scopes?.find((s) => !known.includes(s));
       if (unknown !== undefined)
         throw new ConfigError(`protectedResources.${i}.scopes`, `expected known scope values only, not "${unknown}"`);
-      const url = new URL(entry.resource);
-      const metadataPath = RESOURCE_METADATA + (url.pathname === '/' ? '' : url.pathname);
-      return Object.freeze({
-        ...entry,
-        scopes: Object.freeze([...(entry.scopes ?? known)]),
-        metadataUrl: url.origin + metadataPath,
-        metadataPath,
-      });
+      return Object.freeze({ ...entry, scopes: Object.freeze([...(entry.scopes ?? known)]), metadataUrl, metadataPath });
     }),
   );
 }

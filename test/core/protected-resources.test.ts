@@ -9,6 +9,7 @@ import { json, setup } from '../helpers.js';
 const ISSUER = 'https://auth.example';
 const API = 'https://api.example/v2';
 const MCP = 'https://mcp.example/mcp';
+const ROOT = 'https://api.example';
 const API_METADATA = 'https://api.example/.well-known/oauth-protected-resource/v2';
 
 /** An MCP-like rule: `tools/call` of `delete_thing` needs write, every other JSON-RPC message read. */
@@ -76,6 +77,9 @@ describe('the protectedResources option', () => {
 
   it('refuses a repeated identifier, an unknown scope value, an unknown option and a rule that is not a function', async () => {
     await expect(setup({ protectedResources: [{ resource: API }, { resource: API }] })).rejects.toThrow(/protectedResources\.1\.resource/);
+    await expect(setup({ protectedResources: [{ resource: ROOT }, { resource: `${ROOT}/` }] })).rejects.toThrow(
+      /protectedResources\.1\.resource/,
+    );
     await expect(setup({ protectedResources: [{ resource: API, scopes: ['admin'] }] })).rejects.toThrow(/protectedResources\.0\.scopes/);
     await expect(setup({ protectedResources: [{ resource: API, audience: 'x' } as never] })).rejects.toThrow(ConfigError);
     await expect(setup({ protectedResources: [{ resource: API, requiredScope: 'read' as never }] })).rejects.toThrow(
