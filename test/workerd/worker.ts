@@ -7,7 +7,7 @@
  * MemoryStorage, the server) kept here instead and driven through test controls under `/__test/`:
  *
  * - `POST reset`: a fresh world (server, storage, clock, sessions, host app) from the JSON body
- *   `{ server, router, customInteractions }` (JSON-serialisable options only); answers the two
+ *   `{ server, router, customInteractions, resource }` (JSON-serialisable options only); answers the two
  *   registered clients, the clock's time and the metadata document.
  * - `POST run`: a JSON list of steps run in order, each answered `{ value }` or `{ error }`: set
  *   the clock, put a session behind a `sid` cookie or end one, or call a method of the server or
