@@ -16,6 +16,7 @@
  */
 import { isMethod } from './http.js';
 import { PATHS, type MetadataOptions } from './endpoints/metadata.js';
+import { resourceAt } from './endpoints/resource-metadata.js';
 import {
   handleAuthorize,
   handleDecisionForm,
@@ -122,11 +123,28 @@ const ROUTES: ReadonlyArray<Omit<OAuthRoute, 'path'> & { readonly suffix: string
  * Every OAuth route with `basePath`: `{basePath}/authorize`, `/authorize/resume`,
  * `/authorize/decision`, `/token`, `/revoke`, `/introspect`, `/register` (the core answers 404
  * while dynamic registration is off), `/.well-known/oauth-authorization-server` and
- * `/.well-known/jwks.json`. Mount every method of each: the core answers the ones it does not take.
+ * `/.well-known/jwks.json`; with `server`, also the metadata document of each of its
+ * `protectedResources` (RFC 9728 §3.1, `/.well-known/oauth-protected-resource{path}`), one route
+ * per path (resources on several hosts may share one: the request's host picks). Mount every
+ * method of each: the core answers the ones it does not take.
  * @group Adapter kit
  */
-export function oauthRoutes(basePath: string = DEFAULT_BASE_PATH): OAuthRoute[] {
-  return ROUTES.map(({ suffix, fixed, body, handle }) => ({ path: fixed ? suffix : basePath + suffix, body, handle }));
+export function oauthRoutes(basePath: string = DEFAULT_BASE_PATH, server?: AuthorizationServer): OAuthRoute[] {
+  const routes: OAuthRoute[] = ROUTES.map(({ suffix, fixed, body, handle }) => ({
+    path: fixed ? suffix : basePath + suffix,
+    body,
+    handle,
+  }));
+  const resources = server?.options.protectedResources;
+  for (const path of new Set(resources?.map((r) => r.metadataPath))) {
+    routes.push({
+      path,
+      body: 'none',
+      handle: (server, request) =>
+        server.protectedResourceMetadata(resourceAt(server.options.protectedResources, path, request.url), request),
+    });
+  }
+  return routes;
 }
 
 /**

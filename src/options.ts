@@ -3,7 +3,7 @@ import { systemClock } from './clock.js';
 import { ConfigError } from './errors.js';
 import type { Storage } from './storage/types.js';
 import type { JWK } from 'jose';
-import type { Account, AuditEvent, Clock, OAuthRequest, UserSessions } from './types.js';
+import type { Account, AuditEvent, Clock, OAuthRequest, ProtectedResource, ResourceRequest, UserSessions } from './types.js';
 
 const STORAGE_METHODS = [
   'saveClient',
@@ -54,6 +54,22 @@ const issuer = z.string().refine((value) => {
   const secure = url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url.hostname));
   return secure && !url.search && !url.hash && !value.includes('#') && !value.includes('?') && !url.username;
 }, 'expected an https URL with no query or fragment (http only for localhost)');
+
+/**
+ * A protected resource identifier (RFC 9728 §1.2, RFC 8707 §2): https (http only for loopback
+ * development), no fragment, no query, no user information. Its path is served as a route of
+ * every framework (RFC 9728 §3.1), so it is kept to unreserved characters and `/`.
+ */
+const resourceIdentifier = z.string().refine((value) => {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  const secure = url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url.hostname));
+  return (
+    secure && !url.search && !url.hash && !/[#?]/.test(value) && !url.username && !url.password && /^[A-Za-z0-9\-._~/]*$/.test(url.pathname)
+  );
+}, 'expected an https URL with no query or fragment (http only for localhost), its path of A-Z, a-z, 0-9, -._~ and /');
+
+const scopeToken = z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,64}$/, 'expected scope tokens (RFC 6749 section 3.3)');
 
 const schema = z
   .object({
@@ -185,6 +201,29 @@ const schema = z
       .refine((s) => s.default.every((d) => s.values.includes(d)), 'expected default to list known values only')
       .optional(),
     /**
+     * The protected resources this server issues tokens for and describes (RFC 9728): each gets
+     * its metadata document, and `requireToken(server, { resource })` its scope rule and
+     * challenges (docs/reference.md#protected-resources-rfc-9728).
+     */
+    protectedResources: z
+      .array(
+        z
+          .object({
+            resource: resourceIdentifier,
+            name: z
+              .string()
+              .regex(/^[^\x00-\x1f\x7f]{1,200}$/, 'expected 1 to 200 characters without control characters')
+              .optional(),
+            scopes: z.array(scopeToken).min(1).max(100).optional(),
+            requiredScope: z
+              .custom<(request: ResourceRequest) => string[]>((v) => typeof v === 'function', 'expected a function')
+              .optional(),
+          })
+          .strict(),
+      )
+      .max(100)
+      .optional(),
+    /**
      * The most sign-in steps (`login` interactions: the browser is not signed in as the request
      * needs) that one server instance keeps pending: storing one more forgets the oldest still
      * pending (its sign-in link then answers "expired"). Bounds what an anonymous flood of
@@ -207,7 +246,13 @@ type Knobs = 'allowImplicit' | 'requirePkce' | 'requireClientAuthOnRefresh' | 'a
  * Options after defaults (the profile's, for the knobs not set), frozen.
  * @group Authorization
  */
-export type ResolvedOptions = Readonly<Omit<z.output<typeof schema>, Knobs> & Record<Knobs, boolean>>;
+export type ResolvedOptions = Readonly<
+  Omit<z.output<typeof schema>, Knobs | 'protectedResources'> &
+    Record<Knobs, boolean> & {
+      /** Frozen, each with its defaults and the URL of its metadata document. */
+      protectedResources?: readonly ProtectedResource[];
+    }
+>;
 
 const PROFILES: Record<'compatible' | 'strict', Record<Knobs, boolean>> = {
   compatible: { allowImplicit: true, requirePkce: false, requireClientAuthOnRefresh: false, allowCredentialsInQuery: true },
@@ -226,10 +271,11 @@ export function resolveOptions(options: unknown): ResolvedOptions {
         : issue.message;
     throw new ConfigError(issue.code === 'unrecognized_keys' && path === '(options)' ? issue.keys[0]! : path, expected);
   }
-  const data = result.data;
+  const { protectedResources, ...data } = result.data;
   const defaults = PROFILES[data.profile];
   const resolved: ResolvedOptions = {
     ...data,
+    ...(protectedResources && { protectedResources: resolveResources(protectedResources, data.scopes?.values) }),
     allowImplicit: data.allowImplicit ?? defaults.allowImplicit,
     requirePkce: data.requirePkce ?? defaults.requirePkce,
     requireClientAuthOnRefresh: data.requireClientAuthOnRefresh ?? defaults.requireClientAuthOnRefresh,
@@ -244,4 +290,35 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   Object.freeze(resolved.lifetimes);
   Object.freeze(resolved.tokenPrefixes);
   return Object.freeze(resolved);
+}
+
+/** The well-known path of RFC 9728 §3. */
+const RESOURCE_METADATA = '/.well-known/oauth-protected-resource';
+
+/**
+ * The protected resources with their defaults: `scopes` (known values only, default every one),
+ * and where the metadata document is (RFC 9728 §3.1: the well-known path inserted between the
+ * host and the path, a terminating `/` of an empty path dropped). Each identifier once.
+ */
+function resolveResources(
+  list: NonNullable<z.output<typeof schema>['protectedResources']>,
+  custom: readonly string[] | undefined,
+): readonly ProtectedResource[] {
+  const known = custom ?? ['read', 'write'];
+  // By document URL: `https://api.example` and `https://api.example/` would share one document.
+  const seen = new Set<string>();
+  return Object.freeze(
+    list.map((entry, i) => {
+      const url = new URL(entry.resource);
+      const metadataPath = RESOURCE_METADATA + (url.pathname === '/' ? '' : url.pathname);
+      const metadataUrl = url.origin + metadataPath;
+      if (seen.has(metadataUrl))
+        throw new ConfigError(`protectedResources.${i}.resource`, 'expected each resource once (one document each)');
+      seen.add(metadataUrl);
+      const unknown = entry.scopes?.find((s) => !known.includes(s));
+      if (unknown !== undefined)
+        throw new ConfigError(`protectedResources.${i}.scopes`, `expected known scope values only, not "${unknown}"`);
+      return Object.freeze({ ...entry, scopes: Object.freeze([...(entry.scopes ?? known)]), metadataUrl, metadataPath });
+    }),
+  );
 }

@@ -4,14 +4,15 @@ import { audit, type Context } from './context.js';
 import { randomId, randomToken, sha256Base64url } from './crypto.js';
 import { authorize } from './endpoints/authorize.js';
 import { approve, deny, resume } from './endpoints/interaction.js';
-import { authenticate } from './endpoints/authenticate.js';
+import { authenticate, authenticateResource } from './endpoints/authenticate.js';
 import { revoke } from './endpoints/revoke.js';
 import { token } from './endpoints/token.js';
 import { introspect } from './endpoints/introspect.js';
 import { jwks, metadata, metadataDocument, type MetadataOptions } from './endpoints/metadata.js';
 import { register } from './endpoints/register.js';
+import { resourceMetadata, resourceMetadataDocument } from './endpoints/resource-metadata.js';
 import { reportFault } from './endpoints/failure.js';
-import { OAuthError } from './errors.js';
+import { ConfigError, OAuthError } from './errors.js';
 import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions } from './options.js';
 import { ScopePolicy } from './checks/scope.js';
 import { RecentPairs } from './checks/pkce.js';
@@ -19,12 +20,14 @@ import { PendingAnonymous } from './checks/pending-interactions.js';
 import { JwtAccessTokens } from './tokens/jwt.js';
 import type { ClientGrantType, ClientRecord, ClientResponseType } from './storage/types.js';
 import type {
+  AuthenticateOptions,
   AuthenticateResult,
   AuthorizationInfo,
   AuthorizeDecision,
   ClientInfo,
   OAuthRequest,
   OAuthResponse,
+  ProtectedResource,
   RegisteredClient,
   RegisteredPublicClient,
 } from './types.js';
@@ -265,9 +268,50 @@ export class AuthorizationServer {
    * `read` allows GET and HEAD, `read write` also POST, PUT, PATCH and DELETE.
    * @group Resource
    */
-  authenticate(request: OAuthRequest): Promise<AuthenticateResult> {
+  authenticate(request: OAuthRequest): Promise<AuthenticateResult>;
+  /**
+   * The same check for a request to one of the `protectedResources`
+   * (docs/reference.md#protected-resources-rfc-9728): its `requiredScope` decides the scope
+   * (given `options.body`, or the body `options.readBody` reads), and every challenge names its
+   * metadata (`resource_metadata`, RFC 9728 §5.1); a 401 also says the scope the request needs.
+   */
+  authenticate(request: OAuthRequest, options: AuthenticateOptions): Promise<AuthenticateResult>;
+  authenticate(request: OAuthRequest, options?: AuthenticateOptions): Promise<AuthenticateResult> {
     // Storage failures are caught inside (a 503), without a wrapper promise on every API request.
-    return authenticate(this.ctx, request, this.reporter);
+    return options === undefined
+      ? authenticate(this.ctx, request, this.reporter)
+      : authenticateResource(this.ctx, request, this.reporter, options);
+  }
+
+  /**
+   * One of the `protectedResources`, with its defaults; adapters look it up once, when
+   * `requireToken(server, { resource })` is made.
+   * @throws ConfigError when `resource` is not one of them.
+   * @group Resource
+   */
+  protectedResource(resource: string): ProtectedResource {
+    const entry = this.options.protectedResources?.find((r) => r.resource === resource);
+    if (!entry) throw new ConfigError('resource', `expected one of the protectedResources, not ${JSON.stringify(resource)}`);
+    return entry;
+  }
+
+  /**
+   * GET /.well-known/oauth-protected-resource{path} (RFC 9728 §3): the metadata of a protected
+   * resource; 404 without an `issuer` or for an unknown resource, 405 for methods other than GET
+   * and HEAD. The adapters serve it at each resource's `metadataPath`.
+   * @group Resource
+   */
+  protectedResourceMetadata(resource: string | undefined, request?: { method: string }): OAuthResponse {
+    return resourceMetadata(this.ctx, resource, request);
+  }
+
+  /**
+   * The metadata document of a protected resource (RFC 9728 §2), or `null` without an `issuer`
+   * or for an unknown resource.
+   * @group Resource
+   */
+  protectedResourceMetadataDocument(resource: string): Record<string, unknown> | null {
+    return resourceMetadataDocument(this.ctx, resource);
   }
 
   /**

@@ -136,6 +136,74 @@ export interface VerifiedToken {
 export type AuthenticateResult = { ok: true; token: VerifiedToken } | { ok: false; response: OAuthResponse };
 
 /**
+ * What a protected resource's scope rule sees of a request: the method, the URL and, when the
+ * framework already parsed it (or the adapter read it for the rule), the body.
+ * @group Resource
+ */
+export interface ResourceRequest {
+  method: string;
+  url: string;
+  /** The parsed body (JSON for an MCP server), or undefined when none was read. */
+  body?: unknown;
+}
+
+/**
+ * A protected resource the server issues tokens for and describes (RFC 9728), as the
+ * `protectedResources` option takes it (docs/reference.md#protected-resources-rfc-9728).
+ * @group Resource
+ */
+export interface ProtectedResourceOptions {
+  /**
+   * The resource identifier (RFC 9728 §1.2): an absolute https URL (http only for loopback
+   * hosts) with no query, fragment or user information, e.g. `https://api.example/v2`.
+   */
+  resource: string;
+  /** `resource_name` of its metadata: a name for people. */
+  name?: string;
+  /** `scopes_supported` of its metadata; default every scope value of the server. */
+  scopes?: string[];
+  /**
+   * The resource's own scope rule: the scope values a request to it needs (all of them). For an
+   * MCP server, decide by the JSON-RPC method or tool of the parsed body. Default: the server's
+   * rule (docs/reference.md#scope).
+   */
+  requiredScope?: (request: ResourceRequest) => string[];
+}
+
+/**
+ * A protected resource after defaults, as `options.protectedResources` holds it (frozen).
+ * @group Resource
+ */
+export interface ProtectedResource {
+  readonly resource: string;
+  readonly name?: string;
+  /** `scopes_supported`: the option's, or every scope value of the server. */
+  readonly scopes: readonly string[];
+  readonly requiredScope?: (request: ResourceRequest) => string[];
+  /** The URL of its RFC 9728 document (§3.1): `/.well-known/oauth-protected-resource` inserted after the host. */
+  readonly metadataUrl: string;
+  /** The path of that URL, where the adapters serve the document. */
+  readonly metadataPath: string;
+}
+
+/**
+ * The second argument of `AuthorizationServer.authenticate()`: check the request as one to a
+ * protected resource (its scope rule, its challenges naming its metadata).
+ * @group Resource
+ */
+export interface AuthenticateOptions {
+  /** The identifier of one of the `protectedResources`. */
+  resource: string;
+  /** The body the framework already parsed, for the resource's `requiredScope`. */
+  body?: unknown;
+  /**
+   * Read the body for the resource's `requiredScope` when `body` is undefined: called at most
+   * once, and only when the resource has a rule of its own (Hono reads a clone this way).
+   */
+  readBody?: () => unknown;
+}
+
+/**
  * A registered confidential application, as returned once by `registerClient()`.
  * @group Authorization
  */

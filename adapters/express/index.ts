@@ -88,7 +88,7 @@ function send(res: Response, response: OAuthResponse, setCookie?: string): void 
 export function createOAuthRouter(server: AuthorizationServer, options: OAuthRouterOptions = {}): Router {
   const basePath = options.basePath ?? DEFAULT_BASE_PATH;
   const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
-  const routes = oauthRoutes(basePath);
+  const routes = oauthRoutes(basePath, server);
   // Mounted under a path (app.use('/auth', router)): the pages link there, and the cookies are
   // scoped there. The last mount point seen is kept: a router is mostly mounted once.
   let mounted = routeWhere(options, '');
@@ -130,11 +130,37 @@ export function createOAuthRouter(server: AuthorizationServer, options: OAuthRou
 }
 
 /**
- * Middleware for the resource API: answers 401/403 with an RFC 6750 `WWW-Authenticate`
- * challenge, or puts the verified token on `res.locals.oauth` and continues.
+ * Options of `requireToken`.
  * @group Resource
  */
-export function requireToken(server: AuthorizationServer): RequestHandler {
+export interface RequireTokenOptions {
+  /**
+   * The identifier of one of the server's `protectedResources`: its scope rule decides (given
+   * `req.body` when a body parser ran before), and every challenge names its metadata
+   * (docs/reference.md#protected-resources-rfc-9728).
+   */
+  resource?: string;
+}
+
+/**
+ * Middleware for the resource API: answers 401/403 with an RFC 6750 `WWW-Authenticate`
+ * challenge, or puts the verified token on `res.locals.oauth` and continues. With `resource`,
+ * the request is checked as one to that protected resource (RFC 9728).
+ * @throws ConfigError when `resource` is not one of the server's `protectedResources`.
+ * @group Resource
+ */
+export function requireToken(server: AuthorizationServer, options: RequireTokenOptions = {}): RequestHandler {
+  if (options.resource !== undefined) {
+    const { resource } = server.protectedResource(options.resource);
+    return (req: Request, res: Response, next: NextFunction) => {
+      // What the host's body parser made of the body, if one ran; the body is never read here.
+      server.authenticate(toOAuthRequest(req), { resource, body: req.body as unknown }).then((result) => {
+        if (!result.ok) return send(res, result.response);
+        res.locals.oauth = result.token;
+        next();
+      }, next);
+    };
+  }
   return (req: Request, res: Response, next: NextFunction) => {
     server.authenticate(toOAuthRequest(req)).then((result) => {
       if (!result.ok) return send(res, result.response);

@@ -134,7 +134,7 @@ export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastif
     throw error; // not ours: the host's error handler
   });
 
-  const routes = oauthRoutes(options.basePath);
+  const routes = oauthRoutes(options.basePath, options.server);
   // POST to the form endpoints: the raw body as a string, up to the limit, whatever its type.
   await fastify.register(async (forms: FastifyInstance) => {
     forms.removeAllContentTypeParsers();
@@ -154,17 +154,40 @@ export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastif
 };
 
 /**
+ * Options of `requireToken`.
+ * @group Resource
+ */
+export interface RequireTokenOptions {
+  /**
+   * The identifier of one of the server's `protectedResources`: its scope rule decides (given
+   * `request.body`, which Fastify has parsed by the time a preHandler runs), and every challenge
+   * names its metadata (docs/reference.md#protected-resources-rfc-9728).
+   */
+  resource?: string;
+}
+
+/**
  * A preHandler hook for the resource API: answers 401/403 with an RFC 6750 `WWW-Authenticate`
- * challenge, or puts the verified token on `request.oauth` and continues.
+ * challenge, or puts the verified token on `request.oauth` and continues. With `resource`, the
+ * request is checked as one to that protected resource (RFC 9728).
  *
  * @example
  * app.register(async (api) => {
  *   api.addHook('preHandler', requireToken(server));
  *   api.get('/v2/account', async (request) => request.oauth!.account);
  * });
+ * @throws ConfigError when `resource` is not one of the server's `protectedResources`.
  * @group Resource
  */
-export function requireToken(server: AuthorizationServer): preHandlerAsyncHookHandler {
+export function requireToken(server: AuthorizationServer, options: RequireTokenOptions = {}): preHandlerAsyncHookHandler {
+  if (options.resource !== undefined) {
+    const { resource } = server.protectedResource(options.resource);
+    return async (request, reply) => {
+      const result = await server.authenticate(toOAuthRequest(request), { resource, body: request.body });
+      if (!result.ok) return send(reply, result.response);
+      request.oauth = result.token;
+    };
+  }
   return async (request, reply) => {
     const result = await server.authenticate(toOAuthRequest(request));
     if (!result.ok) return send(reply, result.response);

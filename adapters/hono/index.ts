@@ -146,16 +146,68 @@ export function createOAuthApp(server: AuthorizationServer, options: OAuthAppOpt
   };
   const app = new Hono();
   // Hono answers HEAD with the GET route, without the body.
-  for (const route of oauthRoutes(options.basePath)) app.all(route.path, (c) => serveRoute(io, route, c, c));
+  for (const route of oauthRoutes(options.basePath, server)) app.all(route.path, (c) => serveRoute(io, route, c, c));
   return app;
 }
 
 /**
- * Middleware for the resource API: answers 401/403 with an RFC 6750 `WWW-Authenticate`
- * challenge, or sets the verified token as `c.get('oauth')` and continues.
+ * Options of `requireToken`.
  * @group Resource
  */
-export function requireToken(server: AuthorizationServer): MiddlewareHandler<{ Variables: OAuthVariables }> {
+export interface RequireTokenOptions {
+  /**
+   * The identifier of one of the server's `protectedResources`: its scope rule decides, and
+   * every challenge names its metadata (docs/reference.md#protected-resources-rfc-9728). When
+   * the resource has a `requiredScope` of its own, the rule gets the JSON body of a request that
+   * declares one (`Content-Type` JSON, `Content-Length` at most `bodyLimit`), read from a clone
+   * of the request: the handler still reads `c.req.raw` (or `c.req.json()`) as usual.
+   */
+  resource?: string;
+  /** The largest body read for the scope rule, in bytes; a larger one reaches the rule as no body. Default 64 KiB. */
+  bodyLimit?: number;
+}
+
+/** The JSON body of `c` for a scope rule, read from a clone; undefined when none can be read within `limit`. */
+async function jsonForRule(c: Context, limit: number): Promise<unknown> {
+  const length = Number(c.req.header('content-length'));
+  if (!(length > 0 && length <= limit) || !/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(c.req.header('content-type') ?? '')) {
+    return undefined;
+  }
+  try {
+    // A host middleware that read the body through `c.req` left its copy there.
+    return await (c.req.raw.bodyUsed ? c.req.json() : c.req.raw.clone().json());
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Middleware for the resource API: answers 401/403 with an RFC 6750 `WWW-Authenticate`
+ * challenge, or sets the verified token as `c.get('oauth')` and continues. With `resource`, the
+ * request is checked as one to that protected resource (RFC 9728).
+ * @throws ConfigError when `resource` is not one of the server's `protectedResources`.
+ * @group Resource
+ */
+export function requireToken(
+  server: AuthorizationServer,
+  options: RequireTokenOptions = {},
+): MiddlewareHandler<{ Variables: OAuthVariables }> {
+  if (options.resource !== undefined) {
+    const entry = server.protectedResource(options.resource);
+    const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+    return async (c, next) => {
+      const authorization = c.req.raw.headers.get('authorization');
+      const request: OAuthRequest = { method: c.req.method, url: c.req.url, headers: authorization === null ? {} : { authorization } };
+      const result = await server.authenticate(request, {
+        resource: entry.resource,
+        // Only a rule of the resource's own looks at the body, and only when it runs.
+        ...(entry.requiredScope && { readBody: () => jsonForRule(c, limit) }),
+      });
+      if (!result.ok) return send(c, result.response);
+      c.set('oauth', result.token);
+      await next();
+    };
+  }
   return async (c, next) => {
     // The bearer check reads the method, the URL and Authorization only: copying every header
     // out of the Fetch Headers object weighed on every protected request (see BENCHMARKS.md).

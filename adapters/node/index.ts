@@ -109,7 +109,7 @@ function plain(res: ServerResponse, status: number, text: string): void {
 export function createOAuthHandler(server: AuthorizationServer, options: OAuthHandlerOptions = {}): OAuthHandler {
   const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const where = routeWhere(options);
-  const routes = new Map(oauthRoutes(options.basePath ?? DEFAULT_BASE_PATH).map((route) => [route.path, route]));
+  const routes = new Map(oauthRoutes(options.basePath ?? DEFAULT_BASE_PATH, server).map((route) => [route.path, route]));
   const io: AdapterIo<IncomingMessage, ServerResponse, unknown, Hook> = {
     server,
     hooks: options,
@@ -137,11 +137,41 @@ export function createOAuthHandler(server: AuthorizationServer, options: OAuthHa
 }
 
 /**
- * Middleware for the resource API: answers 401/403 with an RFC 6750 `WWW-Authenticate`
- * challenge, or puts the verified token on `req.oauth` and calls `next()`.
+ * Options of `requireToken`.
  * @group Resource
  */
-export function requireToken(server: AuthorizationServer): (req: IncomingMessage, res: ServerResponse, next: NextFunction) => void {
+export interface RequireTokenOptions {
+  /**
+   * The identifier of one of the server's `protectedResources`: its scope rule decides (given
+   * `req.body` when a connect-style body parser set it), and every challenge names its metadata
+   * (docs/reference.md#protected-resources-rfc-9728).
+   */
+  resource?: string;
+}
+
+/**
+ * Middleware for the resource API: answers 401/403 with an RFC 6750 `WWW-Authenticate`
+ * challenge, or puts the verified token on `req.oauth` and calls `next()`. With `resource`, the
+ * request is checked as one to that protected resource (RFC 9728).
+ * @throws ConfigError when `resource` is not one of the server's `protectedResources`.
+ * @group Resource
+ */
+export function requireToken(
+  server: AuthorizationServer,
+  options: RequireTokenOptions = {},
+): (req: IncomingMessage, res: ServerResponse, next: NextFunction) => void {
+  if (options.resource !== undefined) {
+    const { resource } = server.protectedResource(options.resource);
+    return (req, res, next) => {
+      // A body a connect-style parser left on `req.body`, if any; the stream is never read here.
+      const body = (req as IncomingMessage & { body?: unknown }).body;
+      server.authenticate(toOAuthRequest(req), { resource, body }).then((result) => {
+        if (!result.ok) return send(res, result.response);
+        req.oauth = result.token;
+        next();
+      }, next);
+    };
+  }
   return (req, res, next) => {
     server.authenticate(toOAuthRequest(req)).then((result) => {
       if (!result.ok) return send(res, result.response);

@@ -11,20 +11,15 @@ import { isResourceIndicator } from './audience.js';
 
 /** At most this many `resource` values per request: nothing unbounded reaches the host's check or storage. */
 const MAX_RESOURCES = 20;
-const NONE: readonly string[] = [];
 
 /**
- * The identifiers of the resources this server protects, the default of `acceptResource`. None
- * yet: the list of protected resources (RFC 9728) is its own option, read here once it exists.
+ * Whether the server issues tokens for `resource`: the host's `acceptResource`, else whether it
+ * is the identifier of one of the `protectedResources` (RFC 9728), compared as exact strings.
  */
-export function knownResources(_ctx: Context): readonly string[] {
-  return NONE;
-}
-
-/** Whether the server issues tokens for `resource`: the host's `acceptResource`, else `knownResources`. */
 function accepts(ctx: Context, resource: string): boolean {
   const accept = ctx.options.acceptResource;
-  return accept ? accept(resource) === true : knownResources(ctx).includes(resource);
+  if (accept) return accept(resource) === true;
+  return ctx.options.protectedResources?.some((known) => known.resource === resource) === true;
 }
 
 /** Why requested resources were refused, for `invalid_target` (RFC 8707 §2). */

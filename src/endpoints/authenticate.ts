@@ -1,9 +1,11 @@
 import type { Context } from '../context.js';
+import { covers, requiredScope } from '../checks/scope.js';
 import { copyAccount } from '../storage/copy.js';
-import { OAuthError } from '../errors.js';
+import { audienceAllows } from '../checks/audience.js';
+import { ConfigError, OAuthError } from '../errors.js';
 import { errorResponse, queryParams, repeatedAuthorization } from '../http.js';
 import { isPending, lookupToken, MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
-import type { AuthenticateResult, OAuthRequest } from '../types.js';
+import type { AuthenticateOptions, AuthenticateResult, OAuthRequest, ProtectedResource } from '../types.js';
 
 /** `Bearer <b64token>` (RFC 6750 §2.1), the scheme in any case. */
 const WELL_FORMED = /^bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
@@ -108,5 +110,124 @@ export async function authenticate(ctx: Context, request: OAuthRequest, report: 
       ok: false,
       response: errorResponse(new OAuthError('temporarily_unavailable', 'The service is temporarily unavailable.', 503)),
     };
+  }
+}
+
+/** 503 without `invalid_token`, so clients do not throw away good tokens during an outage. */
+const unavailable = (): AuthenticateResult => ({
+  ok: false,
+  response: errorResponse(new OAuthError('temporarily_unavailable', 'The service is temporarily unavailable.', 503)),
+});
+
+/** A scope token (RFC 6749 §3.3): what may go between the quotes of a challenge's `scope`. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+
+/**
+ * The scope values a request to `entry` needs: its own `requiredScope` on the request and its
+ * body (the one the framework parsed, or else read once through `readBody`), or the server's
+ * rule (docs/reference.md#scope). `undefined` when the server's rule is a host's `allows`,
+ * which names no scope.
+ */
+async function neededScope(
+  ctx: Context,
+  entry: ProtectedResource,
+  request: OAuthRequest,
+  options: AuthenticateOptions,
+): Promise<string[] | undefined> {
+  if (!entry.requiredScope) {
+    if (ctx.options.scopes) return undefined;
+    return requiredScope(request.method) === 'write' ? ['read', 'write'] : ['read'];
+  }
+  let body = options.body;
+  if (body === undefined && options.readBody) {
+    const read = options.readBody();
+    body = read instanceof Promise ? await read : read;
+  }
+  const needed = entry.requiredScope({ method: request.method, url: request.url, ...(body !== undefined && { body }) });
+  // A host's value goes into a header: anything but scope tokens is a bug of the rule (a 503, reported).
+  if (!Array.isArray(needed) || !needed.every((s) => typeof s === 'string' && SCOPE_TOKEN.test(s))) {
+    throw new TypeError(`The requiredScope of protected resource ${entry.resource} returned something other than a list of scope values.`);
+  }
+  return needed;
+}
+
+/**
+ * A challenge of `entry` (RFC 9728 §5.1): `resource_metadata` names its document, and a 401
+ * also says which scope the request needs (RFC 6750 §3), so a client knows what to ask for.
+ */
+function resourceChallenge(result: AuthenticateResult, entry: ProtectedResource, scope: string[] | undefined): AuthenticateResult {
+  if (result.ok) return result;
+  const headers = result.response.headers;
+  let value = headers['www-authenticate']!;
+  if (scope !== undefined && scope.length > 0 && !value.includes(', scope="')) value += `, scope="${scope.join(' ')}"`;
+  headers['www-authenticate'] = `${value}, resource_metadata="${entry.metadataUrl}"`;
+  return result;
+}
+
+/**
+ * `authenticate` for a request to one of the `protectedResources`
+ * (docs/reference.md#protected-resources-rfc-9728): the same bearer and token checks, the
+ * token's audience, the resource's own scope rule, and challenges that name its metadata. A
+ * function of its own, so that `authenticate`, the tuned path, does no work for it.
+ */
+export async function authenticateResource(
+  ctx: Context,
+  request: OAuthRequest,
+  report: (error: unknown) => void,
+  options: AuthenticateOptions,
+): Promise<AuthenticateResult> {
+  try {
+    const entry = ctx.options.protectedResources?.find((r) => r.resource === options.resource);
+    if (!entry) throw new ConfigError('resource', `expected one of the protectedResources, not ${JSON.stringify(options.resource)}`);
+    const token = bearerToken(ctx, request);
+    if (typeof token !== 'string') {
+      const scope = token.ok || token.response.status !== 401 ? undefined : await neededScope(ctx, entry, request, options);
+      return resourceChallenge(token, entry, scope);
+    }
+    const read = lookupToken(ctx, token, true);
+    const found = isPending(read) ? await read : read;
+    const now = ctx.clock.now();
+    if (
+      !found ||
+      found.token.kind !== 'access' ||
+      found.token.revokedAt !== null ||
+      found.grant.revokedAt !== null ||
+      (found.token.expiresAt !== null && now >= found.token.expiresAt) ||
+      !audienceAllows(found.token, entry.resource)
+    ) {
+      const refused = challenge(ctx, 401, 'invalid_token', 'The access token is invalid, expired or revoked.');
+      return resourceChallenge(refused, entry, await neededScope(ctx, entry, request, options));
+    }
+    if (entry.requiredScope) {
+      const needed = (await neededScope(ctx, entry, request, options))!;
+      if (!covers(found.token.scope, needed)) {
+        return resourceChallenge(
+          challenge(ctx, 403, 'insufficient_scope', 'The access token does not allow this request.', needed.join(' ')),
+          entry,
+          undefined,
+        );
+      }
+    } else {
+      const allowed = ctx.scopes.check(found.token.scope, request);
+      if (!allowed.ok) {
+        return resourceChallenge(
+          challenge(ctx, 403, 'insufficient_scope', 'The access token does not allow this request method.', allowed.needed),
+          entry,
+          undefined,
+        );
+      }
+    }
+    return {
+      ok: true,
+      token: {
+        clientId: found.token.clientId,
+        account: ctx.storage.readToken ? copyAccount(found.grant.account) : found.grant.account,
+        scope: [...found.token.scope],
+        expiresAt: found.token.expiresAt ?? Number.MAX_SAFE_INTEGER,
+      },
+    };
+  } catch (error) {
+    report(error);
+    return unavailable();
   }
 }

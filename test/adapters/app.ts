@@ -147,6 +147,13 @@ export interface AppOptions {
   /** Hono only: the host's own setup, run on the root app before the OAuth app is mounted. */
   honoHost?: (app: Hono<{ Variables: OAuthVariables }>) => void;
   server?: Partial<AuthorizationServerOptions>;
+  /**
+   * One of `server.protectedResources`: the host also protects `/r` with
+   * `requireToken(server, { resource })`, with `GET /r/account` answering `{ oauth }` and
+   * `POST /r/echo` answering `{ body, oauth }`, `body` being the JSON the handler read itself
+   * after the check (Express: `req.body` of `hostParsers`).
+   */
+  resource?: string;
 }
 
 /** What each framework's host app records of the responses it finished. */
@@ -191,6 +198,15 @@ const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions
     app.post('/v2/things', (_req: Request, res: Response) => {
       res.status(201).json({ created: true, oauth: res.locals.oauth });
     });
+    if (options.resource !== undefined) {
+      app.use('/r', expressRequireToken(server, { resource: options.resource }));
+      app.get('/r/account', (_req: Request, res: Response) => {
+        res.json({ oauth: res.locals.oauth });
+      });
+      app.post('/r/echo', (req: Request, res: Response) => {
+        res.json({ body: req.body as unknown, oauth: res.locals.oauth });
+      });
+    }
     if (options.hostParsers) {
       app.post('/host/echo', (req: Request, res: Response) => {
         res.json({ body: req.body as unknown });
@@ -223,6 +239,14 @@ const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions
       api.get('/v2/account', async (request) => ({ oauth: request.oauth }));
       api.post('/v2/things', async (request, reply) => reply.code(201).send({ created: true, oauth: request.oauth }));
     });
+    const resource = options.resource;
+    if (resource !== undefined) {
+      await app.register(async (api) => {
+        api.addHook('preHandler', fastifyRequireToken(server, { resource }));
+        api.get('/r/account', async (request) => ({ oauth: request.oauth }));
+        api.post('/r/echo', async (request) => ({ body: request.body, oauth: request.oauth }));
+      });
+    }
     if (options.hostParsers) app.post('/host/echo', async (request) => ({ body: request.body }));
     await app.listen({ port: 0, host: '127.0.0.1' });
     return app.server;
@@ -250,6 +274,12 @@ const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions
     app.use('/v2/*', honoRequireToken(server));
     app.get('/v2/account', (c) => c.json({ oauth: c.get('oauth') }));
     app.post('/v2/things', (c) => c.json({ created: true, oauth: c.get('oauth') }, 201));
+    if (options.resource !== undefined) {
+      app.use('/r/*', honoRequireToken(server, { resource: options.resource }));
+      app.get('/r/account', (c) => c.json({ oauth: c.get('oauth') }));
+      // The handler reads the request itself, as the MCP SDK's transport reads `c.req.raw`.
+      app.post('/r/echo', async (c) => c.json({ body: await c.req.raw.json(), oauth: c.get('oauth') }));
+    }
     const listener = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server;
     await once(listener, 'listening');
     return listener;
@@ -276,8 +306,19 @@ const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions
         text(res, 404, 'Not Found');
       });
     };
+    const guard = options.resource === undefined ? undefined : nodeRequireToken(server, { resource: options.resource });
+    const protectedResource = (req: Parameters<typeof protect>[0], res: ServerResponse, path: string) =>
+      guard!(req, res, async () => {
+        if (req.method === 'GET' && path === '/r/account') return json(res, 200, { oauth: req.oauth });
+        if (req.method !== 'POST' || path !== '/r/echo') return text(res, 404, 'Not Found');
+        let raw = '';
+        for await (const chunk of req) raw += String(chunk);
+        json(res, 200, { body: JSON.parse(raw) as unknown, oauth: req.oauth });
+      });
     const listener = createServer((req, res) => {
       res.on('finish', () => served.push({ method: req.method ?? '', url: req.url ?? '', status: res.statusCode }));
+      const path = (req.url ?? '/').split('?')[0]!;
+      if (guard && (path === '/r' || path.startsWith('/r/'))) return oauth(req, res, () => protectedResource(req, res, path));
       oauth(req, res, () => resource(req, res));
     });
     listener.listen(0, '127.0.0.1');

@@ -7,7 +7,7 @@
  * MemoryStorage, the server) kept here instead and driven through test controls under `/__test/`:
  *
  * - `POST reset`: a fresh world (server, storage, clock, sessions, host app) from the JSON body
- *   `{ server, router, customInteractions }` (JSON-serialisable options only); answers the two
+ *   `{ server, router, customInteractions, resource }` (JSON-serialisable options only); answers the two
  *   registered clients, the clock's time and the metadata document.
  * - `POST run`: a JSON list of steps run in order, each answered `{ value }` or `{ error }`: set
  *   the clock, put a session behind a `sid` cookie or end one, or call a method of the server or
@@ -39,6 +39,8 @@ export interface ResetBody {
   router?: InteractionUiOptions & { bodyLimit?: number };
   /** The host answers `onLogin` / `onConsent` itself (as test/adapters/app.ts's `customInteractions`). */
   customInteractions?: boolean;
+  /** One of `server.protectedResources`, protecting `/r` (as test/adapters/app.ts's `resource`). */
+  resource?: string;
 }
 
 /** The answer to `POST /__test/reset`. */
@@ -119,6 +121,11 @@ async function reset(body: ResetBody): Promise<ResetInfo> {
   app.use('/v2/*', requireToken(server));
   app.get('/v2/account', (c) => c.json({ oauth: c.get('oauth') }));
   app.post('/v2/things', (c) => c.json({ created: true, oauth: c.get('oauth') }, 201));
+  if (body.resource !== undefined) {
+    app.use('/r/*', requireToken(server, { resource: body.resource }));
+    app.get('/r/account', (c) => c.json({ oauth: c.get('oauth') }));
+    app.post('/r/echo', async (c) => c.json({ body: await c.req.raw.json(), oauth: c.get('oauth') }));
+  }
   // Hono's default error handler, with the error kept for the after-test check.
   app.onError((error, c) => {
     if (error instanceof HTTPException) {

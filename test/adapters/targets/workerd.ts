@@ -222,6 +222,7 @@ function resetBody(options: AppOptions): ResetBody {
     server: options.server ?? {},
     router: options.router ?? {},
     customInteractions: options.customInteractions ?? false,
+    ...(options.resource !== undefined && { resource: options.resource }),
   };
   assertJson(body, 'options');
   return body;

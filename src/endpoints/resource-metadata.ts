@@ -1,0 +1,72 @@
+import type { Context } from '../context.js';
+import { isMethod, jsonResponse } from '../http.js';
+import type { OAuthResponse, ProtectedResource } from '../types.js';
+import { jsonFailure } from './failure.js';
+
+/**
+ * OAuth 2.0 Protected Resource Metadata (RFC 9728; docs/reference.md#protected-resources-rfc-9728):
+ * the document of each of the `protectedResources`, served at its well-known path (§3.1).
+ */
+
+/**
+ * The metadata of one protected resource (RFC 9728 §2): `null` without an `issuer` (there is no
+ * authorization server to name) or for an identifier that is not one of the `protectedResources`.
+ */
+export function resourceMetadataDocument(ctx: Context, resource: string): Record<string, unknown> | null {
+  const issuer = ctx.options.issuer;
+  const entry = ctx.options.protectedResources?.find((r) => r.resource === resource);
+  if (!issuer || !entry) return null;
+  return {
+    resource: entry.resource,
+    authorization_servers: [issuer],
+    scopes_supported: [...entry.scopes],
+    // RFC 6750 §2.1 only: a token in a form body or the query is refused (docs/reference.md#resource-check).
+    bearer_methods_supported: ['header'],
+    ...(entry.name !== undefined && { resource_name: entry.name }),
+  };
+}
+
+/**
+ * Which resource's document a request to `path` (a `metadataPath`) asks for: the one resource
+ * with that path, or, when several hosts share it, the one on the request's host.
+ */
+export function resourceAt(resources: readonly ProtectedResource[] | undefined, path: string, url: string): string | undefined {
+  const candidates = resources?.filter((r) => r.metadataPath === path) ?? [];
+  if (candidates.length <= 1) return candidates[0]?.resource;
+  const host = URL.canParse(url) ? new URL(url).host : '';
+  return candidates.find((r) => new URL(r.resource).host === host)?.resource;
+}
+
+/** The same method rule as the other documents (docs/reference.md#metadata-endpoint): GET and HEAD, else 405. */
+function refusedMethod(request?: { method: string }): OAuthResponse | null {
+  if (!request || isMethod(request, 'GET') || isMethod(request, 'HEAD')) return null;
+  return jsonResponse(
+    405,
+    { error: 'invalid_request', error_description: 'This document only answers GET and HEAD.' },
+    { allow: 'GET, HEAD' },
+  );
+}
+
+/** GET /.well-known/oauth-protected-resource{path}: 404 without an issuer or for an unknown resource. */
+export function resourceMetadata(ctx: Context, resource: string | undefined, request?: { method: string }): OAuthResponse {
+  try {
+    const refused = refusedMethod(request);
+    if (refused) return refused;
+    const document = resource === undefined ? null : resourceMetadataDocument(ctx, resource);
+    if (!document)
+      return jsonResponse(404, {
+        error: 'not_found',
+        error_description: ctx.options.issuer
+          ? 'No protected resource is described here.'
+          : 'No issuer is configured, so no metadata is published.',
+      });
+    // Public and stable, as the authorization server's metadata.
+    return {
+      ...jsonResponse(200, document),
+      headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=3600' },
+    };
+  } catch (error) {
+    // A request that is not one (a method that is not a string). No credentials come here.
+    return jsonFailure(ctx, undefined, error, 500);
+  }
+}
