@@ -10,7 +10,7 @@ export const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
  * The current schema version this code knows: the version of the last of `MIGRATIONS`.
  * @group Storage
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 4;
 
 /** The qualified, quoted name of every table. */
 export interface Tables {
@@ -132,6 +132,18 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE ${t.clients}
         ADD COLUMN response_types text[] CHECK (response_types <@ ARRAY['code', 'token']::text[]),
         ADD COLUMN grant_types text[] CHECK (grant_types <@ ARRAY['authorization_code', 'refresh_token']::text[])`,
+    ],
+  },
+  {
+    version: 4,
+    // NULL registration: a client the platform registered, as is every client stored before this
+    // migration. client_uri and logo_uri are what a client stated about itself (RFC 7591 §2).
+    name: 'clients nobody reviewed: registration, client_uri, logo_uri',
+    up: (t) => [
+      `ALTER TABLE ${t.clients}
+        ADD COLUMN registration text CHECK (registration IN ('dynamic', 'metadata-document')),
+        ADD COLUMN client_uri text,
+        ADD COLUMN logo_uri text`,
     ],
   },
 ];
