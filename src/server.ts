@@ -307,7 +307,8 @@ export class AuthorizationServer {
    */
   async describeInteraction(interactionId: string): Promise<{
     kind: 'login' | 'consent';
-    client: { id: string; name: string };
+    /** `verified: false` for a client nobody at the platform reviewed, as on `Interaction`. */
+    client: { id: string; name: string; verified?: false };
     scope: string[];
     accountHint?: string;
     expiresAt: number;
@@ -319,7 +320,8 @@ export class AuthorizationServer {
     if (!client) return null;
     return {
       kind: record.kind,
-      client: { id: client.id, name: client.name },
+      client:
+        client.registration === undefined ? { id: client.id, name: client.name } : { id: client.id, name: client.name, verified: false },
       scope: [...record.request.scope],
       ...(record.request.accountHint !== undefined && { accountHint: record.request.accountHint }),
       expiresAt: record.expiresAt,

@@ -197,6 +197,12 @@ describe('consent for clients nobody reviewed', () => {
     if (anonymous.type !== 'login') throw new Error(anonymous.type);
     expect(anonymous.interaction.client.verified).toBe(false);
     expect(anonymous.interaction.redirectHost).toBe('localhost:8090');
+    // And so does describeInteraction, for a sign-in page that names the application.
+    expect((await t.server.describeInteraction(anonymous.interaction.id))?.client).toEqual({
+      id: client.client_id,
+      name: 'Claude Code (my-server)',
+      verified: false,
+    });
   });
 
   it('a client whose id is a URL (a metadata-document client) shows the host of its id', async () => {
