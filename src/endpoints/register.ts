@@ -11,8 +11,8 @@ const MAX_URI = 2000;
 /**
  * A `client_uri` or `logo_uri` worth keeping: an https URL of visible ASCII (so it is stored and
  * shown as it was sent, like a redirect URI), without user information. Anything else is dropped
- * rather than refused (RFC 7591 §2 lets the server replace a value; §3.2.1 answers what was
- * stored, so the client sees it was not kept): these are only shown, never used, and an MCP
+ * rather than refused (RFC 7591 §3.2.1 lets the server replace a requested value and answers
+ * what was stored, so the client sees it was not kept): these are only shown, never used, and an MCP
  * client with a development `http://localhost` home page must still be able to register.
  */
 function httpsUri(value: string): string | undefined {
