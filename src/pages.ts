@@ -74,7 +74,35 @@ const resourcesShown = (resources: readonly string[] | undefined): string =>
   resources ? `<p>For use at:</p><ul>${resources.map((r) => `<li><code>${escapeHtml(r)}</code></li>`).join('')}</ul>` : '';
 
 /**
- * The default consent page: the application, the scope in plain words, Authorize and Deny.
+ * What the consent page says of a client nobody at the platform reviewed
+ * (docs/reference.md#consent-page): that its name is its own claim, where the browser goes after
+ * the decision, the host of its client id when that is a URL, and the home page it gave. Its
+ * logo is not shown: a remote image tells the client's server who opens the page, and an
+ * unverified client could show anyone's logo.
+ */
+function unverifiedNotice(interaction: Interaction, options: PageOptions): string {
+  const { client } = interaction;
+  const site = options.siteName ? escapeHtml(options.siteName) : 'This site';
+  let facts = '';
+  if (interaction.redirectHost) {
+    facts += `<li>After you decide, you will be sent to <strong>${escapeHtml(interaction.redirectHost)}</strong>.</li>`;
+  }
+  if (client.idHost) facts += `<li>Its client ID is published by <strong>${escapeHtml(client.idHost)}</strong>.</li>`;
+  if (client.uri) facts += `<li>It gives ${escapeHtml(hostOrSelf(client.uri))} as its home page (not checked).</li>`;
+  return `<p>${site} has not verified this application: its name and details are what it says about itself.</p>${
+    facts ? `<ul>${facts}</ul>` : ''
+  }`;
+}
+
+/** The host of a URL (a long URL would not fit the page), or the text itself. */
+function hostOrSelf(uri: string): string {
+  return URL.canParse(uri) ? new URL(uri).host || uri : uri;
+}
+
+/**
+ * The default consent page: the application, the scope in plain words, Authorize and Deny. A
+ * client nobody reviewed (`interaction.client.verified === false`) is named "(unverified)", with
+ * where the browser goes next.
  * @group Adapter kit
  */
 export function renderConsentPage(
@@ -87,11 +115,14 @@ export function renderConsentPage(
         form.switchAccountUrl ? ` <a href="${escapeHtml(form.switchAccountUrl)}">Use another account</a>` : ''
       }</p>`
     : '';
+  const unverified = interaction.client.verified === false;
+  const mark = unverified ? ' (unverified)' : '';
+  const notice = unverified ? unverifiedNotice(interaction, form) : '';
   return page(
     200,
-    `Authorize ${interaction.client.name}`,
-    `<h1>Authorize <strong>${escapeHtml(interaction.client.name)}</strong>?</h1>
-<div class="box">${who}<p>This application asks to:</p><ul>${items}</ul>${resourcesShown(interaction.resources)}
+    `Authorize ${interaction.client.name}${mark}`,
+    `<h1>Authorize <strong>${escapeHtml(interaction.client.name)}</strong>${mark}?</h1>
+<div class="box">${who}${notice}<p>This application asks to:</p><ul>${items}</ul>${resourcesShown(interaction.resources)}
 <form method="post" action="${escapeHtml(form.action)}">
 <input type="hidden" name="interaction" value="${escapeHtml(interaction.id)}">
 <input type="hidden" name="csrf" value="${escapeHtml(form.csrfToken)}">

@@ -123,6 +123,17 @@ export class AuthorizationServer {
   async registerClient(
     input: { name: string; redirectUri: string; public?: boolean } & ClientTypes,
   ): Promise<RegisteredClient | RegisteredPublicClient> {
+    return this.createClient(input, undefined);
+  }
+
+  /**
+   * `registerClient`, and for a client that registered itself (`registerDynamic`) what marks it
+   * as unreviewed: `registration` and the https `client_uri` / `logo_uri` it stated.
+   */
+  private async createClient(
+    input: { name: string; redirectUri: string; public?: boolean } & ClientTypes,
+    unreviewed: Pick<ClientRecord, 'registration' | 'clientUri' | 'logoUri'> | undefined,
+  ): Promise<RegisteredClient | RegisteredPublicClient> {
     const name = typeof input?.name === 'string' ? input.name.trim() : '';
     if (!name || name.length > 200 || /[\x00-\x1f\x7f]/.test(name)) {
       throw new OAuthError('invalid_request', 'The application name must be 1 to 200 characters, without control characters.');
@@ -148,6 +159,9 @@ export class AuthorizationServer {
     };
     if (responseTypes) record.responseTypes = responseTypes;
     if (grantTypes) record.grantTypes = grantTypes;
+    if (unreviewed?.registration) record.registration = unreviewed.registration;
+    if (unreviewed?.clientUri) record.clientUri = unreviewed.clientUri;
+    if (unreviewed?.logoUri) record.logoUri = unreviewed.logoUri;
     await this.ctx.storage.saveClient(record);
     audit(this.ctx, { type: 'client.registered', clientId, public: isPublic });
     return clientSecret === null ? { clientId, name, redirectUri, public: true } : { clientId, clientSecret, name, redirectUri };
@@ -235,7 +249,12 @@ export class AuthorizationServer {
    * @group Authorization
    */
   registerDynamic(request: OAuthRequest): Promise<OAuthResponse> {
-    return register(this.ctx, request, (input) => this.registerClient({ ...input, public: true }));
+    return register(
+      this.ctx,
+      request,
+      ({ clientUri, logoUri, ...input }) =>
+        this.createClient({ ...input, public: true }, { registration: 'dynamic', clientUri, logoUri }) as Promise<RegisteredPublicClient>,
+    );
   }
 
   /**
@@ -332,7 +351,8 @@ export class AuthorizationServer {
    */
   async describeInteraction(interactionId: string): Promise<{
     kind: 'login' | 'consent';
-    client: { id: string; name: string };
+    /** `verified: false` for a client nobody at the platform reviewed, as on `Interaction`. */
+    client: { id: string; name: string; verified?: false };
     scope: string[];
     accountHint?: string;
     expiresAt: number;
@@ -344,7 +364,8 @@ export class AuthorizationServer {
     if (!client) return null;
     return {
       kind: record.kind,
-      client: { id: client.id, name: client.name },
+      client:
+        client.registration === undefined ? { id: client.id, name: client.name } : { id: client.id, name: client.name, verified: false },
       scope: [...record.request.scope],
       ...(record.request.accountHint !== undefined && { accountHint: record.request.accountHint }),
       expiresAt: record.expiresAt,
@@ -357,15 +378,18 @@ export class AuthorizationServer {
    */
   async getClient(clientId: string): Promise<ClientInfo | null> {
     const client = plausibleClientId(clientId) ? await this.ctx.storage.findClient(clientId) : null;
-    return (
-      client && {
-        clientId: client.id,
-        name: client.name,
-        redirectUri: client.redirectUri,
-        public: client.secretHash === null,
-        createdAt: client.createdAt,
-      }
-    );
+    if (!client) return null;
+    const info: ClientInfo = {
+      clientId: client.id,
+      name: client.name,
+      redirectUri: client.redirectUri,
+      public: client.secretHash === null,
+      createdAt: client.createdAt,
+    };
+    if (client.registration !== undefined) info.verified = false;
+    if (client.clientUri !== undefined) info.clientUri = client.clientUri;
+    if (client.logoUri !== undefined) info.logoUri = client.logoUri;
+    return info;
   }
 
   /**

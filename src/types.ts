@@ -85,7 +85,27 @@ export interface Clock {
 export interface Interaction {
   /** Unguessable, single use, short-lived. */
   id: string;
-  client: { id: string; name: string };
+  /**
+   * The application. For a client nobody at the platform reviewed (it registered itself, or is
+   * described by its own metadata document) `verified` is `false`, and `name`, `uri` and
+   * `logoUri` are only what the client says about itself: show them as such
+   * (docs/reference.md#consent-page). For a client the platform registered, only `id` and `name`.
+   */
+  client: {
+    id: string;
+    name: string;
+    /** `false` when nobody at the platform reviewed this client; absent when the platform registered it. */
+    verified?: false;
+    /** The host of the client id, when the client id is a URL (a metadata-document client). */
+    idHost?: string;
+    /** The home page the client stated (`client_uri`), https only. */
+    uri?: string;
+    /**
+     * The logo the client stated (`logo_uri`), https only. The built-in page does not show it: a
+     * remote image tells its server who opens the page, and lets a client show anyone's logo.
+     */
+    logoUri?: string;
+  };
   /** The requested scope, e.g. `['read']` or `['read', 'write']`. */
   scope: string[];
   /** What each requested scope value means, in plain words for the consent page. */
@@ -99,6 +119,12 @@ export interface Interaction {
    * the consent page. Absent: tokens not restricted to a resource.
    */
   resources?: string[];
+  /**
+   * For a client nobody reviewed (`client.verified === false`): where the browser is sent after
+   * the decision, the host (and port) of the requested callback, e.g. `localhost:8090`, or the
+   * scheme of a private-use callback, e.g. `com.example.app:`.
+   */
+  redirectHost?: string;
   /** When this interaction stops being usable: ms since epoch. */
   expiresAt: number;
 }
@@ -279,6 +305,12 @@ export interface ClientInfo {
   public: boolean;
   /** ms since epoch. */
   createdAt: number;
+  /** `false` when nobody at the platform reviewed the client (it registered itself); absent otherwise. */
+  verified?: false;
+  /** The home page the client stated (`client_uri`), https only. */
+  clientUri?: string;
+  /** The logo the client stated (`logo_uri`), https only. */
+  logoUri?: string;
 }
 
 /**

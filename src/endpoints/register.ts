@@ -5,13 +5,32 @@ import type { ClientGrantType } from '../storage/types.js';
 import type { OAuthRequest, OAuthResponse, RegisteredPublicClient } from '../types.js';
 import { jsonFailure } from './failure.js';
 
+/** The longest `client_uri` / `logo_uri` kept, as for redirect URIs. */
+const MAX_URI = 2000;
+
+/**
+ * A `client_uri` or `logo_uri` worth keeping: an https URL of visible ASCII (so it is stored and
+ * shown as it was sent, like a redirect URI), without user information. Anything else is dropped
+ * rather than refused (RFC 7591 §3.2.1 lets the server replace a requested value and answers
+ * what was stored, so the client sees it was not kept): these are only shown, never used, and an MCP
+ * client with a development `http://localhost` home page must still be able to register.
+ */
+function httpsUri(value: string): string | undefined {
+  if (value.length > MAX_URI || !/^https:\/\/[\x21-\x7e]+$/.test(value) || !URL.canParse(value)) return undefined;
+  const url = new URL(value);
+  return url.protocol === 'https:' && url.host && !url.username && !url.password ? value : undefined;
+}
+
 /**
  * POST /v1/oauth/register: dynamic client registration (RFC 7591) of public clients, off by
  * default. The body is JSON; exactly one redirect URI (authgate binds one callback to a client);
  * `token_endpoint_auth_method`, when sent, must be `none`. The host's `onDynamicRegistration`
  * hook decides each registration. The client is stored code-only (`response_types: ["code"]`:
  * a public client gets no implicit-flow tokens), with the `grant_types` it asked for
- * (default both), and may use nothing else.
+ * (default both), and may use nothing else. `client_uri` and `logo_uri` are kept only as https
+ * URLs. The client is marked as registered by itself, so pages show it as not verified
+ * (docs/reference.md#dynamic-registration-endpoint). Other metadata (`scope`, `software_id`,
+ * `contacts`...) is accepted and not stored.
  */
 export async function register(
   ctx: Context,
@@ -21,6 +40,8 @@ export async function register(
     redirectUri: string;
     responseTypes: ['code'];
     grantTypes: ClientGrantType[];
+    clientUri: string | undefined;
+    logoUri: string | undefined;
   }) => Promise<RegisteredPublicClient>,
 ): Promise<OAuthResponse> {
   try {
@@ -71,13 +92,18 @@ export async function register(
     const responses = m.response_types ?? ['code'];
     if (!Array.isArray(responses) || responses.some((r) => r !== 'code'))
       return bad('invalid_client_metadata', 'response_types may only hold code.');
+    if ((m.client_uri !== undefined && typeof m.client_uri !== 'string') || (m.logo_uri !== undefined && typeof m.logo_uri !== 'string')) {
+      return bad('invalid_client_metadata', 'client_uri and logo_uri must be strings.');
+    }
+    const clientUri = m.client_uri === undefined ? undefined : httpsUri(m.client_uri);
+    const logoUri = m.logo_uri === undefined ? undefined : httpsUri(m.logo_uri);
     const allow = ctx.options.onDynamicRegistration;
     if (allow && !(await allow({ clientName: name, redirectUri: uris[0] }, request))) {
       return bad('access_denied', 'This registration was refused.', 403);
     }
     let client: RegisteredPublicClient;
     try {
-      client = await registerPublic({ name, redirectUri: uris[0], responseTypes: ['code'], grantTypes });
+      client = await registerPublic({ name, redirectUri: uris[0], responseTypes: ['code'], grantTypes, clientUri, logoUri });
     } catch (error) {
       const description =
         error instanceof Error && 'description' in error
@@ -85,6 +111,7 @@ export async function register(
           : 'The client metadata was refused.';
       return bad(/callback URL/.test(description) ? 'invalid_redirect_uri' : 'invalid_client_metadata', description);
     }
+    // RFC 7591 §3.2.1: everything stored about the client, and nothing that was not.
     return jsonResponse(201, {
       client_id: client.clientId,
       client_id_issued_at: Math.floor(ctx.clock.now() / 1000),
@@ -93,6 +120,8 @@ export async function register(
       token_endpoint_auth_method: 'none',
       grant_types: grantTypes,
       response_types: ['code'],
+      ...(clientUri !== undefined && { client_uri: clientUri }),
+      ...(logoUri !== undefined && { logo_uri: logoUri }),
     });
   } catch (error) {
     // The host's hook failing, or a request that is not one (a method that is not a string).

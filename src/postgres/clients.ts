@@ -16,6 +16,10 @@ function toClient(r: Row): ClientRecord {
   // NULL stays absent: the server's defaults.
   if (Array.isArray(r['response_types'])) client.responseTypes = strings(r['response_types']) as ClientRecord['responseTypes'];
   if (Array.isArray(r['grant_types'])) client.grantTypes = strings(r['grant_types']) as ClientRecord['grantTypes'];
+  // Columns of migration 4: NULL (every client stored before it) stays absent, a reviewed client.
+  if (r['registration'] != null) client.registration = r['registration'] as ClientRecord['registration'];
+  if (r['client_uri'] != null) client.clientUri = r['client_uri'] as string;
+  if (r['logo_uri'] != null) client.logoUri = r['logo_uri'] as string;
   return client;
 }
 
@@ -23,11 +27,13 @@ function toClient(r: Row): ClientRecord {
 export async function saveClient(db: Db, client: ClientRecord): Promise<void> {
   await db.query(
     'saveClient',
-    `INSERT INTO ${db.t.clients} (id, name, redirect_uri, secret_hash, created_at, response_types, grant_types)
-    VALUES ($1, $2, $3, $4, $5, $6, $7)
+    `INSERT INTO ${db.t.clients} (id, name, redirect_uri, secret_hash, created_at, response_types, grant_types,
+      registration, client_uri, logo_uri)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
     ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, redirect_uri = EXCLUDED.redirect_uri,
       secret_hash = EXCLUDED.secret_hash, created_at = EXCLUDED.created_at,
-      response_types = EXCLUDED.response_types, grant_types = EXCLUDED.grant_types`,
+      response_types = EXCLUDED.response_types, grant_types = EXCLUDED.grant_types,
+      registration = EXCLUDED.registration, client_uri = EXCLUDED.client_uri, logo_uri = EXCLUDED.logo_uri`,
     [
       client.id,
       client.name,
@@ -36,6 +42,9 @@ export async function saveClient(db: Db, client: ClientRecord): Promise<void> {
       ms(client.createdAt),
       client.responseTypes ?? null,
       client.grantTypes ?? null,
+      client.registration ?? null,
+      client.clientUri ?? null,
+      client.logoUri ?? null,
     ],
   );
 }

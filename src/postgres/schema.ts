@@ -10,7 +10,7 @@ export const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
  * The current schema version this code knows: the version of the last of `MIGRATIONS`.
  * @group Storage
  */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 /** The qualified, quoted name of every table. */
 export interface Tables {
@@ -139,5 +139,17 @@ export const MIGRATIONS: readonly Migration[] = [
     // NULL: a code or token issued without `resource`, as every one stored before this migration.
     name: 'resource indicators: the resources of a code, the audience of a token (RFC 8707)',
     up: (t) => [`ALTER TABLE ${t.codes} ADD COLUMN resources text[]`, `ALTER TABLE ${t.tokens} ADD COLUMN audience text[]`],
+  },
+  {
+    version: 4,
+    // NULL registration: a client the platform registered, as is every client stored before this
+    // migration. client_uri and logo_uri are what a client stated about itself (RFC 7591 §2).
+    name: 'clients nobody reviewed: registration, client_uri, logo_uri',
+    up: (t) => [
+      `ALTER TABLE ${t.clients}
+        ADD COLUMN registration text CHECK (registration IN ('dynamic', 'metadata-document')),
+        ADD COLUMN client_uri text,
+        ADD COLUMN logo_uri text`,
+    ],
   },
 ];

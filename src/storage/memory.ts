@@ -22,6 +22,9 @@ const copyClient = (c: ClientRecord): ClientRecord => {
   // Optional fields stay absent when they are (absent: the server's defaults).
   if (c.responseTypes !== undefined) out.responseTypes = c.responseTypes.slice();
   if (c.grantTypes !== undefined) out.grantTypes = c.grantTypes.slice();
+  if (c.registration !== undefined) out.registration = c.registration;
+  if (c.clientUri !== undefined) out.clientUri = c.clientUri;
+  if (c.logoUri !== undefined) out.logoUri = c.logoUri;
   return out;
 };
 const copyToken = (t: TokenRecord): TokenRecord => {

@@ -36,7 +36,24 @@ export interface ClientRecord {
   responseTypes?: ClientResponseType[];
   /** The `grant_type` values this client may use at the token endpoint (RFC 7591 §2). Absent: both. */
   grantTypes?: ClientGrantType[];
+  /**
+   * How a client nobody at the platform reviewed came to be: `'dynamic'` when it registered
+   * itself (RFC 7591), `'metadata-document'` when it is described by its own client ID metadata
+   * document. Absent for a client the platform registered (`registerClient`). Pages mark the
+   * first two as not verified (docs/reference.md#consent-page). A store must keep it.
+   */
+  registration?: ClientRegistration;
+  /** The client's home page as it stated it (RFC 7591 §2 `client_uri`): an https URL, or absent. */
+  clientUri?: string;
+  /** The client's logo as it stated it (RFC 7591 §2 `logo_uri`): an https URL, or absent. */
+  logoUri?: string;
 }
+
+/**
+ * How a client nobody reviewed came to be (`ClientRecord.registration`).
+ * @group Storage
+ */
+export type ClientRegistration = 'dynamic' | 'metadata-document';
 
 /**
  * A `response_type` a client may be allowed (RFC 6749 §3.1.1).

@@ -1,5 +1,6 @@
 /**
- * Clients: `saveClient` replaces, `findClient` returns what was saved, response and grant types included.
+ * Clients: `saveClient` replaces, `findClient` returns what was saved, response and grant types
+ * included, and what marks a client nobody reviewed (`registration`, `clientUri`, `logoUri`).
  */
 import type { ClientRecord } from '../../storage/types.js';
 import { conformanceCase, type StorageConformanceCase } from './case.js';
@@ -75,6 +76,44 @@ export const clientCases: readonly StorageConformanceCase[] = [
         (await storage.findClient(both.id))?.grantTypes,
         ['authorization_code', 'refresh_token'],
         "mutating a returned client's grantTypes must not change the stored one",
+      );
+    },
+  ),
+
+  conformanceCase(
+    'clients: how an unreviewed client came to be and the home page and logo it stated round trip; absent stays absent',
+    async (make) => {
+      const storage = await make();
+      const dynamic: ClientRecord = {
+        id: id(),
+        name: 'MCP Client',
+        redirectUri: 'http://localhost:8090/callback',
+        secretHash: null,
+        createdAt: T0,
+        responseTypes: ['code'],
+        grantTypes: ['authorization_code', 'refresh_token'],
+        registration: 'dynamic',
+        clientUri: 'https://mcp.example',
+        logoUri: 'https://mcp.example/logo.png',
+      };
+      await storage.saveClient(dynamic);
+      same(await storage.findClient(dynamic.id), dynamic, 'findClient returns registration, clientUri and logoUri as saved');
+      const document: ClientRecord = {
+        id: `https://app.example/${id()}`,
+        name: 'Metadata App',
+        redirectUri: 'https://app.example/cb',
+        secretHash: null,
+        createdAt: T0,
+        registration: 'metadata-document',
+      };
+      await storage.saveClient(document);
+      same(await storage.findClient(document.id), document, "a metadata-document client's marker round trips, without uris");
+      const { registration: _r, clientUri: _c, logoUri: _l, ...reviewed } = dynamic;
+      await storage.saveClient(reviewed);
+      same(
+        await storage.findClient(dynamic.id),
+        reviewed,
+        'a client saved without them has none (absent: a reviewed client), even after a save with them',
       );
     },
   ),
