@@ -322,3 +322,45 @@ describe('step-up (MCP): a wider scope needs a new authorization', () => {
     expect((await t.server.authenticate(call(stepped.access_token), { resource: MCP, body })).ok).toBe(true);
   });
 });
+
+describe('audience (RFC 8707) at a protected resource', () => {
+  const challengeOf = (result: Awaited<ReturnType<Awaited<ReturnType<typeof setup>>['server']['authenticate']>>) => {
+    if (result.ok) throw new Error('expected a challenge');
+    return { status: result.response.status, header: result.response.headers['www-authenticate'], body: json(result.response) };
+  };
+
+  it('a token issued for one resource is refused at another (401 invalid_token); one issued without resource is accepted by both', async () => {
+    const t = await setup(RESOURCES);
+    const forApi = await t.tokens({ scope: 'read write', resource: API });
+    const forMcp = await t.tokens({ scope: 'read write', resource: MCP });
+    const unbound = await t.tokens({ scope: 'read write' });
+    const at = (token: string, resource: string) =>
+      t.server.authenticate(call(token, 'GET', '/x'), { resource, body: { method: 'initialize' } });
+
+    expect((await at(forApi.access_token, API)).ok).toBe(true);
+    expect((await at(forMcp.access_token, MCP)).ok).toBe(true);
+
+    const refused = challengeOf(await at(forApi.access_token, MCP));
+    expect(refused.status).toBe(401);
+    expect(refused.body.error).toBe('invalid_token');
+    expect(refused.header).toContain('resource_metadata="https://mcp.example/.well-known/oauth-protected-resource/mcp"');
+    expect(challengeOf(await at(forMcp.access_token, API)).status).toBe(401);
+
+    // Issued before or without resource indicators: not restricted (today's behaviour).
+    expect((await at(unbound.access_token, API)).ok).toBe(true);
+    expect((await at(unbound.access_token, MCP)).ok).toBe(true);
+  });
+
+  it('a refresh may keep or narrow the resources granted, never widen them: invalid_target', async () => {
+    const t = await setup(RESOURCES);
+    const code = await t.getCode({ scope: 'read', resource: API });
+    const first = json(await t.exchange(code));
+    const refreshed = json(await t.refresh(first.refresh_token as string, { resource: API }));
+    expect((await t.server.authenticate(call(refreshed.access_token as string, 'GET'), { resource: API })).ok).toBe(true);
+    expect(challengeOf(await t.server.authenticate(call(refreshed.access_token as string, 'GET'), { resource: MCP })).status).toBe(401);
+    // Widening at refresh: invalid_target, nothing used up.
+    const widened = await t.refresh(refreshed.refresh_token as string, { resource: MCP });
+    expect(widened.status).toBe(400);
+    expect(json(widened).error).toBe('invalid_target');
+  });
+});
