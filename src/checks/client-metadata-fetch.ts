@@ -181,7 +181,11 @@ export function guardedLookup(resolve: Resolver) {
         if (addresses.length === 0) return callback(new MetadataFetchError(`${hostname} resolves to no address`));
         const refused = addresses.find((a) => !isPublicAddress(a.address));
         if (refused) return callback(new MetadataFetchError(`${hostname} resolves to ${refused.address}, which is not a public address`));
-        if (typeof options === 'object' && options?.all) return callback(null, addresses.map((a) => ({ address: a.address, family: a.family })));
+        if (typeof options === 'object' && options?.all)
+          return callback(
+            null,
+            addresses.map((a) => ({ address: a.address, family: a.family })),
+          );
         callback(null, addresses[0]!.address, addresses[0]!.family);
       },
       (error: unknown) => callback(error instanceof Error ? error : new MetadataFetchError(String(error))),
@@ -287,7 +291,11 @@ interface NodeHttps {
   request(url: URL, options: Record<string, unknown>): NodeRequest;
 }
 interface NodeDns {
-  lookup(hostname: string, options: { all: true; verbatim?: boolean }, callback: (error: Error | null, addresses: ResolvedAddress[]) => void): void;
+  lookup(
+    hostname: string,
+    options: { all: true; verbatim?: boolean },
+    callback: (error: Error | null, addresses: ResolvedAddress[]) => void,
+  ): void;
 }
 
 /** A Node built-in module found by feature detection (`process.getBuiltinModule`, Node 20.16+), or `undefined`. */
@@ -320,7 +328,9 @@ export function nodeMetadataFetcher(resolve?: Resolver): MetadataFetcher {
     const resolver: Resolver =
       resolve ??
       ((hostname) =>
-        new Promise((ok, fail) => dns.lookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? fail(error) : ok(addresses)))));
+        new Promise((ok, fail) =>
+          dns.lookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? fail(error) : ok(addresses))),
+        ));
     return new Promise<MetadataResponse>((ok, fail) => {
       let target: URL;
       try {

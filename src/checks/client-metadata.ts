@@ -31,7 +31,11 @@ export function clientIdUrlProblem(clientId: string): string | null {
   const authority = clientId.slice('https://'.length).split(/[/?]/)[0]!;
   if (authority.includes('@')) return 'has user information';
   const path = clientId.slice('https://'.length + authority.length).split('?')[0]!;
-  if (path.split('/').some((segment) => segment === '.' || segment === '..' || /^%2e(%2e)?$/i.test(segment) || /^(\.%2e|%2e\.)$/i.test(segment)))
+  if (
+    path
+      .split('/')
+      .some((segment) => segment === '.' || segment === '..' || /^%2e(%2e)?$/i.test(segment) || /^(\.%2e|%2e\.)$/i.test(segment))
+  )
     return 'has a dot segment';
   const url = new URL(clientId);
   if (url.port !== '') return 'has a port';
@@ -66,7 +70,10 @@ export function documentClient(clientId: string, status: number, contentType: st
     if (typeof uri !== 'string' || redirectUriProblem(uri, true) !== null) return 'has an invalid redirect URI';
   }
   const responseTypes = doc.response_types;
-  if (responseTypes !== undefined && !(Array.isArray(responseTypes) && responseTypes.length > 0 && responseTypes.every((t) => t === 'code')))
+  if (
+    responseTypes !== undefined &&
+    !(Array.isArray(responseTypes) && responseTypes.length > 0 && responseTypes.every((t) => t === 'code'))
+  )
     return "has response_types other than 'code'";
   // RFC 7591 §2: without grant_types, the client uses the authorization code grant only.
   const grantTypes = doc.grant_types ?? ['authorization_code'];
@@ -99,7 +106,10 @@ export function documentClient(clientId: string, status: number, contentType: st
  */
 export function cacheSeconds(cacheControl: string | null, age: string | null, max: number): number {
   if (!cacheControl) return 0;
-  const directives = cacheControl.toLowerCase().split(',').map((d) => d.trim());
+  const directives = cacheControl
+    .toLowerCase()
+    .split(',')
+    .map((d) => d.trim());
   if (directives.some((d) => d === 'no-store' || d === 'no-cache' || d.startsWith('no-cache='))) return 0;
   const maxAge = directives.find((d) => d.startsWith('max-age='));
   const seconds = maxAge && /^max-age="?(\d{1,10})"?$/.exec(maxAge);

@@ -92,7 +92,13 @@ describe('client ID metadata documents', () => {
     expect(`${location.origin}${location.pathname}`).toBe(CALLBACK);
     const code = location.searchParams.get('code')!;
     const res = await t.server.token(
-      t.post('/v1/oauth/token', { grant_type: 'authorization_code', code, client_id: CLIENT_ID, redirect_uri: CALLBACK, code_verifier: VERIFIER }),
+      t.post('/v1/oauth/token', {
+        grant_type: 'authorization_code',
+        code,
+        client_id: CLIENT_ID,
+        redirect_uri: CALLBACK,
+        code_verifier: VERIFIER,
+      }),
     );
     expect(res.status).toBe(200);
     const body = json(res) as { access_token: string; refresh_token: string };
@@ -130,7 +136,8 @@ describe('client ID metadata documents', () => {
     if (noPkce.type === 'redirect') expect(new URL(noPkce.location).searchParams.get('error')).toBe('invalid_request');
     const implicit = await t.authorize({ response_type: 'token' });
     expect(implicit.type).toBe('redirect');
-    if (implicit.type === 'redirect') expect(new URL(implicit.location.replace('#', '?')).searchParams.get('error')).toBe('unauthorized_client');
+    if (implicit.type === 'redirect')
+      expect(new URL(implicit.location.replace('#', '?')).searchParams.get('error')).toBe('unauthorized_client');
   });
 
   it('cannot be combined with plain PKCE', () => {
@@ -147,7 +154,11 @@ describe('client ID metadata documents', () => {
 
   it('need a fetcher of the host on a runtime without node:https', () => {
     const make = (options: Record<string, unknown>) => () =>
-      new AuthorizationServer({ storage: new MemoryStorage(), sessions: new FakeSessions(new FakeClock()), clientMetadataDocuments: options });
+      new AuthorizationServer({
+        storage: new MemoryStorage(),
+        sessions: new FakeSessions(new FakeClock()),
+        clientMetadataDocuments: options,
+      });
     const original = process.getBuiltinModule;
     try {
       (process as { getBuiltinModule?: unknown }).getBuiltinModule = undefined;
@@ -186,7 +197,13 @@ describe('client ID metadata documents', () => {
         const decision = await t.authorize();
         expect(decision).toMatchObject({ type: 'error', error: 'invalid_client' });
         const res = await t.server.token(
-          t.post('/v1/oauth/token', { grant_type: 'authorization_code', code: 'x', client_id: CLIENT_ID, redirect_uri: CALLBACK, code_verifier: VERIFIER }),
+          t.post('/v1/oauth/token', {
+            grant_type: 'authorization_code',
+            code: 'x',
+            client_id: CLIENT_ID,
+            redirect_uri: CALLBACK,
+            code_verifier: VERIFIER,
+          }),
         );
         expect(res.status).toBe(401);
         expect(json(res).error).toBe('invalid_client');
@@ -220,7 +237,13 @@ describe('client ID metadata documents', () => {
   it('a secret sent by a document client is invalid_client', async () => {
     const t = await cimdSetup();
     const res = await t.server.token(
-      t.post('/v1/oauth/token', { grant_type: 'authorization_code', code: 'x', client_id: CLIENT_ID, client_secret: 'guess', code_verifier: VERIFIER }),
+      t.post('/v1/oauth/token', {
+        grant_type: 'authorization_code',
+        code: 'x',
+        client_id: CLIENT_ID,
+        client_secret: 'guess',
+        code_verifier: VERIFIER,
+      }),
     );
     expect(res.status).toBe(401);
     expect(json(res).error).toBe('invalid_client');
@@ -293,14 +316,15 @@ describe('client ID metadata documents', () => {
 
     it('keeps at most maxEntries documents, forgetting the oldest', async () => {
       const ids = ['https://a.example/c', 'https://b.example/c', 'https://c.example/c'];
-      const answers = Object.fromEntries(
-        ids.map((id) => [id, { json: documentFor({ client_id: id }), cacheControl: 'max-age=600' }]),
-      );
+      const answers = Object.fromEntries(ids.map((id) => [id, { json: documentFor({ client_id: id }), cacheControl: 'max-age=600' }]));
       const served = serve(answers);
       const t = await setup({ clientMetadataDocuments: { fetch: served.fetch, maxEntries: 2 } });
       const go = (id: string) =>
         t.server.authorize(
-          t.get(`/v1/oauth/authorize?${new URLSearchParams({ client_id: id, redirect_uri: CALLBACK, response_type: 'code', code_challenge: CHALLENGE, code_challenge_method: 'S256' })}`, t.ada),
+          t.get(
+            `/v1/oauth/authorize?${new URLSearchParams({ client_id: id, redirect_uri: CALLBACK, response_type: 'code', code_challenge: CHALLENGE, code_challenge_method: 'S256' })}`,
+            t.ada,
+          ),
         );
       for (const id of ids) expect((await go(id)).type).toBe('consent');
       await go(ids[2]!);
