@@ -16,6 +16,7 @@ export const FETCH_LIMITS = { maxBytes: 5120, timeoutMs: 3000 } as const;
 const MAX_REDIRECT_URIS = 20;
 const MAX_NAME = 100;
 const CONTROL = /[\x00-\x1f\x7f]/;
+const utf8 = new TextEncoder();
 
 /**
  * Why a `client_id` cannot be a metadata document's URL, or `null` when it can: https, a path
@@ -49,7 +50,7 @@ export function documentClient(clientId: string, status: number, contentType: st
   if (status !== 200) return `answered ${status}`;
   const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) return 'is not served as JSON';
-  if (body.length > FETCH_LIMITS.maxBytes) return 'is too large';
+  if (body.length > FETCH_LIMITS.maxBytes || utf8.encode(body).length > FETCH_LIMITS.maxBytes) return 'is too large';
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);

@@ -30,3 +30,11 @@ export function findClient(ctx: Context, clientId: string): Promise<ClientRecord
   }
   return cache.find(clientId);
 }
+
+/**
+ * Whether a client was described by a client ID metadata document rather than registered: such a
+ * client's name and callbacks are its own words, which nobody at the platform reviewed.
+ */
+export function isMetadataDocumentClient(client: ClientRecord): boolean {
+  return client.redirectUris !== undefined;
+}

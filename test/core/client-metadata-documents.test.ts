@@ -8,6 +8,7 @@ import { AuthorizationServer, ConfigError, MemoryStorage } from '../../src/index
 import type { MetadataFetcher, MetadataResponse } from '../../src/checks/client-metadata-fetch.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import { sha256Base64url } from '../../src/crypto.js';
+import { findClient, isMetadataDocumentClient } from '../../src/checks/clients.js';
 import { ADA, json, setup } from '../helpers.js';
 
 const CLIENT_ID = 'https://app.example/oauth/client.json';
@@ -190,6 +191,7 @@ describe('client ID metadata documents', () => {
       ['a redirect', { status: 302, body: '' }],
       ['not found', { status: 404, body: '' }],
       ['oversize', { json: documentFor({ padding: 'x'.repeat(6000) }) }],
+      ['oversize in bytes, not in characters', { json: documentFor({ padding: 'é'.repeat(2600) }) }],
     ];
     for (const [name, answer] of cases) {
       it(name, async () => {
@@ -343,6 +345,20 @@ describe('client ID metadata documents', () => {
       await Promise.all([u.authorize(), u.authorize(), u.authorize()]);
       expect(u.served.calls).toHaveLength(1);
     });
+  });
+
+  it('a document client is told apart from a registered one (its name and callbacks are unreviewed)', async () => {
+    const t = await cimdSetup();
+    const ctx = (t.server as unknown as { ctx: Parameters<typeof findClient>[0] }).ctx;
+    const document = await findClient(ctx, CLIENT_ID);
+    const registered = await findClient(ctx, t.client.clientId);
+    expect(document && isMetadataDocumentClient(document)).toBe(true);
+    expect(registered && isMetadataDocumentClient(registered)).toBe(false);
+    expect(document).toMatchObject({ id: CLIENT_ID, name: 'Example Agent', secretHash: null, redirectUri: CALLBACK });
+    // Without client_name, the host of the URL names it.
+    const unnamed = await cimdSetup({ json: documentFor({ client_name: undefined }) });
+    const consent = await unnamed.authorize();
+    expect(consent.type === 'consent' && consent.interaction.client.name).toBe('app.example');
   });
 
   it('registered clients are found in storage exactly as before, with the feature on', async () => {
