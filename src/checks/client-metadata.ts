@@ -13,6 +13,8 @@ import type { ClientGrantType, ClientRecord } from '../storage/types.js';
 
 /** Fixed limits of every fetch: a document is small, and a slow one holds up a sign-in. */
 export const FETCH_LIMITS = { maxBytes: 5120, timeoutMs: 3000 } as const;
+/** Fetches under way at once per server instance; beyond it a new URL is refused, not queued. */
+export const MAX_CONCURRENT_FETCHES = 32;
 const MAX_REDIRECT_URIS = 20;
 const MAX_NAME = 100;
 const CONTROL = /[\x00-\x1f\x7f]/;
@@ -143,7 +145,8 @@ export class ClientMetadataDocuments {
   /**
    * The client a URL `client_id` names, from the cache or a fresh fetch; `null` when the URL
    * does not qualify, the host's `allow` refuses it, or the document cannot be fetched or is
-   * invalid (none of which is cached). Concurrent requests for one URL share one fetch.
+   * invalid (none of which is cached), or when `MAX_CONCURRENT_FETCHES` other fetches are under
+   * way. Concurrent requests for one URL share one fetch.
    */
   async find(clientId: string): Promise<ClientRecord | null> {
     if (clientIdUrlProblem(clientId) !== null) return null;
@@ -155,6 +158,8 @@ export class ClientMetadataDocuments {
     }
     let fetching = this.pending.get(clientId);
     if (!fetching) {
+      // A flood of distinct URLs (each slow, or never cacheable) holds no more than this many.
+      if (this.pending.size >= MAX_CONCURRENT_FETCHES) return null;
       fetching = this.load(clientId).finally(() => this.pending.delete(clientId));
       this.pending.set(clientId, fetching);
     }

@@ -236,6 +236,43 @@ describe('client ID metadata documents', () => {
     expect(signal?.aborted).toBe(true);
   }, 10_000);
 
+  it('holds at most 32 fetches at once: a flood of distinct URLs is refused beyond that, without a fetch', async () => {
+    const waiting: Array<() => void> = [];
+    const calls: string[] = [];
+    const fetch: MetadataFetcher = (url) => {
+      calls.push(url);
+      return new Promise((done) => {
+        waiting.push(() =>
+          done({
+            status: 200,
+            headers: new Headers({ 'content-type': 'application/json' }),
+            body: JSON.stringify(documentFor({ client_id: url })),
+          }),
+        );
+      });
+    };
+    const t = await setup({ clientMetadataDocuments: { fetch } });
+    const go = (id: string) =>
+      t.server.authorize(
+        t.get(
+          `/v1/oauth/authorize?${new URLSearchParams({ client_id: id, redirect_uri: CALLBACK, response_type: 'code', code_challenge: CHALLENGE, code_challenge_method: 'S256' })}`,
+          t.ada,
+        ),
+      );
+    const held = Array.from({ length: 32 }, (_, i) => go(`https://flood.example/c${i}`));
+    await new Promise((done) => setTimeout(done, 10));
+    expect(calls).toHaveLength(32);
+    expect(await go('https://flood.example/one-more')).toMatchObject({ type: 'error', error: 'invalid_client' });
+    expect(calls).toHaveLength(32);
+    for (const release of waiting) release();
+    for (const decision of await Promise.all(held)) expect(decision.type).toBe('consent');
+    // Once they are done, a new URL is fetched again.
+    const after = go('https://flood.example/later');
+    await new Promise((done) => setTimeout(done, 10));
+    waiting.at(-1)!();
+    expect((await after).type).toBe('consent');
+  });
+
   it('a secret sent by a document client is invalid_client', async () => {
     const t = await cimdSetup();
     const res = await t.server.token(
