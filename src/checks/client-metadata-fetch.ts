@@ -1,7 +1,7 @@
 /**
  * Fetching a client ID metadata document (draft-ietf-oauth-client-id-metadata-document), the one
  * place where a client makes this server open a connection: a server-side request forgery
- * surface (RFC 9700 §4.16 on SSRF through client metadata). What is refused and why is in
+ * surface (the SSRF security consideration of that draft). What is refused and why is in
  * docs/reference.md#client-id-metadata-documents.
  *
  * The core stays on Web APIs: the fetcher is a function the host may inject
@@ -306,11 +306,6 @@ function builtin<T>(id: string): T | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Whether this runtime offers what the default fetcher needs (`node:https`, `node:dns`). */
-export function defaultFetcherAvailable(): boolean {
-  return builtin<NodeHttps>('node:https') !== undefined && builtin<NodeDns>('node:dns') !== undefined;
 }
 
 /**

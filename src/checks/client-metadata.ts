@@ -63,7 +63,7 @@ export function documentClient(clientId: string, status: number, contentType: st
   const doc = parsed as Record<string, unknown>;
   // The document names itself: exactly the URL it was fetched from (simple string comparison).
   if (doc.client_id !== clientId) return 'names another client_id';
-  // No shared secret can exist with a document (draft §4.1): public clients only, for now.
+  // No shared secret can exist with a public document (the draft forbids client_secret in it): public clients only, for now.
   if ('client_secret' in doc || 'client_secret_expires_at' in doc) return 'carries a client secret';
   if (doc.token_endpoint_auth_method !== undefined && doc.token_endpoint_auth_method !== 'none')
     return 'asks for a token endpoint authentication method other than none';
