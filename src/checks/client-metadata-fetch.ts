@@ -310,7 +310,7 @@ function builtin<T>(id: string): T | undefined {
 
 /**
  * The hardened default fetcher on Node: https only, no redirects, `maxBytes` and `timeoutMs`,
- * `Accept: application/json`, no proxy and no pooled connection (a fresh agent per fetch, so a
+ * `Accept: application/json`, and a connection of its own (a fresh agent per fetch, so a
  * connection opened for another purpose is never reused), and no connection to an address that is
  * not public (`isPublicAddress`), checked on the resolved addresses (`guardedLookup`), on IP
  * literals, and on the connected socket. `resolve` replaces DNS (tests inject one).
