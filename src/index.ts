@@ -13,6 +13,7 @@ export { systemClock } from './clock.js';
 export { escapeHtml, renderErrorPage, renderConsentPage, decisionResponse, PAGE_HEADERS, type PageOptions } from './pages.js';
 export { parseScope, formatScope, requiredScope, ScopePolicy, type ScopeOptions } from './checks/scope.js';
 export { PATHS, type MetadataOptions } from './endpoints/metadata.js';
+export type { MetadataFetcher, MetadataFetchLimits, MetadataResponse } from './checks/client-metadata-fetch.js';
 export {
   interactionResponse,
   handleAuthorize,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { systemClock } from './clock.js';
 import { ConfigError } from './errors.js';
 import type { Storage } from './storage/types.js';
+import type { MetadataFetcher } from './checks/client-metadata-fetch.js';
 import type { JWK } from 'jose';
 import type { Account, AuditEvent, Clock, OAuthRequest, ProtectedResource, ResourceRequest, UserSessions } from './types.js';
 
@@ -183,6 +184,24 @@ const schema = z
         'expected a function',
       )
       .optional(),
+    /**
+     * Client ID metadata documents (docs/reference.md#client-id-metadata-documents): an https URL
+     * used as `client_id` names the public client described by the JSON document at that URL.
+     * Default off. `fetch`: how documents are fetched (default: the hardened Node fetcher, which
+     * never connects to an internal address; required where `node:https` is missing). `allow`:
+     * the host's policy, asked before every use of a URL client id; false refuses it.
+     * `maxCacheSeconds` caps how long a document is kept (within its `Cache-Control`, default
+     * 3600); `maxEntries` caps how many are kept (default 1000).
+     */
+    clientMetadataDocuments: z
+      .object({
+        fetch: z.custom<MetadataFetcher>((v) => typeof v === 'function', 'expected a function').optional(),
+        allow: z.custom<(clientId: string) => boolean | Promise<boolean>>((v) => typeof v === 'function', 'expected a function').optional(),
+        maxCacheSeconds: z.number().int().min(0).max(86_400).default(3600),
+        maxEntries: z.number().int().positive().max(1_000_000).default(1000),
+      })
+      .strict()
+      .optional(),
     /** A host's own scope vocabulary and resource rule, replacing the default `read` / `read write` (docs/reference.md#scope). */
     scopes: z
       .object({
@@ -259,6 +278,16 @@ const PROFILES: Record<'compatible' | 'strict', Record<Knobs, boolean>> = {
   strict: { allowImplicit: false, requirePkce: true, requireClientAuthOnRefresh: true, allowCredentialsInQuery: false },
 };
 
+/** Whether the default metadata-document fetcher can run here: `node:https` found by feature detection. */
+function hasNodeHttps(): boolean {
+  try {
+    const runtime = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+    return runtime?.getBuiltinModule?.('node:https') !== undefined && runtime?.getBuiltinModule?.('node:dns') !== undefined;
+  } catch {
+    return false;
+  }
+}
+
 /** Parse once, name the first bad option, freeze the result. */
 export function resolveOptions(options: unknown): ResolvedOptions {
   const result = schema.safeParse(options);
@@ -286,6 +315,16 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   }
   if (data.profile === 'strict' && !data.issuer) {
     throw new ConfigError('issuer', 'expected an https URL: the strict profile sends `iss` on every authorization response (RFC 9207)');
+  }
+  if (data.clientMetadataDocuments && !data.clientMetadataDocuments.fetch && !hasNodeHttps()) {
+    throw new ConfigError(
+      'clientMetadataDocuments.fetch',
+      'expected a function: this runtime has no node:https for the default fetcher, so documents need a fetcher of yours',
+    );
+  }
+  if (data.clientMetadataDocuments && data.allowPlainPkce) {
+    // Metadata-document clients are public clients held to PKCE with S256 only.
+    throw new ConfigError('allowPlainPkce', 'expected false: client ID metadata documents require PKCE with S256 only');
   }
   Object.freeze(resolved.lifetimes);
   Object.freeze(resolved.tokenPrefixes);

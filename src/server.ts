@@ -1,5 +1,6 @@
 import { redirectUriProblem } from './checks/redirect-uri.js';
 import { checkBrowserBinding } from './checks/browser-binding.js';
+import { findClient } from './checks/clients.js';
 import { audit, type Context } from './context.js';
 import { randomId, randomToken, sha256Base64url } from './crypto.js';
 import { authorize } from './endpoints/authorize.js';
@@ -360,7 +361,7 @@ export class AuthorizationServer {
     if (typeof interactionId !== 'string' || !interactionId || interactionId.length > 200) return null;
     const record = await this.ctx.storage.findInteraction(sha256Base64url(interactionId));
     if (!record || this.ctx.clock.now() >= record.expiresAt) return null;
-    const client = await this.ctx.storage.findClient(record.request.clientId);
+    const client = await findClient(this.ctx, record.request.clientId);
     if (!client) return null;
     return {
       kind: record.kind,

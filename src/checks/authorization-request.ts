@@ -1,6 +1,6 @@
 import { bindRequest } from './browser-binding.js';
 import { parseChallenge } from './pkce.js';
-import { redirectTo, redirectUriMatches } from './redirect-uri.js';
+import { clientRedirectUriMatches, redirectTo } from './redirect-uri.js';
 import { isResourceProblem, requestedResources } from './resource.js';
 import { audit, type Context } from '../context.js';
 import { errorPage } from '../endpoints/failure.js';
@@ -158,7 +158,7 @@ export function parseAuthorizationRequest(
 ): AuthorizationRequestRecord | AuthorizeError {
   const redirectUris = params.get('redirect_uri');
   const isPublic = client.secretHash === null;
-  if (!redirectUris || redirectUris.length !== 1 || !redirectUriMatches(client.redirectUri, redirectUris[0]!, isPublic))
+  if (!redirectUris || redirectUris.length !== 1 || !clientRedirectUriMatches(client, redirectUris[0]!, isPublic))
     return INVALID_REDIRECT_URI;
 
   const scopes = params.get('scope');

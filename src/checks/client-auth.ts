@@ -1,3 +1,4 @@
+import { findClient } from './clients.js';
 import { audit, type Context } from '../context.js';
 import { sha256Base64url, timingSafeEqual } from '../crypto.js';
 import { OAuthError } from '../errors.js';
@@ -105,14 +106,6 @@ export function clientClaim(
     return null;
   }
   return { clientId: params.client_id, secret: params.client_secret, method: 'post', found: findClient(ctx, params.client_id) };
-}
-
-/**
- * The stored client of a claimed id: the store's answer, or `null` at once for an id no store
- * can hold (too long, control characters, a NUL that would break SQL).
- */
-function findClient(ctx: Context, clientId: string): Promise<ClientRecord | null> | null {
-  return clientId.length <= 200 && !/[\x00-\x1f\x7f]/.test(clientId) ? ctx.storage.findClient(clientId) : null;
 }
 
 /**

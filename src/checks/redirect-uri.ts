@@ -90,6 +90,18 @@ export function redirectUriMatches(registered: string, requested: string, loopba
   return a !== null && b !== null && a.host === b.host && a.rest === b.rest;
 }
 
+/**
+ * Whether a requested `redirect_uri` is one of `client`'s: any of a metadata document's
+ * `redirect_uris`, exactly; otherwise the registered one, as `redirectUriMatches` compares.
+ */
+export function clientRedirectUriMatches(
+  client: { redirectUri: string; redirectUris?: string[] },
+  requested: string,
+  loopbackAnyPort: boolean,
+): boolean {
+  return client.redirectUris ? client.redirectUris.includes(requested) : redirectUriMatches(client.redirectUri, requested, loopbackAnyPort);
+}
+
 // What the form serializer leaves as it is (WHATWG application/x-www-form-urlencoded).
 const FORM_SAFE = /^[A-Za-z0-9*\-._]*$/;
 

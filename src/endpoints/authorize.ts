@@ -1,5 +1,6 @@
 import { covers } from '../checks/scope.js';
 import { errorDecision, parseAuthorizationRequest, requestedClientId, UNKNOWN_CLIENT } from '../checks/authorization-request.js';
+import { findClient } from '../checks/clients.js';
 import { sessionMeets, signInAfter, type SessionRequirement } from '../checks/session.js';
 import type { Context } from '../context.js';
 import { AuthorizeError } from '../errors.js';
@@ -27,7 +28,7 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
     const params = queryParams(request);
     const clientId = requestedClientId(params);
     if (typeof clientId !== 'string') return errorDecision(ctx, clientId);
-    const client = await ctx.storage.findClient(clientId);
+    const client = await findClient(ctx, clientId);
     if (!client) return errorDecision(ctx, UNKNOWN_CLIENT);
     const req = parseAuthorizationRequest(ctx, client, params, request);
     if (req instanceof AuthorizeError) return errorDecision(ctx, req);

@@ -1,5 +1,6 @@
 import { randomToken, sha256Base64url } from '../crypto.js';
 import { errorDecision, UNKNOWN_CLIENT } from '../checks/authorization-request.js';
+import { findClient } from '../checks/clients.js';
 import { interactionStarted } from '../checks/pending-interactions.js';
 import { sessionMeets, signInAfter } from '../checks/session.js';
 import { audit, type Context } from '../context.js';
@@ -132,7 +133,7 @@ export async function resume(ctx: Context, interactionId: string, request: OAuth
     if (!validId(interactionId)) return errorDecision(ctx, EXPIRED);
     const record = await ctx.storage.takeInteraction(sha256Base64url(interactionId), ctx.clock.now());
     if (!record) return errorDecision(ctx, EXPIRED);
-    const client = await ctx.storage.findClient(record.request.clientId);
+    const client = await findClient(ctx, record.request.clientId);
     if (!client) return errorDecision(ctx, UNKNOWN_CLIENT);
     // Every requirement of the original request, against the session seen now (the consent
     // keeps `loginAfter`, so a fresh sign-in stays required up to the decision).
@@ -167,7 +168,7 @@ export async function approve(ctx: Context, interactionId: string, request: OAut
   try {
     const record = await takeConsent(ctx, interactionId, request);
     if (record instanceof AuthorizeError) return errorDecision(ctx, record);
-    const client = await ctx.storage.findClient(record.request.clientId);
+    const client = await findClient(ctx, record.request.clientId);
     if (!client || !record.account) return errorDecision(ctx, UNKNOWN_CLIENT);
     const now = ctx.clock.now();
     await ctx.storage.saveConsent({ accountUuid: record.account.uuid, clientId: client.id, scope: record.request.scope, grantedAt: now });

@@ -46,6 +46,7 @@ export function metadataDocument(ctx: Context, options: MetadataOptions = {}): R
     scopes_supported: ctx.scopes.values,
     prompt_values_supported: ['none', 'login', 'select_account'],
     authorization_response_iss_parameter_supported: true,
+    ...(o.clientMetadataDocuments && { client_id_metadata_document_supported: true }),
   };
 }
 

@@ -26,6 +26,12 @@ export interface ClientRecord {
   name: string;
   /** The registered callback URL, compared with `redirect_uri` as an exact string. */
   redirectUri: string;
+  /**
+   * Every callback URL of a client described by a client ID metadata document, each compared
+   * with `redirect_uri` as an exact string (`redirectUri` is then the first). Never stored:
+   * storage holds registered clients, which have `redirectUri` alone.
+   */
+  redirectUris?: string[];
   /** SHA-256 of the client secret; `null` for a public client. */
   secretHash: string | null;
   createdAt: number;
