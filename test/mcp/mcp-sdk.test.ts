@@ -1,15 +1,17 @@
 /**
  * The official MCP SDK (@modelcontextprotocol/sdk), unmodified, against authgate end to end:
  * the SDK's `Client` with `StreamableHTTPClientTransport` and an in-memory `OAuthClientProvider`
- * (sdk-client.ts) finds the authorization server on its own from nothing but the MCP endpoint's
- * URL, registers dynamically, authorizes with PKCE, has the user approve, exchanges the code, calls
- * a tool with a read-only token, refreshes when the access token has expired (the server's
- * `FakeClock` moved past the lifetime), and steps up on a 403 `insufficient_scope`. On Express,
- * Fastify, Hono and node:http on MemoryStorage, and on Express with PostgreSQL storage
- * (DATABASE_URL; skipped without it, except in CI: test/storage/pg.ts).
+ * (sdk-client.ts), given nothing but the MCP endpoint's URL: a 401 naming the endpoint's
+ * protected resource metadata (RFC 9728) and the scope it needs, the authorization server's
+ * metadata, dynamic registration, authorization with PKCE and `resource` (RFC 8707), consent, the
+ * code exchange, a read tool with a read-only token, a write tool refused with 403
+ * `insufficient_scope` and the SDK's step-up, a refresh when the access token has expired (the
+ * server's `FakeClock` moved past the lifetime), and a token for another resource of the same
+ * host refused. On Express, Fastify, Hono and node:http on MemoryStorage, and on Express with
+ * PostgreSQL storage (DATABASE_URL; skipped without it, except in CI: test/storage/pg.ts).
  *
- * The steps that need the protected-resource features of issue 16 are `it.todo`s at the end of
- * the suite. `MCP_DEBUG=1` prints every request the SDK sends and what it got back.
+ * What does not exist yet is an `it.todo` at the end of the suite. `MCP_DEBUG=1` prints every
+ * request the SDK sends and what it got back.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError, auth } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -243,6 +245,28 @@ function mcpSdkSuite(framework: McpFramework, storage?: () => Storage) {
     expect(after.filter((r) => r.status === 403)).toHaveLength(2);
     expect(provider.visits).toHaveLength(1);
     expect(host.statuses.filter((s) => s.text === 'no')).toEqual([]);
+  });
+
+  it('a read token cannot reach post_status inside a batch, nor in a body the host did not parse as JSON', async () => {
+    const { client, provider } = await connectWithOAuth(host);
+    clients.push(client);
+    const send = (contentType: string, body: unknown) =>
+      fetch(host.mcpUrl, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${provider.saved!.access_token}`,
+          'content-type': contentType,
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify(body),
+      });
+    const whoami = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami' } };
+    const post = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'post_status', arguments: { text: 'smuggled' } } };
+    for (const answer of [await send('application/json', [whoami, post]), await send('text/plain', post)]) {
+      expect(answer.status).toBe(403);
+      expect(challengeParams(answer.headers.get('www-authenticate'))).toMatchObject({ error: 'insufficient_scope', scope: 'read write' });
+    }
+    expect(host.statuses.filter((s) => s.text === 'smuggled')).toEqual([]);
   });
 
   it('a token issued for another resource of the same host is refused at /mcp with 401 invalid_token', async () => {
