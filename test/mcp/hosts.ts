@@ -143,7 +143,10 @@ export async function startMcpHost(framework: McpFramework, options: McpHostOpti
       // Hono's requireToken reads the JSON body for the scope rule from a clone of the request.
       app.use(MCP_PATH, honoRequireToken(server, { resource: mcp.resource }));
       app.all(MCP_PATH, (c) => answerMcp(c.req.raw, c.get('oauth'), statuses));
-      listener = getRequestListener(app.fetch);
+      // Without replacing the global Request and Response: the SDK client runs in this process
+      // and reads an OAuth error only from a `Response` it recognises (`instanceof`); with the
+      // globals replaced it takes invalid_target for a server error and authorizes again.
+      listener = getRequestListener(app.fetch, { overrideGlobalObjects: false });
       break;
     }
     case 'node': {

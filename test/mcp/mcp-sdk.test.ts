@@ -16,6 +16,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError, auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { InvalidTargetError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStorage } from '../../src/postgres/index.js';
 import type { Storage } from '../../src/index.js';
@@ -306,7 +307,7 @@ function mcpSdkSuite(framework: McpFramework, storage?: () => Storage) {
     clients.push(client);
     await expect(
       client.connect(new StreamableHTTPClientTransport(host.mcpUrl, { authProvider: provider, fetch: fetchFn })),
-    ).rejects.toThrow();
+    ).rejects.toBeInstanceOf(InvalidTargetError);
     const after = log.slice(sent);
     expect(after[0]).toMatchObject({ method: 'POST', status: 401 });
     expect(challengeParams(after[0]!.challenge).error).toBe('invalid_token');
@@ -314,6 +315,7 @@ function mcpSdkSuite(framework: McpFramework, storage?: () => Storage) {
     expect(new URLSearchParams(refresh!.body).getAll('resource')).toEqual([host.mcpUrl.href]);
     expect(refresh!.status).toBe(400);
     expect(after.filter((r) => r.url.pathname === '/mcp').map((r) => r.status)).toEqual([401]);
+    expect(provider.visits).toHaveLength(1);
   });
 
   it.todo(
