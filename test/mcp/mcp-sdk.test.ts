@@ -319,7 +319,7 @@ function mcpSdkSuite(framework: McpFramework, storage?: () => Storage) {
   });
 
   it.todo(
-    'the SDK registers by client ID metadata document (provider.clientMetadataUrl) instead of dynamic registration (CIMD is not merged yet: a colleague is finishing it)',
+    'the SDK registers by client ID metadata document (provider.clientMetadataUrl) instead of dynamic registration (CIMD is not on this branch: merged on main after it was cut)',
   );
   it.todo(
     'two tool calls in parallel after the access token expired: both refresh with the same refresh token, the second is a replay (needs a decision on refresh-token reuse, not a missing feature)',
