@@ -10,7 +10,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { z } from 'zod';
-import type { ScopeOptions, VerifiedToken } from '../../src/index.js';
+import type { ProtectedResourceOptions, ResourceRequest, VerifiedToken } from '../../src/index.js';
 
 /** Where the MCP endpoint is mounted on the host. */
 export const MCP_PATH = '/mcp';
@@ -23,29 +23,78 @@ export interface Status {
 }
 
 /**
- * The scope rule of the example, today's workaround for MCP being JSON-RPC over POST: authgate's
- * default rule lets a `read` token only GET and HEAD, so a `read` token could not even list the
- * tools. Here a `read` token may also POST to the MCP endpoint, and each tool checks the scope it
- * needs itself (`post_status` needs `write`).
- *
- * TODO(lead): protectedResources + requireToken({ resource }): the MCP endpoint as an RFC 9728
- * protected resource with a per-tool `requiredScope` rule (`whoami` → `read`, `post_status` →
- * `write`), so a call without `write` gets 403 `insufficient_scope` with `scope="read write"` and
- * the client steps up by itself; this option then goes.
+ * The scope each tool needs. A tool missing here needs the widest scope (`read write`) until
+ * someone classifies it: a new tool must never be callable with a read-only token by accident.
  */
-export const MCP_SCOPES: ScopeOptions = {
-  values: ['read', 'write'],
-  default: ['read'],
-  allows: (scope, { method, url }) =>
-    scope.includes('write') ||
-    method === 'GET' ||
-    method === 'HEAD' ||
-    (method === 'POST' && new URL(url, 'http://host.invalid').pathname === MCP_PATH),
-  descriptions: {
-    read: 'See your account name and e-mail address, and use the read-only tools.',
-    write: 'Post a status in your name.',
-  },
+export const TOOL_SCOPES: Readonly<Record<string, readonly string[]>> = {
+  whoami: ['read'],
+  post_status: ['read', 'write'],
 };
+
+/**
+ * JSON-RPC methods a `read` token may send: the handshake, notifications, listing, and reading.
+ * Anything else (a method of a later MCP revision, a JSON-RPC response, something malformed)
+ * needs `read write`: failing closed costs a client a step-up, failing open could let a read-only
+ * token write.
+ */
+const READ_METHODS = new Set([
+  'initialize',
+  'ping',
+  'tools/list',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'prompts/list',
+  'prompts/get',
+  'completion/complete',
+]);
+
+const READ: readonly string[] = ['read'];
+const READ_WRITE: readonly string[] = ['read', 'write'];
+
+/** The scope one JSON-RPC message needs (see `mcpRequiredScope`). */
+function messageScope(message: unknown): readonly string[] {
+  if (typeof message !== 'object' || message === null) return READ_WRITE;
+  const { method, params } = message as { method?: unknown; params?: { name?: unknown } };
+  if (typeof method !== 'string') return READ_WRITE;
+  if (method === 'tools/call') {
+    const name = typeof params === 'object' && params !== null ? params.name : undefined;
+    return (typeof name === 'string' && Object.hasOwn(TOOL_SCOPES, name) && TOOL_SCOPES[name]) || READ_WRITE;
+  }
+  if (method.startsWith('notifications/') || READ_METHODS.has(method)) return READ;
+  return READ_WRITE;
+}
+
+/**
+ * The scope rule of the MCP endpoint as a protected resource (`requiredScope`,
+ * docs/reference.md#protected-resources-rfc-9728): MCP is JSON-RPC over POST, so the rule reads
+ * the JSON-RPC method, and for `tools/call` the tool, from the parsed body; the HTTP method says
+ * nothing. A request without the `write` a message needs gets 403 `insufficient_scope` with
+ * `scope="read write"`, and an MCP client steps up with a new authorization.
+ *
+ * - `tools/call` needs the tool's scope (`TOOL_SCOPES`); an unknown tool needs `read write`.
+ * - The read-only methods above and notifications need `read`; any other method `read write`.
+ * - A batch (a JSON array, MCP 2025-03-26) needs the union of its messages; an empty one `read write`.
+ * - A POST without a parsed body needs `read write`: the host did not parse it (no body parser,
+ *   too large, not declared JSON), yet the transport will read and run it, so the rule cannot
+ *   know what it asks for. GET and DELETE (answered 405 by this stateless server) need `read`.
+ */
+export function mcpRequiredScope(request: ResourceRequest): string[] {
+  if (request.method !== 'POST') return [...READ];
+  const { body } = request;
+  const messages = Array.isArray(body) ? body : [body];
+  if (messages.length === 0) return [...READ_WRITE];
+  return messages.some((m) => messageScope(m).includes('write')) ? [...READ_WRITE] : [...READ];
+}
+
+/**
+ * The MCP endpoint of a host at `base` (its origin) as a protected resource, for the server's
+ * `protectedResources` option; pass the same `resource` to `requireToken(server, { resource })`.
+ * Its RFC 9728 document is then at `${base}/.well-known/oauth-protected-resource/mcp`.
+ */
+export function mcpResource(base: string): ProtectedResourceOptions {
+  return { resource: `${base}${MCP_PATH}`, name: 'authgate MCP example', requiredScope: mcpRequiredScope };
+}
 
 /**
  * The MCP server for one request, acting for the account of `token`. `statuses` keeps what
@@ -71,7 +120,8 @@ export function createMcpServer(token: VerifiedToken, statuses: Status[]): McpSe
       inputSchema: { text: z.string().max(280) },
     },
     async ({ text }) => {
-      // The scope rule above lets a `read` token reach every tool: the tool checks `write` itself.
+      // `mcpRequiredScope` already refused this call without `write` (403 insufficient_scope);
+      // the tool checks again so that a host mounting it without that rule cannot post.
       if (!token.scope.includes('write')) {
         return {
           isError: true,

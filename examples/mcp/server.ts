@@ -2,25 +2,31 @@
  * `npm run example:mcp`: an MCP server behind authgate, on Express, that an MCP client (the
  * official SDKs, Claude, IDEs) can use given nothing but its URL, http://127.0.0.1:3030/mcp:
  *
- *   1. the client's first call gets 401; it finds the authorization server's metadata (RFC 8414)
- *      at the issuer, registers itself (RFC 7591 dynamic registration), and opens the
- *      authorization URL in the user's browser, with PKCE;
+ *   1. the client's first call gets 401, whose challenge names the endpoint's protected resource
+ *      metadata (RFC 9728) and the scope it needs (`read`); the document names the authorization
+ *      server, whose metadata (RFC 8414) the client reads; it registers itself (RFC 7591 dynamic
+ *      registration) and opens the authorization URL in the user's browser, with PKCE and
+ *      `resource=http://127.0.0.1:3030/mcp` (RFC 8707);
  *   2. the user signs in here (the demo platform's sign-in of the Fastify and Hono examples,
  *      examples/shared/demo-platform.ts) and approves on authgate's consent page;
- *   3. the client exchanges the code, calls the tools with the access token, and refreshes it.
+ *   3. the client exchanges the code for a token bound to the MCP endpoint (its audience), calls
+ *      the tools with it, and refreshes it.
  *
- * The tools (mcp-server.ts): `whoami` answers from the signed-in account; `post_status` needs the
- * `write` scope. Everything is in memory: restart and every client, session and token is gone.
+ * The tools (mcp-server.ts): `whoami` answers from the signed-in account with a `read` token;
+ * `post_status` needs `write`: with a `read` token it gets 403 `insufficient_scope`,
+ * `scope="read write"`, and the client authorizes again for it (step-up). Everything is in memory: restart and every client, session and token is gone.
  * Environment: PORT (default 3030).
  */
 import express from 'express';
 import { createOAuthRouter, requireToken } from '../../adapters/express/index.js';
 import { AuthorizationServer, MemoryStorage } from '../../src/index.js';
 import { afterSignIn, loginPage, sessions, signIn } from '../shared/demo-platform.js';
-import { MCP_PATH, MCP_SCOPES, serveMcp, type Status } from './mcp-server.js';
+import { MCP_PATH, mcpResource, serveMcp, type Status } from './mcp-server.js';
 
 const port = Number(process.env.PORT ?? 3030);
 const base = `http://127.0.0.1:${port}`;
+// The MCP endpoint as a protected resource: its identifier, name and per-tool scope rule.
+const mcp = mcpResource(base);
 
 const server = new AuthorizationServer({
   storage: new MemoryStorage(),
@@ -30,9 +36,10 @@ const server = new AuthorizationServer({
   issuer: base,
   // MCP clients register themselves: public clients, PKCE, loopback or https callbacks.
   allowDynamicRegistration: true,
-  // TODO(lead): protectedResources + requireToken({ resource }): declare the MCP endpoint as a
-  // protected resource with its own per-tool scope rule, instead of this server-wide rule.
-  scopes: MCP_SCOPES,
+  // The MCP endpoint as an RFC 9728 protected resource: its metadata document at
+  // /.well-known/oauth-protected-resource/mcp, tokens issued for it (RFC 8707 `resource`) and
+  // accepted only there, and a scope rule by JSON-RPC method and tool (mcpRequiredScope).
+  protectedResources: [mcp],
   onError: (error) => console.error(error),
 });
 const statuses: Status[] = [];
@@ -55,10 +62,12 @@ app.post('/login', express.urlencoded({ extended: false, limit: '4kb' }), (req, 
   res.append('set-cookie', cookie).redirect(303, afterSignIn(interaction));
 });
 
-// The MCP endpoint: a token is required (401 with a Bearer challenge starts the client's flow).
-// TODO(lead): protectedResources + requireToken({ resource }): requireToken(server, { resource: `${base}${MCP_PATH}` }).
-app.all(MCP_PATH, requireToken(server), (req, res, next) => {
-  serveMcp(req, res, res.locals.oauth!, statuses).catch(next);
+// The MCP endpoint: a token for this resource is required (a 401 naming the resource's metadata
+// starts the client's flow). `express.json()` first, so that the scope rule sees the JSON-RPC
+// message (without a parsed body every POST would need `read write`); the transport then takes
+// the parsed body instead of reading the stream again.
+app.all(MCP_PATH, express.json({ limit: '64kb' }), requireToken(server, { resource: mcp.resource }), (req, res, next) => {
+  serveMcp(req, res, res.locals.oauth!, statuses, req.body).catch(next);
 });
 
 app.get('/', (_req, res) => {
@@ -83,8 +92,10 @@ app.listen(port, '127.0.0.1', (error?: Error) => {
     claude mcp add --transport http authgate-demo ${base}${MCP_PATH}
   The client registers itself, opens a browser to sign in and approve, then calls the tools:
     whoami       the signed-in account's name and e-mail (scope read)
-    post_status  posts a status in that account's name (scope write; a read token is refused)
+    post_status  posts a status in that account's name (scope "read write": with a read token
+                 the server answers 403 insufficient_scope and the client authorizes again)
 
   Demo accounts: ada@example.com / ada, bob@example.com / bob
+  Protected resource metadata:   ${base}/.well-known/oauth-protected-resource${MCP_PATH}
   Authorization server metadata: ${base}/.well-known/oauth-authorization-server`);
 });

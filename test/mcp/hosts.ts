@@ -1,6 +1,9 @@
 /**
  * The MCP example's server (examples/mcp/mcp-server.ts) behind authgate on each framework: the
- * OAuth routes (with `issuer` and dynamic registration on), `requireToken` in front of `POST /mcp`,
+ * OAuth routes (with `issuer` and dynamic registration on), the MCP endpoint as a protected
+ * resource (`mcpResource`: RFC 9728 metadata, per-tool scope rule) with
+ * `requireToken(server, { resource })` in front of it, a second protected resource `/other` (whose
+ * tokens `/mcp` must refuse; only its metadata is served, no route),
  * on a free loopback port, with a `FakeClock` and `FakeSessions` (sessions keyed by the `sid=`
  * cookie) so the test can sign a user in and move time. The issuer is the host's own URL, so the
  * listening socket is opened first and the app attached to it afterwards.
@@ -16,7 +19,7 @@ import { createOAuthRouter, requireToken as expressRequireToken } from '../../ad
 import { oauthPlugin, requireToken as fastifyRequireToken } from '../../adapters/fastify/index.js';
 import { createOAuthApp, requireToken as honoRequireToken, type OAuthVariables } from '../../adapters/hono/index.js';
 import { createOAuthHandler, requireToken as nodeRequireToken } from '../../adapters/node/index.js';
-import { MCP_PATH, MCP_SCOPES, answerMcp, serveMcp, type Status } from '../../examples/mcp/mcp-server.js';
+import { MCP_PATH, answerMcp, mcpResource, serveMcp, type Status } from '../../examples/mcp/mcp-server.js';
 import { AuthorizationServer, MemoryStorage, type AuthorizationServerOptions, type Storage } from '../../src/index.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import { LOGIN_URL } from '../fixtures.js';
@@ -36,6 +39,8 @@ export interface McpHost {
   /** `http://127.0.0.1:<port>`: the issuer, and where the MCP endpoint is (`${base}/mcp`). */
   base: string;
   mcpUrl: URL;
+  /** `${base}/other`: another protected resource of the same host, with the default scope rule. */
+  otherUrl: URL;
   server: AuthorizationServer;
   clock: FakeClock;
   sessions: FakeSessions;
@@ -54,6 +59,23 @@ export interface McpHostOptions {
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
+/**
+ * The JSON body of a POST that declares one (at most 64 KiB), for the node host; undefined for
+ * any other request, which the scope rule then treats as it must (a POST without a parsed body
+ * needs `read write`). Throws on malformed JSON or a larger body.
+ */
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  if (req.method !== 'POST' || !/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')) return undefined;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > 65536) throw new Error('body too large');
+    chunks.push(chunk);
+  }
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+}
+
 /** Start the MCP host on `framework`. */
 export async function startMcpHost(framework: McpFramework, options: McpHostOptions = {}): Promise<McpHost> {
   const socket = createServer();
@@ -64,14 +86,14 @@ export async function startMcpHost(framework: McpFramework, options: McpHostOpti
   const clock = new FakeClock();
   const sessions = new FakeSessions(clock);
   const coreErrors: unknown[] = [];
+  const mcp = mcpResource(base);
   const server = new AuthorizationServer({
     storage: options.storage ?? new MemoryStorage(),
     sessions,
     clock,
     issuer: base,
     allowDynamicRegistration: true,
-    // TODO(lead): protectedResources + requireToken({ resource }) instead of this scope rule.
-    scopes: MCP_SCOPES,
+    protectedResources: [mcp, { resource: `${base}/other`, name: 'Another API of the same host' }],
     lifetimes: { accessToken: 3600 },
     onError: (error) => coreErrors.push(error),
     ...options.server,
@@ -85,8 +107,9 @@ export async function startMcpHost(framework: McpFramework, options: McpHostOpti
     case 'express': {
       const app = express();
       app.use(createOAuthRouter(server, { loginUrl: LOGIN_URL }));
-      app.all(MCP_PATH, expressRequireToken(server), (req, res, next) => {
-        serveMcp(req, res, res.locals.oauth!, statuses).catch(next);
+      // express.json() first: the scope rule reads the parsed JSON-RPC message from req.body.
+      app.all(MCP_PATH, express.json(), expressRequireToken(server, { resource: mcp.resource }), (req, res, next) => {
+        serveMcp(req, res, res.locals.oauth!, statuses, req.body).catch(next);
       });
       listener = app;
       break;
@@ -101,7 +124,8 @@ export async function startMcpHost(framework: McpFramework, options: McpHostOpti
       });
       await app.register(oauthPlugin, { server, loginUrl: LOGIN_URL });
       await app.register(async (api) => {
-        api.addHook('preHandler', fastifyRequireToken(server));
+        // preHandler runs after Fastify parsed the JSON body: the scope rule reads request.body.
+        api.addHook('preHandler', fastifyRequireToken(server, { resource: mcp.resource }));
         // Fastify parses the JSON body itself: hand it over, and let the transport write the reply.
         api.all(MCP_PATH, async (request, reply) => {
           reply.hijack();
@@ -116,19 +140,31 @@ export async function startMcpHost(framework: McpFramework, options: McpHostOpti
     case 'hono': {
       const app = new Hono<{ Variables: OAuthVariables }>();
       app.route('/', createOAuthApp(server, { loginUrl: LOGIN_URL }));
-      app.use(MCP_PATH, honoRequireToken(server));
+      // Hono's requireToken reads the JSON body for the scope rule from a clone of the request.
+      app.use(MCP_PATH, honoRequireToken(server, { resource: mcp.resource }));
       app.all(MCP_PATH, (c) => answerMcp(c.req.raw, c.get('oauth'), statuses));
-      listener = getRequestListener(app.fetch);
+      // Without replacing the global Request and Response: the SDK client runs in this process
+      // and reads an OAuth error only from a `Response` it recognises (`instanceof`); with the
+      // globals replaced it takes invalid_target for a server error and authorizes again.
+      listener = getRequestListener(app.fetch, { overrideGlobalObjects: false });
       break;
     }
     case 'node': {
       const oauth = createOAuthHandler(server, { loginUrl: LOGIN_URL });
-      const protect = nodeRequireToken(server);
+      const protect = nodeRequireToken(server, { resource: mcp.resource });
       listener = (req, res) =>
-        oauth(req, res, () => {
+        oauth(req, res, async () => {
           if ((req.url ?? '/').split('?')[0] !== MCP_PATH) return void res.writeHead(404).end('Not Found');
+          // Bare node:http parses nothing: read the JSON body here, as a connect-style parser
+          // would, onto req.body, where requireToken hands it to the scope rule.
+          try {
+            (req as IncomingMessage & { body?: unknown }).body = await readJson(req);
+          } catch {
+            return void res.writeHead(400, { 'content-type': 'text/plain' }).end('Bad JSON body');
+          }
           protect(req, res, () => {
-            serveMcp(req, res, req.oauth!, statuses).catch((error: unknown) => {
+            const { body } = req as IncomingMessage & { body?: unknown };
+            serveMcp(req, res, req.oauth!, statuses, body).catch((error: unknown) => {
               coreErrors.push(error);
               if (!res.headersSent) res.writeHead(500).end();
             });
@@ -147,6 +183,7 @@ export async function startMcpHost(framework: McpFramework, options: McpHostOpti
     framework,
     base,
     mcpUrl: new URL(`${base}${MCP_PATH}`),
+    otherUrl: new URL(`${base}/other`),
     server,
     clock,
     sessions,
