@@ -319,9 +319,6 @@ function mcpSdkSuite(framework: McpFramework, storage?: () => Storage) {
   });
 
   it.todo(
-    'the SDK registers by client ID metadata document (provider.clientMetadataUrl) instead of dynamic registration (CIMD is not on this branch: merged on main after it was cut)',
-  );
-  it.todo(
     'two tool calls in parallel after the access token expired: both refresh with the same refresh token, the second is a replay (needs a decision on refresh-token reuse, not a missing feature)',
   );
 }
@@ -342,4 +339,63 @@ describe.skipIf(!DATABASE_URL)('MCP SDK end to end on express (PostgreSQL)', () 
     await pool.end();
   });
   mcpSdkSuite('express', () => new PostgresStorage(pool!, { schema }));
+});
+
+/** A provider that identifies its client by a client ID metadata document instead of registering. */
+class MetadataDocumentProvider extends InMemoryOAuthProvider {
+  readonly clientMetadataUrl = CLIENT_METADATA_URL;
+}
+
+const CLIENT_METADATA_URL = 'https://agent.example/mcp/client.json';
+
+describe.each(MCP_FRAMEWORKS)('MCP SDK end to end on %s: registration by client ID metadata document', (framework) => {
+  let host: McpHost;
+  const fetched: string[] = [];
+  beforeAll(async () => {
+    // The document is served by an injected fetcher (the default one never reaches loopback).
+    host = await startMcpHost(framework, {
+      server: {
+        clientMetadataDocuments: {
+          fetch: async (url) => {
+            fetched.push(url);
+            const document = {
+              client_id: CLIENT_METADATA_URL,
+              client_name: 'Agent from its own document',
+              redirect_uris: ['http://localhost:8976/callback'],
+              grant_types: ['authorization_code', 'refresh_token'],
+              response_types: ['code'],
+              token_endpoint_auth_method: 'none',
+            };
+            const headers = new Headers({ 'content-type': 'application/json', 'cache-control': 'max-age=60' });
+            return { status: 200, headers, body: JSON.stringify(document) };
+          },
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await host?.close();
+  });
+
+  it('the SDK sees client_id_metadata_document_supported, skips registration, and its URL is the client_id through to a tool call', async () => {
+    const log: SentRequest[] = [];
+    const provider = new MetadataDocumentProvider(host.base, host.sessions.signIn(ADA));
+    const fetchFn = recordingFetch(log);
+    const client = new Client({ name: 'authgate-e2e', version: '1.0.0' });
+    const first = new StreamableHTTPClientTransport(host.mcpUrl, { authProvider: provider, fetch: fetchFn });
+    await expect(client.connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
+    await first.finishAuth(provider.code!);
+    await client.connect(new StreamableHTTPClientTransport(host.mcpUrl, { authProvider: provider, fetch: fetchFn }));
+    try {
+      expect(to(log, '/v1/oauth/register')).toEqual([]);
+      expect(provider.client?.client_id).toBe(CLIENT_METADATA_URL);
+      expect(new URLSearchParams(to(log, '/v1/oauth/token')[0]!.body).get('client_id')).toBe(CLIENT_METADATA_URL);
+      expect(fetched).toContain(CLIENT_METADATA_URL);
+      const result = await client.callTool({ name: 'whoami', arguments: {} });
+      expect(JSON.stringify(result.content)).toContain(ADA.email);
+      expect(host.coreErrors).toEqual([]);
+    } finally {
+      await client.close();
+    }
+  });
 });
