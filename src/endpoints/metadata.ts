@@ -47,6 +47,8 @@ export function metadataDocument(ctx: Context, options: MetadataOptions = {}): R
     prompt_values_supported: ['none', 'login', 'select_account'],
     authorization_response_iss_parameter_supported: true,
     ...(o.clientMetadataDocuments && { client_id_metadata_document_supported: true }),
+    // RFC 9728 §4: the protected resources this authorization server issues tokens for.
+    ...(o.protectedResources && { protected_resources: o.protectedResources.map((r) => r.resource) }),
   };
 }
 

@@ -364,3 +364,12 @@ describe('audience (RFC 8707) at a protected resource', () => {
     expect(json(widened).error).toBe('invalid_target');
   });
 });
+
+describe('the authorization server metadata (RFC 8414) with protected resources', () => {
+  it('lists their identifiers as protected_resources (RFC 9728 §4); without the option, no such member', async () => {
+    const withResources = await setup(RESOURCES);
+    expect(withResources.server.metadataDocument()?.protected_resources).toEqual([API, MCP]);
+    const without = await setup({ issuer: ISSUER });
+    expect(without.server.metadataDocument()).not.toHaveProperty('protected_resources');
+  });
+});
