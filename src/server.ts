@@ -1,6 +1,6 @@
 import { redirectUriProblem } from './checks/redirect-uri.js';
 import { checkBrowserBinding } from './checks/browser-binding.js';
-import { findClient } from './checks/clients.js';
+import { findClient, isDocumentClientId } from './checks/clients.js';
 import { audit, type Context } from './context.js';
 import { randomId, randomToken, sha256Base64url } from './crypto.js';
 import { authorize } from './endpoints/authorize.js';
@@ -426,7 +426,14 @@ export class AuthorizationServer {
     const consents = await this.ctx.storage.listConsents(accountUuid);
     const out: AuthorizationInfo[] = [];
     for (const consent of consents) {
-      const client = await this.ctx.storage.findClient(consent.clientId);
+      // A client ID metadata document client is listed even when its document is gone, named by
+      // its host then, so the user can always see and revoke it.
+      const client = isDocumentClientId(this.ctx, consent.clientId)
+        ? ((await findClient(this.ctx, consent.clientId)) ?? {
+            id: consent.clientId,
+            name: URL.canParse(consent.clientId) ? new URL(consent.clientId).host : consent.clientId,
+          })
+        : await this.ctx.storage.findClient(consent.clientId);
       if (client)
         out.push({
           client: { id: client.id, name: client.name },

@@ -38,3 +38,11 @@ export function findClient(ctx: Context, clientId: string): Promise<ClientRecord
 export function isMetadataDocumentClient(client: ClientRecord): boolean {
   return client.registration === 'metadata-document';
 }
+
+/**
+ * Whether `clientId` names a client ID metadata document client (the feature is on and the id is
+ * an https URL): such a client is never in storage, so a missing one is refused, not ignored.
+ */
+export function isDocumentClientId(ctx: Context, clientId: string): boolean {
+  return ctx.options.clientMetadataDocuments !== undefined && clientId.startsWith('https://');
+}

@@ -83,6 +83,9 @@ export async function authenticate(ctx: Context, request: OAuthRequest, report: 
     if (
       !found ||
       found.token.kind !== 'access' ||
+      // Issued for named resources (RFC 8707): only `requireToken(server, { resource })` for one
+      // of them accepts it, never a check that names no resource.
+      found.token.audience !== undefined ||
       found.token.revokedAt !== null ||
       found.grant.revokedAt !== null ||
       (found.token.expiresAt !== null && now >= found.token.expiresAt)

@@ -1,6 +1,7 @@
 import { sha256Base64url } from '../crypto.js';
 import { covers } from '../checks/scope.js';
 import { mayUseGrant } from '../checks/client-auth.js';
+import { findClient, isDocumentClientId } from '../checks/clients.js';
 import { accessAudience } from '../checks/resource.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
@@ -48,7 +49,10 @@ export async function refreshTokenGrant(
   if (!client) {
     // Without credentials the token endpoint could not check the client's grant types: check
     // them for the client the token belongs to (RFC 6749 §5.2 `unauthorized_client`).
-    const owner = await ctx.storage.findClient(found.token.clientId);
+    // A client ID metadata document client is asked again (its document, the host's `allow`).
+    const documentClient = isDocumentClientId(ctx, found.token.clientId);
+    const owner = await (documentClient ? findClient(ctx, found.token.clientId) : ctx.storage.findClient(found.token.clientId));
+    if (!owner && documentClient) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
     if (owner && !mayUseGrant(owner, 'refresh_token')) {
       throw new OAuthError('unauthorized_client', 'This application may not use grant_type=refresh_token.');
     }

@@ -59,7 +59,8 @@ describe.each(IN_PROCESS)('%s: resource indicators, granted', (framework) => {
       postForm('/v1/oauth/introspect', { token, client_id: client.clientId, client_secret: client.clientSecret });
     expect((await introspect(tokens.access_token)).json()).toMatchObject({ active: true, aud: MCP });
     expect((await introspect(tokens.refresh_token)).json()).toMatchObject({ active: true, aud: [API, MCP] });
-    expect((await api('GET', '/v2/account', tokens.access_token)).status).toBe(200);
+    // Bound to its resources: the host's plain requireToken(server), which names none, refuses it.
+    expect((await api('GET', '/v2/account', tokens.access_token)).status).toBe(401);
 
     const refreshed = await postForm(
       '/v1/oauth/token',

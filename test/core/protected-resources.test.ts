@@ -373,3 +373,32 @@ describe('the authorization server metadata (RFC 8414) with protected resources'
     expect(without.server.metadataDocument()).not.toHaveProperty('protected_resources');
   });
 });
+
+describe('an audience-bound token at the plain resource check (regression: security review of issue 16)', () => {
+  it('requireToken(server) without a resource refuses a token issued for a resource (401 invalid_token), opaque and JWT', async () => {
+    for (const format of ['opaque', 'jwt'] as const) {
+      const t = await setup({ ...RESOURCES, accessTokenFormat: format });
+      const forMcp = await t.tokens({ scope: 'read write', resource: MCP });
+      for (const method of ['GET', 'POST', 'DELETE']) {
+        const result = await t.api(method, forMcp.access_token);
+        expect(result.ok, `${format} ${method}`).toBe(false);
+        if (!result.ok) {
+          expect(result.response.status).toBe(401);
+          expect(json(result.response).error).toBe('invalid_token');
+        }
+      }
+      // Still good where it was issued for, and a token without resource still works everywhere.
+      expect((await t.server.authenticate(call(forMcp.access_token, 'GET'), { resource: MCP, body: { method: 'initialize' } })).ok).toBe(
+        true,
+      );
+      expect((await t.api('GET', (await t.tokens({ scope: 'read' })).access_token)).ok).toBe(true);
+    }
+  });
+
+  it('a token bound to a third-party resource (acceptResource) cannot be replayed at the platform API', async () => {
+    const THIRD = 'https://thirdparty.example/mcp';
+    const t = await setup({ issuer: ISSUER, acceptResource: (r: string) => r === THIRD });
+    const bound = await t.tokens({ scope: 'read write', resource: THIRD });
+    expect((await t.api('DELETE', bound.access_token)).ok).toBe(false);
+  });
+});

@@ -303,15 +303,16 @@ describe('resource indicators (RFC 8707)', () => {
       expect(json(await introspect(t, none.access_token))).not.toHaveProperty('aud');
     });
 
-    it('a JWT access token carries the resources as aud, and still authenticates', async () => {
+    it('a JWT access token carries the resources as aud; the plain check, which names no resource, refuses it', async () => {
       const t = await withResources({ accessTokenFormat: 'jwt', issuer: ISSUER });
       const one = json(await exchangeForm(t, await codeFor(t, API)));
       expect(decodeJwt(one.access_token as string).aud).toBe(API);
-      expect(await t.api('GET', one.access_token as string)).toMatchObject({ ok: true });
+      // Good only where requireToken(server, { resource }) names API (test/core/protected-resources.test.ts).
+      expect(await t.api('GET', one.access_token as string)).toMatchObject({ ok: false });
       expect(json(await introspect(t, one.access_token as string))).toMatchObject({ active: true, aud: API });
       const two = json(await exchangeForm(t, await codeFor(t, API, MCP)));
       expect(decodeJwt(two.access_token as string).aud).toEqual([API, MCP]);
-      expect(await t.api('GET', two.access_token as string)).toMatchObject({ ok: true });
+      expect(await t.api('GET', two.access_token as string)).toMatchObject({ ok: false });
     });
 
     it('a JWT without resources keeps the jwt.audience option (or the issuer) as aud', async () => {
