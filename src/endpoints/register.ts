@@ -1,3 +1,4 @@
+import { BIDI_CONTROLS } from '../checks/client-metadata.js';
 import type { Context } from '../context.js';
 import { asciiDescription } from '../errors.js';
 import { header, isMethod, jsonResponse } from '../http.js';
@@ -77,6 +78,7 @@ export async function register(
     }
     const name = m.client_name === undefined ? 'Unnamed application' : m.client_name;
     if (typeof name !== 'string') return bad('invalid_client_metadata', 'client_name must be a string.');
+    if (BIDI_CONTROLS.test(name)) return bad('invalid_client_metadata', 'client_name must not hold bidirectional control characters.');
     if (m.token_endpoint_auth_method !== undefined && m.token_endpoint_auth_method !== 'none') {
       return bad('invalid_client_metadata', 'Only public clients can register dynamically: token_endpoint_auth_method must be none.');
     }

@@ -79,3 +79,37 @@ describe('client ID metadata document clients after the consent', () => {
     expect((await t.storage.findToken(sha256Base64url(tokens.refresh_token)))?.token.rotatedAt).toBeNull();
   });
 });
+
+describe('names a client chose for itself hold no bidirectional controls (they could reorder the consent page)', () => {
+  it.each(['\u202eevil', 'Agent\u2066x\u2069', 'A\u200fB'])(
+    'dynamic registration refuses client_name %j (invalid_client_metadata)',
+    async (name) => {
+      const t = await setup({ allowDynamicRegistration: true });
+      const res = await t.server.registerDynamic({
+        method: 'POST',
+        url: '/v1/oauth/register',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ client_name: name, redirect_uris: ['http://127.0.0.1/callback'] }),
+      });
+      expect(res.status).toBe(400);
+      expect(json(res).error).toBe('invalid_client_metadata');
+    },
+  );
+
+  it('a metadata document whose client_name holds one is refused (error page, nothing issued)', async () => {
+    const fetch: MetadataFetcher = async () => ({
+      status: 200,
+      headers: new Headers({ 'content-type': 'application/json' }),
+      body: JSON.stringify({ ...DOCUMENT, client_name: 'Agent\u202e' }),
+    });
+    const t = await setup({ issuer: 'https://auth.example', clientMetadataDocuments: { fetch } });
+    const query = new URLSearchParams({
+      client_id: CLIENT_ID,
+      redirect_uri: CALLBACK,
+      response_type: 'code',
+      code_challenge: sha256Base64url(VERIFIER),
+      code_challenge_method: 'S256',
+    });
+    expect(await t.server.authorize(t.get(`/v1/oauth/authorize?${query}`, t.ada))).toMatchObject({ type: 'error' });
+  });
+});
