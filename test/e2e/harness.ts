@@ -16,6 +16,11 @@ import { MemoryStorage } from '../../src/index.js';
 export const CHROMIUM = '/usr/bin/chromium';
 /** Locally without Chromium the suite is skipped; in CI (CI set) it always runs, and fails if Chromium is missing. */
 export const browserAvailable = existsSync(CHROMIUM) || Boolean(process.env.CI);
+if (!browserAvailable) {
+  console.warn(
+    `Browser tests skipped: ${CHROMIUM} is missing. \`npm run setup:test\` installs Debian's Chromium (and PostgreSQL) with apt-get.`,
+  );
+}
 /** Per test: a browser on two shared cores, next to the rest of the suite, can be slow. */
 export const E2E_TIMEOUT = 90_000;
 export const SCREENSHOTS = join(process.cwd(), 'test-results', 'e2e');

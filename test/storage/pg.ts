@@ -19,7 +19,7 @@ if (!url && inCI) {
 }
 if (!url) {
   console.warn(
-    'PostgreSQL tests skipped: DATABASE_URL is not set. Run `eval "$(bash .ci/pg-start)"` (needs Debian\'s postgresql) and run the tests again in that shell.',
+    'PostgreSQL tests skipped: DATABASE_URL is not set. `npm run setup:test` installs Debian\'s postgresql; then run `eval "$(bash .ci/pg-start)"` and the tests again in that shell.',
   );
 }
 
