@@ -53,7 +53,11 @@ describe('benchmark harness, smoke mode', () => {
   it('measured growth and memory', () => {
     const growth = result.growth!;
     expect(growth.series.map((s) => s.workload).sort()).toEqual(['W2', 'W2', 'W3', 'W3']);
-    expect(growth.heapBytesPerToken).toBeGreaterThan(0);
+    expect(Number.isFinite(growth.heapBytesPerToken)).toBe(true);
+    // Without --expose-gc (vitest runs without it) the heap is read without a collection first, so
+    // a collection during the fill can make the difference negative: only a forced GC makes the
+    // sign meaningful (npm run bench passes --expose-gc).
+    if (typeof (globalThis as { gc?: unknown }).gc === 'function') expect(growth.heapBytesPerToken).toBeGreaterThan(0);
     expect(growth.chain.samples.length).toBeGreaterThan(1);
   });
 
