@@ -2,6 +2,7 @@ import type { Context } from '../context.js';
 import { covers, requiredScope } from '../checks/scope.js';
 import { copyAccount } from '../storage/copy.js';
 import { audienceAllows } from '../checks/audience.js';
+import type { TokenRead } from '../storage/types.js';
 import { ConfigError, OAuthError } from '../errors.js';
 import { errorResponse, queryParams, repeatedAuthorization } from '../http.js';
 import { isPending, lookupToken, MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
@@ -65,6 +66,25 @@ function classify(ctx: Context, request: OAuthRequest): string | AuthenticateRes
   return challenge(ctx, 401, 'invalid_token', 'The access token is invalid, expired or revoked.');
 }
 
+/** 503 without `invalid_token`, so clients do not throw away good tokens during an outage. */
+const unavailable = (): AuthenticateResult => ({
+  ok: false,
+  response: errorResponse(new OAuthError('temporarily_unavailable', 'The service is temporarily unavailable.', 503)),
+});
+
+/** What the host gets for a token that passed: its own copies, as the records may be the store's (readToken), or a cache's. */
+function verified(ctx: Context, found: NonNullable<TokenRead>): AuthenticateResult {
+  return {
+    ok: true,
+    token: {
+      clientId: found.token.clientId,
+      account: ctx.storage.readToken ? copyAccount(found.grant.account) : found.grant.account,
+      scope: [...found.token.scope],
+      expiresAt: found.token.expiresAt ?? Number.MAX_SAFE_INTEGER,
+    },
+  };
+}
+
 /**
  * The resource API's check of `Authorization: Bearer <token>` (RFC 6750;
  * docs/reference.md#resource-check). Scope follows the HTTP method (docs/reference.md#scope):
@@ -96,31 +116,12 @@ export async function authenticate(ctx: Context, request: OAuthRequest, report: 
     if (!allowed.ok) {
       return challenge(ctx, 403, 'insufficient_scope', 'The access token does not allow this request method.', allowed.needed);
     }
-    return {
-      ok: true,
-      token: {
-        clientId: found.token.clientId,
-        // The host's own copies: the records may be the store's (readToken), or a cache's.
-        account: ctx.storage.readToken ? copyAccount(found.grant.account) : found.grant.account,
-        scope: [...found.token.scope],
-        expiresAt: found.token.expiresAt ?? Number.MAX_SAFE_INTEGER,
-      },
-    };
+    return verified(ctx, found);
   } catch (error) {
     report(error);
-    // 503 without `invalid_token`, so clients do not throw away good tokens during an outage.
-    return {
-      ok: false,
-      response: errorResponse(new OAuthError('temporarily_unavailable', 'The service is temporarily unavailable.', 503)),
-    };
+    return unavailable();
   }
 }
-
-/** 503 without `invalid_token`, so clients do not throw away good tokens during an outage. */
-const unavailable = (): AuthenticateResult => ({
-  ok: false,
-  response: errorResponse(new OAuthError('temporarily_unavailable', 'The service is temporarily unavailable.', 503)),
-});
 
 /** A scope token (RFC 6749 §3.3): what may go between the quotes of a challenge's `scope`. */
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
@@ -220,15 +221,7 @@ export async function authenticateResource(
         );
       }
     }
-    return {
-      ok: true,
-      token: {
-        clientId: found.token.clientId,
-        account: ctx.storage.readToken ? copyAccount(found.grant.account) : found.grant.account,
-        scope: [...found.token.scope],
-        expiresAt: found.token.expiresAt ?? Number.MAX_SAFE_INTEGER,
-      },
-    };
+    return verified(ctx, found);
   } catch (error) {
     report(error);
     return unavailable();
