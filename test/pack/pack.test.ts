@@ -1,5 +1,5 @@
 /**
- * Packaging: what a user gets from `npm install authgate`. Builds the package, packs it, installs
+ * Packaging: what a user gets from `npm install authgate`. Packs a clean copy (the `prepare` script builds), installs
  * the tarball into a fresh project outside this repository, and checks it from the outside: every
  * entry imports as ESM and loads through `require()` (Node >= 20.19), the declarations compile
  * under strict settings, and the tarball holds only what it should.
@@ -8,7 +8,7 @@
  * `AUTHGATE_KEEP_PACK_DIR=1` to keep the temporary project for a look after a failure.
  */
 import { spawnSync, type SpawnSyncOptions } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,6 +73,7 @@ function write(dir: string, files: Record<string, string>): void {
 let workDir = '';
 let project = '';
 let packedFiles: string[] = [];
+let tarballPath = '';
 
 beforeAll(() => {
   workDir = mkdtempSync(join(tmpdir(), 'authgate-pack-'));
@@ -93,14 +94,19 @@ beforeAll(() => {
   });
   symlinkSync(join(root, 'node_modules'), join(stage, 'node_modules'), process.platform === 'win32' ? 'junction' : 'dir');
 
-  run(npm, ['run', 'build'], { cwd: stage });
+  // As a clean checkout has it: no dist/. `npm pack` must build it itself (the `prepare` script),
+  // or the tarball would ship without the code, as it once did.
+  expect(existsSync(join(stage, 'dist')), 'the staged copy has no dist/').toBe(false);
 
-  const packed = JSON.parse(run(npm, ['pack', '--json', '--pack-destination', workDir], { cwd: stage })) as Array<{
+  // The build's own output (the prepare script) comes first on stdout; the JSON report is last.
+  const packOutput = run(npm, ['pack', '--json', '--pack-destination', workDir], { cwd: stage });
+  const packed = JSON.parse(packOutput.slice(packOutput.search(/^\[/m))) as Array<{
     filename: string;
     files: Array<{ path: string }>;
   }>;
   const tarball = join(workDir, packed[0]!.filename);
   packedFiles = packed[0]!.files.map((file) => file.path).sort();
+  tarballPath = tarball;
 
   write(project, {
     'package.json': JSON.stringify({ name: 'authgate-consumer', version: '0.0.0', private: true, type: 'module' }, null, 2),
@@ -142,6 +148,31 @@ describe('the packed package', () => {
     expect(
       packedFiles.filter((path) => /^(src|test|adapters|examples)\//.test(path) || (path.endsWith('.ts') && !path.endsWith('.d.ts'))),
     ).toEqual([]);
+  });
+
+  it('passes arethetypeswrong (esm-only profile) and publint --strict, as the tarball is', () => {
+    // esm-only: authgate ships ESM alone; CommonJS hosts load it with require() on Node >= 20.19
+    // and type-check with moduleResolution node16, nodenext or bundler (README "Module format").
+    const bin = (name: string) => join(root, 'node_modules', '.bin', name);
+    run(bin('attw'), [tarballPath, '--profile', 'esm-only', '--no-color', '--no-emoji'], { cwd: workDir });
+    const unpacked = join(workDir, 'unpacked');
+    mkdirSync(unpacked);
+    run('tar', ['-xzf', tarballPath, '-C', unpacked], { cwd: workDir });
+    expect(run(bin('publint'), [join(unpacked, 'package'), '--pack', 'false', '--strict'], { cwd: workDir })).toContain('All good');
+  });
+
+  it('says where it comes from: repository, homepage and bugs, and a README without links into files it does not ship', () => {
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules', 'authgate', 'package.json'), 'utf8')) as Record<string, unknown>;
+    const repository = manifest['repository'] as { type?: string; url?: string } | undefined;
+    expect(repository?.type).toBe('git');
+    expect(repository?.url).toMatch(/^git\+https:\/\/github\.com\/[\w.-]+\/[\w.-]+\.git$/);
+    expect(manifest['homepage']).toMatch(/^https:\/\//);
+    expect((manifest['bugs'] as { url?: string } | undefined)?.url).toMatch(/^https:\/\/.+\/issues$/);
+    const readme = readFileSync(join(project, 'node_modules', 'authgate', 'README.md'), 'utf8');
+    const relative = [...readme.matchAll(/\]\(([^)\s]+)\)/g)]
+      .map((m) => m[1]!)
+      .filter((target) => !/^([a-z][a-z0-9+.-]*:|#)/i.test(target));
+    expect(relative, 'relative links in the packed README (they break on the registry)').toEqual([]);
   });
 
   it('has one copy of the core, so instanceof holds across entries', () => {
