@@ -1,4 +1,3 @@
-import { redirectUriProblem } from './checks/redirect-uri.js';
 import { checkBrowserBinding } from './checks/browser-binding.js';
 import { findClient, isDocumentClientId } from './checks/clients.js';
 import { audit, type Context } from './context.js';
@@ -14,6 +13,18 @@ import { register } from './endpoints/register.js';
 import { resourceMetadata, resourceMetadataDocument } from './endpoints/resource-metadata.js';
 import { reportFault } from './endpoints/failure.js';
 import { ConfigError, OAuthError } from './errors.js';
+import {
+  clientInfo,
+  clientMetadata,
+  clientName,
+  clientOwner,
+  clientRedirectUri,
+  deleteClient,
+  listClients,
+  plausibleId,
+  revokeAllForAccount,
+  updateClient,
+} from './management.js';
 import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions } from './options.js';
 import { ScopePolicy } from './checks/scope.js';
 import { RecentPairs } from './checks/pkce.js';
@@ -33,10 +44,6 @@ import type {
   RegisteredPublicClient,
 } from './types.js';
 
-/** A string that could be a client id: bounded, no control characters (a NUL breaks SQL stores). */
-const plausibleClientId = (value: unknown): value is string =>
-  typeof value === 'string' && value.length > 0 && value.length <= 200 && !/[\x00-\x1f\x7f]/.test(value);
-
 /**
  * What a client may use, as `registerClient` takes it (RFC 7591 §2 `response_types`, `grant_types`).
  * @group Authorization
@@ -46,6 +53,10 @@ export interface ClientTypes {
   responseTypes?: ClientResponseType[];
   /** Default: both. `authorization_code` is required (it is how a client gets its first tokens). */
   grantTypes?: ClientGrantType[];
+  /** Who owns the client in your terms (a developer's account uuid, a team id): `listClients({ owner })` finds it. */
+  owner?: string;
+  /** Your own fields for the client: a plain JSON object of at most 4 KiB, kept as given. */
+  metadata?: Record<string, unknown>;
 }
 
 const RESPONSE_TYPES: readonly ClientResponseType[] = ['code', 'token'];
@@ -135,14 +146,11 @@ export class AuthorizationServer {
     input: { name: string; redirectUri: string; public?: boolean } & ClientTypes,
     unreviewed: Pick<ClientRecord, 'registration' | 'clientUri' | 'logoUri'> | undefined,
   ): Promise<RegisteredClient | RegisteredPublicClient> {
-    const name = typeof input?.name === 'string' ? input.name.trim() : '';
-    if (!name || name.length > 200 || /[\x00-\x1f\x7f]/.test(name)) {
-      throw new OAuthError('invalid_request', 'The application name must be 1 to 200 characters, without control characters.');
-    }
+    const name = clientName(input?.name);
     const isPublic = input.public === true;
-    const redirectUri = input.redirectUri;
-    const problem = typeof redirectUri === 'string' ? redirectUriProblem(redirectUri, isPublic) : 'is not a string';
-    if (problem) throw new OAuthError('invalid_request', `The callback URL ${problem}.`);
+    const redirectUri = clientRedirectUri(input.redirectUri, isPublic);
+    const owner = input.owner === undefined ? undefined : clientOwner(input.owner);
+    const metadata = input.metadata === undefined ? undefined : clientMetadata(input.metadata);
     const responseTypes = input.responseTypes === undefined ? undefined : typeList(input.responseTypes, RESPONSE_TYPES);
     if (responseTypes === null) throw new OAuthError('invalid_request', "responseTypes must list one or both of 'code' and 'token'.");
     const grantTypes = input.grantTypes === undefined ? undefined : typeList(input.grantTypes, GRANT_TYPES);
@@ -163,6 +171,8 @@ export class AuthorizationServer {
     if (unreviewed?.registration) record.registration = unreviewed.registration;
     if (unreviewed?.clientUri) record.clientUri = unreviewed.clientUri;
     if (unreviewed?.logoUri) record.logoUri = unreviewed.logoUri;
+    if (owner !== undefined) record.owner = owner;
+    if (metadata !== undefined) record.metadata = metadata;
     await this.ctx.storage.saveClient(record);
     audit(this.ctx, { type: 'client.registered', clientId, public: isPublic });
     return clientSecret === null ? { clientId, name, redirectUri, public: true } : { clientId, clientSecret, name, redirectUri };
@@ -378,19 +388,56 @@ export class AuthorizationServer {
    * @group Authorization
    */
   async getClient(clientId: string): Promise<ClientInfo | null> {
-    const client = plausibleClientId(clientId) ? await this.ctx.storage.findClient(clientId) : null;
-    if (!client) return null;
-    const info: ClientInfo = {
-      clientId: client.id,
-      name: client.name,
-      redirectUri: client.redirectUri,
-      public: client.secretHash === null,
-      createdAt: client.createdAt,
-    };
-    if (client.registration !== undefined) info.verified = false;
-    if (client.clientUri !== undefined) info.clientUri = client.clientUri;
-    if (client.logoUri !== undefined) info.logoUri = client.logoUri;
-    return info;
+    const client = plausibleId(clientId) ? await this.ctx.storage.findClient(clientId) : null;
+    return client ? clientInfo(client) : null;
+  }
+
+  /**
+   * The registered applications, those of `owner` when given (as `registerClient` got it), oldest
+   * first: for a developer's page. Needs `Storage.listClients`.
+   * @throws ConfigError when the storage has no `listClients`.
+   * @group Authorization
+   */
+  listClients(filter: { owner?: string } = {}): Promise<ClientInfo[]> {
+    return listClients(this.ctx, filter);
+  }
+
+  /**
+   * Change an application's name, callback URL or `metadata` (`null` removes it). A new callback
+   * URL takes effect at once: every authorization still pending and every unused code issued to
+   * the old URL are refused from then on (docs/reference.md#managing-clients). Reported as
+   * `client.updated`.
+   * @throws OAuthError `invalid_client` when the client is unknown, `invalid_request` for a refused value.
+   * @group Authorization
+   */
+  updateClient(
+    clientId: string,
+    changes: { name?: string; redirectUri?: string; metadata?: Record<string, unknown> | null },
+  ): Promise<ClientInfo> {
+    return updateClient(this.ctx, clientId, changes);
+  }
+
+  /**
+   * Delete an application: every code and token it holds, for every user, stops working at once,
+   * and the consents users gave it are deleted. Reported as `client.deleted`. Needs `Storage.deleteClient`.
+   * @throws OAuthError `invalid_client` when the client is unknown.
+   * @throws ConfigError when the storage has no `deleteClient`.
+   * @group Revocation
+   */
+  deleteClient(clientId: string): Promise<void> {
+    return deleteClient(this.ctx, clientId);
+  }
+
+  /**
+   * Revoke everything one account authorized, for "sign out everywhere" and account deletion:
+   * every grant of it to every client (so every code and token), and its consents (the next
+   * `prompt=none` answers `consent_required`). Reported as `account.grants_revoked`. Needs
+   * `Storage.revokeAccountGrants`.
+   * @throws ConfigError when the storage has no `revokeAccountGrants`.
+   * @group Revocation
+   */
+  revokeAllForAccount(accountUuid: string): Promise<void> {
+    return revokeAllForAccount(this.ctx, accountUuid);
   }
 
   /**
@@ -400,7 +447,7 @@ export class AuthorizationServer {
    * @group Authorization
    */
   async resetClientSecret(clientId: string): Promise<{ clientId: string; clientSecret: string }> {
-    const client = plausibleClientId(clientId) ? await this.ctx.storage.findClient(clientId) : null;
+    const client = plausibleId(clientId) ? await this.ctx.storage.findClient(clientId) : null;
     if (!client || client.secretHash === null)
       throw new OAuthError('invalid_client', 'The application is unknown or has no client secret.');
     const clientSecret = randomToken();

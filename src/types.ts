@@ -278,6 +278,12 @@ export type AuditEvent = { at: number } & (
   | { type: 'client.registered'; clientId: string; public: boolean }
   | { type: 'client.secret_reset'; clientId: string }
   | { type: 'client.tokens_revoked'; clientId: string }
+  /** `updateClient`; `callbackChanged`: a new callback URL, so pending authorizations and codes of the old one died. */
+  | { type: 'client.updated'; clientId: string; callbackChanged: boolean }
+  /** `deleteClient`: the client, its consents and every grant of it are gone. */
+  | { type: 'client.deleted'; clientId: string }
+  /** `revokeAllForAccount`: every grant of the account, to every client, revoked, and its consents deleted. */
+  | { type: 'account.grants_revoked'; accountUuid: string }
   /**
    * An authorization request stored an interaction, for rate limits: a sign-in step (`login`,
    * `signedIn: false`: the browser is not signed in as the request needs) or a consent step
@@ -311,6 +317,10 @@ export interface ClientInfo {
   clientUri?: string;
   /** The logo the client stated (`logo_uri`), https only. */
   logoUri?: string;
+  /** Who owns it, in the host's terms, as given to `registerClient`. */
+  owner?: string;
+  /** The host's own fields, as given to `registerClient` or `updateClient`. */
+  metadata?: Record<string, unknown>;
 }
 
 /**

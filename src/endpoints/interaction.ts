@@ -1,6 +1,7 @@
 import { randomToken, sha256Base64url } from '../crypto.js';
 import { errorDecision, UNKNOWN_CLIENT } from '../checks/authorization-request.js';
 import { findClient } from '../checks/clients.js';
+import { clientRedirectUriMatches } from '../checks/redirect-uri.js';
 import { interactionStarted } from '../checks/pending-interactions.js';
 import { sessionMeets, signInAfter } from '../checks/session.js';
 import { audit, type Context } from '../context.js';
@@ -29,6 +30,23 @@ const STALE_SIGN_IN = new AuthorizeError(
   'The current sign-in does not meet what this authorization requires (a fresh or recent sign-in). Sign in again, then start again from the application.',
   null,
 );
+
+const CALLBACK_CHANGED = new AuthorizeError(
+  'invalid_request',
+  "The application's callback URL changed after this authorization started. Start again from the application.",
+  null,
+);
+
+/**
+ * The request's client as it is now, or why the request cannot go on: the client is gone, or its
+ * callback URL changed (`updateClient`) and the one the request carries is no longer registered,
+ * so nothing (not even an error) is sent there (docs/reference.md#managing-clients).
+ */
+async function currentClient(ctx: Context, req: AuthorizationRequestRecord): Promise<ClientRecord | AuthorizeError> {
+  const client = await findClient(ctx, req.clientId);
+  if (!client) return UNKNOWN_CLIENT;
+  return clientRedirectUriMatches(client, req.redirectUri, client.secretHash === null) ? client : CALLBACK_CHANGED;
+}
 
 /** The stored interaction's expiry. */
 const expiry = (ctx: Context) => ctx.clock.now() + ctx.options.lifetimes.interaction * 1000;
@@ -133,8 +151,8 @@ export async function resume(ctx: Context, interactionId: string, request: OAuth
     if (!validId(interactionId)) return errorDecision(ctx, EXPIRED);
     const record = await ctx.storage.takeInteraction(sha256Base64url(interactionId), ctx.clock.now());
     if (!record) return errorDecision(ctx, EXPIRED);
-    const client = await findClient(ctx, record.request.clientId);
-    if (!client) return errorDecision(ctx, UNKNOWN_CLIENT);
+    const client = await currentClient(ctx, record.request);
+    if (client instanceof AuthorizeError) return errorDecision(ctx, client);
     // Every requirement of the original request, against the session seen now (the consent
     // keeps `loginAfter`, so a fresh sign-in stays required up to the decision).
     const session = await ctx.sessions.current(request);
@@ -168,8 +186,9 @@ export async function approve(ctx: Context, interactionId: string, request: OAut
   try {
     const record = await takeConsent(ctx, interactionId, request);
     if (record instanceof AuthorizeError) return errorDecision(ctx, record);
-    const client = await findClient(ctx, record.request.clientId);
-    if (!client || !record.account) return errorDecision(ctx, UNKNOWN_CLIENT);
+    const client = await currentClient(ctx, record.request);
+    if (client instanceof AuthorizeError) return errorDecision(ctx, client);
+    if (!record.account) return errorDecision(ctx, UNKNOWN_CLIENT);
     const now = ctx.clock.now();
     await ctx.storage.saveConsent({ accountUuid: record.account.uuid, clientId: client.id, scope: record.request.scope, grantedAt: now });
     audit(ctx, { type: 'consent.granted', clientId: client.id, accountUuid: record.account.uuid, scope: record.request.scope });
@@ -184,6 +203,9 @@ export async function deny(ctx: Context, interactionId: string, request: OAuthRe
   try {
     const record = await takeConsent(ctx, interactionId, request);
     if (record instanceof AuthorizeError) return errorDecision(ctx, record);
+    // `access_denied` goes to the callback only while it is still the client's.
+    const client = await currentClient(ctx, record.request);
+    if (client instanceof AuthorizeError) return errorDecision(ctx, client);
     audit(ctx, { type: 'consent.denied', clientId: record.request.clientId, accountUuid: record.account?.uuid ?? '' });
     return errorDecision(ctx, new AuthorizeError('access_denied', 'The user denied the authorization request.', record.request));
   } catch (error) {

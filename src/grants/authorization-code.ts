@@ -1,5 +1,6 @@
 import { sha256Base64url } from '../crypto.js';
 import { checkVerifier } from '../checks/pkce.js';
+import { clientRedirectUriMatches } from '../checks/redirect-uri.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import type { ClientRecord, GrantRecord } from '../storage/types.js';
@@ -30,6 +31,8 @@ export async function authorizationCodeGrant(
   const code = await ctx.storage.findCode(hash);
   // Bound to its client and its redirect URI (RFC 6749 §4.1.3); a mismatch uses nothing up.
   if (!code || code.clientId !== client.id || code.redirectUri !== params.redirect_uri) throw invalidGrant();
+  // A code issued to a callback URL the client no longer has (`updateClient`) is dead.
+  if (!clientRedirectUriMatches(client, code.redirectUri, client.secretHash === null)) throw invalidGrant();
   // PKCE (RFC 7636 §4.6): a wrong or missing verifier uses nothing up either.
   checkVerifier(code, params.code_verifier, invalidGrant);
   // RFC 8707 §2.2: `resource` narrows the access token to some of the code's resources; the

@@ -20,6 +20,9 @@ function toClient(r: Row): ClientRecord {
   if (r['registration'] != null) client.registration = r['registration'] as ClientRecord['registration'];
   if (r['client_uri'] != null) client.clientUri = r['client_uri'] as string;
   if (r['logo_uri'] != null) client.logoUri = r['logo_uri'] as string;
+  // Columns of migration 7: NULL stays absent.
+  if (r['owner'] != null) client.owner = r['owner'] as string;
+  if (r['metadata'] != null) client.metadata = r['metadata'] as Record<string, unknown>;
   return client;
 }
 
@@ -28,12 +31,13 @@ export async function saveClient(db: Db, client: ClientRecord): Promise<void> {
   await db.query(
     'saveClient',
     `INSERT INTO ${db.t.clients} (id, name, redirect_uri, secret_hash, created_at, response_types, grant_types,
-      registration, client_uri, logo_uri)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+      registration, client_uri, logo_uri, owner, metadata)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb)
     ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, redirect_uri = EXCLUDED.redirect_uri,
       secret_hash = EXCLUDED.secret_hash, created_at = EXCLUDED.created_at,
       response_types = EXCLUDED.response_types, grant_types = EXCLUDED.grant_types,
-      registration = EXCLUDED.registration, client_uri = EXCLUDED.client_uri, logo_uri = EXCLUDED.logo_uri`,
+      registration = EXCLUDED.registration, client_uri = EXCLUDED.client_uri, logo_uri = EXCLUDED.logo_uri,
+      owner = EXCLUDED.owner, metadata = EXCLUDED.metadata`,
     [
       client.id,
       client.name,
@@ -45,6 +49,8 @@ export async function saveClient(db: Db, client: ClientRecord): Promise<void> {
       client.registration ?? null,
       client.clientUri ?? null,
       client.logoUri ?? null,
+      client.owner ?? null,
+      client.metadata === undefined ? null : JSON.stringify(client.metadata),
     ],
   );
 }
@@ -53,4 +59,30 @@ export async function saveClient(db: Db, client: ClientRecord): Promise<void> {
 export async function findClient(db: Db, clientId: string): Promise<ClientRecord | null> {
   const { rows } = await db.query('findClient', `SELECT * FROM ${db.t.clients} WHERE id = $1`, [clientId]);
   return rows[0] ? toClient(rows[0]) : null;
+}
+
+/** The clients (of one owner when given), oldest first; ties in id order, so the order is stable. */
+export async function listClients(db: Db, filter: { owner?: string }): Promise<ClientRecord[]> {
+  const { rows } =
+    filter.owner === undefined
+      ? await db.query('listClients', `SELECT * FROM ${db.t.clients} ORDER BY created_at, id`, [])
+      : await db.query('listClients', `SELECT * FROM ${db.t.clients} WHERE owner = $1 ORDER BY created_at, id`, [filter.owner]);
+  return rows.map(toClient);
+}
+
+/**
+ * One statement: every grant of the client revoked, its consents and the client deleted. Codes
+ * and tokens stay until `prune()`, refused through their revoked grant.
+ */
+export async function deleteClient(db: Db, clientId: string, now: number): Promise<void> {
+  await db.query(
+    'deleteClient',
+    `WITH revoked AS (
+      UPDATE ${db.t.grants} SET revoked_at = $2 WHERE client_id = $1 AND revoked_at IS NULL
+    ), consents AS (
+      DELETE FROM ${db.t.consents} WHERE client_id = $1
+    )
+    DELETE FROM ${db.t.clients} WHERE id = $1`,
+    [clientId, ms(now)],
+  );
 }

@@ -54,3 +54,15 @@ export async function revokeClientGrants(db: Db, clientId: string, now: number):
     ms(now),
   ]);
 }
+
+/** One statement: every grant of the account revoked (every client's) and its consents deleted. */
+export async function revokeAccountGrants(db: Db, accountUuid: string, now: number): Promise<void> {
+  await db.query(
+    'revokeAccountGrants',
+    `WITH deleted AS (
+      DELETE FROM ${db.t.consents} WHERE account_uuid = $1
+    )
+    UPDATE ${db.t.grants} SET revoked_at = $2 WHERE account_uuid = $1 AND revoked_at IS NULL`,
+    [accountUuid, ms(now)],
+  );
+}

@@ -10,7 +10,7 @@ export const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
  * The current schema version this code knows: the version of the last of `MIGRATIONS`.
  * @group Storage
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 7;
 
 /** The qualified, quoted name of every table. */
 export interface Tables {
@@ -150,6 +150,15 @@ export const MIGRATIONS: readonly Migration[] = [
         ADD COLUMN registration text CHECK (registration IN ('dynamic', 'metadata-document')),
         ADD COLUMN client_uri text,
         ADD COLUMN logo_uri text`,
+    ],
+  },
+  {
+    version: 7,
+    // NULL owner and metadata: a client without them, as is every client stored before this migration.
+    name: 'client management: owner and metadata of a client',
+    up: (t, index) => [
+      `ALTER TABLE ${t.clients} ADD COLUMN owner text COLLATE "C", ADD COLUMN metadata jsonb`,
+      `CREATE INDEX ${index('clients_owner')} ON ${t.clients} (owner) WHERE owner IS NOT NULL`,
     ],
   },
 ];

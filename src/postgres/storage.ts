@@ -15,11 +15,11 @@ import type {
   Storage,
   TokenRecord,
 } from '../storage/types.js';
-import { findClient, saveClient } from './clients.js';
+import { deleteClient, findClient, listClients, saveClient } from './clients.js';
 import { findCode, redeemCode } from './codes.js';
 import { findConsent, listConsents, saveConsent } from './consents.js';
 import { Db } from './db.js';
-import { createGrant, revokeAccess, revokeClientGrants, revokeGrant } from './grants.js';
+import { createGrant, revokeAccess, revokeAccountGrants, revokeClientGrants, revokeGrant } from './grants.js';
 import { findInteraction, saveInteraction, takeInteraction } from './interactions.js';
 import { migrate, type MigrateResult } from './migrate.js';
 import type { PgPool } from './pool.js';
@@ -117,6 +117,16 @@ export class PostgresStorage implements Storage {
     return findClient(this.db, clientId);
   }
 
+  /** Oldest first, by the index on `owner` when one is given. */
+  listClients(filter: { owner?: string }): Promise<ClientRecord[]> {
+    return listClients(this.db, filter);
+  }
+
+  /** One statement: every grant of the client revoked, its consents and the client deleted. */
+  deleteClient(clientId: string, now: number): Promise<void> {
+    return deleteClient(this.db, clientId, now);
+  }
+
   // -------------------------------------------------------------------------------------------
   // Interactions.
 
@@ -201,5 +211,10 @@ export class PostgresStorage implements Storage {
 
   revokeClientGrants(clientId: string, now: number): Promise<void> {
     return revokeClientGrants(this.db, clientId, now);
+  }
+
+  /** One statement: the account's consents deleted and every grant of it revoked together. */
+  revokeAccountGrants(accountUuid: string, now: number): Promise<void> {
+    return revokeAccountGrants(this.db, accountUuid, now);
   }
 }

@@ -25,6 +25,9 @@ const copyClient = (c: ClientRecord): ClientRecord => {
   if (c.registration !== undefined) out.registration = c.registration;
   if (c.clientUri !== undefined) out.clientUri = c.clientUri;
   if (c.logoUri !== undefined) out.logoUri = c.logoUri;
+  if (c.owner !== undefined) out.owner = c.owner;
+  // JSON in, JSON out, as a database column keeps it: nothing shared with the caller.
+  if (c.metadata !== undefined) out.metadata = JSON.parse(JSON.stringify(c.metadata)) as Record<string, unknown>;
   return out;
 };
 const copyToken = (t: TokenRecord): TokenRecord => {
@@ -244,6 +247,30 @@ export class MemoryStorage implements Storage {
     for (const grant of this.grants.values()) {
       if (grant.clientId === clientId && grant.revokedAt === null) grant.revokedAt = now;
     }
+  }
+
+  async listClients(filter: { owner?: string }): Promise<ClientRecord[]> {
+    const out: ClientRecord[] = [];
+    for (const client of this.clients.values()) {
+      if (filter.owner === undefined || client.owner === filter.owner) out.push(copyClient(client));
+    }
+    return out.sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  async deleteClient(clientId: string, now: number): Promise<void> {
+    for (const grant of this.grants.values()) {
+      if (grant.clientId === clientId && grant.revokedAt === null) grant.revokedAt = now;
+    }
+    for (const [key, consent] of this.consents) if (consent.clientId === clientId) this.consents.delete(key);
+    this.clients.delete(clientId);
+  }
+
+  async revokeAccountGrants(accountUuid: string, now: number): Promise<void> {
+    for (const grant of this.grants.values()) {
+      if (grant.account.uuid === accountUuid && grant.revokedAt === null) grant.revokedAt = now;
+    }
+    const prefix = pairKey(accountUuid, '');
+    for (const key of this.consents.keys()) if (key.startsWith(prefix)) this.consents.delete(key);
   }
 
   /**

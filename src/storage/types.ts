@@ -53,6 +53,13 @@ export interface ClientRecord {
   clientUri?: string;
   /** The client's logo as it stated it (RFC 7591 §2 `logo_uri`): an https URL, or absent. */
   logoUri?: string;
+  /**
+   * Who owns the client in the host's terms (a developer's account uuid, a team id), as given to
+   * `registerClient`; `listClients({ owner })` finds its clients. Absent: no owner. A store must keep it.
+   */
+  owner?: string;
+  /** The host's own fields for the client, a JSON object kept as given (docs/reference.md#managing-clients). */
+  metadata?: Record<string, unknown>;
 }
 
 /**
@@ -324,4 +331,23 @@ export interface Storage {
   revokeAccess(accountUuid: string, clientId: string, now: number): Promise<void>;
   /** Revoke every grant of a client, for every user (the developer revokes all its tokens). Consents stay. */
   revokeClientGrants(clientId: string, now: number): Promise<void>;
+
+  /**
+   * Optional (needed by `AuthorizationServer.listClients`): the registered clients, those of
+   * `filter.owner` when given, oldest first. Clients described by metadata documents are not stored
+   * and so never listed.
+   */
+  listClients?(filter: { owner?: string }): Promise<ClientRecord[]>;
+  /**
+   * Optional (needed by `AuthorizationServer.deleteClient`), atomic: revoke every grant of the
+   * client (so every code and token of it, for every user), delete every consent given to it, and
+   * delete the client. Idempotent.
+   */
+  deleteClient?(clientId: string, now: number): Promise<void>;
+  /**
+   * Optional (needed by `AuthorizationServer.revokeAllForAccount`), atomic: revoke every grant of
+   * the account (every code and token issued on its behalf, to every client) and delete its
+   * consents. Idempotent.
+   */
+  revokeAccountGrants?(accountUuid: string, now: number): Promise<void>;
 }

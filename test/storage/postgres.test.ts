@@ -93,6 +93,7 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
         /authgate_consents_pkey .* \(account_uuid, client_id\)/,
         /authgate_tokens_pkey .* \(hash\)/,
         /authgate_codes_pkey .* \(hash\)/,
+        /authgate_clients USING btree \(owner\) WHERE \(owner IS NOT NULL\)/,
       ])
         expect(defs).toMatch(wanted);
     });
@@ -393,6 +394,18 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       createdAt: 1_234_567_890_123,
     });
     await st.findClient('client-marker-1');
+    await st.saveClient({
+      id: 'client-marker-2',
+      name: 'Owned',
+      redirectUri: 'https://x.example/cb',
+      secretHash: null,
+      createdAt: 1_234_567_890_123,
+      owner: 'owner-marker',
+      metadata: { note: 'metadata-marker' },
+    });
+    await st.listClients({ owner: 'owner-marker' });
+    await st.listClients({});
+    await st.deleteClient('client-marker-2', 1_234_567_890_127);
     await st.createGrant(g, {
       code: {
         hash: 'code-marker-1',
@@ -413,6 +426,7 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
     await st.revokeAccess('acct-marker', 'client-marker-1', 2);
     await st.revokeClientGrants('client-marker-1', 3);
     await st.revokeGrant('grant-marker-1', 4);
+    await st.revokeAccountGrants('acct-marker', 1_234_567_890_128);
     await st.prune(5);
     expect(texts.length).toBeGreaterThan(10);
     for (const text of texts) expect(text).not.toMatch(/marker|O'Brien|1234567890|9876543210/);
