@@ -40,4 +40,4 @@ export {
   type RouteResult,
   type RouteWhere,
 } from './adapter-kit.js';
-export { bindBrowser, BROWSER_COOKIE, type BrowserBinding, type BrowserBindingOptions } from './checks/browser-binding.js';
+export { bindBrowser, BROWSER_COOKIE, readCookie, type BrowserBinding, type BrowserBindingOptions } from './checks/browser-binding.js';

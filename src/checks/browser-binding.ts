@@ -41,7 +41,13 @@ const SECRET = /^[A-Za-z0-9_-]{43}$/;
 
 /**
  * The first value of cookie `name` in the request's Cookie header(s) (RFC 6265 §5.4) that
- * `accept` takes, if any.
+ * `accept` takes, if any. Header values of an `OAuthRequest` are `string | string[] | undefined`
+ * (Node gives repeated headers as an array): this reads every form, so a host's `UserSessions`
+ * can find its session cookie with it.
+ *
+ * @example
+ * const sessions: UserSessions = { current: (request) => mySessions.get(readCookie(request, 'sid') ?? '') ?? null };
+ * @group Adapter kit
  */
 export function readCookie(
   request: Pick<OAuthRequest, 'headers'>,
