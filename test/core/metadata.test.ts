@@ -83,6 +83,9 @@ describe('authorization server metadata (RFC 8414)', () => {
         const value = scope === 'write' ? 'read write' : scope;
         expect((await t.server.authorize(t.get(t.authorizeUrl({ scope: value, ...pkce }), t.ada))).type).toBe('consent');
       }
+      // What a client that asks for everything advertised sends (the MCP SDK does): accepted.
+      const everything = (doc.scopes_supported as string[]).join(' ');
+      expect((await t.server.authorize(t.get(t.authorizeUrl({ scope: everything, ...pkce }), t.ada))).type).toBe('consent');
       for (const grantType of (doc.grant_types_supported as string[]).filter((g) => g !== 'implicit')) {
         expect(json(await t.server.token(t.post('/v1/oauth/token', { grant_type: grantType }))).error).not.toBe('unsupported_grant_type');
       }
