@@ -154,6 +154,13 @@ export interface AppOptions {
    * after the check (Express: `req.body` of `hostParsers`).
    */
   resource?: string;
+  /**
+   * In-process targets: the app sits behind a reverse proxy on loopback and believes its
+   * `X-Forwarded-Proto` / `Forwarded`, each framework its own way (Express
+   * `app.set('trust proxy', 'loopback')`, `Fastify({ trustProxy: '127.0.0.1' })`, the Hono and
+   * node adapters' `trustProxy: true`). Default: no proxy is trusted.
+   */
+  trustProxy?: boolean;
 }
 
 /** What each framework's host app records of the responses it finished. */
@@ -173,6 +180,7 @@ export const customText = (kind: 'login' | 'consent', interaction: Interaction) 
 const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions, served: Served) => Promise<Server>> = {
   async express(server, options, served) {
     const app = express();
+    if (options.trustProxy) app.set('trust proxy', 'loopback');
     app.use((req, res, next) => {
       res.on('finish', () => served.push({ method: req.method, url: req.originalUrl, status: res.statusCode }));
       next();
@@ -218,7 +226,7 @@ const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions
   },
 
   async fastify(server, options, served) {
-    const app = Fastify();
+    const app = Fastify(options.trustProxy ? { trustProxy: '127.0.0.1' } : {});
     app.addHook('onResponse', async (request, reply) => {
       served.push({ method: request.method, url: request.url, status: reply.statusCode });
     });
@@ -265,6 +273,7 @@ const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions
       createOAuthApp(server, {
         loginUrl: LOGIN_URL,
         ...options.router,
+        ...(options.trustProxy && { trustProxy: true }),
         ...(options.customInteractions && {
           onLogin: (c, interaction) => c.text(customText('login', interaction)),
           onConsent: (c, interaction) => c.text(customText('consent', interaction)),
@@ -290,6 +299,7 @@ const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions
     const oauth = createOAuthHandler(server, {
       loginUrl: LOGIN_URL,
       ...options.router,
+      ...(options.trustProxy && { trustProxy: true }),
       ...(options.customInteractions && {
         onLogin: (_req, res, interaction) => text(res, 200, customText('login', interaction)),
         onConsent: (_req, res, interaction) => text(res, 200, customText('consent', interaction)),
