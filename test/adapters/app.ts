@@ -36,11 +36,16 @@ import {
 } from '../../src/index.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import type { Host, ServedResponse } from './targets/host.js';
+import { selectTargets } from './targets/select.js';
 import { startWorkerdHost } from './targets/workerd.js';
 
 export type Framework = 'express' | 'fastify' | 'hono' | 'node' | 'workerd';
-/** Every target the suite runs against; `workerd` is the Hono adapter in a Worker (targets/workerd.ts). */
-export const FRAMEWORKS: readonly Framework[] = ['express', 'fastify', 'hono', 'node', 'workerd'];
+/**
+ * Every target the suite runs against; `workerd` is the Hono adapter in a Worker
+ * (targets/workerd.ts). The `express4` project of vitest.config.ts narrows it (targets/select.ts)
+ * to Express, there Express 4, and node:http, the one it is compared with in same-answers.test.ts.
+ */
+export const FRAMEWORKS: readonly Framework[] = selectTargets(['express', 'fastify', 'hono', 'node', 'workerd']);
 type InProcess = Exclude<Framework, 'workerd'>;
 /**
  * The targets whose server runs in this process: for the cases that need what cannot cross to the
