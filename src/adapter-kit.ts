@@ -25,6 +25,7 @@ import {
   type AuthorizeHandling,
   type InteractionUiOptions,
 } from './interaction-ui.js';
+import { secureCookies } from './proxy.js';
 import type { AuthorizationServer } from './server.js';
 import type { AuthorizeDecision, Interaction, OAuthRequest, OAuthResponse } from './types.js';
 
@@ -251,7 +252,7 @@ export function answerRoute<Req, Res, Out, Hook>(
     const hook = decision.type === 'login' ? io.hooks.onLogin : io.hooks.onConsent;
     if (hook !== undefined) return io.callHook(hook, req, res, decision.interaction, setCookie);
   }
-  return io.send(res, interactionResponse(decision, request, where.ui), setCookie);
+  return io.send(res, interactionResponse(decision, request, where.ui, secureCookies(io.server.options.issuer, request)), setCookie);
 }
 
 /**

@@ -40,4 +40,5 @@ export {
   type RouteResult,
   type RouteWhere,
 } from './adapter-kit.js';
+export { forwardedScheme, fromTrustedProxy, secureCookies, type TrustProxyOptions } from './proxy.js';
 export { bindBrowser, BROWSER_COOKIE, readCookie, type BrowserBinding, type BrowserBindingOptions } from './checks/browser-binding.js';

@@ -3,6 +3,7 @@ import { randomToken, timingSafeEqual } from './crypto.js';
 import { errorPage } from './endpoints/failure.js';
 import { isMethod, queryParams, requestParams, single } from './http.js';
 import { decisionResponse, renderConsentPage } from './pages.js';
+import { secureCookies } from './proxy.js';
 import type { AuthorizationServer } from './server.js';
 import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from './types.js';
 
@@ -48,14 +49,20 @@ export interface InteractionUiOptions {
  */
 export const CSRF_COOKIE = 'authgate_csrf';
 
-// Adapters pass an absolute URL when they know the scheme; proxy headers are not trusted here.
-const isHttps = (request: OAuthRequest) => request.url.startsWith('https:');
-
 /**
- * Default response for any decision.
+ * Default response for any decision. The consent page's CSRF cookie gets `Secure` when `secure`
+ * says so; by default when `request.url` is an absolute `https:` URL (adapters pass an absolute
+ * URL when they know the scheme; proxy headers are not read here). The adapters pass
+ * `secureCookies(server.options.issuer, request)`, so an https `issuer` makes it `Secure` too
+ * (docs/reference.md#behind-a-proxy).
  * @group Adapter kit
  */
-export function interactionResponse(decision: AuthorizeDecision, request: OAuthRequest, options: InteractionUiOptions = {}): OAuthResponse {
+export function interactionResponse(
+  decision: AuthorizeDecision,
+  request: OAuthRequest,
+  options: InteractionUiOptions = {},
+  secure: boolean = secureCookies(undefined, request),
+): OAuthResponse {
   const basePath = options.basePath ?? '/v1/oauth';
   switch (decision.type) {
     case 'redirect':
@@ -86,7 +93,7 @@ export function interactionResponse(decision: AuthorizeDecision, request: OAuthR
         ...(options.siteName !== undefined && { siteName: options.siteName }),
       });
       response.headers['set-cookie'] =
-        `${CSRF_COOKIE}=${csrfToken}; Path=${basePath}/authorize; HttpOnly; SameSite=Lax${isHttps(request) ? '; Secure' : ''}`;
+        `${CSRF_COOKIE}=${csrfToken}; Path=${basePath}/authorize; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
       return response;
     }
   }
@@ -115,7 +122,11 @@ export async function handleAuthorize(
   request: OAuthRequest,
   options: InteractionUiOptions = {},
 ): Promise<AuthorizeHandling> {
-  const binding = bindBrowser(request, { path: options.browserCookiePath ?? `${options.basePath ?? '/v1/oauth'}/authorize` });
+  const binding = bindBrowser(request, {
+    path: options.browserCookiePath ?? `${options.basePath ?? '/v1/oauth'}/authorize`,
+    // An https issuer means an https public URL, whatever the hop to the app was.
+    secure: secureCookies(server.options.issuer, request),
+  });
   const decision = await server.authorize(binding.request);
   const stored = decision.type === 'login' || decision.type === 'consent';
   return { decision, request: binding.request, setCookie: stored ? binding.setCookie : undefined };

@@ -22,6 +22,7 @@ import {
   type OAuthResponse,
   type VerifiedToken,
 } from '../../src/index.js';
+import { fromTrustedProxy, type TrustProxyOptions } from '../../src/proxy.js';
 
 /**
  * The variables `requireToken` sets: `new Hono<{ Variables: OAuthVariables }>()` types
@@ -37,7 +38,7 @@ type Hook = (c: Context, interaction: Interaction) => Response | Promise<Respons
  * Options of `createOAuthApp`.
  * @group Authorization
  */
-export interface OAuthAppOptions extends AdapterOptions {
+export interface OAuthAppOptions extends AdapterOptions, TrustProxyOptions {
   /** Replace the default sign-in redirect: sign the user in, then send them to `resume`. */
   onLogin?: Hook;
   /** Replace the built-in consent page: show it, then call `server.approve` / `server.deny`. */
@@ -138,7 +139,8 @@ export function createOAuthApp(server: AuthorizationServer, options: OAuthAppOpt
     server,
     hooks: options,
     readBody: (c) => readBody(c, limit),
-    toRequest: toOAuthRequest,
+    // Chosen once: without a trusted proxy, no request pays for reading its headers.
+    toRequest: options.trustProxy ? (c) => fromTrustedProxy(toOAuthRequest(c)) : toOAuthRequest,
     where: () => where,
     // The binding cookie goes on whatever answers: the built-in page or the host's hook.
     send: (c, response, setCookie) => withCookie(send(c, response), setCookie),

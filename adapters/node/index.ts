@@ -23,6 +23,7 @@ import {
 } from '../../src/index.js';
 import { readNodeBody } from '../node-body.js';
 import { coreHeaders } from '../node-headers.js';
+import { fromTrustedProxy, type TrustProxyOptions } from '../../src/proxy.js';
 
 declare module 'http' {
   interface IncomingMessage {
@@ -45,7 +46,7 @@ type Hook = (req: IncomingMessage, res: ServerResponse, interaction: Interaction
  * Options of `createOAuthHandler`.
  * @group Authorization
  */
-export interface OAuthHandlerOptions extends AdapterOptions {
+export interface OAuthHandlerOptions extends AdapterOptions, TrustProxyOptions {
   /**
    * Replace the default sign-in redirect: sign the user in, then send them to `resume`. `res`
    * already carries the browser-binding cookie when it is new: add cookies of your own with
@@ -114,7 +115,8 @@ export function createOAuthHandler(server: AuthorizationServer, options: OAuthHa
     server,
     hooks: options,
     readBody: (req) => readNodeBody(req, limit),
-    toRequest: toOAuthRequest,
+    // Chosen once: without a trusted proxy, no request pays for reading its headers.
+    toRequest: options.trustProxy ? (req) => fromTrustedProxy(toOAuthRequest(req)) : toOAuthRequest,
     where: () => where,
     send,
     callHook(hook, req, res, interaction, setCookie) {

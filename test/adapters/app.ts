@@ -36,11 +36,16 @@ import {
 } from '../../src/index.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import type { Host, ServedResponse } from './targets/host.js';
+import { selectTargets } from './targets/select.js';
 import { startWorkerdHost } from './targets/workerd.js';
 
 export type Framework = 'express' | 'fastify' | 'hono' | 'node' | 'workerd';
-/** Every target the suite runs against; `workerd` is the Hono adapter in a Worker (targets/workerd.ts). */
-export const FRAMEWORKS: readonly Framework[] = ['express', 'fastify', 'hono', 'node', 'workerd'];
+/**
+ * Every target the suite runs against; `workerd` is the Hono adapter in a Worker
+ * (targets/workerd.ts). The `express4` project of vitest.config.ts narrows it (targets/select.ts)
+ * to Express, there Express 4, and node:http, the one it is compared with in same-answers.test.ts.
+ */
+export const FRAMEWORKS: readonly Framework[] = selectTargets(['express', 'fastify', 'hono', 'node', 'workerd']);
 type InProcess = Exclude<Framework, 'workerd'>;
 /**
  * The targets whose server runs in this process: for the cases that need what cannot cross to the
@@ -154,6 +159,13 @@ export interface AppOptions {
    * after the check (Express: `req.body` of `hostParsers`).
    */
   resource?: string;
+  /**
+   * In-process targets: the app sits behind a reverse proxy on loopback and believes its
+   * `X-Forwarded-Proto` / `Forwarded`, each framework its own way (Express
+   * `app.set('trust proxy', 'loopback')`, `Fastify({ trustProxy: '127.0.0.1' })`, the Hono and
+   * node adapters' `trustProxy: true`). Default: no proxy is trusted.
+   */
+  trustProxy?: boolean;
 }
 
 /** What each framework's host app records of the responses it finished. */
@@ -173,6 +185,7 @@ export const customText = (kind: 'login' | 'consent', interaction: Interaction) 
 const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions, served: Served) => Promise<Server>> = {
   async express(server, options, served) {
     const app = express();
+    if (options.trustProxy) app.set('trust proxy', 'loopback');
     app.use((req, res, next) => {
       res.on('finish', () => served.push({ method: req.method, url: req.originalUrl, status: res.statusCode }));
       next();
@@ -218,7 +231,7 @@ const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions
   },
 
   async fastify(server, options, served) {
-    const app = Fastify();
+    const app = Fastify(options.trustProxy ? { trustProxy: '127.0.0.1' } : {});
     app.addHook('onResponse', async (request, reply) => {
       served.push({ method: request.method, url: request.url, status: reply.statusCode });
     });
@@ -265,6 +278,7 @@ const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions
       createOAuthApp(server, {
         loginUrl: LOGIN_URL,
         ...options.router,
+        ...(options.trustProxy && { trustProxy: true }),
         ...(options.customInteractions && {
           onLogin: (c, interaction) => c.text(customText('login', interaction)),
           onConsent: (c, interaction) => c.text(customText('consent', interaction)),
@@ -290,6 +304,7 @@ const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions
     const oauth = createOAuthHandler(server, {
       loginUrl: LOGIN_URL,
       ...options.router,
+      ...(options.trustProxy && { trustProxy: true }),
       ...(options.customInteractions && {
         onLogin: (_req, res, interaction) => text(res, 200, customText('login', interaction)),
         onConsent: (_req, res, interaction) => text(res, 200, customText('consent', interaction)),

@@ -236,10 +236,15 @@ describe('Fastify and Hono answer odd requests exactly as Express does', () => {
   const apps = useApps();
 
   it('the apps under test really are Express, Fastify and Hono (their own 404s differ)', async () => {
-    const notFound = await Promise.all(FRAMEWORKS.map(async (framework) => (await apps.get(framework)!.get('/nowhere')).text));
-    expect(notFound[0]).toMatch(/Cannot GET \/nowhere/);
-    expect(notFound[1]).toMatch(/Route GET:\/nowhere not found/);
-    expect(notFound[2]).toBe('404 Not Found');
+    // By name: the express4 project of vitest.config.ts runs Express and node:http only.
+    const own: Partial<Record<Framework, RegExp>> = {
+      express: /Cannot GET \/nowhere/,
+      fastify: /Route GET:\/nowhere not found/,
+      hono: /^404 Not Found$/,
+    };
+    for (const framework of FRAMEWORKS) {
+      if (own[framework]) expect((await apps.get(framework)!.get('/nowhere')).text, framework).toMatch(own[framework]);
+    }
   });
 
   it.each(cases)('%s: %s %s', async (_name, method, path, options) => {

@@ -22,10 +22,12 @@ import { createOAuthHandler, requireToken as nodeRequireToken } from '../../adap
 import { MCP_PATH, answerMcp, mcpResource, serveMcp, type Status } from '../../examples/mcp/mcp-server.js';
 import { AuthorizationServer, MemoryStorage, type AuthorizationServerOptions, type Storage } from '../../src/index.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
+import { selectTargets } from '../adapters/targets/select.js';
 import { LOGIN_URL } from '../fixtures.js';
 
 export type McpFramework = 'express' | 'fastify' | 'hono' | 'node';
-export const MCP_FRAMEWORKS: readonly McpFramework[] = ['express', 'fastify', 'hono', 'node'];
+/** Narrowed by the `express4` project of vitest.config.ts (test/adapters/targets/select.ts). */
+export const MCP_FRAMEWORKS: readonly McpFramework[] = selectTargets(['express', 'fastify', 'hono', 'node']);
 
 /** A served request, as the host saw it: what the SDK client did, in order. */
 export interface Seen {

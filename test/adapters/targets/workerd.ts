@@ -215,7 +215,7 @@ function assertJson(value: unknown, path: string): void {
 
 /** What the worker's reset takes of the app options; throws for what it cannot take. */
 function resetBody(options: AppOptions): ResetBody {
-  for (const hook of ['hostParsers', 'fastifyHost', 'fastifyPrefix', 'honoHost'] as const) {
+  for (const hook of ['hostParsers', 'fastifyHost', 'fastifyPrefix', 'honoHost', 'trustProxy'] as const) {
     if (options[hook] !== undefined) throw new Error(`workerd target: ${hook} is for an in-process host; run this case on IN_PROCESS`);
   }
   const body: ResetBody = {

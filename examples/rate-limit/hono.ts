@@ -1,0 +1,34 @@
+/**
+ * Rate limiting with Hono: `hono-rate-limiter` in front of the token, device authorization and
+ * revocation endpoints, one budget per endpoint, keyed by client (shared.ts). On Node the
+ * address comes from `@hono/node-server`'s connection info; other runtimes have their own
+ * `getConnInfo` (`hono/bun`, `hono/deno`, `hono/cloudflare-workers`).
+ */
+import { getConnInfo } from '@hono/node-server/conninfo';
+import { Hono } from 'hono';
+import { rateLimiter } from 'hono-rate-limiter';
+import { createOAuthApp } from '../../adapters/hono/index.js';
+import type { AuthorizationServer } from '../../src/index.js';
+import type { RateLimitOptions } from './express.js';
+import { LIMITED_ENDPOINTS, rateLimitKey, tooManyRequests } from './shared.js';
+
+export function rateLimitedApp(
+  server: AuthorizationServer,
+  { limit = 30, windowMs = 60_000, basePath = '/v1/oauth' }: RateLimitOptions = {},
+): Hono {
+  const app = new Hono();
+  for (const endpoint of LIMITED_ENDPOINTS) {
+    app.use(
+      basePath + endpoint,
+      rateLimiter({
+        windowMs,
+        limit,
+        standardHeaders: 'draft-7', // RateLimit headers, and Retry-After on a 429
+        keyGenerator: (c) => rateLimitKey(c.req.header('authorization'), getConnInfo(c).remote.address ?? ''),
+        handler: (c) => c.json(tooManyRequests(Number(c.res.headers.get('retry-after'))), 429, { 'cache-control': 'no-store' }),
+      }),
+    );
+  }
+  app.route('/', createOAuthApp(server, { basePath }));
+  return app;
+}
