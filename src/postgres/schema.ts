@@ -10,7 +10,7 @@ export const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
  * The current schema version this code knows: the version of the last of `MIGRATIONS`.
  * @group Storage
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** The qualified, quoted name of every table. */
 export interface Tables {
@@ -150,6 +150,20 @@ export const MIGRATIONS: readonly Migration[] = [
         ADD COLUMN registration text CHECK (registration IN ('dynamic', 'metadata-document')),
         ADD COLUMN client_uri text,
         ADD COLUMN logo_uri text`,
+    ],
+  },
+  {
+    version: 5,
+    // A personal access token (docs/reference.md#personal-access-tokens) is a grant of no client
+    // (client_id '') with a name, and one token of kind 'personal'. NULL name: an OAuth grant, as
+    // is every grant stored before this migration. The kind check is replaced (version 1 named
+    // it after the table, as PostgreSQL names a column's CHECK).
+    name: 'personal access tokens: grant name and last use, token kind personal',
+    up: (t, index) => [
+      `ALTER TABLE ${t.grants} ADD COLUMN name text, ADD COLUMN last_used_at bigint`,
+      `ALTER TABLE ${t.tokens}
+        DROP CONSTRAINT IF EXISTS ${index('tokens_kind_check')},
+        ADD CONSTRAINT ${index('tokens_kind_check')} CHECK (kind IN ('access', 'refresh', 'personal'))`,
     ],
   },
 ];
