@@ -232,6 +232,7 @@ describe('Storage.readToken answered at once, by a promise, by a foreign thenabl
 
     const checked = await t.api('GET', tokens.access_token);
     expect(checked.ok && checked.token).toEqual({
+      kind: 'oauth',
       clientId: t.client.clientId,
       account: ADA,
       scope: ['read'],
