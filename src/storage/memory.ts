@@ -188,7 +188,8 @@ export class MemoryStorage implements Storage {
     if (issued.tokens) {
       this.insertTokens(issued.tokens);
       // A personal access token's grant: its one token, by grant.
-      if (grant.name !== undefined) for (const token of issued.tokens) if (token.kind === 'personal') this.personal.set(grant.id, token.hash);
+      if (grant.name !== undefined)
+        for (const token of issued.tokens) if (token.kind === 'personal') this.personal.set(grant.id, token.hash);
     }
   }
 

@@ -54,7 +54,10 @@ export class RecentWrites {
 function personalStore(storage: Storage): Required<Pick<Storage, 'listPersonalTokens' | 'touchPersonalToken'>> {
   for (const method of ['listPersonalTokens', 'touchPersonalToken'] as const) {
     if (typeof storage[method] !== 'function') {
-      throw new ConfigError('storage', `expected a storage with ${method}() for personal access tokens (docs/reference.md#personal-access-tokens)`);
+      throw new ConfigError(
+        'storage',
+        `expected a storage with ${method}() for personal access tokens (docs/reference.md#personal-access-tokens)`,
+      );
     }
   }
   return storage as Required<Pick<Storage, 'listPersonalTokens' | 'touchPersonalToken'>>;
@@ -96,11 +99,23 @@ export async function createPersonalToken(ctx: Context, input: PersonalTokenInpu
   const scope = checkedScope(ctx, input.scope);
   const expiresIn = input.expiresIn ?? null;
   if (expiresIn !== null && (!Number.isSafeInteger(expiresIn) || expiresIn <= 0 || expiresIn > MAX_EXPIRES_IN)) {
-    throw new OAuthError('invalid_request', `expiresIn must be a whole number of seconds from 1 to ${MAX_EXPIRES_IN}, or null for no expiry.`);
+    throw new OAuthError(
+      'invalid_request',
+      `expiresIn must be a whole number of seconds from 1 to ${MAX_EXPIRES_IN}, or null for no expiry.`,
+    );
   }
   const now = ctx.clock.now();
   const token = `${ctx.options.tokenPrefixes.personalToken}${randomToken()}`;
-  const grant: GrantRecord = { id: randomId(), clientId: NO_CLIENT, account, scope, createdAt: now, revokedAt: null, name, lastUsedAt: null };
+  const grant: GrantRecord = {
+    id: randomId(),
+    clientId: NO_CLIENT,
+    account,
+    scope,
+    createdAt: now,
+    revokedAt: null,
+    name,
+    lastUsedAt: null,
+  };
   const record: TokenRecord = {
     hash: sha256Base64url(token),
     kind: 'personal',
@@ -136,7 +151,10 @@ export async function listPersonalTokens(ctx: Context, accountUuid: string): Pro
   if (!plausibleUuid(accountUuid)) return [];
   const found = await store.listPersonalTokens(accountUuid);
   return found
-    .filter((p) => p.grant.account.uuid === accountUuid && p.token.kind === 'personal' && p.grant.revokedAt === null && p.token.revokedAt === null)
+    .filter(
+      (p) =>
+        p.grant.account.uuid === accountUuid && p.token.kind === 'personal' && p.grant.revokedAt === null && p.token.revokedAt === null,
+    )
     .map(info)
     .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? -1 : 1));
 }
@@ -173,7 +191,12 @@ export function verifyPersonal(
   if (token.revokedAt !== null || grant.revokedAt !== null) return null;
   if (token.expiresAt !== null && now >= token.expiresAt) {
     if (ctx.personal.expiredUses.due(grant.id, now)) {
-      audit(ctx, { type: 'personal_token.used_after_expiry', accountUuid: grant.account.uuid, tokenId: grant.id, expiresAt: token.expiresAt });
+      audit(ctx, {
+        type: 'personal_token.used_after_expiry',
+        accountUuid: grant.account.uuid,
+        tokenId: grant.id,
+        expiresAt: token.expiresAt,
+      });
     }
     return null;
   }
