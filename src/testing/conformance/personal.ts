@@ -30,7 +30,7 @@ function makePersonal(account: Account, over: Partial<TokenRecord> = {}): { gran
     scope: ['read'],
     createdAt: T0,
     revokedAt: null,
-    name: 'CI deploy ✓',
+    name: `CI deploy ${String.fromCharCode(0x2713)}`, // a name beyond ASCII
     lastUsedAt: null,
   };
   const token: TokenRecord = {
@@ -61,7 +61,7 @@ const byId = <T extends { grant: GrantRecord }>(list: T[]) => [...list].sort((a,
 /** The cases on personal access tokens. */
 export const personalCases: readonly StorageConformanceCase[] = [
   conformanceCase(
-    'personal tokens (optional): createGrant keeps the name and lastUsedAt; findToken and readToken find the token; listPersonalTokens lists the account’s, revoked ones too, and nothing else',
+    'personal tokens (optional): createGrant keeps the name and lastUsedAt; findToken and readToken find the token; listPersonalTokens lists those of the account, revoked ones too, and nothing else',
     async (make) => {
       const storage = await personalStorage(make);
       if (!storage) return;
@@ -76,7 +76,7 @@ export const personalCases: readonly StorageConformanceCase[] = [
       same(
         byId(await storage.listPersonalTokens(account.uuid)),
         byId([first, second]),
-        'listPersonalTokens returns every personal token of the account (grant and token), and no OAuth grant or other account’s token',
+        'listPersonalTokens returns every personal token of the account (grant and token), and no OAuth grant or token of another account',
       );
       same(await storage.listPersonalTokens(id()), [], 'listPersonalTokens of an account without any is empty');
       await storage.revokeGrant(first.grant.id, T0 + 3);
@@ -128,7 +128,7 @@ export const personalCases: readonly StorageConformanceCase[] = [
     const found = await storage.findToken(token.hash);
     check(
       found?.grant.lastUsedAt === times[times.length - 1],
-      `concurrent touches must leave the latest time (${times[times.length - 1]}), got ${canonical(found?.grant.lastUsedAt)}: write it with one conditional statement (… WHERE last_used_at IS NULL OR last_used_at < $at)`,
+      `concurrent touches must leave the latest time (${times[times.length - 1]}), got ${canonical(found?.grant.lastUsedAt)}: write it with one conditional statement (UPDATE ... WHERE last_used_at IS NULL OR last_used_at < $at)`,
     );
     same(found?.grant.revokedAt, T0 + 500, 'a touch never clears or moves the revocation');
   }),
