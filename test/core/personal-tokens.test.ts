@@ -78,7 +78,7 @@ describe('personal access tokens', () => {
     expect(t.errors).toEqual([]);
   });
 
-  it('is stored only as its hash, and the verified token is the host's own copy', async () => {
+  it("is stored only as its hash, and the verified token is the host's own copy", async () => {
     const t = await withAudit();
     const created = await t.personal();
     const stored = await t.storage.findToken(sha256Base64url(created.token));
@@ -303,7 +303,7 @@ describe('personal access tokens', () => {
     expect([first.id, second.id]).not.toContain(undefined);
   });
 
-  it('the revocation endpoint: whoever holds the token may revoke it, with no client credentials or with any client's', async () => {
+  it("the revocation endpoint: whoever holds the token may revoke it, with no client credentials or with any client's", async () => {
     const t = await withAudit();
     const leaked = await t.personal();
     const res = await t.server.revoke(t.post('/v1/oauth/revoke', { token: leaked.token }));
