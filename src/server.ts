@@ -346,6 +346,8 @@ export class AuthorizationServer {
    * @group Revocation
    */
   async revokeAccess(input: { accountUuid: string; clientId: string }): Promise<void> {
+    // No client has the empty id: it would name the account's personal access tokens.
+    if (typeof input?.clientId !== 'string' || input.clientId === '') return;
     await this.ctx.storage.revokeAccess(input.accountUuid, input.clientId, this.ctx.clock.now());
     audit(this.ctx, { type: 'access.revoked', clientId: input.clientId, accountUuid: input.accountUuid });
   }
@@ -419,6 +421,8 @@ export class AuthorizationServer {
    * @group Revocation
    */
   async revokeClientTokens(clientId: string): Promise<void> {
+    // No client has the empty id: it would name every personal access token.
+    if (typeof clientId !== 'string' || clientId === '') return;
     await this.ctx.storage.revokeClientGrants(clientId, this.ctx.clock.now());
     audit(this.ctx, { type: 'client.tokens_revoked', clientId });
   }

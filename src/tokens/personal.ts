@@ -104,6 +104,9 @@ export async function createPersonalToken(ctx: Context, input: PersonalTokenInpu
       `expiresIn must be a whole number of seconds from 1 to ${MAX_EXPIRES_IN}, or null for no expiry.`,
     );
   }
+  // As at every code exchange and refresh: no new credential for a disabled or deleted account.
+  const active = ctx.options.isAccountActive;
+  if (active && !(await active(account.uuid))) throw new OAuthError('invalid_request', 'The account is not active.');
   const now = ctx.clock.now();
   const token = `${ctx.options.tokenPrefixes.personalToken}${randomToken()}`;
   const grant: GrantRecord = {

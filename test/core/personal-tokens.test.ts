@@ -421,3 +421,26 @@ describe('personal access tokens', () => {
     expect(!refused.ok && refused.response.headers['www-authenticate']).toContain('resource_metadata=');
   });
 });
+
+describe('personal access tokens and the OAuth management methods', () => {
+  it("revokeClientTokens('') and revokeAccess with clientId '' revoke no personal token (no client has the empty id)", async () => {
+    const t = await withAudit();
+    const created = await t.personal();
+    await t.server.revokeClientTokens('');
+    await t.server.revokeAccess({ accountUuid: ADA.uuid, clientId: '' });
+    expect((await t.api('GET', created.token)).ok).toBe(true);
+    expect(t.events.map((e) => e.type).filter((type) => type !== 'client.registered')).toEqual(['personal_token.created']);
+    // Revoking every application keeps personal tokens too.
+    await t.server.revokeClientTokens(t.client.clientId);
+    await t.server.revokeAccess({ accountUuid: ADA.uuid, clientId: t.other.clientId });
+    expect((await t.api('GET', created.token)).ok).toBe(true);
+  });
+
+  it('isAccountActive: no personal token is created for an inactive account', async () => {
+    const inactive = new Set([BOB.uuid]);
+    const t = await withAudit({ isAccountActive: async (uuid) => !inactive.has(uuid) });
+    await expect(t.server.createPersonalToken({ account: BOB, name: 'x' })).rejects.toMatchObject({ code: 'invalid_request' });
+    expect(await t.server.listPersonalTokens(BOB.uuid)).toEqual([]);
+    expect((await t.personal()).token).toBeTruthy();
+  });
+});
