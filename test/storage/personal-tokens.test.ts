@@ -140,6 +140,39 @@ describe.each(stores)('personal access tokens on %s', (_name, makeStorage) => {
   });
 });
 
+describe.skipIf(!pool)('personal access tokens on one database shared by two server instances', () => {
+  it('created on one, used on both (each writes the last use at most once a minute, the latest kept), revoked on one: refused by both', async () => {
+    const schema = schemaName('personal_two');
+    schemas.push(schema);
+    const storage = new PostgresStorage(pool!, { schema });
+    await storage.migrate();
+    const clock = new FakeClock();
+    const make = () =>
+      new AuthorizationServer({ storage: new PostgresStorage(pool!, { schema }), sessions: new FakeSessions(clock), clock });
+    const [a, b] = [make(), make()];
+    const touch = vi.spyOn(PostgresStorage.prototype, 'touchPersonalToken');
+    const use = async (server: AuthorizationServer, token: string) =>
+      (await server.authenticate({ method: 'GET', url: '/', headers: { authorization: `Bearer ${token}` } })).ok;
+    try {
+      const created = await a.createPersonalToken({ account: ADA, name: 'shared' });
+      const t0 = clock.now();
+      expect(await use(a, created.token)).toBe(true);
+      clock.advance(10_000);
+      expect(await use(b, created.token)).toBe(true);
+      expect(await use(a, created.token)).toBe(true);
+      expect(await use(b, created.token)).toBe(true);
+      await vi.waitFor(() => expect(touch.mock.calls).toHaveLength(2)); // one per instance
+      await vi.waitFor(async () => expect((await b.listPersonalTokens(ADA.uuid))[0]?.lastUsedAt).toBe(t0 + 10_000));
+      expect(await b.revokePersonalToken(ADA.uuid, created.id)).toBe(true);
+      expect(await use(a, created.token)).toBe(false);
+      expect(await use(b, created.token)).toBe(false);
+      expect(await a.listPersonalTokens(ADA.uuid)).toEqual([]);
+    } finally {
+      touch.mockRestore();
+    }
+  });
+});
+
 describe.skipIf(!pool)('migration 5 on PostgreSQL', () => {
   const T = 1_700_000_000_000;
 
