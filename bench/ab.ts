@@ -53,12 +53,17 @@ export async function runAb(options: AbOptions, log: (line: string) => void = co
   const tree = (await import(pathToFileURL(join(REPO, 'src', 'index.ts')).href)) as CoreModule;
   const results: AbResult[] = [];
   for (const id of options.workloads) {
+    const baseFixture = await authgateFixture(base, new base.MemoryStorage());
+    if (id === 'W5' && typeof (baseFixture.server as { createPersonalToken?: unknown }).createPersonalToken !== 'function') {
+      log(`W5: skipped, ${options.base} has no personal access tokens`);
+      continue;
+    }
     const sides = [
-      authgateContenders(await authgateFixture(base, new base.MemoryStorage()), 'base')[id],
+      authgateContenders(baseFixture, 'base')[id],
       authgateContenders(await authgateFixture(tree, new tree.MemoryStorage()), 'tree')[id],
     ];
-    // W3 is about 1 µs, the code flow about 25: keep each run near the same length.
-    const n = Math.max(1, Math.round(options.operations / (id === 'W3' ? 1 : id === 'W1' ? 20 : 5)));
+    // W3 and W5 are about 1 µs, the code flow about 25: keep each run near the same length.
+    const n = Math.max(1, Math.round(options.operations / (id === 'W3' || id === 'W5' ? 1 : id === 'W1' ? 20 : 5)));
     const times: [number[], number[]] = [[], []];
     const warmup = 2;
     for (let round = 0; round < options.rounds + warmup; round++) {

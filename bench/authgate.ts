@@ -4,16 +4,17 @@
  * answer can never pass for a fast right one.
  */
 import type { OAuthRequest } from '../src/index.js';
-import { codeFrom, jsonField, wire, type AuthgateFixture } from './lib/fixture.js';
+import { ACCOUNT, codeFrom, jsonField, wire, type AuthgateFixture } from './lib/fixture.js';
 import type { Contender, ContenderKind } from './lib/measure.js';
 
-export type WorkloadId = 'W1' | 'W1x' | 'W2' | 'W3' | 'W4';
+export type WorkloadId = 'W1' | 'W1x' | 'W2' | 'W3' | 'W4' | 'W5';
 export const WORKLOADS: Record<WorkloadId, string> = {
   W1: 'code flow: authorize → approve → token exchange',
   W1x: 'token exchange alone (codes issued beforehand)',
   W2: 'refresh with rotation (chained)',
   W3: 'bearer check of a live access token',
   W4: 'revocation of a live access token',
+  W5: 'bearer check of a live personal access token',
 };
 export const WORKLOAD_IDS = Object.keys(WORKLOADS) as WorkloadId[];
 
@@ -122,5 +123,31 @@ export function authgateContenders(
     },
   };
 
-  return { W1: w1, W1x: w1x, W2: w2, W3: w3, W4: w4 };
+  // W3 with a personal access token (docs/reference.md#personal-access-tokens): the same request,
+  // the same check, its last use written at most once a minute (so not in the timed loop).
+  let personal: OAuthRequest | undefined;
+  const w5: CheckedContender = {
+    name,
+    kind,
+    async prepare() {
+      if (typeof server.createPersonalToken !== 'function') throw new Error('W5: this version of authgate has no personal access tokens');
+      personal ??= {
+        method: 'GET',
+        url: '/v2/account',
+        headers: {
+          authorization: `Bearer ${(await server.createPersonalToken({ account: ACCOUNT, name: 'bench', scope: ['read'] })).token}`,
+        },
+      };
+    },
+    async op() {
+      const result = await server.authenticate(personal!);
+      if (!result.ok) throw new Error(`W5: the live personal token was refused: ${result.response.body}`);
+    },
+    async verify() {
+      const result = await server.authenticate(personal!);
+      if (!result.ok || result.token.kind !== 'personal') throw new Error('W5: the bearer check did not see a personal token');
+    },
+  };
+
+  return { W1: w1, W1x: w1x, W2: w2, W3: w3, W4: w4, W5: w5 };
 }

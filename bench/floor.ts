@@ -106,6 +106,21 @@ export function floorContenders(): Record<WorkloadId, Contender> {
   let refresh: string | undefined;
   let bearer: string | undefined;
   let live: string[] = [];
+  const bearerCheck: Contender = {
+    name,
+    kind,
+    async prepare() {
+      await clientSecretHash;
+      if (bearer) return;
+      const grant = c.random(16);
+      grants.set(grant, { grant, used: false, revoked: false });
+      bearer = (await mintPair(grant)).access;
+    },
+    async op() {
+      const record = tokens.get(await c.sha256(bearer!));
+      if (!record || record.revoked || grants.get(record.grant)?.revoked !== false) throw new Error('floor: bad access token');
+    },
+  };
   return {
     W1: { name, kind, prepare: () => clientSecretHash.then(() => undefined), op: flow },
     W1x: {
@@ -133,21 +148,9 @@ export function floorContenders(): Record<WorkloadId, Contender> {
         refresh = (await mintPair(record.grant)).refresh;
       },
     },
-    W3: {
-      name,
-      kind,
-      async prepare() {
-        await clientSecretHash;
-        if (bearer) return;
-        const grant = c.random(16);
-        grants.set(grant, { grant, used: false, revoked: false });
-        bearer = (await mintPair(grant)).access;
-      },
-      async op() {
-        const record = tokens.get(await c.sha256(bearer!));
-        if (!record || record.revoked || grants.get(record.grant)?.revoked !== false) throw new Error('floor: bad access token');
-      },
-    },
+    W3: bearerCheck,
+    // A personal access token is checked as an access token is: the same floor.
+    W5: bearerCheck,
     W4: {
       name,
       kind,

@@ -1,5 +1,5 @@
 /**
- * The in-process section: W1–W4 for authgate on MemoryStorage, its floor, and the peers
+ * The in-process section: W1–W5 for authgate on MemoryStorage, its floor, and the peers
  * that support each workload, interleaved round by round.
  */
 import { authgateContenders, WORKLOADS, type CheckedContender, type WorkloadId } from './authgate.js';
@@ -19,6 +19,8 @@ export interface InprocResult {
 export const PEER_GAPS: Record<string, string> = {
   [`${NODE_OAUTH} W4`]: `${NODE_OAUTH} has no revocation endpoint (RFC 7009)`,
   [`${JMONDI} W3`]: `${JMONDI} has no bearer check for a resource API (its access tokens are JWTs a resource server verifies itself)`,
+  [`${NODE_OAUTH} W5`]: `${NODE_OAUTH} has no personal access tokens`,
+  [`${JMONDI} W5`]: `${JMONDI} has no personal access tokens`,
 };
 
 export async function contendersFor(core: CoreModule, workload: WorkloadId, peers: boolean): Promise<CheckedContender[]> {

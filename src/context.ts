@@ -19,6 +19,16 @@ export interface Context {
   challenges: RecentPairs;
   /** The anonymous interactions this instance stored, when `maxPendingAnonymousInteractions` caps them. */
   pendingAnonymous?: PendingAnonymous;
+  /**
+   * Personal access tokens whose last use this instance wrote lately, and expired ones whose use it
+   * reported lately: each at most once a minute (`RecentWrites`, tokens/personal.ts).
+   */
+  personal: { uses: WriteThrottle; expiredUses: WriteThrottle };
+}
+
+/** Whether something of an id is due to be written at `now` (and if so, it counts as written). */
+export interface WriteThrottle {
+  due(id: string, now: number): boolean;
 }
 
 /** Report a security event to the host's `onAudit` hook. A failing hook never fails the request. */

@@ -151,13 +151,15 @@ const schema = z
     /**
      * A fixed prefix per kind of opaque credential, e.g. `{ accessToken: 'doo_v1_', refreshToken: 'dor_v1_' }`,
      * so secret scanners recognise leaked tokens. After the prefix every value is 43 base64url
-     * characters (256 random bits).
+     * characters (256 random bits). `personalToken`: personal access tokens
+     * (docs/reference.md#personal-access-tokens), e.g. `dop_v1_`.
      */
     tokenPrefixes: z
       .object({
         accessToken: prefix,
         refreshToken: prefix,
         code: prefix,
+        personalToken: prefix,
       })
       .strict()
       .prefault({}),

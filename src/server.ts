@@ -30,6 +30,7 @@ import { ScopePolicy } from './checks/scope.js';
 import { RecentPairs } from './checks/pkce.js';
 import { PendingAnonymous } from './checks/pending-interactions.js';
 import { JwtAccessTokens } from './tokens/jwt.js';
+import { createPersonalToken, listPersonalTokens, personalMemory, revokePersonalToken } from './tokens/personal.js';
 import type { ClientGrantType, ClientRecord, ClientResponseType } from './storage/types.js';
 import type {
   AuthenticateOptions,
@@ -37,8 +38,11 @@ import type {
   AuthorizationInfo,
   AuthorizeDecision,
   ClientInfo,
+  CreatedPersonalToken,
   OAuthRequest,
   OAuthResponse,
+  PersonalTokenInfo,
+  PersonalTokenInput,
   ProtectedResource,
   RegisteredClient,
   RegisteredPublicClient,
@@ -100,6 +104,7 @@ export class AuthorizationServer {
       clock: { now: () => Math.floor(this.options.clock.now()) },
       scopes: new ScopePolicy(this.options.scopes),
       challenges: new RecentPairs(10_000),
+      personal: personalMemory(),
       ...(this.options.maxPendingAnonymousInteractions !== null && {
         pendingAnonymous: new PendingAnonymous(this.options.maxPendingAnonymousInteractions),
       }),
@@ -351,6 +356,8 @@ export class AuthorizationServer {
    * @group Revocation
    */
   async revokeAccess(input: { accountUuid: string; clientId: string }): Promise<void> {
+    // No client has the empty id: it would name the account's personal access tokens.
+    if (typeof input?.clientId !== 'string' || input.clientId === '') return;
     await this.ctx.storage.revokeAccess(input.accountUuid, input.clientId, this.ctx.clock.now());
     audit(this.ctx, { type: 'access.revoked', clientId: input.clientId, accountUuid: input.accountUuid });
   }
@@ -461,6 +468,8 @@ export class AuthorizationServer {
    * @group Revocation
    */
   async revokeClientTokens(clientId: string): Promise<void> {
+    // No client has the empty id: it would name every personal access token.
+    if (typeof clientId !== 'string' || clientId === '') return;
     await this.ctx.storage.revokeClientGrants(clientId, this.ctx.clock.now());
     audit(this.ctx, { type: 'client.tokens_revoked', clientId });
   }
@@ -489,6 +498,43 @@ export class AuthorizationServer {
         });
     }
     return out.sort((a, b) => b.grantedAt - a.grantedAt);
+  }
+
+  /**
+   * Create a personal access token for an account (docs/reference.md#personal-access-tokens): a
+   * bearer token `requireToken` accepts like an OAuth access token of the same scope, for the
+   * account's own scripts. The value is returned once; only its hash is stored.
+   *
+   * @example
+   * const { token, id } = await server.createPersonalToken({ account, name: 'CI deploy', scope: ['read'], expiresIn: 90 * 86400 });
+   * @throws OAuthError `invalid_request` (account, name, expiresIn) or `invalid_scope` for a value outside the server's vocabulary.
+   * @throws ConfigError when the storage has no `listPersonalTokens` / `touchPersonalToken`.
+   * @group Personal tokens
+   */
+  createPersonalToken(input: PersonalTokenInput): Promise<CreatedPersonalToken> {
+    return createPersonalToken(this.ctx, input);
+  }
+
+  /**
+   * The personal access tokens of an account, newest first, without their values: for an "API
+   * tokens" page. Revoked tokens are not listed; expired ones are, until storage is pruned.
+   * `lastUsedAt` is written at most once a minute per token and server instance.
+   * @throws ConfigError when the storage has no `listPersonalTokens` / `touchPersonalToken`.
+   * @group Personal tokens
+   */
+  listPersonalTokens(accountUuid: string): Promise<PersonalTokenInfo[]> {
+    return listPersonalTokens(this.ctx, accountUuid);
+  }
+
+  /**
+   * Revoke a personal access token of this account, at once (its next use is a 401). `false`,
+   * and nothing changes, when the account has no such live token (an unknown id, or another
+   * account's).
+   * @throws ConfigError when the storage has no `listPersonalTokens` / `touchPersonalToken`.
+   * @group Personal tokens
+   */
+  revokePersonalToken(accountUuid: string, id: string): Promise<boolean> {
+    return revokePersonalToken(this.ctx, accountUuid, id);
   }
 
   private readonly reporter = (error: unknown): void => reportFault(this.ctx, error);

@@ -148,11 +148,19 @@ export type AuthorizeDecision =
  * @group Resource
  */
 export interface VerifiedToken {
+  /**
+   * `oauth`: an access token an application got through OAuth; `personal`: a personal access
+   * token the account created itself (docs/reference.md#personal-access-tokens).
+   */
+  kind: 'oauth' | 'personal';
+  /** The application the token was issued to; `''` for a personal token, which belongs to no application. */
   clientId: string;
   account: Account;
   scope: string[];
-  /** ms since epoch. */
+  /** ms since epoch; `Number.MAX_SAFE_INTEGER` for a token that never expires. */
   expiresAt: number;
+  /** For a personal token: its id (as `listPersonalTokens` and `revokePersonalToken` name it) and its name. */
+  personalToken?: { id: string; name: string };
 }
 
 /**
@@ -284,6 +292,15 @@ export type AuditEvent = { at: number } & (
   | { type: 'client.deleted'; clientId: string }
   /** `revokeAllForAccount`: every grant of the account, to every client, revoked, and its consents deleted. */
   | { type: 'account.grants_revoked'; accountUuid: string }
+  /** A personal access token was created (docs/reference.md#personal-access-tokens); `expiresAt` `null`: no expiry. */
+  | { type: 'personal_token.created'; accountUuid: string; tokenId: string; scope: string[]; expiresAt: number | null }
+  /** An expired personal token was presented to `requireToken` (reported at most once a minute per token and instance). */
+  | { type: 'personal_token.used_after_expiry'; accountUuid: string; tokenId: string; expiresAt: number }
+  /**
+   * A personal token was revoked: by its account (`revokePersonalToken`), or at the revocation
+   * endpoint by whoever held it (`revocation_endpoint`, e.g. a secret scanner that found it leaked).
+   */
+  | { type: 'personal_token.revoked'; accountUuid: string; tokenId: string; via: 'account' | 'revocation_endpoint' }
   /**
    * An authorization request stored an interaction, for rate limits: a sign-in step (`login`,
    * `signedIn: false`: the browser is not signed in as the request needs) or a consent step
@@ -332,4 +349,46 @@ export interface AuthorizationInfo {
   scope: string[];
   /** When the user last approved it: ms since epoch. */
   grantedAt: number;
+}
+
+/**
+ * What `createPersonalToken()` takes (docs/reference.md#personal-access-tokens).
+ * @group Personal tokens
+ */
+export interface PersonalTokenInput {
+  /** The account the token acts for (`VerifiedToken.account` of each use). */
+  account: Account;
+  /** A name for people, e.g. `CI deploy`: 1 to 100 characters, no control characters. */
+  name: string;
+  /** Scope values of the server's vocabulary, as a list or a space-separated string; absent: the default scope. */
+  scope?: string[] | string;
+  /** Seconds until the token expires (1 to ten years); absent or `null`: it never expires. */
+  expiresIn?: number | null;
+}
+
+/**
+ * A personal access token as a host may show it (never its value).
+ * @group Personal tokens
+ */
+export interface PersonalTokenInfo {
+  /** The token's id (not a secret), for `revokePersonalToken`. */
+  id: string;
+  name: string;
+  scope: string[];
+  /** ms since epoch. */
+  createdAt: number;
+  /** ms since epoch; `null`: never expires. A token past it is listed until storage is pruned. */
+  expiresAt: number | null;
+  /** ms since epoch, of a use written at most once a minute per token and server instance; `null`: not used yet. */
+  lastUsedAt: number | null;
+}
+
+/**
+ * A new personal access token: its value, shown once (only its hash is stored), and what
+ * `listPersonalTokens` shows of it.
+ * @group Personal tokens
+ */
+export interface CreatedPersonalToken extends PersonalTokenInfo {
+  /** The token itself: show it to the user once. */
+  token: string;
 }

@@ -47,7 +47,7 @@ export interface PageContext {
 
 export function sendPage(res: Response, page: PageContext, body: Html, status = 200): void {
   const nav = page.user
-    ? html`<a href="/account/applications">Authorized applications</a><a href="/developer">Developer</a>
+    ? html`<a href="/account/applications">Authorized applications</a><a href="/account/tokens">API tokens</a><a href="/developer">Developer</a>
 <form method="post" action="/logout">${csrfField(page.csrf ?? '')}<span class="who">${page.user.name}</span><button class="link">Sign out</button></form>`
     : html`<a href="/login">Sign in</a>`;
   res

@@ -6,6 +6,7 @@
  *   sign-in.ts          sign-in page with two demo accounts; hands the browser back to authgate
  *   (this file)         the AuthorizationServer and the OAuth endpoints, mounted with the Express adapter
  *   authorized-apps.ts  "Authorized applications": what each app may do, and revoking it
+ *   api-tokens.ts       "API tokens": personal access tokens for scripts, shown once, last use, revoke
  *   developer.ts        registering an app, its client secret shown once, reset, revoke all tokens
  *   api.ts              the resource API under /v2, protected by `requireToken`
  *
@@ -17,6 +18,7 @@ import express, { type ErrorRequestHandler } from 'express';
 import { AuthorizationServer, type Storage } from '../../src/index.js';
 import { createOAuthRouter } from '../../adapters/express/index.js';
 import { resourceApi } from './api.js';
+import { apiTokenRoutes } from './api-tokens.js';
 import { authorizedAppsRoutes } from './authorized-apps.js';
 import { DeveloperApps, developerRoutes } from './developer.js';
 import { html, sendPage } from './html.js';
@@ -36,6 +38,8 @@ export function createPlatform({ url, storage }: PlatformOptions) {
     storage,
     sessions: sessions.userSessions,
     issuer: url,
+    // Personal access tokens start with this, so secret scanners can recognise a leaked one.
+    tokenPrefixes: { personalToken: 'nmp_v1_' },
     onError: (error) => console.error(error),
   });
   const developerApps = new DeveloperApps(server);
@@ -54,6 +58,7 @@ export function createPlatform({ url, storage }: PlatformOptions) {
 
   app.use(signInRoutes(sessions, server));
   app.use(authorizedAppsRoutes(server, sessions));
+  app.use(apiTokenRoutes(server, sessions));
   app.use(developerRoutes(server, developerApps, sessions));
   app.use('/v2', resourceApi(server));
 

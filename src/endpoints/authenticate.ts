@@ -6,6 +6,7 @@ import type { TokenRead } from '../storage/types.js';
 import { ConfigError, OAuthError } from '../errors.js';
 import { errorResponse, queryParams, repeatedAuthorization } from '../http.js';
 import { isPending, lookupToken, MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
+import { verifyPersonal } from '../tokens/personal.js';
 import type { AuthenticateOptions, AuthenticateResult, OAuthRequest, ProtectedResource } from '../types.js';
 
 /** `Bearer <b64token>` (RFC 6750 §2.1), the scheme in any case. */
@@ -77,6 +78,7 @@ function verified(ctx: Context, found: NonNullable<TokenRead>): AuthenticateResu
   return {
     ok: true,
     token: {
+      kind: 'oauth',
       clientId: found.token.clientId,
       account: ctx.storage.readToken ? copyAccount(found.grant.account) : found.grant.account,
       scope: [...found.token.scope],
@@ -110,6 +112,8 @@ export async function authenticate(ctx: Context, request: OAuthRequest, report: 
       found.grant.revokedAt !== null ||
       (found.token.expiresAt !== null && now >= found.token.expiresAt)
     ) {
+      // A personal access token is told apart only here, off the path of OAuth access tokens.
+      if (found?.token.kind === 'personal') return personal(ctx, request, found, now, report);
       return challenge(ctx, 401, 'invalid_token', 'The access token is invalid, expired or revoked.');
     }
     const allowed = ctx.scopes.check(found.token.scope, request);
@@ -121,6 +125,26 @@ export async function authenticate(ctx: Context, request: OAuthRequest, report: 
     report(error);
     return unavailable();
   }
+}
+
+/**
+ * The bearer check of a personal access token (docs/reference.md#personal-access-tokens): the
+ * same answers and scope rule as for an OAuth access token.
+ */
+function personal(
+  ctx: Context,
+  request: OAuthRequest,
+  found: NonNullable<TokenRead>,
+  now: number,
+  report: (error: unknown) => void,
+): AuthenticateResult {
+  const token = verifyPersonal(ctx, found, now, report);
+  if (!token) return challenge(ctx, 401, 'invalid_token', 'The access token is invalid, expired or revoked.');
+  const allowed = ctx.scopes.check(token.scope, request);
+  if (!allowed.ok) {
+    return challenge(ctx, 403, 'insufficient_scope', 'The access token does not allow this request method.', allowed.needed);
+  }
+  return { ok: true, token };
 }
 
 /** A scope token (RFC 6749 §3.3): what may go between the quotes of a challenge's `scope`. */
@@ -191,9 +215,11 @@ export async function authenticateResource(
     const read = lookupToken(ctx, token, true);
     const found = isPending(read) ? await read : read;
     const now = ctx.clock.now();
+    // A personal access token (no audience) is accepted by every resource, as an OAuth token issued without one.
+    const personalToken = found?.token.kind === 'personal' ? verifyPersonal(ctx, found, now, report) : undefined;
     if (
       !found ||
-      found.token.kind !== 'access' ||
+      (found.token.kind !== 'access' && !personalToken) ||
       found.token.revokedAt !== null ||
       found.grant.revokedAt !== null ||
       (found.token.expiresAt !== null && now >= found.token.expiresAt) ||
@@ -221,7 +247,7 @@ export async function authenticateResource(
         );
       }
     }
-    return verified(ctx, found);
+    return personalToken ? { ok: true, token: personalToken } : verified(ctx, found);
   } catch (error) {
     report(error);
     return unavailable();

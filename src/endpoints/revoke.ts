@@ -9,7 +9,8 @@ import { jsonFailure } from './failure.js';
 
 /**
  * POST /v1/oauth/revoke (RFC 7009; docs/reference.md#revocation-endpoint). Holding the token is
- * enough; credentials that are sent must be right and the token must be theirs. Revoking either
+ * enough; credentials that are sent must be right and the token must be theirs (any client's
+ * for a personal access token, which belongs to none). Revoking either
  * token of a pair revokes the grant, and so both (RFC 7009 §2.1). An unknown or already revoked
  * token also answers `200 {}` (RFC 7009 §2.2), so the answer tells nothing about which tokens
  * exist.
@@ -26,8 +27,17 @@ export async function revoke(ctx: Context, request: OAuthRequest): Promise<OAuth
     const found = isPending(read) ? await read : read;
     if (found) {
       // Read now: the records may be the store's own (readToken), to be kept past no await.
-      const { clientId, grantId } = found.token;
+      const { clientId, grantId, kind } = found.token;
       const accountUuid = found.grant.account.uuid;
+      // A personal access token belongs to no client: whoever holds it may kill it, with or
+      // without client credentials, as a secret scanner that found it leaked would
+      // (docs/reference.md#personal-access-tokens).
+      if (kind === 'personal') {
+        const wasLive = found.grant.revokedAt === null;
+        await ctx.storage.revokeGrant(grantId, ctx.clock.now());
+        if (wasLive) audit(ctx, { type: 'personal_token.revoked', accountUuid, tokenId: grantId, via: 'revocation_endpoint' });
+        return jsonTextResponse(200, '{}');
+      }
       if (client && client.id !== clientId) {
         throw new OAuthError('unauthorized_client', 'The token was not issued to this client.');
       }

@@ -13,8 +13,8 @@ import { insertTokens } from './tokens.js';
 export async function createGrant(db: Db, grant: GrantRecord, issued: { code?: CodeRecord; tokens?: TokenRecord[] }): Promise<void> {
   await db.transaction('createGrant', async (tx) => {
     await tx.query(
-      `INSERT INTO ${db.t.grants} (id, client_id, account_uuid, account, scope, created_at, revoked_at)
-      VALUES ($1, $2, $3, $4::jsonb, $5::text[], $6, $7)`,
+      `INSERT INTO ${db.t.grants} (id, client_id, account_uuid, account, scope, created_at, revoked_at, name, last_used_at)
+      VALUES ($1, $2, $3, $4::jsonb, $5::text[], $6, $7, $8, $9)`,
       [
         grant.id,
         grant.clientId,
@@ -23,6 +23,8 @@ export async function createGrant(db: Db, grant: GrantRecord, issued: { code?: C
         grant.scope,
         ms(grant.createdAt),
         msOrNull(grant.revokedAt),
+        grant.name ?? null,
+        msOrNull(grant.lastUsedAt),
       ],
     );
     if (issued.code) await insertCode(db, tx, issued.code);

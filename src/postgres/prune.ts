@@ -26,8 +26,9 @@ export async function prune(db: Db, now: number): Promise<PruneResult> {
     const count = async (text: string) => (await db.pool.query(text, [at])).rowCount ?? 0;
     const interactions = await count(`DELETE FROM ${db.t.interactions} WHERE expires_at <= $1`);
     const codes = await count(`DELETE FROM ${db.t.codes} WHERE expires_at <= $1`);
+    // Access and personal access tokens alike.
     const access = await count(`DELETE FROM ${db.t.tokens}
-      WHERE kind = 'access' AND (revoked_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= $1))`);
+      WHERE kind IN ('access', 'personal') AND (revoked_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= $1))`);
     // A family's newest refresh token stays while it, or the access token issued with it, can be used.
     const refresh = await count(`DELETE FROM ${db.t.tokens} AS r
       WHERE r.kind = 'refresh' AND (r.rotated_at IS NOT NULL OR r.revoked_at IS NOT NULL

@@ -19,16 +19,25 @@ export const msOrNull = (value: unknown): number | null => (value === null || va
 export const strings = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
 
 /** A grant from columns named with `prefix` (`g_id`, `g_client_id`, ... in joins). */
-export const toGrant = (r: Row, prefix = ''): GrantRecord => ({
-  id: r[`${prefix}id`] as string,
-  clientId: r[`${prefix}client_id`] as string,
-  account: r[`${prefix}account`] as GrantRecord['account'],
-  scope: strings(r[`${prefix}scope`]),
-  createdAt: ms(r[`${prefix}created_at`]),
-  revokedAt: msOrNull(r[`${prefix}revoked_at`]),
-});
+export const toGrant = (r: Row, prefix = ''): GrantRecord => {
+  const grant: GrantRecord = {
+    id: r[`${prefix}id`] as string,
+    clientId: r[`${prefix}client_id`] as string,
+    account: r[`${prefix}account`] as GrantRecord['account'],
+    scope: strings(r[`${prefix}scope`]),
+    createdAt: ms(r[`${prefix}created_at`]),
+    revokedAt: msOrNull(r[`${prefix}revoked_at`]),
+  };
+  // A personal access token's grant only (schema version 5); absent on OAuth grants.
+  const name = r[`${prefix}name`];
+  if (typeof name === 'string') {
+    grant.name = name;
+    grant.lastUsedAt = msOrNull(r[`${prefix}last_used_at`]);
+  }
+  return grant;
+};
 
 /** The columns of the grant `alias`, named as `toGrant(row, 'g_')` reads them. */
 export const GRANT_COLUMNS = (alias: string) =>
   `${alias}.id AS g_id, ${alias}.client_id AS g_client_id, ${alias}.account AS g_account, ${alias}.scope AS g_scope, ` +
-  `${alias}.created_at AS g_created_at, ${alias}.revoked_at AS g_revoked_at`;
+  `${alias}.created_at AS g_created_at, ${alias}.revoked_at AS g_revoked_at, ${alias}.name AS g_name, ${alias}.last_used_at AS g_last_used_at`;

@@ -153,6 +153,20 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
+    version: 5,
+    // A personal access token (docs/reference.md#personal-access-tokens) is a grant of no client
+    // (client_id '') with a name, and one token of kind 'personal'. NULL name: an OAuth grant, as
+    // is every grant stored before this migration. The kind check is replaced (version 1 named
+    // it after the table, as PostgreSQL names a column's CHECK).
+    name: 'personal access tokens: grant name and last use, token kind personal',
+    up: (t, index) => [
+      `ALTER TABLE ${t.grants} ADD COLUMN name text, ADD COLUMN last_used_at bigint`,
+      `ALTER TABLE ${t.tokens}
+        DROP CONSTRAINT IF EXISTS ${index('tokens_kind_check')},
+        ADD CONSTRAINT ${index('tokens_kind_check')} CHECK (kind IN ('access', 'refresh', 'personal'))`,
+    ],
+  },
+  {
     version: 7,
     // NULL owner and metadata: a client without them, as is every client stored before this migration.
     name: 'client management: owner and metadata of a client',

@@ -10,6 +10,7 @@ import type {
   ConsentRecord,
   GrantRecord,
   InteractionRecord,
+  PersonalTokenRead,
   RefreshFamily,
   SingleUseOutcome,
   Storage,
@@ -22,6 +23,7 @@ import { Db } from './db.js';
 import { createGrant, revokeAccess, revokeAccountGrants, revokeClientGrants, revokeGrant } from './grants.js';
 import { findInteraction, saveInteraction, takeInteraction } from './interactions.js';
 import { migrate, type MigrateResult } from './migrate.js';
+import { listPersonalTokens, touchPersonalToken } from './personal.js';
 import type { PgPool } from './pool.js';
 import { prune, type PruneResult } from './prune.js';
 import { IDENTIFIER } from './schema.js';
@@ -93,7 +95,8 @@ export class PostgresStorage implements Storage {
    * Delete what can never be used again, as of `now` (default: the system clock):
    * - interactions and codes whose `expiresAt` has passed (a used code is kept until then, so
    *   its replay still revokes the family);
-   * - access tokens that expired or were revoked (a rotation revokes the pair's access token);
+   * - access tokens that expired or were revoked (a rotation revokes the pair's access token),
+   *   and personal access tokens that expired or were revoked;
    * - rotated refresh tokens: a replay of one is still recognised by its family through the
    *   family's newest refresh token, which is kept while its grant lives, until it has expired
    *   and so has the access token issued with it. A family keeps one refresh row, however long
@@ -216,5 +219,17 @@ export class PostgresStorage implements Storage {
   /** One statement: the account's consents deleted and every grant of it revoked together. */
   revokeAccountGrants(accountUuid: string, now: number): Promise<void> {
     return revokeAccountGrants(this.db, accountUuid, now);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Personal access tokens: grants of no client, each with one token of kind 'personal'.
+
+  listPersonalTokens(accountUuid: string): Promise<PersonalTokenRead[]> {
+    return listPersonalTokens(this.db, accountUuid);
+  }
+
+  /** One conditional `UPDATE`: a later use recorded by another instance is kept. */
+  touchPersonalToken(grantId: string, at: number): Promise<void> {
+    return touchPersonalToken(this.db, grantId, at);
   }
 }

@@ -7,7 +7,8 @@ import type { Db } from './db.js';
 import type { PgPoolClient } from './pool.js';
 import { GRANT_COLUMNS, ms, msOrNull, strings, toGrant, type Row } from './rows.js';
 
-const toToken = (r: Row): TokenRecord => {
+/** A token from its row (`t.*`). */
+export const toToken = (r: Row): TokenRecord => {
   const token = toTokenFields(r);
   if (r['family_hash'] != null) token.familyHash = r['family_hash'] as string; // refresh tokens only
   if (r['audience'] != null) token.audience = strings(r['audience']); // tokens issued for resources only

@@ -5,6 +5,7 @@ import type {
   ConsentRecord,
   GrantRecord,
   InteractionRecord,
+  PersonalTokenRead,
   RefreshFamily,
   SingleUseOutcome,
   Storage,
@@ -48,7 +49,14 @@ const copyTokenFields = (t: TokenRecord): TokenRecord => ({
   rotatedAt: t.rotatedAt,
   revokedAt: t.revokedAt,
 });
-const copyGrant = (g: GrantRecord): GrantRecord => ({
+const copyGrant = (g: GrantRecord): GrantRecord => {
+  const out = copyGrantFields(g);
+  // A personal access token's grant only: absent stays absent on OAuth grants.
+  if (g.name !== undefined) out.name = g.name;
+  if (g.lastUsedAt !== undefined) out.lastUsedAt = g.lastUsedAt;
+  return out;
+};
+const copyGrantFields = (g: GrantRecord): GrantRecord => ({
   id: g.id,
   clientId: g.clientId,
   account: copyAccount(g.account),
@@ -126,6 +134,8 @@ export class MemoryStorage implements Storage {
   private readonly tokens = new Map<string, TokenRecord>();
   // The newest refresh token's hash of each family, by family hash (findRefreshFamily).
   private readonly families = new Map<string, string>();
+  // The token hash of each personal access token, by its grant id (listPersonalTokens).
+  private readonly personal = new Map<string, string>();
 
   async saveClient(client: ClientRecord): Promise<void> {
     this.clients.set(client.id, copyClient(client));
@@ -178,7 +188,12 @@ export class MemoryStorage implements Storage {
     if (ids) ids.push(grant.id);
     else this.grantsByPair.set(key, [grant.id]);
     if (issued.code) this.codes.set(issued.code.hash, copyCode(issued.code));
-    if (issued.tokens) this.insertTokens(issued.tokens);
+    if (issued.tokens) {
+      this.insertTokens(issued.tokens);
+      // A personal access token's grant: its one token, by grant.
+      if (grant.name !== undefined)
+        for (const token of issued.tokens) if (token.kind === 'personal') this.personal.set(grant.id, token.hash);
+    }
   }
 
   async findCode(hash: string): Promise<CodeRecord | null> {
@@ -273,6 +288,22 @@ export class MemoryStorage implements Storage {
     for (const key of this.consents.keys()) if (key.startsWith(prefix)) this.consents.delete(key);
   }
 
+  async listPersonalTokens(accountUuid: string): Promise<PersonalTokenRead[]> {
+    const out: PersonalTokenRead[] = [];
+    for (const id of this.grantsByPair.get(pairKey(accountUuid, '')) ?? []) {
+      const grant = this.grants.get(id);
+      const hash = this.personal.get(id);
+      const token = hash === undefined ? undefined : this.tokens.get(hash);
+      if (grant && token) out.push({ grant: copyGrant(grant), token: copyToken(token) });
+    }
+    return out;
+  }
+
+  async touchPersonalToken(grantId: string, at: number): Promise<void> {
+    const grant = this.grants.get(grantId);
+    if (grant && grant.name !== undefined && (grant.lastUsedAt == null || grant.lastUsedAt < at)) grant.lastUsedAt = at;
+  }
+
   /**
    * Delete what can no longer matter at `now` (call it periodically; O(records)):
    * - expired interactions and codes (a used code is kept until it expires: its replay revokes);
@@ -299,8 +330,8 @@ export class MemoryStorage implements Storage {
     for (const [hash, token] of this.tokens) {
       const gone =
         this.isRevoked(token.grantId) ||
-        (token.kind === 'access'
-          ? dead(token)
+        (token.kind !== 'refresh'
+          ? dead(token) // access and personal tokens
           : // A family's newest refresh token stays while it, or the access token issued with it, can be used.
             token.rotatedAt !== null ||
             token.revokedAt !== null ||
@@ -312,6 +343,7 @@ export class MemoryStorage implements Storage {
       removed.tokens++;
     }
     for (const [family, newest] of this.families) if (!this.tokens.has(newest)) this.families.delete(family);
+    for (const [grantId, hash] of this.personal) if (!this.tokens.has(hash)) this.personal.delete(grantId);
     for (const [hash, code] of this.codes) {
       if (now >= code.expiresAt || this.isRevoked(code.grantId)) {
         this.codes.delete(hash);

@@ -171,11 +171,24 @@ export interface ConsentRecord {
  */
 export interface GrantRecord {
   id: string;
+  /** The client; `''` for a personal access token, which belongs to no client. */
   clientId: string;
   account: Account;
   scope: string[];
   createdAt: number;
   revokedAt: number | null;
+  /**
+   * Set only on the grant of a personal access token (docs/reference.md#personal-access-tokens):
+   * the name its owner gave it. Absent on every OAuth grant. A store with `listPersonalTokens`
+   * must keep it.
+   */
+  name?: string;
+  /**
+   * Only on the grant of a personal access token: when it was last used, as `touchPersonalToken`
+   * wrote it (at most once a minute per token and server instance), or `null` before its first
+   * use. Absent on every OAuth grant.
+   */
+  lastUsedAt?: number | null;
 }
 
 /**
@@ -207,7 +220,11 @@ export interface CodeRecord {
  */
 export interface TokenRecord {
   hash: string;
-  kind: 'access' | 'refresh';
+  /**
+   * `personal`: a personal access token (docs/reference.md#personal-access-tokens), the one
+   * token of its grant, used like an access token, never refreshed.
+   */
+  kind: 'access' | 'refresh' | 'personal';
   grantId: string;
   clientId: string;
   scope: string[];
@@ -261,6 +278,16 @@ export type SingleUseOutcome =
   | { ok: true; grant: GrantRecord }
   | { ok: false; reason: 'used'; grantId: string; usedAt: number }
   | { ok: false; reason: Exclude<SingleUseFailure, 'used'>; grantId?: undefined; usedAt?: undefined };
+
+/**
+ * A personal access token as `Storage.listPersonalTokens` answers it: its grant (id, account,
+ * scope, name, last use) and its one token record (expiry, revocation).
+ * @group Storage
+ */
+export interface PersonalTokenRead {
+  grant: GrantRecord;
+  token: TokenRecord;
+}
 
 /**
  * The storage seam. Implement it on any database; `MemoryStorage` is the reference, and
@@ -350,4 +377,18 @@ export interface Storage {
    * consents. Idempotent.
    */
   revokeAccountGrants?(accountUuid: string, now: number): Promise<void>;
+  /**
+   * Optional (personal access tokens, docs/reference.md#personal-access-tokens; without it
+   * `createPersonalToken` and the other personal-token methods throw a `ConfigError`): every
+   * stored personal access token of an account, revoked ones included, each with its grant.
+   * A personal token is stored by `createGrant` as a grant with `clientId: ''` and a `name`,
+   * and one token of kind `personal`; the store must keep `name` and `lastUsedAt` on it.
+   */
+  listPersonalTokens?(accountUuid: string): Promise<PersonalTokenRead[]>;
+  /**
+   * Optional, with `listPersonalTokens`: record that the personal token of this grant was used at
+   * `at` (its grant's `lastUsedAt`), unless a later use is recorded already. The core calls it at
+   * most once a minute per token and never waits for it.
+   */
+  touchPersonalToken?(grantId: string, at: number): Promise<void>;
 }

@@ -4,8 +4,8 @@ import type { Storage, TokenRead } from '../storage/types.js';
 import { looksLikeJwt } from './jwt.js';
 
 /**
- * Looking up a presented access or refresh token: for the bearer check, revocation and
- * introspection, each through `lookupToken`.
+ * Looking up a presented access, refresh or personal access token: for the bearer check,
+ * revocation and introspection, each through `lookupToken`.
  */
 
 /** Longest code or token looked up: opaque ones are 43 characters plus a prefix, JWTs longer. */
@@ -21,17 +21,13 @@ export const TOKEN_ABOUT_PARAMS = {
 } as const;
 
 /**
- * The storage key of a presented access or refresh token: the hash of an opaque token, or the
- * `jti` of a JWT this server signed and that verifies (`null` for one that does not). With JWT
- * access tokens on, `accessOnly` (the bearer check) also answers `null` for a value that is
- * not a JWT: every access token is then a JWT, so that value names no access token (see
- * `lookupToken` for the endpoints that also take refresh tokens).
+ * The storage key of a presented token: the hash of an opaque token, or the `jti` of a JWT this
+ * server signed and that verifies (`null` for one that does not). With JWT access tokens on, a
+ * value that is not a JWT names no access token (every access token is then a JWT), only a
+ * refresh or personal access token (see `lookupToken`).
  */
-export function tokenKey(ctx: Context, token: string, accessOnly = false): string | null | Promise<string | null> {
-  if (ctx.jwt) {
-    if (looksLikeJwt(token)) return ctx.jwt.jti(token, ctx.clock.now());
-    if (accessOnly) return null;
-  }
+export function tokenKey(ctx: Context, token: string): string | null | Promise<string | null> {
+  if (ctx.jwt && looksLikeJwt(token)) return ctx.jwt.jti(token, ctx.clock.now());
   // Synchronous for opaque tokens: the bearer check runs on every API request.
   return sha256Base64url(token);
 }
@@ -57,7 +53,8 @@ export function isPending<T>(value: T | PromiseLike<T>): value is PromiseLike<T>
  * The stored token a presented value names, with its grant, or `null`: nothing longer than
  * `MAX_TOKEN_LENGTH` is looked up, a JWT only once it verifies, and (with JWT access tokens on)
  * a bare value never names an access token (`refreshOnly`). `accessOnly` is for the bearer
- * check, which takes no refresh tokens. Whether the record is live (expired, revoked, rotated)
+ * check, which takes no refresh tokens (with JWT access tokens on, a bare value then names only
+ * a personal access token: `personalOnly`). Whether the record is live (expired, revoked, rotated)
  * is the caller's question.
  *
  * The answer comes at once when it can (an opaque token and a store whose `readToken` answers
@@ -67,13 +64,16 @@ export function isPending<T>(value: T | PromiseLike<T>): value is PromiseLike<T>
  */
 export function lookupToken(ctx: Context, token: string, accessOnly = false): TokenRead | PromiseLike<TokenRead> {
   if (token.length > MAX_TOKEN_LENGTH) return null;
-  const key = tokenKey(ctx, token, accessOnly);
+  const key = tokenKey(ctx, token);
   if (key === null) return null;
   if (typeof key !== 'string') return key.then((jti) => (jti === null ? null : readToken(ctx.storage, jti)));
   const read = readToken(ctx.storage, key);
-  // With JWT access tokens on, a value that is no JWT (and so was hashed) names only a refresh token.
+  // With JWT access tokens on, a value that is no JWT (and so was hashed) names only a refresh
+  // token or a personal access token (opaque, whatever the format of access tokens); the bearer
+  // check takes only the latter.
   if (!ctx.jwt) return read;
-  return isPending(read) ? read.then(refreshOnly) : refreshOnly(read);
+  const keep = accessOnly ? personalOnly : refreshOnly;
+  return isPending(read) ? read.then(keep) : keep(read);
 }
 
 /**
@@ -83,3 +83,6 @@ export function lookupToken(ctx: Context, token: string, accessOnly = false): To
  * JWTs). Revocation and introspection take refresh tokens (opaque) as well.
  */
 const refreshOnly = (found: TokenRead): TokenRead => (found && found.token.kind === 'access' ? null : found);
+
+/** A found token, if it is a personal access token: what a bare value may name at the bearer check with JWT access tokens on. */
+const personalOnly = (found: TokenRead): TokenRead => (found && found.token.kind === 'personal' ? found : null);

@@ -107,7 +107,7 @@ describe.each(FRAMEWORKS)('%s: requireToken on the resource API', (framework) =>
     expect(body.oauth.scope).toEqual(['read', 'write']);
   });
 
-  it('the verified token the route sees carries clientId, account, scope and expiresAt (ms since epoch)', async () => {
+  it("the verified token the route sees carries kind 'oauth', clientId, account, scope and expiresAt (ms since epoch)", async () => {
     const { tokens, api, client, clock } = app();
     const issuedAt = clock.now();
     const { access_token } = await tokens({ scope: 'read' });
@@ -115,6 +115,7 @@ describe.each(FRAMEWORKS)('%s: requireToken on the resource API', (framework) =>
     expect(reply.status).toBe(200);
     const { oauth } = reply.json<{ oauth: VerifiedToken }>();
     expect(oauth).toEqual({
+      kind: 'oauth',
       clientId: client.clientId,
       account: ADA,
       scope: ['read'],

@@ -43,7 +43,13 @@ describe('resource API bearer check', () => {
     const result = await t.api('GET', tokens.access_token);
     expect(result).toEqual({
       ok: true,
-      token: { clientId: t.client.clientId, account: ADA, scope: ['read', 'write'], expiresAt: t.clock.now() + 2_592_000_000 },
+      token: {
+        kind: 'oauth',
+        clientId: t.client.clientId,
+        account: ADA,
+        scope: ['read', 'write'],
+        expiresAt: t.clock.now() + 2_592_000_000,
+      },
     });
   });
 

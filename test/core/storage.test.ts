@@ -232,6 +232,7 @@ describe('Storage.readToken answered at once, by a promise, by a foreign thenabl
 
     const checked = await t.api('GET', tokens.access_token);
     expect(checked.ok && checked.token).toEqual({
+      kind: 'oauth',
       clientId: t.client.clientId,
       account: ADA,
       scope: ['read'],
@@ -245,6 +246,28 @@ describe('Storage.readToken answered at once, by a promise, by a foreign thenabl
     const after = await t.api('GET', tokens.access_token);
     expect(!after.ok && after.response.status).toBe(401);
     expect(await introspect(tokens.access_token)).toEqual({ active: false });
+
+    // A personal access token (docs/reference.md#personal-access-tokens): the same, and the host's own copies.
+    const personal = await t.server.createPersonalToken({ account: ADA, name: 'script' });
+    const viaPersonal = await t.api('GET', personal.token);
+    expect(viaPersonal.ok && viaPersonal.token).toEqual({
+      kind: 'personal',
+      clientId: '',
+      account: ADA,
+      scope: ['read'],
+      expiresAt: Number.MAX_SAFE_INTEGER,
+      personalToken: { id: personal.id, name: 'script' },
+    });
+    if (viaPersonal.ok) {
+      viaPersonal.token.account.email = 'changed@example.com';
+      viaPersonal.token.scope.push('write');
+    }
+    const again = await t.api('GET', personal.token);
+    expect(again.ok && [again.token.account, again.token.scope]).toEqual([ADA, ['read']]);
+    expect(await introspect(personal.token)).toEqual({ active: false });
+    expect((await t.server.revoke(t.post('/v1/oauth/revoke', { token: personal.token }))).status).toBe(200);
+    const revoked = await t.api('GET', personal.token);
+    expect(!revoked.ok && revoked.response.status).toBe(401);
   });
 });
 

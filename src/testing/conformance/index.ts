@@ -7,7 +7,7 @@
  * `describe`/`it` of vitest, jest or node:test, and `runStorageConformance` runs them directly.
  *
  * The cases live in one file per topic (clients.ts, interactions.ts, consents.ts, grants.ts,
- * records.ts, codes.ts, refresh.ts, revocation.ts, management.ts, flow.ts), built from fixtures.ts and the
+ * records.ts, codes.ts, refresh.ts, revocation.ts, personal.ts, management.ts, flow.ts), built from fixtures.ts and the
  * assertions of check.ts.
  */
 import type { MakeStorage, StorageConformanceCase } from './case.js';
@@ -18,6 +18,7 @@ import { flowCases } from './flow.js';
 import { grantCases } from './grants.js';
 import { interactionCases } from './interactions.js';
 import { managementCases } from './management.js';
+import { personalCases } from './personal.js';
 import { recordCases } from './records.js';
 import { refreshCases } from './refresh.js';
 import { revocationCases } from './revocation.js';
@@ -60,6 +61,7 @@ export const storageConformanceCases: readonly StorageConformanceCase[] = Object
   ...refreshCases,
   ...revocationCases,
   ...managementCases,
+  ...personalCases,
   ...flowCases,
 ]);
 
