@@ -251,7 +251,7 @@ export function answerRoute<Req, Res, Out, Hook>(
     const hook = decision.type === 'login' ? io.hooks.onLogin : io.hooks.onConsent;
     if (hook !== undefined) return io.callHook(hook, req, res, decision.interaction, setCookie);
   }
-  return io.send(res, interactionResponse(decision, request, where.ui), setCookie);
+  return io.send(res, interactionResponse(decision, request, where.ui, io.server.options.pages), setCookie);
 }
 
 /**

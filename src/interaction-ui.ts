@@ -2,7 +2,8 @@ import { bindBrowser, readCookie } from './checks/browser-binding.js';
 import { randomToken, timingSafeEqual } from './crypto.js';
 import { errorPage } from './endpoints/failure.js';
 import { isMethod, queryParams, requestParams, single } from './http.js';
-import { decisionResponse, renderConsentPage } from './pages.js';
+import { pageLanguage, type ResolvedPages } from './page-settings.js';
+import { decisionResponse, renderConsentPage, type PageOptions } from './pages.js';
 import type { AuthorizationServer } from './server.js';
 import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from './types.js';
 
@@ -32,7 +33,10 @@ export interface InteractionUiOptions {
   loginUrl?: string;
   /** Where the OAuth routes are mounted. Default `/v1/oauth`. */
   basePath?: string;
-  /** The platform's name, shown on the consent and error pages. */
+  /**
+   * The platform's name, shown on the consent and error pages. Default: the server's
+   * `pages.brand.name`, else the issuer's host (docs/reference.md#branding-and-languages).
+   */
   siteName?: string;
   /**
    * `Path` of the browser-binding cookie (`authgate_browser`). Default `{basePath}/authorize`,
@@ -52,15 +56,46 @@ export const CSRF_COOKIE = 'authgate_csrf';
 const isHttps = (request: OAuthRequest) => request.url.startsWith('https:');
 
 /**
- * Default response for any decision.
+ * What a page for `request` looks like and says: the brand of `pages` (the `pages` server
+ * option, resolved: `server.options.pages`), the language chosen for the request and its
+ * catalogue, and the headers (`Vary: Accept-Language` when the language was negotiated).
+ * The adapter's `siteName`, when set, names the site over the brand's name.
  * @group Adapter kit
  */
-export function interactionResponse(decision: AuthorizeDecision, request: OAuthRequest, options: InteractionUiOptions = {}): OAuthResponse {
+export function pageOptions(pages: ResolvedPages | undefined, request: OAuthRequest, siteName?: string): PageOptions {
+  const name = siteName ?? pages?.siteName;
+  if (!pages) return name === undefined ? {} : { siteName: name };
+  const { lang, messages, negotiated } = pageLanguage(pages, request);
+  return {
+    ...(name !== undefined && { siteName: name }),
+    lang,
+    messages,
+    ...(pages.logoUrl !== undefined && { logoUrl: pages.logoUrl }),
+    ...(pages.accentColor !== undefined && { accentColor: pages.accentColor }),
+    ...(pages.stylesheetUrl !== undefined && { stylesheetUrl: pages.stylesheetUrl }),
+    ...(pages.authorizedAppsUrl !== undefined && { authorizedAppsUrl: pages.authorizedAppsUrl }),
+    headers: negotiated ? { ...pages.headers, vary: 'Accept-Language' } : pages.headers,
+  };
+}
+
+/**
+ * Default response for any decision. `pages` (`server.options.pages`) brands the pages and
+ * picks their language (docs/reference.md#branding-and-languages); without it they are English
+ * and unbranded.
+ * @group Adapter kit
+ */
+export function interactionResponse(
+  decision: AuthorizeDecision,
+  request: OAuthRequest,
+  options: InteractionUiOptions = {},
+  pages?: ResolvedPages,
+): OAuthResponse {
   const basePath = options.basePath ?? '/v1/oauth';
   switch (decision.type) {
     case 'redirect':
+      return decisionResponse(decision, request);
     case 'error':
-      return decisionResponse(decision, request, options);
+      return decisionResponse(decision, request, pageOptions(pages, request, options.siteName));
     case 'login': {
       const loginUrl = options.loginUrl ?? '/login';
       const sep = loginUrl.includes('?') ? '&' : '?';
@@ -83,7 +118,7 @@ export function interactionResponse(decision: AuthorizeDecision, request: OAuthR
         action: `${basePath}/authorize/decision`,
         csrfToken,
         switchAccountUrl,
-        ...(options.siteName !== undefined && { siteName: options.siteName }),
+        ...pageOptions(pages, request, options.siteName),
       });
       response.headers['set-cookie'] =
         `${CSRF_COOKIE}=${csrfToken}; Path=${basePath}/authorize; HttpOnly; SameSite=Lax${isHttps(request) ? '; Secure' : ''}`;
