@@ -34,13 +34,14 @@ const plainText = (max: number) =>
     .max(max)
     .regex(/^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$/, 'expected text without control characters');
 
+/** A host's strings for one language: known keys only, plain text (typed as `MessagesInput`, which the keys of `en` make). */
 const messagesInput = z
   .object(Object.fromEntries(MESSAGE_KEYS.map((key) => [key, plainText(1000).optional()])) as Record<string, z.ZodOptional<z.ZodString>>)
   .extend({
     scopes: z.record(z.string(), plainText(1000)).optional(),
     errors: z.record(z.string(), plainText(1000)).optional(),
   })
-  .strict();
+  .strict() as unknown as z.ZodType<MessagesInput, MessagesInput>;
 
 /** The `pages` option's schema (src/options.ts). */
 export const pagesSchema = z
