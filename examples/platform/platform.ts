@@ -8,16 +8,19 @@
  *   authorized-apps.ts  "Authorized applications": what each app may do, and revoking it
  *   developer.ts        registering an app, its client secret shown once, reset, revoke all tokens
  *   api.ts              the resource API under /v2, protected by `requireToken`
+ *   brand.ts            Nimbus's brand and languages on authgate's built-in consent and error pages
  *
  * The consent page is authgate's built-in one (application name, scope in plain words, Authorize /
  * Deny, CSRF protection, "Use another account"), and so are the error pages for a bad
- * `redirect_uri` or `scope`. In your own platform import from 'authgate' and 'authgate/express'.
+ * `redirect_uri` or `scope`, both with Nimbus's brand and in English or French (brand.ts). In
+ * your own platform import from 'authgate' and 'authgate/express'.
  */
 import express, { type ErrorRequestHandler } from 'express';
 import { AuthorizationServer, type Storage } from '../../src/index.js';
 import { createOAuthRouter } from '../../adapters/express/index.js';
 import { resourceApi } from './api.js';
 import { authorizedAppsRoutes } from './authorized-apps.js';
+import { brandRoutes, NIMBUS_PAGES } from './brand.js';
 import { DeveloperApps, developerRoutes } from './developer.js';
 import { html, sendPage } from './html.js';
 import { SessionStore, takeFlash } from './sessions.js';
@@ -36,6 +39,8 @@ export function createPlatform({ url, storage }: PlatformOptions) {
     storage,
     sessions: sessions.userSessions,
     issuer: url,
+    // The consent and error pages in Nimbus's colours, English or French (brand.ts).
+    pages: NIMBUS_PAGES,
     onError: (error) => console.error(error),
   });
   const developerApps = new DeveloperApps(server);
@@ -50,7 +55,8 @@ export function createPlatform({ url, storage }: PlatformOptions) {
     res.set('access-control-allow-origin', '*');
     next();
   });
-  app.use(createOAuthRouter(server, { loginUrl: '/login', siteName: 'Nimbus' }));
+  app.use(createOAuthRouter(server, { loginUrl: '/login' }));
+  app.use(brandRoutes());
 
   app.use(signInRoutes(sessions, server));
   app.use(authorizedAppsRoutes(server, sessions));
