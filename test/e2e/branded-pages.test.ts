@@ -19,7 +19,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { brandRoutes } from '../../examples/platform/brand.js';
 import { en } from '../../src/messages/index.js';
 import { interactionResponse, type Interaction, type OAuthRequest } from '../../src/index.js';
-import { ADA, browserAvailable, E2E_TIMEOUT, navigate, SCREENSHOTS, signIn, useBrowserDemo } from './harness.js';
+import { ADA, browserAvailable, E2E_TIMEOUT, navigate, SCREENSHOTS, signIn, text, useBrowserDemo } from './harness.js';
 
 const FOLDER = join(SCREENSHOTS, 'branded');
 const WIDTHS = [1280, 375] as const;
@@ -115,13 +115,13 @@ describe.skipIf(!browserAvailable)('built-in pages with the demo brand, in Chrom
   /** What every built-in page must show, then its screenshots at each width. */
   async function checkAndShoot(page: Page, errors: string[], language: Language, name: string): Promise<void> {
     expect(await page.evaluate(() => document.documentElement.lang)).toBe(language.lang);
-    const text = await page.locator('body').innerText();
-    if (language.lang === 'fr') for (const phrase of ENGLISH) expect(text, phrase).not.toContain(phrase);
+    const shown = await text(page, 'body');
+    if (language.lang === 'fr') for (const phrase of ENGLISH) expect(shown, phrase).not.toContain(phrase);
     // The brand: the logo loaded (allowed by img-src), the stylesheet applied (allowed by style-src: Nimbus's dark bar).
     const logo = page.locator('header.site img');
     await expect.poll(() => logo.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBeGreaterThan(0);
     expect(await page.locator('header.site').evaluate((e) => getComputedStyle(e).backgroundColor)).toBe('rgb(3, 27, 78)');
-    expect(await page.locator('header.site').innerText()).toContain('Nimbus');
+    expect(await text(page, 'header.site')).toContain('Nimbus');
     for (const width of WIDTHS) {
       await page.setViewportSize({ width, height: 800 });
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
@@ -141,9 +141,9 @@ describe.skipIf(!browserAvailable)('built-in pages with the demo brand, in Chrom
       await page.goto(`${h.appUrl}/`);
       await navigate(page, page.locator('#connect'));
       await signIn(page, ADA);
-      expect((await page.locator('h1').innerText()).trim()).toMatch(language.heading);
+      expect(await text(page, 'h1')).toMatch(language.heading);
       expect(await accentOn(page)).toBe('rgb(0, 105, 255)');
-      const body = await page.locator('body').innerText();
+      const body = await text(page, 'body');
       expect(body).toContain(new URL(h.appUrl).host);
       if (language.lang === 'fr') {
         expect(body).toContain('Voir votre compte et vos ressources (lecture seule).');
@@ -160,7 +160,7 @@ describe.skipIf(!browserAvailable)('built-in pages with the demo brand, in Chrom
       await navigate(page, page.getByRole('link', { name: language.lang === 'fr' ? 'Utiliser un autre compte' : 'Use another account' }));
       expect(new URL(page.url()).pathname).toBe('/login');
       expect(new URL(page.url()).searchParams.get('interaction')).toMatch(/^[\w-]{43}$/);
-      expect(await page.locator('main').innerText()).toContain('To continue to StatusBoard');
+      expect(await text(page, 'main')).toContain('To continue to StatusBoard');
       for (const width of WIDTHS) {
         await page.setViewportSize({ width, height: 800 });
         await page.screenshot({ path: join(FOLDER, `use-another-account-${language.lang}-${width}.png`), fullPage: true });
@@ -172,7 +172,7 @@ describe.skipIf(!browserAvailable)('built-in pages with the demo brand, in Chrom
     const { page, errors } = await open(language);
     await page.goto(`${fixtureUrl}/unverified`);
     expect(await accentOn(page)).toBe('rgb(0, 105, 255)');
-    const body = await page.locator('body').innerText();
+    const body = await text(page, 'body');
     expect(body).toContain('localhost:8090');
     expect(body).toContain('tools.example');
     expect(body).toContain(
@@ -185,7 +185,7 @@ describe.skipIf(!browserAvailable)('built-in pages with the demo brand, in Chrom
     const { page, errors } = await open(language);
     const response = await page.goto(`${h.platformUrl}/v1/oauth/authorize?client_id=no-such-app&response_type=code`);
     expect(response?.status()).toBe(400);
-    const body = await page.locator('body').innerText();
+    const body = await text(page, 'body');
     expect(body).toContain('invalid_client');
     expect(body).toContain(
       language.lang === 'fr' ? "L'application est inconnue ou n'existe plus." : 'This authorization request cannot be completed',
