@@ -114,9 +114,13 @@ function unreviewed(shown: Interaction, client: ClientRecord): void {
 
 /** The host and port of a URL, or the scheme of a private-use URI (RFC 8252 §7.1) such as `com.example.app:/cb`. */
 function hostOf(uri: string): string | undefined {
-  if (!URL.canParse(uri)) return undefined;
-  const url = new URL(uri);
-  return url.host || url.protocol;
+  // One parse (not canParse then parse): every consent step runs it (docs/reference.md#branding-and-languages).
+  try {
+    const url = new URL(uri);
+    return url.host || url.protocol;
+  } catch {
+    return undefined;
+  }
 }
 
 function validId(id: unknown): id is string {
