@@ -12,7 +12,7 @@ export { OAuthError, ConfigError, isOAuthError, type OAuthErrorCode } from './er
 export { systemClock } from './clock.js';
 export { escapeHtml, renderErrorPage, renderConsentPage, decisionResponse, PAGE_HEADERS, type PageOptions } from './pages.js';
 export { negotiateLanguage, type PagesOptions, type ResolvedPages } from './page-settings.js';
-export { SHIPPED_MESSAGES, type Messages, type MessagesInput } from './messages/index.js';
+export { SHIPPED_MESSAGES, type Messages, type MessageKey, type MessagesInput } from './messages/index.js';
 export { parseScope, formatScope, requiredScope, ScopePolicy, type ScopeOptions } from './checks/scope.js';
 export { PATHS, type MetadataOptions } from './endpoints/metadata.js';
 export type { MetadataFetcher, MetadataFetchLimits, MetadataResponse } from './checks/client-metadata-fetch.js';

@@ -20,15 +20,16 @@ export function escapeHtml(value: string): string {
 }
 
 /** Markup the page made itself (its values already escaped), put in a message as it is. */
-class Markup {
+export class Markup {
   constructor(readonly html: string) {}
 }
 
 /**
  * A catalogue string as HTML: the text escaped, each `{placeholder}` replaced by its value,
  * escaped too unless it is `Markup`. One pass: a value's own braces are never read as placeholders.
+ * For any built-in page of the core (a new page's strings go in src/messages/).
  */
-function say(text: string, values: Record<string, string | Markup> = {}): string {
+export function say(text: string, values: Record<string, string | Markup> = {}): string {
   return escapeHtml(text).replace(/\{(\w+)\}/g, (whole, name: string) => {
     const value = values[name];
     return value === undefined ? whole : value instanceof Markup ? value.html : escapeHtml(value);
@@ -75,7 +76,12 @@ export interface PageOptions {
 /** Only a colour the option checked reaches the style: nothing else can close the rule. */
 const accent = (color: string | undefined) => (color !== undefined && /^#(?:[0-9a-fA-F]{3}){1,2}$/.test(color) ? color : '#0069ff');
 
-function page(
+/**
+ * A whole built-in page: the site's header (logo, name), the brand's style and stylesheet, the
+ * language, the headers of `options` (PAGE_HEADERS by default). `title` is plain text; `content`
+ * is HTML the caller escaped. For any built-in page of the core (consent, error, and new ones).
+ */
+export function renderPage(
   status: number,
   title: string,
   content: string,
@@ -103,7 +109,7 @@ export function renderErrorPage(decision: Extract<AuthorizeDecision, { type: 'er
   const what = isEnglish(options)
     ? `<p>${escapeHtml(decision.description)}</p>`
     : `<p>${say(m.errors[decision.error] ?? m.errors.default ?? '')}</p><p lang="en">${say(m.errorDetail, { description: decision.description })}</p>`;
-  return page(
+  return renderPage(
     decision.status,
     m.errorTitle,
     `<h1>${say(m.errorHeading)}</h1>
@@ -177,7 +183,7 @@ export function renderConsentPage(
   const revoke = form.authorizedAppsUrl
     ? say(m.revokeAnyTimeLinked, { link: new Markup(`<a href="${escapeHtml(form.authorizedAppsUrl)}">${say(m.authorizedAppsLink)}</a>`) })
     : say(m.revokeAnyTime);
-  return page(
+  return renderPage(
     200,
     fill(key('consentTitle', 'consentTitleUnverified'), { client }),
     `<h1>${say(key('consentHeading', 'consentHeadingUnverified'), { client: strong(client) })}</h1>

@@ -63,7 +63,10 @@ export const en = {
   } as Record<string, string>,
 };
 
-/** The keys of the plain strings of a catalogue. */
+/**
+ * The keys of the plain strings of a catalogue (every one but `scopes` and `errors`).
+ * @group Pages
+ */
 export type MessageKey = Exclude<keyof typeof en, 'scopes' | 'errors'>;
 
 /**
