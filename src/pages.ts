@@ -108,7 +108,7 @@ export function renderErrorPage(decision: Extract<AuthorizeDecision, { type: 'er
   const m = options.messages ?? en;
   const what = isEnglish(options)
     ? `<p>${escapeHtml(decision.description)}</p>`
-    : `<p>${say(m.errors[decision.error] ?? m.errors.default ?? '')}</p><p lang="en">${say(m.errorDetail, { description: decision.description })}</p>`;
+    : `<p>${say(own(m.errors, decision.error) ?? own(m.errors, 'default') ?? '')}</p><p lang="en">${say(m.errorDetail, { description: decision.description })}</p>`;
   return renderPage(
     decision.status,
     m.errorTitle,
@@ -142,6 +142,10 @@ function hostOrSelf(uri: string): string {
   return URL.canParse(uri) ? new URL(uri).host || uri : uri;
 }
 
+/** A record's own entry: a scope value or error code may be named `constructor` or `toString`. */
+const own = (record: Readonly<Record<string, string>>, key: string): string | undefined =>
+  Object.hasOwn(record, key) ? record[key] : undefined;
+
 /** Whether a page is in English (`en`, `en-GB`): the server's own words (descriptions of scopes and errors) are English. */
 const isEnglish = (options: PageOptions) => /^en(?:-|$)/i.test(options.lang ?? 'en');
 
@@ -151,9 +155,9 @@ const isEnglish = (options: PageOptions) => /^en(?:-|$)/i.test(options.lang ?? '
  * shipped catalogue's (a host vocabulary may reuse `read`), after the host's own English ones.
  */
 function scopeWords(scope: string, interaction: Interaction, m: Messages, english: boolean): string {
-  const described = interaction.scopeDescriptions?.[scope];
-  const words = m.scopes[scope];
-  if (english && (words === undefined || words === en.scopes[scope])) return described ?? words ?? scope;
+  const described = interaction.scopeDescriptions ? own(interaction.scopeDescriptions, scope) : undefined;
+  const words = own(m.scopes, scope);
+  if (english && (words === undefined || words === own(en.scopes, scope))) return described ?? words ?? scope;
   return words ?? described ?? scope;
 }
 

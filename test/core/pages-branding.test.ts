@@ -246,6 +246,23 @@ describe('language', () => {
     expect(fr).toContain('<li>Voir votre compte et vos ressources (lecture seule).</li><li>Créer des droplets.</li><li>billing</li>');
   });
 
+  it('scope values named like Object.prototype members (constructor, toString) are words like any other', async () => {
+    const t = await setup({
+      pages: { messages: { fr: {} } },
+      scopes: {
+        values: ['constructor', 'toString', '__proto__'],
+        default: ['constructor'],
+        allows: () => true,
+        descriptions: { constructor: 'Build things.' },
+      },
+    });
+    const d = await t.server.authorize(t.get(t.authorizeUrl({ scope: 'constructor toString __proto__' }), t.ada));
+    if (d.type !== 'consent') throw new Error(d.type);
+    for (const lang of ['en', 'fr']) {
+      expect(consent(t.server, request(lang), d.interaction).body).toContain('<li>Build things.</li><li>toString</li><li>__proto__</li>');
+    }
+  });
+
   it('the error page in another language: the sentence for the code, the English description marked lang="en"', () => {
     const s = server({ pages: { messages: { fr: {} } } });
     const body = error(s, request('fr')).body;
