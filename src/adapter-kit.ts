@@ -252,7 +252,9 @@ export function answerRoute<Req, Res, Out, Hook>(
     const hook = decision.type === 'login' ? io.hooks.onLogin : io.hooks.onConsent;
     if (hook !== undefined) return io.callHook(hook, req, res, decision.interaction, setCookie);
   }
-  return io.send(res, interactionResponse(decision, request, where.ui, secureCookies(io.server.options.issuer, request)), setCookie);
+  const server = io.server;
+  const response = interactionResponse(decision, request, where.ui, server.options.pages, secureCookies(server.options.issuer, request));
+  return io.send(res, response, setCookie);
 }
 
 /**

@@ -11,11 +11,14 @@ export type * from './types.js';
 export { OAuthError, ConfigError, isOAuthError, type OAuthErrorCode } from './errors.js';
 export { systemClock } from './clock.js';
 export { escapeHtml, renderErrorPage, renderConsentPage, decisionResponse, PAGE_HEADERS, type PageOptions } from './pages.js';
+export { negotiateLanguage, type PagesOptions, type ResolvedPages } from './page-settings.js';
+export { SHIPPED_MESSAGES, type Messages, type MessageKey, type MessagesInput } from './messages/index.js';
 export { parseScope, formatScope, requiredScope, ScopePolicy, type ScopeOptions } from './checks/scope.js';
 export { PATHS, type MetadataOptions } from './endpoints/metadata.js';
 export type { MetadataFetcher, MetadataFetchLimits, MetadataResponse } from './checks/client-metadata-fetch.js';
 export {
   interactionResponse,
+  pageOptions,
   handleAuthorize,
   handleResume,
   handleDecisionForm,

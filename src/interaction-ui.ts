@@ -2,7 +2,8 @@ import { bindBrowser, readCookie } from './checks/browser-binding.js';
 import { randomToken, timingSafeEqual } from './crypto.js';
 import { errorPage } from './endpoints/failure.js';
 import { isMethod, queryParams, requestParams, single } from './http.js';
-import { decisionResponse, renderConsentPage } from './pages.js';
+import { pageLanguage, type ResolvedPages } from './page-settings.js';
+import { decisionResponse, renderConsentPage, type PageOptions } from './pages.js';
 import { secureCookies } from './proxy.js';
 import type { AuthorizationServer } from './server.js';
 import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from './types.js';
@@ -33,7 +34,10 @@ export interface InteractionUiOptions {
   loginUrl?: string;
   /** Where the OAuth routes are mounted. Default `/v1/oauth`. */
   basePath?: string;
-  /** The platform's name, shown on the consent and error pages. */
+  /**
+   * The platform's name, shown on the consent and error pages. Default: the server's
+   * `pages.brand.name`, else the issuer's host (docs/reference.md#branding-and-languages).
+   */
   siteName?: string;
   /**
    * `Path` of the browser-binding cookie (`authgate_browser`). Default `{basePath}/authorize`,
@@ -50,9 +54,34 @@ export interface InteractionUiOptions {
 export const CSRF_COOKIE = 'authgate_csrf';
 
 /**
- * Default response for any decision. The consent page's CSRF cookie gets `Secure` when `secure`
- * says so; by default when `request.url` is an absolute `https:` URL (adapters pass an absolute
- * URL when they know the scheme; proxy headers are not read here). The adapters pass
+ * What a page for `request` looks like and says: the brand of `pages` (the `pages` server
+ * option, resolved: `server.options.pages`), the language chosen for the request and its
+ * catalogue, and the headers (`Vary: Accept-Language` when the language was negotiated).
+ * The adapter's `siteName`, when set, names the site over the brand's name.
+ * @group Adapter kit
+ */
+export function pageOptions(pages: ResolvedPages | undefined, request: OAuthRequest, siteName?: string): PageOptions {
+  const name = siteName ?? pages?.siteName;
+  if (!pages) return name === undefined ? {} : { siteName: name };
+  const { lang, messages, negotiated } = pageLanguage(pages, request);
+  return {
+    ...(name !== undefined && { siteName: name }),
+    lang,
+    messages,
+    ...(pages.logoUrl !== undefined && { logoUrl: pages.logoUrl }),
+    ...(pages.accentColor !== undefined && { accentColor: pages.accentColor }),
+    ...(pages.stylesheetUrl !== undefined && { stylesheetUrl: pages.stylesheetUrl }),
+    ...(pages.authorizedAppsUrl !== undefined && { authorizedAppsUrl: pages.authorizedAppsUrl }),
+    headers: negotiated ? { ...pages.headers, vary: 'Accept-Language' } : pages.headers,
+  };
+}
+
+/**
+ * Default response for any decision. `pages` (`server.options.pages`) brands the pages and
+ * picks their language (docs/reference.md#branding-and-languages); without it they are English
+ * and unbranded. The consent page's CSRF cookie gets `Secure` when `secure` says so; by default
+ * when `request.url` is an absolute `https:` URL (adapters pass an absolute URL when they know the
+ * scheme; proxy headers are not read here). The adapters pass
  * `secureCookies(server.options.issuer, request)`, so an https `issuer` makes it `Secure` too
  * (docs/reference.md#behind-a-proxy).
  * @group Adapter kit
@@ -61,13 +90,15 @@ export function interactionResponse(
   decision: AuthorizeDecision,
   request: OAuthRequest,
   options: InteractionUiOptions = {},
+  pages?: ResolvedPages,
   secure: boolean = secureCookies(undefined, request),
 ): OAuthResponse {
   const basePath = options.basePath ?? '/v1/oauth';
   switch (decision.type) {
     case 'redirect':
+      return decisionResponse(decision, request);
     case 'error':
-      return decisionResponse(decision, request, options);
+      return decisionResponse(decision, request, pageOptions(pages, request, options.siteName));
     case 'login': {
       const loginUrl = options.loginUrl ?? '/login';
       const sep = loginUrl.includes('?') ? '&' : '?';
@@ -90,7 +121,7 @@ export function interactionResponse(
         action: `${basePath}/authorize/decision`,
         csrfToken,
         switchAccountUrl,
-        ...(options.siteName !== undefined && { siteName: options.siteName }),
+        ...pageOptions(pages, request, options.siteName),
       });
       response.headers['set-cookie'] =
         `${CSRF_COOKIE}=${csrfToken}; Path=${basePath}/authorize; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;

@@ -4,6 +4,7 @@ import { ConfigError } from './errors.js';
 import type { Storage } from './storage/types.js';
 import type { MetadataFetcher } from './checks/client-metadata-fetch.js';
 import type { JWK } from 'jose';
+import { pagesSchema, resolvePages, type ResolvedPages } from './page-settings.js';
 import type { Account, AuditEvent, Clock, OAuthRequest, ProtectedResource, ResourceRequest, UserSessions } from './types.js';
 
 const STORAGE_METHODS = [
@@ -252,6 +253,11 @@ const schema = z
      * signed-in account) are not counted.
      */
     maxPendingAnonymousInteractions: z.number().int().positive().max(10_000_000).nullable().default(10_000),
+    /**
+     * The brand and languages of the built-in consent and error pages
+     * (docs/reference.md#branding-and-languages): `brand`, `messages`, `locale`, `authorizedAppsUrl`.
+     */
+    pages: pagesSchema.optional(),
     /** Called with every unexpected error (a storage outage, a bug). The client only sees `server_error`. */
     onError: z.custom<(error: unknown) => void>((v) => typeof v === 'function', 'expected a function').optional(),
   })
@@ -268,8 +274,10 @@ type Knobs = 'allowImplicit' | 'requirePkce' | 'requireClientAuthOnRefresh' | 'a
  * @group Authorization
  */
 export type ResolvedOptions = Readonly<
-  Omit<z.output<typeof schema>, Knobs | 'protectedResources'> &
+  Omit<z.output<typeof schema>, Knobs | 'protectedResources' | 'pages'> &
     Record<Knobs, boolean> & {
+      /** The built-in pages' brand, languages and headers, resolved (the site name defaults to the issuer's host). */
+      pages: ResolvedPages;
       /** Frozen, each with its defaults and the URL of its metadata document. */
       protectedResources?: readonly ProtectedResource[];
     }
@@ -302,7 +310,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
         : issue.message;
     throw new ConfigError(issue.code === 'unrecognized_keys' && path === '(options)' ? issue.keys[0]! : path, expected);
   }
-  const { protectedResources, ...data } = result.data;
+  const { protectedResources, pages, ...data } = result.data;
   const defaults = PROFILES[data.profile];
   const resolved: ResolvedOptions = {
     ...data,
@@ -311,6 +319,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     requirePkce: data.requirePkce ?? defaults.requirePkce,
     requireClientAuthOnRefresh: data.requireClientAuthOnRefresh ?? defaults.requireClientAuthOnRefresh,
     allowCredentialsInQuery: data.allowCredentialsInQuery ?? defaults.allowCredentialsInQuery,
+    pages: resolvePages(pages, data.issuer),
   };
   if (data.accessTokenFormat === 'jwt' && !data.issuer) {
     throw new ConfigError('issuer', 'expected an https URL: JWT access tokens carry it as `iss` (RFC 9068)');

@@ -1,9 +1,14 @@
 import type { AuthorizeDecision, Interaction, OAuthRequest, OAuthResponse } from './types.js';
 import { isMethod } from './http.js';
+import { en, type MessageKey, type Messages } from './messages/index.js';
+import { PAGE_HEADERS } from './page-settings.js';
+
+export { PAGE_HEADERS };
 
 /**
  * The HTML the adapters serve by default: the error page and the consent page, and the response
- * for a redirect. Kept in the core so that every adapter serves the same bytes and headers.
+ * for a redirect. Kept in the core so that every adapter serves the same bytes and headers. Every
+ * user-visible string comes from a catalogue (src/messages/, docs/reference.md#branding-and-languages).
  */
 
 /**
@@ -14,84 +19,122 @@ export function escapeHtml(value: string): string {
   return value.replace(/[&<>"'`]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
+/** Markup the page made itself (its values already escaped), put in a message as it is. */
+export class Markup {
+  constructor(readonly html: string) {}
+}
+
 /**
- * Headers for every HTML page: no framing (clickjacking, RFC 9700 §4.16), no referrer, no
- * caching, no sniffing, and no script at all.
- * @group Adapter kit
+ * A catalogue string as HTML: the text escaped, each `{placeholder}` replaced by its value,
+ * escaped too unless it is `Markup`. One pass: a value's own braces are never read as placeholders.
+ * For any built-in page of the core (a new page's strings go in src/messages/).
  */
-export const PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  'content-type': 'text/html; charset=utf-8',
-  'cache-control': 'no-store',
-  'x-frame-options': 'DENY',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-});
+export function say(text: string, values: Record<string, string | Markup> = {}): string {
+  return escapeHtml(text).replace(/\{(\w+)\}/g, (whole, name: string) => {
+    const value = values[name];
+    return value === undefined ? whole : value instanceof Markup ? value.html : escapeHtml(value);
+  });
+}
 
-const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1b1f24}
-h1{font-size:1.4rem}.box{border:1px solid #d0d7de;border-radius:8px;padding:1rem 1.25rem}
-button{font:inherit;padding:.5rem 1.2rem;border-radius:6px;border:1px solid #0069ff;margin-right:.5rem;cursor:pointer}
-.site{font-weight:600;color:#57606a;margin:0 0 1rem}.primary{background:#0069ff;color:#fff}.secondary{background:#fff;color:#0069ff}code{background:#f6f8fa;padding:0 .2rem}`;
+/** A catalogue string as plain text (a title, escaped later): each `{placeholder}` replaced, in one pass. */
+const fill = (text: string, values: Record<string, string>): string =>
+  text.replace(/\{(\w+)\}/g, (whole, name: string) => values[name] ?? whole);
+
+const strong = (text: string) => new Markup(`<strong>${escapeHtml(text)}</strong>`);
+
+const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1b1f24;overflow-wrap:anywhere}
+h1{font-size:1.4rem}.box{border:1px solid #d0d7de;border-radius:8px;padding:1rem 1.25rem}.box>:first-child{margin-top:0}
+button{font:inherit;padding:.5rem 1.2rem;border-radius:6px;border:1px solid var(--accent);margin:0 .5rem .5rem 0;cursor:pointer}
+.site{display:flex;align-items:center;gap:.5rem;font-weight:600;color:#57606a;margin:0 0 1rem}.site img{height:2rem;width:auto}
+.primary{background:var(--accent);color:#fff}.secondary{background:#fff;color:var(--accent)}a{color:var(--accent)}code{background:#f6f8fa;padding:0 .2rem}`;
 
 /**
- * How the built-in pages name the platform, so users can tell which site is asking.
+ * How the built-in pages look and speak: the platform's name, the brand, the language and its
+ * catalogue, the headers. `interactionResponse` fills it from the `pages` server option
+ * (docs/reference.md#branding-and-languages); every field is optional (English, no brand).
  * @group Adapter kit
  */
 export interface PageOptions {
+  /** The platform's name, so users can tell which site is asking. */
   siteName?: string;
+  /** The page's language tag (`<html lang>`). Default `en`. */
+  lang?: string;
+  /** The catalogue of that language. Default: English. */
+  messages?: Messages;
+  /** The brand's logo URL (the CSP of `headers` must allow it). */
+  logoUrl?: string;
+  /** `#rgb` or `#rrggbb`, checked by the `pages` option: the primary button and links. */
+  accentColor?: string;
+  /** The host's stylesheet URL (the CSP of `headers` must allow it). */
+  stylesheetUrl?: string;
+  /** The host's page of authorized applications: the consent page links "revoke this access" to it. */
+  authorizedAppsUrl?: string;
+  /** The page's headers. Default `PAGE_HEADERS`. */
+  headers?: Readonly<Record<string, string>>;
 }
 
-function page(
+/** Only a colour the option checked reaches the style: nothing else can close the rule. */
+const accent = (color: string | undefined) => (color !== undefined && /^#(?:[0-9a-fA-F]{3}){1,2}$/.test(color) ? color : '#0069ff');
+
+/**
+ * A whole built-in page: the site's header (logo, name), the brand's style and stylesheet, the
+ * language, the headers of `options` (PAGE_HEADERS by default). `title` is plain text; `content`
+ * is HTML the caller escaped. For any built-in page of the core (consent, error, and new ones).
+ */
+export function renderPage(
   status: number,
   title: string,
   content: string,
   options: PageOptions = {},
   headers: Record<string, string> = {},
 ): OAuthResponse {
-  const site = options.siteName ? `<p class="site">${escapeHtml(options.siteName)}</p>` : '';
-  const fullTitle = options.siteName ? `${title} · ${options.siteName}` : title;
-  const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escapeHtml(fullTitle)}</title><style>${STYLE}</style></head><body>${site}${content}</body></html>`;
-  return { status, headers: { ...PAGE_HEADERS, ...headers }, body };
+  const m = options.messages ?? en;
+  const name = options.siteName;
+  const logo = options.logoUrl ? `<img src="${escapeHtml(options.logoUrl)}" alt="${say(m.logoAlt, { site: name ?? '' })}">` : '';
+  const site = name || logo ? `<header class="site">${logo}${name ? `<span>${escapeHtml(name)}</span>` : ''}</header>` : '';
+  const fullTitle = escapeHtml(name ? fill(m.titleWithSite, { title, site: name }) : title);
+  const sheet = options.stylesheetUrl ? `<link rel="stylesheet" href="${escapeHtml(options.stylesheetUrl)}">` : '';
+  const body = `<!doctype html><html lang="${escapeHtml(options.lang ?? 'en')}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${fullTitle}</title><style>:root{--accent:${accent(options.accentColor)}}${STYLE}</style>${sheet}</head><body>${site}<main>${content}</main></body></html>`;
+  return { status, headers: { ...(options.headers ?? PAGE_HEADERS), ...headers }, body };
 }
 
 /**
  * The error page for an `error` decision: says what is wrong in plain words; never redirects.
+ * In English it shows the decision's description; in another language the catalogue's sentence
+ * for the error code, and the (English) description marked as such.
  * @group Adapter kit
  */
 export function renderErrorPage(decision: Extract<AuthorizeDecision, { type: 'error' }>, options: PageOptions = {}): OAuthResponse {
-  return page(
+  const m = options.messages ?? en;
+  const what = isEnglish(options)
+    ? `<p>${escapeHtml(decision.description)}</p>`
+    : `<p>${say(own(m.errors, decision.error) ?? own(m.errors, 'default') ?? '')}</p><p lang="en">${say(m.errorDetail, { description: decision.description })}</p>`;
+  return renderPage(
     decision.status,
-    'Authorization error',
-    `<h1>This authorization request cannot be completed</h1>
-<div class="box"><p>${escapeHtml(decision.description)}</p><p>Error code: <code>${escapeHtml(decision.error)}</code></p></div>
-<p>Go back to the application and try again, or contact its developer.</p>`,
+    m.errorTitle,
+    `<h1>${say(m.errorHeading)}</h1>
+<div class="box">${what}<p>${say(m.errorCode, { code: new Markup(`<code>${escapeHtml(decision.error)}</code>`) })}</p></div>
+<p>${say(m.errorAdvice)}</p>`,
     options,
   );
 }
 
 /** The resources (RFC 8707) being granted, for the consent page: nothing when none was requested. */
-const resourcesShown = (resources: readonly string[] | undefined): string =>
-  resources ? `<p>For use at:</p><ul>${resources.map((r) => `<li><code>${escapeHtml(r)}</code></li>`).join('')}</ul>` : '';
+const resourcesShown = (resources: readonly string[] | undefined, m: Messages): string =>
+  resources ? `<p>${say(m.forUseAt)}</p><ul>${resources.map((r) => `<li><code>${escapeHtml(r)}</code></li>`).join('')}</ul>` : '';
 
 /**
  * What the consent page says of a client nobody at the platform reviewed
- * (docs/reference.md#consent-page): that its name is its own claim, where the browser goes after
- * the decision, the host of its client id when that is a URL, and the home page it gave. Its
- * logo is not shown: a remote image tells the client's server who opens the page, and an
- * unverified client could show anyone's logo.
+ * (docs/reference.md#consent-page): that its name is its own claim, the host of its client id
+ * when that is a URL, and the home page it gave. Its logo is not shown: a remote image tells the
+ * client's server who opens the page, and an unverified client could show anyone's logo.
  */
-function unverifiedNotice(interaction: Interaction, options: PageOptions): string {
+function unverifiedNotice(interaction: Interaction, options: PageOptions, m: Messages): string {
   const { client } = interaction;
-  const site = options.siteName ? escapeHtml(options.siteName) : 'This site';
   let facts = '';
-  if (interaction.redirectHost) {
-    facts += `<li>After you decide, you will be sent to <strong>${escapeHtml(interaction.redirectHost)}</strong>.</li>`;
-  }
-  if (client.idHost) facts += `<li>Its client ID is published by <strong>${escapeHtml(client.idHost)}</strong>.</li>`;
-  if (client.uri) facts += `<li>It gives ${escapeHtml(hostOrSelf(client.uri))} as its home page (not checked).</li>`;
-  return `<p>${site} has not verified this application: its name and details are what it says about itself.</p>${
-    facts ? `<ul>${facts}</ul>` : ''
-  }`;
+  if (client.idHost) facts += `<li>${say(m.clientIdPublishedBy, { host: strong(client.idHost) })}</li>`;
+  if (client.uri) facts += `<li>${say(m.homePage, { uri: hostOrSelf(client.uri) })}</li>`;
+  return `<p>${say(m.unverifiedNotice, { site: options.siteName || m.thisSite })}</p>${facts ? `<ul>${facts}</ul>` : ''}`;
 }
 
 /** The host of a URL (a long URL would not fit the page), or the text itself. */
@@ -99,37 +142,63 @@ function hostOrSelf(uri: string): string {
   return URL.canParse(uri) ? new URL(uri).host || uri : uri;
 }
 
+/** A record's own entry: a scope value or error code may be named `constructor` or `toString`. */
+const own = (record: Readonly<Record<string, string>>, key: string): string | undefined =>
+  Object.hasOwn(record, key) ? record[key] : undefined;
+
+/** Whether a page is in English (`en`, `en-GB`): the server's own words (descriptions of scopes and errors) are English. */
+const isEnglish = (options: PageOptions) => /^en(?:-|$)/i.test(options.lang ?? 'en');
+
 /**
- * The default consent page: the application, the scope in plain words, Authorize and Deny. A
- * client nobody reviewed (`interaction.client.verified === false`) is named "(unverified)", with
- * where the browser goes next.
+ * What a scope value means in the page's language: the catalogue's words, else the server's
+ * (`scopes.descriptions`), else the value. On an English page the server's words come before the
+ * shipped catalogue's (a host vocabulary may reuse `read`), after the host's own English ones.
+ */
+function scopeWords(scope: string, interaction: Interaction, m: Messages, english: boolean): string {
+  const described = interaction.scopeDescriptions ? own(interaction.scopeDescriptions, scope) : undefined;
+  const words = own(m.scopes, scope);
+  if (english && (words === undefined || words === own(en.scopes, scope))) return described ?? words ?? scope;
+  return words ?? described ?? scope;
+}
+
+/**
+ * The default consent page: the application, where the browser goes after the decision, the
+ * scope in plain words, Authorize and Deny. A client nobody reviewed
+ * (`interaction.client.verified === false`) is named "(unverified)", with what it said of itself.
  * @group Adapter kit
  */
 export function renderConsentPage(
   interaction: Interaction,
   form: { action: string; csrfToken: string; switchAccountUrl?: string } & PageOptions,
 ): OAuthResponse {
-  const items = interaction.scope.map((s) => `<li>${escapeHtml(interaction.scopeDescriptions?.[s] ?? s)}</li>`).join('');
+  const m = form.messages ?? en;
+  const client = interaction.client.name;
+  const english = isEnglish(form);
+  const items = interaction.scope.map((s) => `<li>${escapeHtml(scopeWords(s, interaction, m, english))}</li>`).join('');
   const who = interaction.account
-    ? `<p>Signed in as <strong>${escapeHtml(interaction.account.name)}</strong> (${escapeHtml(interaction.account.email)}).${
-        form.switchAccountUrl ? ` <a href="${escapeHtml(form.switchAccountUrl)}">Use another account</a>` : ''
+    ? `<p>${say(m.signedInAs, { name: strong(interaction.account.name), email: interaction.account.email })}${
+        form.switchAccountUrl ? ` <a href="${escapeHtml(form.switchAccountUrl)}">${say(m.useAnotherAccount)}</a>` : ''
       }</p>`
     : '';
   const unverified = interaction.client.verified === false;
-  const mark = unverified ? ' (unverified)' : '';
-  const notice = unverified ? unverifiedNotice(interaction, form) : '';
-  return page(
+  const key = (plain: MessageKey, marked: MessageKey) => m[unverified ? marked : plain];
+  const notice = unverified ? unverifiedNotice(interaction, form, m) : '';
+  const sentTo = interaction.redirectHost ? `<p>${say(m.sentTo, { host: strong(interaction.redirectHost) })}</p>` : '';
+  const revoke = form.authorizedAppsUrl
+    ? say(m.revokeAnyTimeLinked, { link: new Markup(`<a href="${escapeHtml(form.authorizedAppsUrl)}">${say(m.authorizedAppsLink)}</a>`) })
+    : say(m.revokeAnyTime);
+  return renderPage(
     200,
-    `Authorize ${interaction.client.name}${mark}`,
-    `<h1>Authorize <strong>${escapeHtml(interaction.client.name)}</strong>${mark}?</h1>
-<div class="box">${who}${notice}<p>This application asks to:</p><ul>${items}</ul>${resourcesShown(interaction.resources)}
+    fill(key('consentTitle', 'consentTitleUnverified'), { client }),
+    `<h1>${say(key('consentHeading', 'consentHeadingUnverified'), { client: strong(client) })}</h1>
+<div class="box">${who}${notice}${sentTo}<p>${say(m.asksTo)}</p><ul>${items}</ul>${resourcesShown(interaction.resources, m)}
 <form method="post" action="${escapeHtml(form.action)}">
 <input type="hidden" name="interaction" value="${escapeHtml(interaction.id)}">
 <input type="hidden" name="csrf" value="${escapeHtml(form.csrfToken)}">
-<button class="primary" type="submit" name="decision" value="approve">Authorize</button>
-<button class="secondary" type="submit" name="decision" value="deny">Deny</button>
+<button class="primary" type="submit" name="decision" value="approve">${say(m.authorize)}</button>
+<button class="secondary" type="submit" name="decision" value="deny">${say(m.deny)}</button>
 </form></div>
-<p>You can revoke this access at any time.</p>`,
+<p>${revoke}</p>`,
     form,
   );
 }

@@ -120,9 +120,9 @@ export interface Interaction {
    */
   resources?: string[];
   /**
-   * For a client nobody reviewed (`client.verified === false`): where the browser is sent after
-   * the decision, the host (and port) of the requested callback, e.g. `localhost:8090`, or the
-   * scheme of a private-use callback, e.g. `com.example.app:`.
+   * Where the browser is sent after the decision, for every client (the consent page shows it):
+   * the host (and port) of the requested callback, e.g. `localhost:8090`, or the scheme of a
+   * private-use callback, e.g. `com.example.app:`.
    */
   redirectHost?: string;
   /** When this interaction stops being usable: ms since epoch. */

@@ -9,10 +9,12 @@
  *   api-tokens.ts       "API tokens": personal access tokens for scripts, shown once, last use, revoke
  *   developer.ts        registering an app, its client secret shown once, reset, revoke all tokens
  *   api.ts              the resource API under /v2, protected by `requireToken`
+ *   brand.ts            Nimbus's brand and languages on authgate's built-in consent and error pages
  *
  * The consent page is authgate's built-in one (application name, scope in plain words, Authorize /
  * Deny, CSRF protection, "Use another account"), and so are the error pages for a bad
- * `redirect_uri` or `scope`. In your own platform import from 'authgate' and 'authgate/express'.
+ * `redirect_uri` or `scope`, both with Nimbus's brand and in English or French (brand.ts). In
+ * your own platform import from 'authgate' and 'authgate/express'.
  */
 import express, { type ErrorRequestHandler } from 'express';
 import { AuthorizationServer, type Storage } from '../../src/index.js';
@@ -20,6 +22,7 @@ import { createOAuthRouter } from '../../adapters/express/index.js';
 import { resourceApi } from './api.js';
 import { apiTokenRoutes } from './api-tokens.js';
 import { authorizedAppsRoutes } from './authorized-apps.js';
+import { brandRoutes, NIMBUS_PAGES } from './brand.js';
 import { DeveloperApps, developerRoutes } from './developer.js';
 import { html, sendPage } from './html.js';
 import { SessionStore, takeFlash } from './sessions.js';
@@ -40,6 +43,8 @@ export function createPlatform({ url, storage }: PlatformOptions) {
     issuer: url,
     // Personal access tokens start with this, so secret scanners can recognise a leaked one.
     tokenPrefixes: { personalToken: 'nmp_v1_' },
+    // The consent and error pages in Nimbus's colours, English or French (brand.ts).
+    pages: NIMBUS_PAGES,
     onError: (error) => console.error(error),
   });
   const developerApps = new DeveloperApps(server);
@@ -54,7 +59,8 @@ export function createPlatform({ url, storage }: PlatformOptions) {
     res.set('access-control-allow-origin', '*');
     next();
   });
-  app.use(createOAuthRouter(server, { loginUrl: '/login', siteName: 'Nimbus' }));
+  app.use(createOAuthRouter(server, { loginUrl: '/login' }));
+  app.use(brandRoutes());
 
   app.use(signInRoutes(sessions, server));
   app.use(authorizedAppsRoutes(server, sessions));

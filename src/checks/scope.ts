@@ -101,6 +101,8 @@ export class ScopePolicy {
 
   /** Plain words for a scope value on the consent page. */
   describe(value: string): string {
-    return this.custom ? (this.custom.descriptions?.[value] ?? value) : (DEFAULT_WORDS[value] ?? value);
+    // Own entries only: a host's scope value may be named `constructor` or `toString`.
+    const words = this.custom ? this.custom.descriptions : DEFAULT_WORDS;
+    return words && Object.hasOwn(words, value) ? words[value]! : value;
   }
 }

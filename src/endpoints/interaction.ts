@@ -109,32 +109,36 @@ async function start(ctx: Context, client: ClientRecord, id: string, record: Int
   if (record.kind === 'consent') shown.account = record.account;
   if (req.accountHint !== undefined) shown.accountHint = req.accountHint;
   if (req.resources !== undefined) shown.resources = [...req.resources];
-  // Only for a client nobody reviewed, so a reviewed client's step parses no URL.
-  if (client.registration !== undefined) unreviewed(shown, client, req.redirectUri);
+  // Where the browser goes after the decision, shown on every consent page (docs/reference.md#consent-page).
+  const redirectHost = hostOf(req.redirectUri);
+  if (redirectHost) shown.redirectHost = redirectHost;
+  if (client.registration !== undefined) unreviewed(shown, client);
   shown.expiresAt = record.expiresAt;
   return { type: record.kind, interaction: shown };
 }
 
 /**
  * What the user must see of a client nobody at the platform reviewed (docs/reference.md#consent-page):
- * that it is not verified, the host of its client id when that is a URL, what it stated about
- * itself, and where the browser goes after the decision.
+ * that it is not verified, the host of its client id when that is a URL, and what it stated about
+ * itself.
  */
-function unreviewed(shown: Interaction, client: ClientRecord, redirectUri: string): void {
+function unreviewed(shown: Interaction, client: ClientRecord): void {
   shown.client.verified = false;
   const idHost = client.id.includes('://') ? hostOf(client.id) : undefined;
   if (idHost) shown.client.idHost = idHost;
   if (client.clientUri !== undefined) shown.client.uri = client.clientUri;
   if (client.logoUri !== undefined) shown.client.logoUri = client.logoUri;
-  const redirectHost = hostOf(redirectUri);
-  if (redirectHost) shown.redirectHost = redirectHost;
 }
 
 /** The host and port of a URL, or the scheme of a private-use URI (RFC 8252 §7.1) such as `com.example.app:/cb`. */
 function hostOf(uri: string): string | undefined {
-  if (!URL.canParse(uri)) return undefined;
-  const url = new URL(uri);
-  return url.host || url.protocol;
+  // One parse (not canParse then parse): every consent step runs it (docs/reference.md#branding-and-languages).
+  try {
+    const url = new URL(uri);
+    return url.host || url.protocol;
+  } catch {
+    return undefined;
+  }
 }
 
 function validId(id: unknown): id is string {

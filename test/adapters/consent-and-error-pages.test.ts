@@ -188,3 +188,73 @@ describe.each(FRAMEWORKS)('%s: error pages of the authorization endpoint (400 HT
     expect(callback.searchParams.get('state')).toBe('rt');
   });
 });
+
+/** A brand with a logo and a stylesheet on other origins, and French offered (docs/reference.md#branding-and-languages). */
+const BRANDED = {
+  pages: {
+    brand: {
+      name: 'Nimbus',
+      logoUrl: 'https://cdn.nimbus.example/logo.svg',
+      accentColor: '#0069ff',
+      stylesheetUrl: 'https://static.nimbus.example/oauth.css',
+    },
+    messages: { fr: {} },
+    authorizedAppsUrl: '/account/applications',
+  },
+};
+const BRANDED_CSP =
+  "default-src 'none'; style-src 'unsafe-inline' https://static.nimbus.example; img-src https://cdn.nimbus.example; frame-ancestors 'none'; base-uri 'none'";
+
+describe.each(FRAMEWORKS)('%s: branded pages in the language the browser asks for', (framework) => {
+  const app = useApp({ framework, server: BRANDED });
+  const fr = { 'accept-language': 'fr-CA,fr;q=0.9,en;q=0.5' };
+
+  it("Accept-Language: fr → the French consent page, with the brand's CSP and Vary; its form still approves", async () => {
+    const { signIn, get, authorizeUrl, readConsent, decide } = app();
+    const sid = signIn(ADA);
+    const consent = await readConsent(await get(authorizeUrl(), sid, { headers: fr }));
+    const { page } = consent;
+    expect(page.text).toContain('<html lang="fr">');
+    expect(page.text).toContain('Autoriser <strong>Example App</strong> ?');
+    expect(page.text).toContain('Après votre choix, vous serez renvoyé·e vers <strong>client.example</strong>.');
+    expect(page.text).toContain('<a href="/account/applications">vos applications autorisées</a>');
+    expect(page.text).not.toContain('This application asks to');
+    expect(page.headers.get('content-security-policy')).toBe(BRANDED_CSP);
+    expect(page.headers.get('vary')).toBe('Accept-Language');
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    const ok = await decide(consent, 'approve', sid);
+    expect(ok.status).toBe(303);
+    expect(new URL(ok.location!).searchParams.get('code')).toBeTruthy();
+  });
+
+  it('no Accept-Language, or one not offered → the English page, same brand', async () => {
+    const { signIn, get, authorizeUrl, readConsent } = app();
+    const sid = signIn(ADA);
+    for (const headers of [{}, { 'accept-language': 'de-DE, de;q=0.9' }] as Record<string, string>[]) {
+      const { page } = await readConsent(await get(authorizeUrl(), sid, { headers }));
+      expect(page.text).toContain('<html lang="en">');
+      expect(page.text).toContain('Authorize <strong>Example App</strong>?');
+      expect(page.text).toContain('<img src="https://cdn.nimbus.example/logo.svg" alt="Nimbus logo">');
+      expect(page.headers.get('content-security-policy')).toBe(BRANDED_CSP);
+    }
+  });
+
+  it('error pages in French: the authorization endpoint, a refused CSRF check; reflected values still escaped', async () => {
+    const { signIn, get, authorizeUrl, openConsent, postForm } = app();
+    const sid = signIn(ADA);
+    const unknown = await get(authorizeUrl({ client_id: '<script>alert(1)</script>' }), sid, { headers: fr });
+    expectErrorPage(unknown, 'invalid_client');
+    expect(unknown.text).toContain('<html lang="fr">');
+    expect(unknown.text).toContain("Cette demande d'autorisation ne peut pas aboutir".replace("'", '&#39;'));
+    expect(unknown.text).not.toContain('<script>');
+    expect(unknown.headers.get('content-security-policy')).toBe(BRANDED_CSP);
+    const consent = await openConsent({}, sid);
+    // Without the CSRF cookie: refused, in French.
+    const form = { interaction: consent.interaction, csrf: consent.csrf, decision: 'approve' };
+    const refused = await postForm('/v1/oauth/authorize/decision', form, { cookie: sid, headers: fr });
+    expectErrorPage(refused, 'invalid_request', 403);
+    expect(refused.text).toContain('<html lang="fr">');
+    expect(refused.headers.get('vary')).toBe('Accept-Language');
+  });
+});

@@ -164,14 +164,15 @@ describe('dynamic registration as MCP clients send it (RFC 7591)', () => {
     }
   });
 
-  it('a client the platform registered is not marked: getClient and the interaction carry no verified flag', async () => {
+  it('a client the platform registered is not marked: getClient and the interaction carry no verified flag, only where the browser goes', async () => {
     const t = await setup({ allowDynamicRegistration: true });
     const info = await t.server.getClient(t.client.clientId);
     expect(info).not.toHaveProperty('verified');
     const d = await t.server.authorize(t.get(t.authorizeUrl(), t.ada));
     if (d.type !== 'consent') throw new Error(d.type);
     expect(d.interaction.client).toEqual({ id: t.client.clientId, name: 'Example App' });
-    expect(d.interaction).not.toHaveProperty('redirectHost');
+    // Every consent names the callback's host (docs/reference.md#consent-page), reviewed or not.
+    expect(d.interaction.redirectHost).toBe('client.example');
   });
 });
 
@@ -254,14 +255,14 @@ describe('consent for clients nobody reviewed', () => {
     );
   });
 
-  it('the consent page of a reviewed client is unchanged: no unverified mark', async () => {
+  it('the consent page of a reviewed client has no unverified mark, and names where the browser goes', async () => {
     const t = await setup();
     const d = await t.server.authorize(t.get(t.authorizeUrl(), t.ada));
     if (d.type !== 'consent') throw new Error(d.type);
     const page = renderConsentPage(d.interaction, { action: '/x', csrfToken: 't' }).body;
     expect(page).not.toContain('unverified');
     expect(page).not.toContain('not verified');
-    expect(page).not.toContain('client.example');
+    expect(page).toContain('After you decide, you will be sent to <strong>client.example</strong>.');
   });
 
   it('escapes every fact a client stated about itself', async () => {

@@ -1,0 +1,76 @@
+/**
+ * The shipped catalogues of the built-in pages (docs/reference.md#branding-and-languages): every
+ * catalogue has every key of the English one, with the same placeholders, and a French page
+ * carries no English sentence.
+ */
+import { describe, expect, it } from 'vitest';
+import { interactionResponse, SHIPPED_MESSAGES, type Interaction } from '../../src/index.js';
+import { en, fr } from '../../src/messages/index.js';
+import { placeholders } from '../../src/messages/index.js';
+import { resolvePages } from '../../src/page-settings.js';
+
+/** Every string of a catalogue. */
+const values = (m: typeof en) => [
+  ...Object.values(m).filter((v): v is string => typeof v === 'string'),
+  ...Object.values(m.scopes),
+  ...Object.values(m.errors),
+];
+
+const keys = (record: object) => Object.keys(record).sort();
+
+/** The words of a catalogue string outside its placeholders, long enough to be a phrase of the language. */
+const phrases = (text: string) =>
+  text
+    .split(/\{\w+\}/)
+    .map((s) => s.trim())
+    .filter((s) => /[A-Za-z]{3}/.test(s));
+
+describe('shipped catalogues', () => {
+  it.each(Object.entries(SHIPPED_MESSAGES))('%s has every key of English, the same placeholders, nothing empty', (_lang, messages) => {
+    expect(keys(messages)).toEqual(keys(en));
+    expect(keys(messages.scopes)).toEqual(keys(en.scopes));
+    expect(keys(messages.errors)).toEqual(keys(en.errors));
+    for (const key of keys(en) as (keyof typeof en)[]) {
+      const value = messages[key];
+      if (typeof value !== 'string') continue;
+      expect(value.trim(), key).not.toBe('');
+      expect(placeholders(value), key).toEqual(placeholders(en[key] as string));
+    }
+    for (const group of ['scopes', 'errors'] as const) {
+      for (const [k, v] of Object.entries(messages[group])) expect(v.trim(), `${group}.${k}`).not.toBe('');
+    }
+  });
+
+  it('French translates every phrase: no English phrase is left in it', () => {
+    const french = values(fr).join('\n');
+    for (const text of values(en)) for (const phrase of phrases(text)) expect(french, phrase).not.toContain(phrase);
+  });
+
+  it('a French consent page and error page carry French and no English phrase of the catalogue', () => {
+    const pages = resolvePages({ messages: { fr: {} }, authorizedAppsUrl: '/account/apps' }, 'https://nimbus.example');
+    const request = { method: 'GET', url: 'https://nimbus.example/v1/oauth/authorize', headers: { 'accept-language': 'fr' } };
+    const interaction: Interaction = {
+      id: 'i',
+      client: { id: 'c', name: 'StatusBoard', verified: false, idHost: 'app.example', uri: 'https://app.example/' },
+      scope: ['read', 'write'],
+      scopeDescriptions: { read: en.scopes.read!, write: en.scopes.write! },
+      account: { uuid: 'u', name: 'Ada', email: 'ada@example.com' },
+      resources: ['https://api.example/'],
+      redirectHost: 'app.example',
+      expiresAt: 0,
+    };
+    const consent = interactionResponse({ type: 'consent', interaction }, request, {}, pages).body;
+    const error = interactionResponse({ type: 'error', status: 400, error: 'invalid_scope', description: 'x' }, request, {}, pages).body;
+    const english = values(en)
+      .flatMap(phrases)
+      // The one English sentence an error page in another language keeps, marked lang="en".
+      .filter((p) => !en.errorDetail.includes(p));
+    for (const body of [consent, error]) {
+      expect(body).toContain('<html lang="fr">');
+      for (const phrase of english) expect(body, phrase).not.toContain(phrase);
+    }
+    expect(consent).toContain('Voir votre compte et vos ressources (lecture seule).');
+    expect(consent).toContain('n&#39;a pas vérifié cette application');
+    expect(error).toContain('L&#39;application demande un accès qui n&#39;existe pas.');
+  });
+});
