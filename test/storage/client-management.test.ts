@@ -204,8 +204,14 @@ describe.each(stores)('%s: managing clients and accounts', (_name, makeStorage) 
     const adaCode = await t.getCode();
     const bobCookie = t.sessions.signIn(BOB);
     const bob = json(await t.exchange(await t.getCode({}, bobCookie))) as { access_token: string };
+    const adaPersonal = await t.server.createPersonalToken({ account: ADA, name: 'CI deploy' });
+    const bobPersonal = await t.server.createPersonalToken({ account: BOB, name: 'CI deploy' });
+    expect((await t.api('GET', adaPersonal.token)).ok).toBe(true);
 
     await t.server.revokeAllForAccount(ADA.uuid);
+    // Personal access tokens are grants of the account too.
+    expect((await t.api('GET', adaPersonal.token)).ok).toBe(false);
+    expect((await t.api('GET', bobPersonal.token)).ok).toBe(true);
     expect(t.events.filter((e) => e.type === 'account.grants_revoked')).toMatchObject([{ accountUuid: ADA.uuid }]);
     expect((await t.api('GET', adaOne.access_token)).ok).toBe(false);
     expect(json(await t.refresh(adaOne.refresh_token))['error']).toBe('invalid_grant');
