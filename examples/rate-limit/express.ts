@@ -23,6 +23,7 @@ export function rateLimitedApp(
   server: AuthorizationServer,
   { limit = 30, windowMs = 60_000, basePath = '/v1/oauth' }: RateLimitOptions = {},
 ): Express {
+  // #region limiter
   const app = express();
   // Behind a reverse proxy, `req.ip` is the proxy's unless Express trusts it:
   // app.set('trust proxy', 'loopback');
@@ -45,5 +46,6 @@ export function rateLimitedApp(
     );
   }
   app.use(createOAuthRouter(server, { basePath }));
+  // #endregion limiter
   return app;
 }

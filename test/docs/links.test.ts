@@ -85,7 +85,8 @@ describe.each(DOCUMENTS)('%s', (file) => {
     const missing: string[] = [];
     for (const [, path] of prose(file).matchAll(/`((?:src|test|adapters|examples|bench|docs|\.ci)\/[\w./-]+)`/g)) {
       // A pattern, or what a command generates (not in git).
-      if (/[*{}]/.test(path!) || path!.startsWith('docs/api') || path!.startsWith('bench/results') || path!.startsWith('bench/.ab')) continue;
+      if (/[*{}]/.test(path!) || path!.startsWith('docs/api') || path!.startsWith('bench/results') || path!.startsWith('bench/.ab'))
+        continue;
       const clean = path!.replace(/[:.]+$/, '');
       if (!existsSync(join(ROOT, clean))) missing.push(path!);
     }
