@@ -1,5 +1,6 @@
 import type { PendingAnonymous } from './checks/pending-interactions.js';
 import type { RecentPairs } from './checks/pkce.js';
+import type { GuessLimiter } from './checks/user-code.js';
 import type { ScopePolicy } from './checks/scope.js';
 import type { ResolvedOptions } from './options.js';
 import type { JwtAccessTokens } from './tokens/jwt.js';
@@ -19,6 +20,8 @@ export interface Context {
   challenges: RecentPairs;
   /** The anonymous interactions this instance stored, when `maxPendingAnonymousInteractions` caps them. */
   pendingAnonymous?: PendingAnonymous;
+  /** Wrong user codes per account and per browser, when `deviceAuthorization` is on (RFC 8628 §5.1). */
+  deviceGuesses?: GuessLimiter;
 }
 
 /** Report a security event to the host's `onAudit` hook. A failing hook never fails the request. */

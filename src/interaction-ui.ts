@@ -3,6 +3,7 @@ import { randomToken, timingSafeEqual } from './crypto.js';
 import { errorPage } from './endpoints/failure.js';
 import { isMethod, queryParams, requestParams, single } from './http.js';
 import { decisionResponse, renderConsentPage } from './pages.js';
+import { deviceDecisionResponse } from './device-ui.js';
 import type { AuthorizationServer } from './server.js';
 import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from './types.js';
 
@@ -75,6 +76,10 @@ export function interactionResponse(decision: AuthorizeDecision, request: OAuthR
       };
     }
     case 'consent': {
+      // The confirmation of a device verification (RFC 8628 §3.3): its own page, at its own path.
+      if (decision.interaction.device) {
+        return deviceDecisionResponse(decision, request, { basePath, ...(options.siteName !== undefined && { siteName: options.siteName }) });
+      }
       const existing = readCookie(request, CSRF_COOKIE);
       const csrfToken = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomToken();
       const loginUrl = options.loginUrl ?? '/login';

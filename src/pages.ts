@@ -41,7 +41,7 @@ export interface PageOptions {
   siteName?: string;
 }
 
-function page(
+export function page(
   status: number,
   title: string,
   content: string,
