@@ -48,7 +48,11 @@ function text(key: keyof typeof DEVICE_TEXT, values: Record<string, string> = {}
 }
 
 // The templates that hold markup (`<strong>`, `<code>`) are trusted text of ours: kept as written.
-function markup(key: 'confirmHeading' | 'signedInAs' | 'codeShown', values: Record<string, string>, html: Record<string, string> = {}): string {
+function markup(
+  key: 'confirmHeading' | 'signedInAs' | 'codeShown',
+  values: Record<string, string>,
+  html: Record<string, string> = {},
+): string {
   return DEVICE_TEXT[key].replace(/\{(\w+)\}/g, (whole, name: string) =>
     name in html ? html[name]! : name in values ? escapeHtml(values[name]!) : whole,
   );
@@ -84,9 +88,15 @@ export function renderDeviceEntryPage(
  */
 export function renderDeviceLockedPage(until: number, now: number, options: PageOptions = {}): OAuthResponse {
   const time = new Date(until).toISOString().slice(11, 16);
-  return page(429, DEVICE_TEXT.lockedTitle, `<h1>${text('lockedTitle')}</h1>\n<div class="box"><p>${text('locked', { time })}</p></div>`, options, {
-    'retry-after': String(Math.max(1, Math.ceil((until - now) / 1000))),
-  });
+  return page(
+    429,
+    DEVICE_TEXT.lockedTitle,
+    `<h1>${text('lockedTitle')}</h1>\n<div class="box"><p>${text('locked', { time })}</p></div>`,
+    options,
+    {
+      'retry-after': String(Math.max(1, Math.ceil((until - now) / 1000))),
+    },
+  );
 }
 
 /**
@@ -95,7 +105,10 @@ export function renderDeviceLockedPage(until: number, now: number, options: Page
  * and Connect / Deny posting `interaction`, `csrf` and `decision` to `action`.
  * @group Adapter kit
  */
-export function renderDeviceConfirmPage(interaction: Interaction, form: { action: string; csrfToken: string } & PageOptions): OAuthResponse {
+export function renderDeviceConfirmPage(
+  interaction: Interaction,
+  form: { action: string; csrfToken: string } & PageOptions,
+): OAuthResponse {
   const unverified = interaction.client.verified === false;
   const mark = unverified ? text('unverifiedMark') : '';
   const notice = unverified ? `<p>${text('unverified', { site: form.siteName ?? DEVICE_TEXT.thisSite })}</p>` : '';

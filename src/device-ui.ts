@@ -93,7 +93,10 @@ export async function handleDeviceVerification(
   const existing = readCookie(request, CSRF_COOKIE, wellFormed);
   const entry = (userCode: string | undefined, wrong: boolean) => {
     const token = existing ?? randomToken();
-    const response = renderDeviceEntryPage({ action: verifyPath, csrfToken: token, ...pageOptions, ...(userCode && { userCode }), wrong }, wrong ? 400 : 200);
+    const response = renderDeviceEntryPage(
+      { action: verifyPath, csrfToken: token, ...pageOptions, ...(userCode && { userCode }), wrong },
+      wrong ? 400 : 200,
+    );
     if (!existing) response.headers['set-cookie'] = csrfCookie(token, options.basePath, request);
     return response;
   };
@@ -120,7 +123,8 @@ export async function handleDeviceVerification(
     return errorPage('invalid_request', 'The form could not be verified (missing or wrong CSRF token). Start again.', 403);
   }
   if (form.interaction !== undefined) {
-    if (form.decision !== 'approve' && form.decision !== 'deny') return errorPage('invalid_request', "The decision must be 'approve' or 'deny'.");
+    if (form.decision !== 'approve' && form.decision !== 'deny')
+      return errorPage('invalid_request', "The decision must be 'approve' or 'deny'.");
     // The confirmation step is bound to this browser's CSRF cookie (see above): checked as a binding.
     const bound = { ...request, headers: { ...request.headers, cookie: `${BROWSER_COOKIE}=${existing}` } };
     const refused = await server.checkBrowserBinding(form.interaction, bound);

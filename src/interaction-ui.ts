@@ -78,7 +78,10 @@ export function interactionResponse(decision: AuthorizeDecision, request: OAuthR
     case 'consent': {
       // The confirmation of a device verification (RFC 8628 §3.3): its own page, at its own path.
       if (decision.interaction.device) {
-        return deviceDecisionResponse(decision, request, { basePath, ...(options.siteName !== undefined && { siteName: options.siteName }) });
+        return deviceDecisionResponse(decision, request, {
+          basePath,
+          ...(options.siteName !== undefined && { siteName: options.siteName }),
+        });
       }
       const existing = readCookie(request, CSRF_COOKIE);
       const csrfToken = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomToken();

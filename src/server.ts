@@ -100,7 +100,10 @@ export class AuthorizationServer {
         pendingAnonymous: new PendingAnonymous(this.options.maxPendingAnonymousInteractions),
       }),
       ...(this.options.deviceAuthorization && {
-        deviceGuesses: new GuessLimiter(this.options.deviceAuthorization.maxUserCodeAttempts, this.options.deviceAuthorization.lockSeconds * 1000),
+        deviceGuesses: new GuessLimiter(
+          this.options.deviceAuthorization.maxUserCodeAttempts,
+          this.options.deviceAuthorization.lockSeconds * 1000,
+        ),
       }),
       ...(this.options.accessTokenFormat === 'jwt' && {
         jwt: new JwtAccessTokens({

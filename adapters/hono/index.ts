@@ -38,8 +38,7 @@ type Hook = (c: Context, interaction: Interaction) => Response | Promise<Respons
  * Options of `createOAuthApp`.
  * @group Authorization
  */
-export interface OAuthAppOptions extends AdapterOptions, AdapterHooks<Hook> {
-}
+export interface OAuthAppOptions extends AdapterOptions, AdapterHooks<Hook> {}
 
 /**
  * Whether `text` is more than `limit` bytes in UTF-8. A UTF-16 code unit takes at most 3 bytes,

@@ -59,7 +59,14 @@ export async function deviceCodeGrant(
   // RFC 8707 §2.2: `resource` here narrows the access token to some of the requested resources.
   // Checked after the atomic step: a wrong one spends the approval (the client starts again).
   const audience = resources === undefined ? record.resources : accessAudience(ctx, resources, record.resources);
-  const grant: GrantRecord = { id: randomId(), clientId: client.id, account: record.account!, scope: record.scope, createdAt: now, revokedAt: null };
+  const grant: GrantRecord = {
+    id: randomId(),
+    clientId: client.id,
+    account: record.account!,
+    scope: record.scope,
+    createdAt: now,
+    revokedAt: null,
+  };
   const family = { grantId: grant.id, clientId: client.id };
   const end = familyEnd(ctx, now);
   // A client not allowed to refresh gets no refresh token, as in the code exchange.
@@ -68,6 +75,13 @@ export async function deviceCodeGrant(
     : mintAccessOnly(ctx, family, record.scope, now, end, audience);
   await ctx.storage.createGrant(grant, { tokens: pair.records });
   if (ctx.options.isAccountActive) await checkAccountActive(ctx, grant, now);
-  audit(ctx, { type: 'token.issued', grantType: 'device_code', clientId: client.id, accountUuid: grant.account.uuid, grantId: grant.id, scope: pair.scope });
+  audit(ctx, {
+    type: 'token.issued',
+    grantType: 'device_code',
+    clientId: client.id,
+    accountUuid: grant.account.uuid,
+    grantId: grant.id,
+    scope: pair.scope,
+  });
   return { grant, pair };
 }

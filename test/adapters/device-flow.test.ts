@@ -19,7 +19,12 @@ const SERVER = { issuer: ISSUER, deviceAuthorization: { interval: 1, maxUserCode
 
 /** A public CLI client allowed the device grant (and refresh). */
 const registerCli = (app: TestApp) =>
-  app.server.registerClient({ name: 'Terminal CLI', redirectUri: 'http://127.0.0.1/cb', public: true, grantTypes: [DEVICE_CODE_GRANT, 'refresh_token'] });
+  app.server.registerClient({
+    name: 'Terminal CLI',
+    redirectUri: 'http://127.0.0.1/cb',
+    public: true,
+    grantTypes: [DEVICE_CODE_GRANT, 'refresh_token'],
+  });
 
 /** openid-client, configured by discovery, every request going to `app` over HTTP. */
 async function openidClient(app: TestApp, clientId: string) {
@@ -92,7 +97,11 @@ describe.each(FRAMEWORKS)('%s: device authorization grant, driven by openid-clie
     expect(confirm.text).toContain('Terminal CLI');
     expect(confirm.text).toContain(`<code>${started.user_code}</code>`);
     expect(confirm.text).toContain('Only continue if you started this on your own device');
-    const decided = await a.postForm(VERIFY, { interaction: formValue(confirm.text, 'interaction')!, csrf, decision: 'approve' }, { cookie });
+    const decided = await a.postForm(
+      VERIFY,
+      { interaction: formValue(confirm.text, 'interaction')!, csrf, decision: 'approve' },
+      { cookie },
+    );
     expect(decided.status, decided.text).toBe(303);
     expect(decided.location).toBe(`${VERIFY}?result=approved`);
     expect((await a.get(decided.location!)).text).toContain('Device connected');
@@ -103,7 +112,11 @@ describe.each(FRAMEWORKS)('%s: device authorization grant, driven by openid-clie
     expect(tokens.refresh_token).toBeTruthy();
     expect((await a.api('GET', '/v2/account', tokens.access_token)).status).toBe(200);
     // The device code again: invalid_grant.
-    const replay = await a.postForm('/v1/oauth/token', { grant_type: DEVICE_CODE_GRANT, device_code: started.device_code, client_id: cli.clientId });
+    const replay = await a.postForm('/v1/oauth/token', {
+      grant_type: DEVICE_CODE_GRANT,
+      device_code: started.device_code,
+      client_id: cli.clientId,
+    });
     expectJsonError(replay, 400, 'invalid_grant');
   });
 
@@ -125,10 +138,13 @@ describe.each(FRAMEWORKS)('%s: device authorization grant, driven by openid-clie
   it('polling sooner than the interval is slow_down; pending after waiting; expired_token after expires_in', async () => {
     const a = app();
     const cli = await registerCli(a);
-    const started = (
-      await a.postForm('/v1/oauth/device', { client_id: cli.clientId, scope: 'read' })
-    ).json<{ device_code: string; interval: number; expires_in: number }>();
-    const poll = () => a.postForm('/v1/oauth/token', { grant_type: DEVICE_CODE_GRANT, device_code: started.device_code, client_id: cli.clientId });
+    const started = (await a.postForm('/v1/oauth/device', { client_id: cli.clientId, scope: 'read' })).json<{
+      device_code: string;
+      interval: number;
+      expires_in: number;
+    }>();
+    const poll = () =>
+      a.postForm('/v1/oauth/token', { grant_type: DEVICE_CODE_GRANT, device_code: started.device_code, client_id: cli.clientId });
     expectJsonError(await poll(), 400, 'authorization_pending');
     expectJsonError(await poll(), 400, 'slow_down');
     a.clock.advance(6000);

@@ -50,7 +50,8 @@ async function deviceSetup(options: Partial<AuthorizationServerOptions> = {}) {
   /** The user enters `code` signed in as `cookie`; answers the confirmation step. */
   const enter = async (code: string, cookie = t.ada, browser?: string) => {
     const outcome = await t.server.enterUserCode(code, t.get(VERIFY, cookie), VERIFY, browser);
-    if (outcome.type !== 'decision' || outcome.decision.type !== 'consent') throw new Error(`expected a confirmation: ${JSON.stringify(outcome)}`);
+    if (outcome.type !== 'decision' || outcome.decision.type !== 'consent')
+      throw new Error(`expected a confirmation: ${JSON.stringify(outcome)}`);
     return outcome.decision.interaction;
   };
   const approve = async (code: string, cookie = t.ada) => t.server.approve((await enter(code, cookie)).id, t.get(VERIFY, cookie));
@@ -65,7 +66,12 @@ describe('device authorization grant: off by default', () => {
     const res = await t.server.deviceAuthorization(t.post('/v1/oauth/device', { client_id: t.client.clientId }), VERIFY_URI);
     expect(res.status).toBe(404);
     const token = await t.server.token(
-      t.post('/v1/oauth/token', { grant_type: DEVICE_CODE_GRANT, device_code: 'x', client_id: t.client.clientId, client_secret: t.client.clientSecret }),
+      t.post('/v1/oauth/token', {
+        grant_type: DEVICE_CODE_GRANT,
+        device_code: 'x',
+        client_id: t.client.clientId,
+        client_secret: t.client.clientSecret,
+      }),
     );
     expect(error(token)).toBe('unsupported_grant_type');
     const doc = t.server.metadataDocument()!;
@@ -87,7 +93,9 @@ describe('device authorization grant: off by default', () => {
         .filter((name) => name !== 'constructor' && !name.includes('Device'))
         .map((name) => [name, (storage[name] as () => unknown).bind(storage)]),
     );
-    expect(() => new AuthorizationServer({ storage: bare as never, sessions: new FakeSessions(), deviceAuthorization: {} })).toThrow(ConfigError);
+    expect(() => new AuthorizationServer({ storage: bare as never, sessions: new FakeSessions(), deviceAuthorization: {} })).toThrow(
+      ConfigError,
+    );
     expect(() => new AuthorizationServer({ storage: bare as never, sessions: new FakeSessions() })).not.toThrow();
   });
 });
@@ -95,9 +103,9 @@ describe('device authorization grant: off by default', () => {
 describe('device authorization grant: clients', () => {
   it('registerClient takes the device grant alone, or with authorization_code, never by default', async () => {
     const t = await deviceSetup();
-    await expect(t.server.registerClient({ name: 'x', redirectUri: 'http://127.0.0.1/cb', public: true, grantTypes: ['refresh_token'] })).rejects.toThrow(
-      /grantTypes must list/,
-    );
+    await expect(
+      t.server.registerClient({ name: 'x', redirectUri: 'http://127.0.0.1/cb', public: true, grantTypes: ['refresh_token'] }),
+    ).rejects.toThrow(/grantTypes must list/);
     // A client registered without grantTypes may not use the device grant.
     const res = await t.server.deviceAuthorization(
       t.post('/v1/oauth/device', { client_id: t.client.clientId, client_secret: t.client.clientSecret }),
@@ -112,14 +120,20 @@ describe('device authorization grant: clients', () => {
   it('a device-only client may not use the code flow', async () => {
     const t = await deviceSetup();
     const decision = await t.server.authorize(
-      t.get(`/v1/oauth/authorize?${new URLSearchParams({ client_id: t.tv.clientId, redirect_uri: 'https://tv.example/cb', response_type: 'code' })}`, t.ada),
+      t.get(
+        `/v1/oauth/authorize?${new URLSearchParams({ client_id: t.tv.clientId, redirect_uri: 'https://tv.example/cb', response_type: 'code' })}`,
+        t.ada,
+      ),
     );
     expect(decision).toMatchObject({ type: 'redirect', location: expect.stringContaining('error=unauthorized_client') });
   });
 
   it('a confidential client authenticates at both endpoints; without credentials it is invalid_client', async () => {
     const t = await deviceSetup();
-    const bad = await t.server.deviceAuthorization(t.post('/v1/oauth/device', { client_id: t.tv.clientId, client_secret: 'wrong' }), VERIFY_URI);
+    const bad = await t.server.deviceAuthorization(
+      t.post('/v1/oauth/device', { client_id: t.tv.clientId, client_secret: 'wrong' }),
+      VERIFY_URI,
+    );
     expect(bad.status).toBe(401);
     const none = await t.server.deviceAuthorization(t.post('/v1/oauth/device', { scope: 'read' }), VERIFY_URI);
     expect(error(none)).toBe('invalid_client');
@@ -240,7 +254,12 @@ describe('device authorization grant: the flow', () => {
 
   it("another client's device code is invalid_grant and leaves it untouched", async () => {
     const t = await deviceSetup();
-    const other = await t.server.registerClient({ name: 'Other CLI', redirectUri: 'http://127.0.0.1/cb', public: true, grantTypes: [DEVICE_CODE_GRANT] });
+    const other = await t.server.registerClient({
+      name: 'Other CLI',
+      redirectUri: 'http://127.0.0.1/cb',
+      public: true,
+      grantTypes: [DEVICE_CODE_GRANT],
+    });
     const started = await t.start();
     await t.approve(started.user_code);
     expect(error(await t.poll(started.device_code, { client_id: other.clientId }))).toBe('invalid_grant');
@@ -342,7 +361,10 @@ describe('device verification page (the adapter kit handler)', () => {
     const started = await t.start();
     const missing = await page(t, t.post(VERIFY, { user_code: started.user_code, csrf: 'x'.repeat(43) }, { cookie: t.ada }));
     expect(missing).toMatchObject({ type: 'error', status: 403 });
-    const wrong = await page(t, t.post(VERIFY, { user_code: started.user_code, csrf: 'x'.repeat(43) }, { cookie: `${t.ada}; authgate_csrf=${'y'.repeat(43)}` }));
+    const wrong = await page(
+      t,
+      t.post(VERIFY, { user_code: started.user_code, csrf: 'x'.repeat(43) }, { cookie: `${t.ada}; authgate_csrf=${'y'.repeat(43)}` }),
+    );
     expect(wrong).toMatchObject({ type: 'error', status: 403 });
     expect(t.events.filter((e) => e.type === 'device.user_code_failed')).toHaveLength(0);
   });
@@ -356,7 +378,10 @@ describe('device verification page (the adapter kit handler)', () => {
     expect(step.type).toBe('consent');
     const id = (step as { interaction: { id: string } }).interaction.id;
     const other = 'z'.repeat(43);
-    const elsewhere = await page(t, t.post(VERIFY, { interaction: id, csrf: other, decision: 'approve' }, { cookie: `${t.ada}; authgate_csrf=${other}` }));
+    const elsewhere = await page(
+      t,
+      t.post(VERIFY, { interaction: id, csrf: other, decision: 'approve' }, { cookie: `${t.ada}; authgate_csrf=${other}` }),
+    );
     expect(elsewhere).toMatchObject({ type: 'error', status: 400 });
     const here = await page(t, t.post(VERIFY, { interaction: id, csrf, decision: 'approve' }, { cookie }));
     expect(here).toEqual({ type: 'redirect', location: `${VERIFY}?result=approved` });
