@@ -168,6 +168,7 @@ describe.each(FRAMEWORKS)('%s: device authorization grant, driven by openid-clie
     await a.postForm(VERIFY, { csrf, user_code: 'CCCC-CCCC' }, { cookie });
     const locked = await a.postForm(VERIFY, { csrf, user_code: 'DDDD-DDDD' }, { cookie });
     expect(locked.status).toBe(429);
+    expect(Number(locked.headers.get('retry-after'))).toBe(900);
     expect(locked.text).toContain('Too many wrong codes');
     // Even the right code is refused while locked.
     expect((await a.postForm(VERIFY, { csrf, user_code: started.user_code }, { cookie })).status).toBe(429);

@@ -275,6 +275,50 @@ describe('device authorization grant: the flow', () => {
   });
 });
 
+describe('device authorization grant: the rest of the token request', () => {
+  it('a parameter twice at the device endpoint is invalid_request', async () => {
+    const t = await deviceSetup();
+    const res = await t.server.deviceAuthorization(
+      t.post('/v1/oauth/device', `client_id=${t.cli.clientId}&scope=read&scope=read`),
+      VERIFY_URI,
+    );
+    expect(error(res)).toBe('invalid_request');
+  });
+
+  it('resource: the tokens are for the resources requested; a resource not requested is invalid_target', async () => {
+    const t = await deviceSetup({ protectedResources: [{ resource: 'https://api.example' }, { resource: 'https://other.example' }] });
+    const started = await t.start({ resource: 'https://api.example' });
+    await t.approve(started.user_code);
+    const res = await t.poll(started.device_code);
+    expect(res.status, res.body).toBe(200);
+    const token = (json(res) as { access_token: string }).access_token;
+    const at = (resource: string) =>
+      t.server.authenticate({ method: 'GET', url: '/r', headers: { authorization: `Bearer ${token}` } }, { resource });
+    expect((await at('https://api.example')).ok).toBe(true);
+    expect((await at('https://other.example')).ok).toBe(false);
+    const second = await t.start({ resource: 'https://api.example' });
+    await t.approve(second.user_code);
+    expect(error(await t.poll(second.device_code, { client_id: t.cli.clientId, resource: 'https://other.example' }))).toBe(
+      'invalid_target',
+    );
+  });
+
+  it('isAccountActive: an inactive account gets invalid_grant and nothing usable', async () => {
+    const t = await deviceSetup({ isAccountActive: (uuid) => uuid !== ADA.uuid });
+    const started = await t.start();
+    await t.approve(started.user_code);
+    expect(error(await t.poll(started.device_code))).toBe('invalid_grant');
+    expect(t.events.map((e) => e.type)).toContain('account.inactive');
+  });
+
+  it('the sign-in step names no client: describeInteraction answers null', async () => {
+    const t = await deviceSetup();
+    const login = await t.server.deviceVerification(t.get(VERIFY), VERIFY);
+    expect(login?.type).toBe('login');
+    expect(await t.server.describeInteraction((login as { interaction: { id: string } }).interaction.id)).toBeNull();
+  });
+});
+
 describe('device authorization grant: guessing user codes (RFC 8628 §5.1)', () => {
   it('counts wrong codes per account with an audit event each, locks after maxUserCodeAttempts, unlocks after lockSeconds', async () => {
     const t = await deviceSetup({ deviceAuthorization: { maxUserCodeAttempts: 3, lockSeconds: 60 } });

@@ -251,6 +251,34 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       const left = await pool.query(`SELECT id FROM "${s}".authgate_grants ORDER BY id`);
       expect(left.rows.map((r) => r.id)).toEqual([g1.id]);
     });
+
+    it('deletes device authorizations (RFC 8628) once expired, whatever their status, and frees their user codes', async () => {
+      const s = schemaName('prune_devices');
+      created.push(s);
+      const st = new PostgresStorage(pool, { schema: s });
+      await st.migrate();
+      const device = (hash: string, expiresAt: number) => ({
+        hash,
+        userCodeHash: `u-${hash}`,
+        clientId: 'client',
+        scope: ['read'],
+        createdAt: T,
+        expiresAt,
+        interval: 5,
+        lastPolledAt: null,
+        status: 'pending' as const,
+        account: null,
+        decidedAt: null,
+      });
+      await st.createDeviceAuthorization(device('d-short', T + 100));
+      await st.createDeviceAuthorization(device('d-long', T + 1000));
+      await st.decideDeviceAuthorization('d-short', T + 1, null);
+      expect(await st.prune(T + 99)).toMatchObject({ devices: 0 });
+      expect(await st.prune(T + 100)).toMatchObject({ devices: 1 });
+      expect(await st.findDeviceAuthorization('u-d-short')).toBeNull();
+      expect((await st.findDeviceAuthorization('u-d-long'))?.hash).toBe('d-long');
+      expect(await st.pollDeviceAuthorization('d-short', 'client', T + 101, 0)).toEqual({ status: 'missing' });
+    });
   });
 
   describe('database errors', () => {

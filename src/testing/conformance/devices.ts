@@ -5,7 +5,7 @@
  * storage without the optional methods passes these cases without running them (it cannot be
  * used with the `deviceAuthorization` option: the server refuses it).
  */
-import type { DeviceAuthorizationRecord, Storage } from '../../storage/types.js';
+import { DEVICE_CODE_GRANT, type ClientGrantType, type DeviceAuthorizationRecord, type Storage } from '../../storage/types.js';
 import { conformanceCase, type MakeStorage, type StorageConformanceCase } from './case.js';
 import { check, same } from './check.js';
 import { CONFORMANCE_RACERS, T0, hash, id, makeAccount, warmUp } from './fixtures.js';
@@ -52,6 +52,21 @@ function makeDevice(over: Partial<DeviceAuthorizationRecord> = {}): DeviceAuthor
 
 /** The cases on device authorizations. */
 export const deviceCases: readonly StorageConformanceCase[] = [
+  conformanceCase('device authorizations (optional): a client allowed the device grant round trips its grantTypes', async (make) => {
+    const storage = await deviceStorage(make);
+    if (!storage) return;
+    const client = {
+      id: id(),
+      name: 'Terminal CLI',
+      redirectUri: 'http://127.0.0.1/cb',
+      secretHash: null,
+      createdAt: T0,
+      grantTypes: [DEVICE_CODE_GRANT, 'refresh_token'] as ClientGrantType[],
+    };
+    await storage.saveClient(client);
+    same(await storage.findClient(client.id), client, 'findClient returns the device grant among the grantTypes');
+  }),
+
   conformanceCase('device authorizations (optional): a record round trips with every field, found by its user code hash', async (make) => {
     const storage = await deviceStorage(make);
     if (!storage) return;
