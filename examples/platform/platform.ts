@@ -36,6 +36,8 @@ export function createPlatform({ url, storage }: PlatformOptions) {
     storage,
     sessions: sessions.userSessions,
     issuer: url,
+    // The device authorization grant (RFC 8628), for the clients registered with it: `npm run example:cli`.
+    deviceAuthorization: {},
     onError: (error) => console.error(error),
   });
   const developerApps = new DeveloperApps(server);
