@@ -101,7 +101,11 @@ export async function handleDeviceVerification(
     return response;
   };
 
-  if (!isMethod(request, 'POST')) {
+  const post = isMethod(request, 'POST');
+  if (!post && !isMethod(request, 'GET') && !isMethod(request, 'HEAD')) {
+    return errorPage('invalid_request', 'This page only answers GET and POST.', 405);
+  }
+  if (!post) {
     let query: Partial<Record<'user_code' | 'result', string>>;
     try {
       query = single(queryParams(request), ['user_code', 'result'] as const);

@@ -174,10 +174,11 @@ describe.each(FRAMEWORKS)('%s: device authorization grant, driven by openid-clie
     expect((await a.postForm(VERIFY, { csrf, user_code: started.user_code }, { cookie })).status).toBe(429);
   });
 
-  it('GET at the device endpoint is 405; a confidential client without its secret is invalid_client', async () => {
+  it('GET at the device endpoint and DELETE at the verification page are 405; a confidential client without its secret is invalid_client', async () => {
     const a = app();
     const cli = await registerCli(a);
     expectJsonError(await a.get(`/v1/oauth/device?client_id=${cli.clientId}`), 405, 'invalid_request');
+    expectErrorPage(await a.request('DELETE', VERIFY), 'invalid_request', 405);
     expectJsonError(await a.postForm('/v1/oauth/device', { client_id: a.client.clientId }), 401, 'invalid_client');
     expectJsonError(
       await a.postForm('/v1/oauth/device', { client_id: a.client.clientId, client_secret: a.client.clientSecret }),
