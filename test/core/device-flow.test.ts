@@ -276,6 +276,16 @@ describe('device authorization grant: the flow', () => {
 });
 
 describe('device authorization grant: the rest of the token request', () => {
+  it('storage holds the device code and the user code only as hashes', async () => {
+    const t = await deviceSetup();
+    const started = await t.start();
+    await t.enter(started.user_code);
+    const internals = t.storage as unknown as Record<string, Map<string, unknown>>;
+    const dump = JSON.stringify(Object.values(internals).map((m) => (m instanceof Map ? [...m] : m)));
+    expect(dump).toContain('pending');
+    for (const secret of [started.device_code, started.user_code, started.user_code.replace('-', '')]) expect(dump).not.toContain(secret);
+  });
+
   it('a parameter twice at the device endpoint is invalid_request', async () => {
     const t = await deviceSetup();
     const res = await t.server.deviceAuthorization(
