@@ -100,6 +100,7 @@ export async function deviceAuthorization(ctx: Context, request: OAuthRequest, v
  * What a user typed on the verification page came to: the next step (`login` when nobody is
  * signed in, `consent` for the right code, an error page), or `wrong` (unknown, expired or
  * decided: the page asks again) or `locked` (too many wrong codes: RFC 8628 §5.1).
+ * @group Authorization
  */
 export type UserCodeOutcome =
   | { type: 'decision'; decision: AuthorizeDecision }
