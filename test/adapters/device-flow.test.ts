@@ -153,6 +153,19 @@ describe.each(FRAMEWORKS)('%s: device authorization grant, driven by openid-clie
     expectJsonError(await poll(), 400, 'expired_token');
   });
 
+  it("another client's device code is invalid_grant and leaves the request to its own client", async () => {
+    const a = app();
+    const cli = await registerCli(a);
+    const other = await registerCli(a);
+    const started = await openidClient(a, cli.clientId).then((config) => oidc.initiateDeviceAuthorization(config, {}));
+    const { confirm, csrf, cookie } = await openConfirmation(a, started.verification_uri_complete!);
+    await a.postForm(VERIFY, { interaction: formValue(confirm.text, 'interaction')!, csrf, decision: 'approve' }, { cookie });
+    const poll = (clientId: string) =>
+      a.postForm('/v1/oauth/token', { grant_type: DEVICE_CODE_GRANT, device_code: started.device_code, client_id: clientId });
+    expectJsonError(await poll(other.clientId), 400, 'invalid_grant');
+    expect((await poll(cli.clientId)).status).toBe(200);
+  });
+
   it('the forms need the CSRF cookie; wrong codes are counted and lock the account out (429)', async () => {
     const a = app();
     const cli = await registerCli(a);

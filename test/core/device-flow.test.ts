@@ -326,6 +326,7 @@ describe('device authorization grant: the rest of the token request', () => {
     const login = await t.server.deviceVerification(t.get(VERIFY), VERIFY);
     expect(login?.type).toBe('login');
     expect(await t.server.describeInteraction((login as { interaction: { id: string } }).interaction.id)).toBeNull();
+    expect(t.events).toContainEqual(expect.objectContaining({ type: 'interaction.started', clientId: '', kind: 'login', signedIn: false }));
   });
 });
 
