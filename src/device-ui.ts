@@ -54,9 +54,9 @@ export function handleDeviceAuthorization(server: AuthorizationServer, request: 
 }
 
 /**
- * The page for what a step decided: a `consent` of a device verification (`interaction.device`)
- * is the confirmation page; a redirect or error as elsewhere. `login` and `consent` reach the
- * host's hooks first (`answerRoute`).
+ * The built-in confirmation page for the `consent` step of a device verification
+ * (`interaction.device`), with the device pages' CSRF cookie; `interactionResponse` hands such a
+ * step here. A host's `onDeviceVerification` gets the step first (`answerRoute`).
  */
 export function deviceDecisionResponse(
   decision: AuthorizeDecision & { type: 'consent' },
