@@ -31,6 +31,7 @@ ${DEMO_USERS.map((u) => `    ${u.account.email.padEnd(18)} password ${u.password
   Open ${demo.appUrl}/ and click "Connect with Nimbus": sign in, authorize, then call the API,
   refresh and revoke. On Nimbus, see "Authorized applications" and "Developer".
   StatusBoard's client ID: ${demo.client.clientId}
+  Sign a terminal in (device grant, RFC 8628):  NIMBUS_URL=${demo.platformUrl} npm run example:cli -- ${demo.cli.clientId}
   OAuth data: ${process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : 'in memory (set DATABASE_URL for PostgreSQL)'}.
   Ctrl-C stops both.
 `);

@@ -7,7 +7,7 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Storage } from '../src/index.js';
+import { DEVICE_CODE_GRANT, type Storage } from '../src/index.js';
 import { createPlatform } from './platform/platform.js';
 import { DEMO_USERS } from './platform/sign-in.js';
 import { createThirdPartyApp } from './third-party-app/app.js';
@@ -53,10 +53,19 @@ export async function startDemo({ host = '127.0.0.1', platformPort = 3000, appPo
     }),
   );
 
+  // A command-line tool signs in with the device grant (RFC 8628): a public client allowed only that.
+  const cli = await platform.server.registerClient({
+    name: 'Nimbus CLI',
+    redirectUri: 'http://127.0.0.1/cb',
+    public: true,
+    grantTypes: [DEVICE_CODE_GRANT, 'refresh_token'],
+  });
+
   return {
     platformUrl: nimbus.url,
     appUrl: statusBoard.url,
     client,
+    cli,
     platform,
     async close() {
       for (const { http } of [nimbus, statusBoard]) {

@@ -26,6 +26,7 @@ import {
   type InteractionUiOptions,
 } from './interaction-ui.js';
 import { secureCookies } from './proxy.js';
+import { handleDeviceAuthorization, handleDeviceVerification } from './device-ui.js';
 import type { AuthorizationServer } from './server.js';
 import type { AuthorizeDecision, Interaction, OAuthRequest, OAuthResponse } from './types.js';
 
@@ -107,6 +108,9 @@ export interface OAuthRoute {
   readonly handle: (server: AuthorizationServer, request: OAuthRequest, where: RouteWhere) => RouteResult | Promise<RouteResult>;
 }
 
+/** The mounted `basePath` (`routeWhere` always sets it). */
+const deviceBase = (where: RouteWhere): string => where.ui.basePath ?? DEFAULT_BASE_PATH;
+
 /** The routes under `basePath`, and the documents at fixed paths. */
 const ROUTES: ReadonlyArray<Omit<OAuthRoute, 'path'> & { readonly suffix: string; readonly fixed?: true }> = [
   { suffix: '/authorize', body: 'none', handle: (server, request, where) => handleAuthorize(server, request, where.ui) },
@@ -116,6 +120,16 @@ const ROUTES: ReadonlyArray<Omit<OAuthRoute, 'path'> & { readonly suffix: string
   { suffix: '/revoke', body: 'form', handle: (server, request) => server.revoke(request) },
   { suffix: '/introspect', body: 'form', handle: (server, request) => server.introspect(request) },
   { suffix: '/register', body: 'form', handle: (server, request) => server.registerDynamic(request) },
+  { suffix: '/device', body: 'form', handle: (server, request, where) => handleDeviceAuthorization(server, request, deviceBase(where)) },
+  {
+    suffix: '/device/verify',
+    body: 'form',
+    handle: (server, request, where) =>
+      handleDeviceVerification(server, request, {
+        basePath: deviceBase(where),
+        ...(where.ui.siteName !== undefined && { siteName: where.ui.siteName }),
+      }),
+  },
   { suffix: PATHS.metadata, fixed: true, body: 'none', handle: (server, request, where) => server.metadata(request, where.documents) },
   { suffix: PATHS.jwks, fixed: true, body: 'none', handle: (server, request) => server.jwks(request) },
 ];
@@ -123,7 +137,8 @@ const ROUTES: ReadonlyArray<Omit<OAuthRoute, 'path'> & { readonly suffix: string
 /**
  * Every OAuth route with `basePath`: `{basePath}/authorize`, `/authorize/resume`,
  * `/authorize/decision`, `/token`, `/revoke`, `/introspect`, `/register` (the core answers 404
- * while dynamic registration is off), `/.well-known/oauth-authorization-server` and
+ * while dynamic registration is off), `/device` and `/device/verify` (RFC 8628; 404 while
+ * `deviceAuthorization` is off), `/.well-known/oauth-authorization-server` and
  * `/.well-known/jwks.json`; with `server`, also the metadata document of each of its
  * `protectedResources` (RFC 9728 §3.1, `/.well-known/oauth-protected-resource{path}`), one route
  * per path (resources on several hosts may share one: the request's host picks). Mount every
@@ -188,6 +203,25 @@ export function bodyErrorResponse(error: BodyError): OAuthResponse {
 }
 
 /**
+ * The host's hooks every adapter takes, `Hook` being its framework's handler type. Each replaces
+ * a built-in step; the browser-binding cookie is set on the response before the hook runs.
+ * @group Adapter kit
+ */
+export interface AdapterHooks<Hook> {
+  /** Replace the default sign-in redirect: sign the user in, then send them to `resume`. */
+  onLogin?: Hook | undefined;
+  /** Replace the built-in consent page: show it, then call `server.approve` / `server.deny`. */
+  onConsent?: Hook | undefined;
+  /**
+   * Replace the built-in confirmation page of a device verification (RFC 8628 §3.3; the
+   * interaction's `device.userCode` is the code the user entered): show the application, the
+   * scope, the code and the RFC 8628 §5.4 warning, then call `server.approve` / `server.deny`,
+   * whose redirect leads to the outcome page.
+   */
+  onDeviceVerification?: Hook | undefined;
+}
+
+/**
  * One framework, as the kit needs it: `Req` and `Res` are what its handlers receive (Express's
  * `req` and `res`, Fastify's `request` and `reply`, Hono's `c` twice), `Out` what they return,
  * `Hook` the type of the host's `onLogin` / `onConsent`. Built once, when the routes are mounted.
@@ -196,10 +230,11 @@ export function bodyErrorResponse(error: BodyError): OAuthResponse {
 export interface AdapterIo<Req, Res, Out, Hook> {
   readonly server: AuthorizationServer;
   /**
-   * The host's replacements of the sign-in redirect (`onLogin`) and of the consent page
-   * (`onConsent`), if any: the adapter's options.
+   * The host's replacements of the sign-in redirect (`onLogin`), of the consent page
+   * (`onConsent`) and of the device confirmation page (`onDeviceVerification`), if any: the
+   * adapter's options.
    */
-  readonly hooks: { readonly onLogin?: Hook | undefined; readonly onConsent?: Hook | undefined };
+  readonly hooks: Readonly<AdapterHooks<Hook>>;
   /** The raw body of a POST to a `'form'` route, at most the limit: throw or reject with a `BodyError`. */
   readBody(req: Req): OAuthRequest['body'] | Promise<OAuthRequest['body']>;
   /** The request as the core reads it, without a body (`serveRoute` adds the body it read). */
@@ -227,7 +262,8 @@ export interface AdapterIo<Req, Res, Out, Hook> {
 
 /**
  * What to do with what a route returned: send a response as it is; hand a `login` or `consent`
- * decision to the host's `onLogin` / `onConsent` when it has one; answer any other decision
+ * decision to the host's `onLogin` / `onConsent` (`onDeviceVerification` for the confirmation of
+ * a device verification) when it has one; answer any other decision
  * with `interactionResponse` (the sign-in redirect, the consent page, the redirect to the
  * client, an error page). The binding cookie of the authorization route goes with whichever.
  * `request` is the request the handler answered.
@@ -249,7 +285,8 @@ export function answerRoute<Req, Res, Out, Hook>(
   } else if ('type' in result) decision = result;
   else return io.send(res, result, undefined);
   if (decision.type === 'login' || decision.type === 'consent') {
-    const hook = decision.type === 'login' ? io.hooks.onLogin : io.hooks.onConsent;
+    const { hooks } = io;
+    const hook = decision.type === 'login' ? hooks.onLogin : decision.interaction.device ? hooks.onDeviceVerification : hooks.onConsent;
     if (hook !== undefined) return io.callHook(hook, req, res, decision.interaction, setCookie);
   }
   const server = io.server;

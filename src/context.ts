@@ -1,5 +1,6 @@
 import type { PendingAnonymous } from './checks/pending-interactions.js';
 import type { RecentPairs } from './checks/pkce.js';
+import type { GuessLimiter } from './checks/user-code.js';
 import type { ScopePolicy } from './checks/scope.js';
 import type { ResolvedOptions } from './options.js';
 import type { JwtAccessTokens } from './tokens/jwt.js';
@@ -24,6 +25,8 @@ export interface Context {
    * reported lately: each at most once a minute (`RecentWrites`, tokens/personal.ts).
    */
   personal: { uses: WriteThrottle; expiredUses: WriteThrottle };
+  /** Wrong user codes per account and per browser, when `deviceAuthorization` is on (RFC 8628 §5.1). */
+  deviceGuesses?: GuessLimiter;
 }
 
 /** Whether something of an id is due to be written at `now` (and if so, it counts as written). */

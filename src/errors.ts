@@ -25,6 +25,10 @@ export type OAuthErrorCode =
   | 'temporarily_unavailable'
   // RFC 8707 §2: a `resource` that is malformed or that this server does not issue for (status 400)
   | 'invalid_target'
+  // RFC 8628 §3.5: the device authorization grant's answers while polling
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'expired_token'
   // RFC 6750 §3.1
   | 'invalid_token'
   | 'insufficient_scope'

@@ -7,6 +7,15 @@ export { AuthorizationServer, type ClientTypes } from './server.js';
 export type { AuthorizationServerOptions, ResolvedOptions } from './options.js';
 export { MemoryStorage } from './storage/memory.js';
 export type * from './storage/types.js';
+export { DEVICE_CODE_GRANT } from './storage/types.js';
+export type { UserCodeOutcome } from './endpoints/device.js';
+export {
+  DEVICE_TEXT,
+  renderDeviceEntryPage,
+  renderDeviceConfirmPage,
+  renderDeviceLockedPage,
+  renderDeviceResultPage,
+} from './device-pages.js';
 export type * from './types.js';
 export { OAuthError, ConfigError, isOAuthError, type OAuthErrorCode } from './errors.js';
 export { systemClock } from './clock.js';
@@ -37,6 +46,7 @@ export {
   BodyError,
   DEFAULT_BASE_PATH,
   DEFAULT_BODY_LIMIT,
+  type AdapterHooks,
   type AdapterIo,
   type AdapterOptions,
   type OAuthRoute,

@@ -5,6 +5,7 @@ import { isMethod, queryParams, requestParams, single } from './http.js';
 import { pageLanguage, type ResolvedPages } from './page-settings.js';
 import { decisionResponse, renderConsentPage, type PageOptions } from './pages.js';
 import { secureCookies } from './proxy.js';
+import { deviceDecisionResponse } from './device-ui.js';
 import type { AuthorizationServer } from './server.js';
 import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from './types.js';
 
@@ -113,6 +114,13 @@ export function interactionResponse(
       };
     }
     case 'consent': {
+      // The confirmation of a device verification (RFC 8628 §3.3): its own page, at its own path.
+      if (decision.interaction.device) {
+        return deviceDecisionResponse(decision, request, {
+          basePath,
+          ...(options.siteName !== undefined && { siteName: options.siteName }),
+        });
+      }
       const existing = readCookie(request, CSRF_COOKIE);
       const csrfToken = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomToken();
       const loginUrl = options.loginUrl ?? '/login';

@@ -27,6 +27,14 @@ const STORAGE_METHODS = [
   'revokeClientGrants',
 ] as const;
 
+/** The optional `Storage` methods the device authorization grant needs. */
+const DEVICE_STORAGE_METHODS = [
+  'createDeviceAuthorization',
+  'findDeviceAuthorization',
+  'decideDeviceAuthorization',
+  'pollDeviceAuthorization',
+] as const;
+
 const hasMethods = (value: unknown, names: readonly string[]) =>
   typeof value === 'object' && value !== null && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
 
@@ -258,6 +266,26 @@ const schema = z
      * (docs/reference.md#branding-and-languages): `brand`, `messages`, `locale`, `authorizedAppsUrl`.
      */
     pages: pagesSchema.optional(),
+    /**
+     * The device authorization grant (RFC 8628; docs/reference.md#device-authorization-grant-rfc-8628)
+     * for clients whose `grantTypes` name `urn:ietf:params:oauth:grant-type:device_code`. Default
+     * off. `interval`: seconds a device waits between polls (default 5); `lifetime`: seconds a
+     * device code and user code live (default 600); `userCodeLength`: characters of the user code,
+     * from the 20 consonants of RFC 8628 §6.1 (default 8, at least 6); `maxUserCodeAttempts`: wrong
+     * user codes one account or one browser may enter before it is locked out (default 5);
+     * `lockSeconds`: how long that lock lasts (default 900). Needs the optional device methods of
+     * `Storage` (MemoryStorage and PostgresStorage have them).
+     */
+    deviceAuthorization: z
+      .object({
+        interval: z.number().int().min(1).max(60).default(5),
+        lifetime: z.number().int().min(60).max(3600).default(600),
+        userCodeLength: z.number().int().min(6).max(12).default(8),
+        maxUserCodeAttempts: z.number().int().min(1).max(100).default(5),
+        lockSeconds: z.number().int().min(1).max(86_400).default(900),
+      })
+      .strict()
+      .optional(),
     /** Called with every unexpected error (a storage outage, a bug). The client only sees `server_error`. */
     onError: z.custom<(error: unknown) => void>((v) => typeof v === 'function', 'expected a function').optional(),
   })
@@ -337,6 +365,10 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     // Metadata-document clients are public clients held to PKCE with S256 only.
     throw new ConfigError('allowPlainPkce', 'expected false: client ID metadata documents require PKCE with S256 only');
   }
+  if (data.deviceAuthorization && !hasMethods(data.storage, DEVICE_STORAGE_METHODS)) {
+    throw new ConfigError('deviceAuthorization', `expected a storage with ${DEVICE_STORAGE_METHODS.join(', ')} (optional Storage methods)`);
+  }
+  if (data.deviceAuthorization) Object.freeze(data.deviceAuthorization);
   Object.freeze(resolved.lifetimes);
   Object.freeze(resolved.tokenPrefixes);
   return Object.freeze(resolved);

@@ -31,7 +31,9 @@ import { RecentPairs } from './checks/pkce.js';
 import { PendingAnonymous } from './checks/pending-interactions.js';
 import { JwtAccessTokens } from './tokens/jwt.js';
 import { createPersonalToken, listPersonalTokens, personalMemory, revokePersonalToken } from './tokens/personal.js';
-import type { ClientGrantType, ClientRecord, ClientResponseType } from './storage/types.js';
+import { DEVICE_CODE_GRANT, type ClientGrantType, type ClientRecord, type ClientResponseType } from './storage/types.js';
+import { deviceAuthorization, deviceSignIn, enterUserCode, type UserCodeOutcome } from './endpoints/device.js';
+import { GuessLimiter } from './checks/user-code.js';
 import type {
   AuthenticateOptions,
   AuthenticateResult,
@@ -55,7 +57,12 @@ import type {
 export interface ClientTypes {
   /** Default: every response type the server allows (`code`, and `token` where the implicit flow is on). */
   responseTypes?: ClientResponseType[];
-  /** Default: both. `authorization_code` is required (it is how a client gets its first tokens). */
+  /**
+   * Default: `authorization_code` and `refresh_token`. One of `authorization_code` and
+   * `urn:ietf:params:oauth:grant-type:device_code` is required (how a client gets its first
+   * tokens). The device grant (RFC 8628) is never a default: a client may use it only when listed
+   * here, and only while the server's `deviceAuthorization` option is on.
+   */
   grantTypes?: ClientGrantType[];
   /** Who owns the client in your terms (a developer's account uuid, a team id): `listClients({ owner })` finds it. */
   owner?: string;
@@ -64,7 +71,7 @@ export interface ClientTypes {
 }
 
 const RESPONSE_TYPES: readonly ClientResponseType[] = ['code', 'token'];
-const GRANT_TYPES: readonly ClientGrantType[] = ['authorization_code', 'refresh_token'];
+const GRANT_TYPES: readonly ClientGrantType[] = ['authorization_code', 'refresh_token', DEVICE_CODE_GRANT];
 
 /** A non-empty list of known values, de-duplicated in canonical order; `null` for anything else. */
 function typeList<T extends string>(value: unknown, known: readonly T[]): T[] | null {
@@ -107,6 +114,12 @@ export class AuthorizationServer {
       personal: personalMemory(),
       ...(this.options.maxPendingAnonymousInteractions !== null && {
         pendingAnonymous: new PendingAnonymous(this.options.maxPendingAnonymousInteractions),
+      }),
+      ...(this.options.deviceAuthorization && {
+        deviceGuesses: new GuessLimiter(
+          this.options.deviceAuthorization.maxUserCodeAttempts,
+          this.options.deviceAuthorization.lockSeconds * 1000,
+        ),
       }),
       ...(this.options.accessTokenFormat === 'jwt' && {
         jwt: new JwtAccessTokens({
@@ -159,8 +172,11 @@ export class AuthorizationServer {
     const responseTypes = input.responseTypes === undefined ? undefined : typeList(input.responseTypes, RESPONSE_TYPES);
     if (responseTypes === null) throw new OAuthError('invalid_request', "responseTypes must list one or both of 'code' and 'token'.");
     const grantTypes = input.grantTypes === undefined ? undefined : typeList(input.grantTypes, GRANT_TYPES);
-    if (grantTypes === null || (grantTypes && !grantTypes.includes('authorization_code'))) {
-      throw new OAuthError('invalid_request', "grantTypes must list 'authorization_code', and may add 'refresh_token'.");
+    if (grantTypes === null || (grantTypes && !grantTypes.includes('authorization_code') && !grantTypes.includes(DEVICE_CODE_GRANT))) {
+      throw new OAuthError(
+        'invalid_request',
+        `grantTypes must list 'authorization_code' or '${DEVICE_CODE_GRANT}' (or both), and may add 'refresh_token'.`,
+      );
     }
     const clientId = randomId() + randomId();
     const clientSecret = isPublic ? null : randomToken();
@@ -241,6 +257,43 @@ export class AuthorizationServer {
    */
   token(request: OAuthRequest): Promise<OAuthResponse> {
     return token(this.ctx, request);
+  }
+
+  /**
+   * POST /v1/oauth/device (RFC 8628 §3.1; docs/reference.md#device-authorization-grant-rfc-8628):
+   * a device asks for a device code and a user code. `verificationUri` is the absolute URL of the
+   * verification page (the adapters pass `{origin}{basePath}/device/verify`). 404 while the
+   * `deviceAuthorization` option is off.
+   * @group Token
+   */
+  deviceAuthorization(request: OAuthRequest, verificationUri: string): Promise<OAuthResponse> {
+    return deviceAuthorization(this.ctx, request, verificationUri);
+  }
+
+  /**
+   * The verification page's step once the user typed a user code (RFC 8628 §3.3): a `login`
+   * decision when nobody is signed in, a `consent` decision whose `interaction.device` names the
+   * code for the right one (decide it with `approve` / `deny`, which send the browser back to
+   * `verificationPath?result=approved|denied`), or `wrong` / `locked` (RFC 8628 §5.1: wrong codes
+   * are counted per account and per browser, and lock both out after `maxUserCodeAttempts`).
+   * `browserSecret`: a secret cookie of the browser (the built-in page's CSRF cookie), which keys
+   * the browser's count and binds the step to the browser.
+   * @group Authorization
+   */
+  enterUserCode(userCode: string, request: OAuthRequest, verificationPath: string, browserSecret?: string): Promise<UserCodeOutcome> {
+    return enterUserCode(this.ctx, userCode, request, verificationPath, browserSecret);
+  }
+
+  /**
+   * The verification page's first step: `null` when someone is signed in (show the code entry),
+   * otherwise a `login` decision, which the host answers as for an authorization request
+   * (`loginUrl?interaction=…`, then `resume`); `resume` then sends the browser to
+   * `verificationPath` (with `?user_code=` when `userCode` is a well-formed code). An error
+   * decision while the option is off.
+   * @group Authorization
+   */
+  deviceVerification(request: OAuthRequest, verificationPath: string, userCode?: string): Promise<AuthorizeDecision | null> {
+    return deviceSignIn(this.ctx, request, verificationPath, userCode);
   }
 
   /**

@@ -127,6 +127,13 @@ export interface Interaction {
   redirectHost?: string;
   /** When this interaction stops being usable: ms since epoch. */
   expiresAt: number;
+  /**
+   * Present when the step is the confirmation of a device verification (RFC 8628 §3.3): the
+   * user code the user entered, as the device shows it (`WDJB-MJHT`). Show it, and warn that the
+   * user should only continue if they started this on their own device and the codes match
+   * (RFC 8628 §5.4). The adapters hand such a step to `onDeviceVerification`, never to `onConsent`.
+   */
+  device?: { userCode: string };
 }
 
 /**
@@ -268,7 +275,7 @@ export interface RegisteredPublicClient {
 export type AuditEvent = { at: number } & (
   | {
       type: 'token.issued';
-      grantType: 'authorization_code' | 'refresh_token' | 'implicit';
+      grantType: 'authorization_code' | 'refresh_token' | 'implicit' | 'device_code';
       clientId: string;
       accountUuid: string;
       grantId: string;
@@ -308,6 +315,16 @@ export type AuditEvent = { at: number } & (
    */
   | { type: 'interaction.started'; clientId: string; kind: 'login'; signedIn: false }
   | { type: 'interaction.started'; clientId: string; kind: 'consent'; signedIn: true; accountUuid: string }
+  /** A device asked for authorization (RFC 8628 §3.1). */
+  | { type: 'device.authorization_started'; clientId: string }
+  /**
+   * A wrong (unknown, expired or already used) user code was entered on the verification page
+   * (RFC 8628 §5.1): `attempts` is the count for the account (and for the browser, when it has a
+   * binding cookie) since the last lock. Never the code itself.
+   */
+  | { type: 'device.user_code_failed'; accountUuid: string; attempts: number }
+  /** Too many wrong user codes: the account (and browser) may enter none for `lockSeconds`. */
+  | { type: 'device.user_code_locked'; accountUuid: string; until: number }
 );
 
 /**

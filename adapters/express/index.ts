@@ -11,6 +11,7 @@ import {
   oauthRoutes,
   routeWhere,
   serveRoute,
+  type AdapterHooks,
   type AdapterIo,
   type AdapterOptions,
   type AuthorizationServer,
@@ -38,15 +39,13 @@ type Hook = (req: Request, res: Response, interaction: Interaction) => unknown;
  * Options of `createOAuthRouter`.
  * @group Authorization
  */
-export interface OAuthRouterOptions extends AdapterOptions {
+export interface OAuthRouterOptions extends AdapterOptions, AdapterHooks<Hook> {
   /**
    * Replace the default sign-in redirect: sign the user in, then send them to `resume`. `res`
    * already carries the browser-binding cookie when it is new: add cookies of your own with
    * `res.cookie()` or `res.append('Set-Cookie', ...)`, not `res.set('Set-Cookie', ...)`.
    */
   onLogin?: Hook;
-  /** Replace the built-in consent page: show it, then call `server.approve` / `server.deny`. */
-  onConsent?: Hook;
 }
 
 function toOAuthRequest(req: Request): OAuthRequest {

@@ -14,6 +14,7 @@ import {
   bodyErrorResponse,
   bodyTooLarge,
   bodyUnreadable,
+  type AdapterHooks,
   type AdapterIo,
   type AdapterOptions,
   type AuthorizationServer,
@@ -38,13 +39,9 @@ type Hook = (request: FastifyRequest, reply: FastifyReply, interaction: Interact
  * Options of `oauthPlugin`.
  * @group Authorization
  */
-export interface OAuthPluginOptions extends AdapterOptions {
+export interface OAuthPluginOptions extends AdapterOptions, AdapterHooks<Hook> {
   /** The authorization server the endpoints answer for. */
   server: AuthorizationServer;
-  /** Replace the default sign-in redirect: sign the user in, then send them to `resume`. */
-  onLogin?: Hook;
-  /** Replace the built-in consent page: show it, then call `server.approve` / `server.deny`. */
-  onConsent?: Hook;
 }
 
 const toOAuthRequest = (request: FastifyRequest): OAuthRequest => ({

@@ -14,6 +14,7 @@ import {
   oauthRoutes,
   routeWhere,
   serveRoute,
+  type AdapterHooks,
   type AdapterIo,
   type AdapterOptions,
   type AuthorizationServer,
@@ -38,12 +39,7 @@ type Hook = (c: Context, interaction: Interaction) => Response | Promise<Respons
  * Options of `createOAuthApp`.
  * @group Authorization
  */
-export interface OAuthAppOptions extends AdapterOptions, TrustProxyOptions {
-  /** Replace the default sign-in redirect: sign the user in, then send them to `resume`. */
-  onLogin?: Hook;
-  /** Replace the built-in consent page: show it, then call `server.approve` / `server.deny`. */
-  onConsent?: Hook;
-}
+export interface OAuthAppOptions extends AdapterOptions, AdapterHooks<Hook>, TrustProxyOptions {}
 
 /**
  * Whether `text` is more than `limit` bytes in UTF-8. A UTF-16 code unit takes at most 3 bytes,

@@ -13,6 +13,7 @@ import {
   oauthRoutes,
   routeWhere,
   serveRoute,
+  type AdapterHooks,
   type AdapterIo,
   type AdapterOptions,
   type AuthorizationServer,
@@ -46,15 +47,13 @@ type Hook = (req: IncomingMessage, res: ServerResponse, interaction: Interaction
  * Options of `createOAuthHandler`.
  * @group Authorization
  */
-export interface OAuthHandlerOptions extends AdapterOptions, TrustProxyOptions {
+export interface OAuthHandlerOptions extends AdapterOptions, AdapterHooks<Hook>, TrustProxyOptions {
   /**
    * Replace the default sign-in redirect: sign the user in, then send them to `resume`. `res`
    * already carries the browser-binding cookie when it is new: add cookies of your own with
    * `res.appendHeader('set-cookie', ...)`, not `res.setHeader`.
    */
   onLogin?: Hook;
-  /** Replace the built-in consent page: show it, then call `server.approve` / `server.deny`. */
-  onConsent?: Hook;
 }
 
 /**

@@ -45,6 +45,8 @@ export function createPlatform({ url, storage }: PlatformOptions) {
     tokenPrefixes: { personalToken: 'nmp_v1_' },
     // The consent and error pages in Nimbus's colours, English or French (brand.ts).
     pages: NIMBUS_PAGES,
+    // The device authorization grant (RFC 8628), for the clients registered with it: `npm run example:cli`.
+    deviceAuthorization: {},
     onError: (error) => console.error(error),
   });
   const developerApps = new DeveloperApps(server);

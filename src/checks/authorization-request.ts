@@ -194,8 +194,13 @@ export function parseAuthorizationRequest(
       callbackOf(redirectUri, params),
     );
   }
-  if (client.responseTypes && !client.responseTypes.includes(responseType)) {
-    // Supported here, but not for this client (e.g. a dynamically registered one): RFC 6749 §4.1.2.1, §4.2.2.1.
+  // Supported here, but not for this client (e.g. a dynamically registered one): RFC 6749 §4.1.2.1,
+  // §4.2.2.1. A client whose grant types leave out `authorization_code` (a device-only client, RFC
+  // 8628) uses none of the authorization endpoint.
+  if (
+    (client.responseTypes && !client.responseTypes.includes(responseType)) ||
+    (client.grantTypes && !client.grantTypes.includes('authorization_code'))
+  ) {
     return new AuthorizeError(
       'unauthorized_client',
       `This application may not use response_type=${responseType}.`,

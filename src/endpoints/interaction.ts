@@ -9,6 +9,7 @@ import { AuthorizeError } from '../errors.js';
 import { authorizationResponse } from '../grants/authorization-response.js';
 import type { AuthorizationRequestRecord, ClientRecord, InteractionRecord } from '../storage/types.js';
 import type { Account, AuthorizeDecision, Interaction, OAuthRequest } from '../types.js';
+import { decideDevice } from './device.js';
 import { pageFailure } from './failure.js';
 
 /**
@@ -155,6 +156,8 @@ export async function resume(ctx: Context, interactionId: string, request: OAuth
     if (!validId(interactionId)) return errorDecision(ctx, EXPIRED);
     const record = await ctx.storage.takeInteraction(sha256Base64url(interactionId), ctx.clock.now());
     if (!record) return errorDecision(ctx, EXPIRED);
+    // The sign-in step of a device verification: back to the verification page (RFC 8628 §3.3).
+    if (record.request.device) return { type: 'redirect', location: record.request.redirectUri };
     const client = await currentClient(ctx, record.request);
     if (client instanceof AuthorizeError) return errorDecision(ctx, client);
     // Every requirement of the original request, against the session seen now (the consent
@@ -190,6 +193,7 @@ export async function approve(ctx: Context, interactionId: string, request: OAut
   try {
     const record = await takeConsent(ctx, interactionId, request);
     if (record instanceof AuthorizeError) return errorDecision(ctx, record);
+    if (record.request.device) return await decideDevice(ctx, record, true);
     const client = await currentClient(ctx, record.request);
     if (client instanceof AuthorizeError) return errorDecision(ctx, client);
     if (!record.account) return errorDecision(ctx, UNKNOWN_CLIENT);
@@ -207,6 +211,7 @@ export async function deny(ctx: Context, interactionId: string, request: OAuthRe
   try {
     const record = await takeConsent(ctx, interactionId, request);
     if (record instanceof AuthorizeError) return errorDecision(ctx, record);
+    if (record.request.device) return await decideDevice(ctx, record, false);
     // `access_denied` goes to the callback only while it is still the client's.
     const client = await currentClient(ctx, record.request);
     if (client instanceof AuthorizeError) return errorDecision(ctx, client);

@@ -36,9 +36,16 @@ export function metadataDocument(ctx: Context, options: MetadataOptions = {}): R
     introspection_endpoint: `${oauth}/introspect`,
     ...(ctx.jwt && { jwks_uri: `${base}${options.documentsPath ?? ''}${PATHS.jwks}` }),
     ...(o.allowDynamicRegistration && { registration_endpoint: `${oauth}/register` }),
+    // RFC 8628 §4.
+    ...(o.deviceAuthorization && { device_authorization_endpoint: `${oauth}/device` }),
     response_types_supported: o.allowImplicit ? ['code', 'token'] : ['code'],
     response_modes_supported: o.allowImplicit ? ['query', 'fragment'] : ['query'],
-    grant_types_supported: o.allowImplicit ? ['authorization_code', 'refresh_token', 'implicit'] : ['authorization_code', 'refresh_token'],
+    grant_types_supported: [
+      'authorization_code',
+      'refresh_token',
+      ...(o.allowImplicit ? ['implicit'] : []),
+      ...(o.deviceAuthorization ? ['urn:ietf:params:oauth:grant-type:device_code'] : []),
+    ],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],

@@ -3,6 +3,7 @@ import { requirePost } from '../checks/require-post.js';
 import type { Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { authorizationCodeGrant } from '../grants/authorization-code.js';
+import { deviceCodeGrant } from '../grants/device-code.js';
 import { refreshTokenGrant } from '../grants/refresh-token.js';
 import { formParamsWithin, jsonTextResponse, requestParams, singleWithin } from '../http.js';
 import type { ClientRecord } from '../storage/types.js';
@@ -26,6 +27,8 @@ const TOKEN_PARAMS = {
   client_secret: 512,
   // RFC 8707 §2: may be sent more than once (see `token`); bounded by its own check (`invalid_target`).
   resource: Infinity,
+  // RFC 8628 §3.4. Last: the names above are matched first, so the other grants' parsing stays as it was.
+  device_code: 4096,
 } as const;
 type TokenParams = Partial<Record<keyof typeof TOKEN_PARAMS, string>>;
 const { resource: _resource, ...ONE_VALUE_PARAMS } = TOKEN_PARAMS;
@@ -45,6 +48,8 @@ type Grant = (
 const GRANTS: Record<string, Grant> = {
   authorization_code: authorizationCodeGrant,
   refresh_token: refreshTokenGrant,
+  // RFC 8628 §3.4; answers `unsupported_grant_type` itself while `deviceAuthorization` is off.
+  'urn:ietf:params:oauth:grant-type:device_code': deviceCodeGrant,
 };
 
 /**

@@ -13,6 +13,8 @@ export interface PruneResult {
   codes: number;
   tokens: number;
   grants: number;
+  /** Expired device authorizations (RFC 8628), whatever their status. */
+  devices: number;
 }
 
 /**
@@ -41,6 +43,7 @@ export async function prune(db: Db, now: number): Promise<PruneResult> {
          OR (g.created_at <= $1
              AND NOT EXISTS (SELECT 1 FROM ${db.t.codes} AS c WHERE c.grant_id = g.id)
              AND NOT EXISTS (SELECT 1 FROM ${db.t.tokens} AS k WHERE k.grant_id = g.id))`);
-    return { interactions, codes, tokens, grants };
+    const devices = await count(`DELETE FROM ${db.t.deviceAuthorizations} WHERE expires_at <= $1`);
+    return { interactions, codes, tokens, grants, devices };
   });
 }

@@ -21,6 +21,7 @@ export interface Tables {
   grants: string;
   codes: string;
   tokens: string;
+  deviceAuthorizations: string;
 }
 
 /** Quote an identifier that has already been checked against IDENTIFIER. */
@@ -37,6 +38,7 @@ export function tableNames(schema: string, prefix: string): Tables {
     grants: table('grants'),
     codes: table('codes'),
     tokens: table('tokens'),
+    deviceAuthorizations: table('device_authorizations'),
   };
 }
 
@@ -164,6 +166,34 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE ${t.tokens}
         DROP CONSTRAINT IF EXISTS ${index('tokens_kind_check')},
         ADD CONSTRAINT ${index('tokens_kind_check')} CHECK (kind IN ('access', 'refresh', 'personal'))`,
+    ],
+  },
+  {
+    version: 6,
+    // RFC 8628. The clients' grant_types check of migration 2 is replaced by one that also allows
+    // the device grant: its name is PostgreSQL's default for that column check.
+    name: 'device authorization grant (RFC 8628): device authorizations; the device grant type for clients',
+    up: (t, index) => [
+      `CREATE TABLE ${t.deviceAuthorizations} (
+        hash text COLLATE "C" PRIMARY KEY,
+        user_code_hash text COLLATE "C" NOT NULL,
+        client_id text COLLATE "C" NOT NULL,
+        scope text[] NOT NULL,
+        resources text[],
+        created_at bigint NOT NULL,
+        expires_at bigint NOT NULL,
+        poll_interval integer NOT NULL,
+        last_polled_at bigint,
+        status text NOT NULL CHECK (status IN ('pending', 'approved', 'denied', 'redeemed')),
+        account jsonb,
+        decided_at bigint
+      )`,
+      `CREATE UNIQUE INDEX ${index('device_authorizations_user_code_hash')} ON ${t.deviceAuthorizations} (user_code_hash)`,
+      `CREATE INDEX ${index('device_authorizations_expires_at')} ON ${t.deviceAuthorizations} (expires_at)`,
+      `ALTER TABLE ${t.clients}
+        DROP CONSTRAINT IF EXISTS ${index('clients_grant_types_check')},
+        ADD CONSTRAINT ${index('clients_grant_types_check')}
+          CHECK (grant_types <@ ARRAY['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code']::text[])`,
     ],
   },
   {

@@ -1,13 +1,15 @@
 /**
  * `PostgresStorage`: the `Storage` contract on PostgreSQL. The class checks its options and
  * hands each method to the module of its topic, where the SQL is: clients.ts, interactions.ts,
- * consents.ts, grants.ts (with revocation), codes.ts, tokens.ts, and migrate.ts and prune.ts for
+ * consents.ts, grants.ts (with revocation), codes.ts, tokens.ts, devices.ts, and migrate.ts and prune.ts for
  * the upkeep of the tables. db.ts runs the statements and transactions.
  */
 import type {
   ClientRecord,
   CodeRecord,
   ConsentRecord,
+  DeviceAuthorizationRecord,
+  DevicePoll,
   GrantRecord,
   InteractionRecord,
   PersonalTokenRead,
@@ -16,10 +18,12 @@ import type {
   Storage,
   TokenRecord,
 } from '../storage/types.js';
+import type { Account } from '../types.js';
 import { deleteClient, findClient, listClients, saveClient } from './clients.js';
 import { findCode, redeemCode } from './codes.js';
 import { findConsent, listConsents, saveConsent } from './consents.js';
 import { Db } from './db.js';
+import { createDeviceAuthorization, decideDeviceAuthorization, findDeviceAuthorization, pollDeviceAuthorization } from './devices.js';
 import { createGrant, revokeAccess, revokeAccountGrants, revokeClientGrants, revokeGrant } from './grants.js';
 import { findInteraction, saveInteraction, takeInteraction } from './interactions.js';
 import { migrate, type MigrateResult } from './migrate.js';
@@ -102,7 +106,8 @@ export class PostgresStorage implements Storage {
    *   and so has the access token issued with it. A family keeps one refresh row, however long
    *   its rotation chain;
    * - revoked grants, with everything left of their family (all of it is dead already);
-   * - grants with no code and no token left.
+   * - grants with no code and no token left;
+   * - device authorizations (RFC 8628) whose `expiresAt` has passed, whatever their status.
    * Consents and clients are never pruned. Safe to run while servers use the database.
    */
   prune(now: number = Date.now()): Promise<PruneResult> {
@@ -231,5 +236,27 @@ export class PostgresStorage implements Storage {
   /** One conditional `UPDATE`: a later use recorded by another instance is kept. */
   touchPersonalToken(grantId: string, at: number): Promise<void> {
     return touchPersonalToken(this.db, grantId, at);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Device authorizations (RFC 8628).
+
+  /** One `INSERT ... ON CONFLICT`: a live record keeps its user code (`false`), an expired one is replaced. */
+  createDeviceAuthorization(record: DeviceAuthorizationRecord): Promise<boolean> {
+    return createDeviceAuthorization(this.db, record);
+  }
+
+  findDeviceAuthorization(userCodeHash: string): Promise<DeviceAuthorizationRecord | null> {
+    return findDeviceAuthorization(this.db, userCodeHash);
+  }
+
+  /** One conditional `UPDATE`: decided at most once, across processes. */
+  decideDeviceAuthorization(hash: string, now: number, account: Account | null): Promise<boolean> {
+    return decideDeviceAuthorization(this.db, hash, now, account);
+  }
+
+  /** One transaction on the locked row: exactly one poll of an approved record gets it. */
+  pollDeviceAuthorization(hash: string, clientId: string, now: number, leewayMs: number): Promise<DevicePoll> {
+    return pollDeviceAuthorization(this.db, hash, clientId, now, leewayMs);
   }
 }

@@ -3,6 +3,8 @@ import type {
   ClientRecord,
   CodeRecord,
   ConsentRecord,
+  DeviceAuthorizationRecord,
+  DevicePoll,
   GrantRecord,
   InteractionRecord,
   PersonalTokenRead,
@@ -12,6 +14,7 @@ import type {
   TokenRecord,
 } from './types.js';
 import { copyAccount } from './copy.js';
+import type { Account } from '../types.js';
 
 // Records are flat except for `scope` arrays, the account object and an interaction's request:
 // copy exactly those (structuredClone of a whole record is far slower; see BENCHMARKS.md).
@@ -96,6 +99,24 @@ const copyRequest = (r: AuthorizationRequestRecord): AuthorizationRequestRecord 
   if (r.codeChallengeMethod !== undefined) out.codeChallengeMethod = r.codeChallengeMethod;
   if (r.browserHash !== undefined) out.browserHash = r.browserHash;
   if (r.resources !== undefined) out.resources = r.resources.slice();
+  if (r.device !== undefined) out.device = r.device.codeHash === undefined ? {} : { codeHash: r.device.codeHash };
+  return out;
+};
+const copyDevice = (d: DeviceAuthorizationRecord): DeviceAuthorizationRecord => {
+  const out: DeviceAuthorizationRecord = {
+    hash: d.hash,
+    userCodeHash: d.userCodeHash,
+    clientId: d.clientId,
+    scope: d.scope.slice(),
+    createdAt: d.createdAt,
+    expiresAt: d.expiresAt,
+    interval: d.interval,
+    lastPolledAt: d.lastPolledAt,
+    status: d.status,
+    account: d.account && copyAccount(d.account),
+    decidedAt: d.decidedAt,
+  };
+  if (d.resources !== undefined) out.resources = d.resources.slice();
   return out;
 };
 const copyInteraction = (i: InteractionRecord): InteractionRecord => {
@@ -136,6 +157,9 @@ export class MemoryStorage implements Storage {
   private readonly families = new Map<string, string>();
   // The token hash of each personal access token, by its grant id (listPersonalTokens).
   private readonly personal = new Map<string, string>();
+  // Device authorizations (RFC 8628) by device-code hash, and their device-code hash by user-code hash.
+  private readonly devices = new Map<string, DeviceAuthorizationRecord>();
+  private readonly userCodes = new Map<string, string>();
 
   async saveClient(client: ClientRecord): Promise<void> {
     this.clients.set(client.id, copyClient(client));
@@ -304,6 +328,48 @@ export class MemoryStorage implements Storage {
     if (grant && grant.name !== undefined && (grant.lastUsedAt == null || grant.lastUsedAt < at)) grant.lastUsedAt = at;
   }
 
+  async createDeviceAuthorization(record: DeviceAuthorizationRecord): Promise<boolean> {
+    const taken = this.userCodes.get(record.userCodeHash);
+    const existing = taken === undefined ? undefined : this.devices.get(taken);
+    if (existing && record.createdAt < existing.expiresAt) return false;
+    if (taken !== undefined) this.devices.delete(taken);
+    this.devices.set(record.hash, copyDevice(record));
+    this.userCodes.set(record.userCodeHash, record.hash);
+    return true;
+  }
+
+  async findDeviceAuthorization(userCodeHash: string): Promise<DeviceAuthorizationRecord | null> {
+    const hash = this.userCodes.get(userCodeHash);
+    const record = hash === undefined ? undefined : this.devices.get(hash);
+    return record ? copyDevice(record) : null;
+  }
+
+  async decideDeviceAuthorization(hash: string, now: number, account: Account | null): Promise<boolean> {
+    const record = this.devices.get(hash);
+    if (!record || record.status !== 'pending' || now >= record.expiresAt) return false;
+    record.status = account ? 'approved' : 'denied';
+    record.account = account && copyAccount(account);
+    record.decidedAt = now;
+    return true;
+  }
+
+  async pollDeviceAuthorization(hash: string, clientId: string, now: number, leewayMs: number): Promise<DevicePoll> {
+    const record = this.devices.get(hash);
+    if (!record || record.clientId !== clientId) return { status: 'missing' };
+    if (record.status === 'redeemed') return { status: 'redeemed' };
+    if (now >= record.expiresAt) return { status: 'expired' };
+    if (record.status === 'approved') {
+      record.status = 'redeemed';
+      return { status: 'approved', record: copyDevice(record) };
+    }
+    if (record.status === 'denied') return { status: 'denied' };
+    const tooSoon = record.lastPolledAt !== null && now - record.lastPolledAt < record.interval * 1000 - leewayMs;
+    record.lastPolledAt = now;
+    if (!tooSoon) return { status: 'pending' };
+    record.interval += 5;
+    return { status: 'slow_down', interval: record.interval };
+  }
+
   /**
    * Delete what can no longer matter at `now` (call it periodically; O(records)):
    * - expired interactions and codes (a used code is kept until it expires: its replay revokes);
@@ -313,11 +379,19 @@ export class MemoryStorage implements Storage {
    *   expired and so has its access token. So a family keeps one refresh record however long its
    *   rotation chain (a replay after this is refused and revokes the family, even within
    *   `refreshReuseGraceSeconds`: the grace needs the rotated record);
-   * - revoked grants with everything of theirs; grants with nothing left.
+   * - revoked grants with everything of theirs; grants with nothing left;
+   * - expired device authorizations (RFC 8628), whatever their status.
    * Consents and clients stay.
    */
-  prune(now: number): { interactions: number; codes: number; tokens: number; grants: number } {
-    const removed = { interactions: 0, codes: 0, tokens: 0, grants: 0 };
+  prune(now: number): { interactions: number; codes: number; tokens: number; grants: number; devices: number } {
+    const removed = { interactions: 0, codes: 0, tokens: 0, grants: 0, devices: 0 };
+    for (const [hash, device] of this.devices) {
+      if (now >= device.expiresAt) {
+        this.devices.delete(hash);
+        if (this.userCodes.get(device.userCodeHash) === hash) this.userCodes.delete(device.userCodeHash);
+        removed.devices++;
+      }
+    }
     for (const [key, interaction] of this.interactions) {
       if (now >= interaction.expiresAt) {
         this.interactions.delete(key);

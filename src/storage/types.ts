@@ -77,7 +77,14 @@ export type ClientResponseType = 'code' | 'token';
  * A `grant_type` a client may be allowed (RFC 6749 §4.1.3, §6).
  * @group Storage
  */
-export type ClientGrantType = 'authorization_code' | 'refresh_token';
+export type ClientGrantType = 'authorization_code' | 'refresh_token' | typeof DEVICE_CODE_GRANT;
+
+/**
+ * The `grant_type` of the device authorization grant (RFC 8628 §3.4). A client may use it only
+ * when its `grantTypes` name it (docs/reference.md#device-authorization-grant-rfc-8628).
+ * @group Storage
+ */
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 /**
  * The parsed, validated authorization request an interaction carries between steps.
@@ -106,6 +113,13 @@ export interface AuthorizationRequestRecord {
    * none was sent. Copied to the code. A store must keep it.
    */
   resources?: string[];
+  /**
+   * Present on the steps of a device verification (RFC 8628 §3.3), never on those of an
+   * authorization request: `codeHash` is the device authorization the `consent` step decides
+   * (absent on the sign-in step, which only leads back to the verification page, whose path is
+   * then `redirectUri`). A store must keep it.
+   */
+  device?: { codeHash?: string };
 }
 
 /**
@@ -290,6 +304,52 @@ export interface PersonalTokenRead {
 }
 
 /**
+ * Where a device authorization (RFC 8628) stands: waiting for the user, approved, denied, or
+ * already exchanged for tokens.
+ * @group Storage
+ */
+export type DeviceAuthorizationStatus = 'pending' | 'approved' | 'denied' | 'redeemed';
+
+/**
+ * A device authorization request (RFC 8628 §3.1), from the device's request to the tokens it
+ * got, kept (as hashes) until it expires.
+ * @group Storage
+ */
+export interface DeviceAuthorizationRecord {
+  /** SHA-256 of the `device_code`: the key. */
+  hash: string;
+  /** SHA-256 of the normalized `user_code` (upper case, no dash); unique among live records. */
+  userCodeHash: string;
+  clientId: string;
+  scope: string[];
+  /** The `resource` values requested (RFC 8707), or absent. */
+  resources?: string[];
+  createdAt: number;
+  expiresAt: number;
+  /** The polling interval in seconds, raised by 5 on each `slow_down` (RFC 8628 §3.5). */
+  interval: number;
+  /** The last poll at the token endpoint, or `null`. */
+  lastPolledAt: number | null;
+  status: DeviceAuthorizationStatus;
+  /** Who approved it (`approved`, `redeemed`), else `null`. */
+  account: Account | null;
+  /** When the user approved or denied it, else `null`. */
+  decidedAt: number | null;
+}
+
+/**
+ * What `Storage.pollDeviceAuthorization` answers: `missing` (unknown, or another client's),
+ * `expired`, `pending` (poll recorded), `slow_down` (polled sooner than `interval` seconds after
+ * the last poll: interval raised by 5 and the poll recorded), `denied`, `redeemed` (already
+ * exchanged) or `approved`: the record, now `redeemed` by this call, the only one to see it so.
+ * @group Storage
+ */
+export type DevicePoll =
+  | { status: 'missing' | 'expired' | 'pending' | 'denied' | 'redeemed' }
+  | { status: 'slow_down'; interval: number }
+  | { status: 'approved'; record: DeviceAuthorizationRecord };
+
+/**
  * The storage seam. Implement it on any database; `MemoryStorage` is the reference, and
  * `describeStorageConformance()` from `authgate/testing` checks an implementation.
  *
@@ -391,4 +451,27 @@ export interface Storage {
    * most once a minute per token and never waits for it.
    */
   touchPersonalToken?(grantId: string, at: number): Promise<void>;
+  /**
+   * Optional, needed by the `deviceAuthorization` option (RFC 8628): insert a new device
+   * authorization. Answers `false`, storing nothing, when a record with the same `userCodeHash`
+   * exists and has not expired at `record.createdAt` (an expired one is replaced).
+   */
+  createDeviceAuthorization?(record: DeviceAuthorizationRecord): Promise<boolean>;
+  /** Optional (`deviceAuthorization`): the record with this `userCodeHash`, whatever its status or expiry, or `null`. */
+  findDeviceAuthorization?(userCodeHash: string): Promise<DeviceAuthorizationRecord | null>;
+  /**
+   * Optional (`deviceAuthorization`). Single use, atomic: if the record exists, is `pending` and
+   * `now < expiresAt`, set it `approved` by `account` (or `denied` when `account` is `null`) at
+   * `now` and answer `true`; otherwise change nothing and answer `false`.
+   */
+  decideDeviceAuthorization?(hash: string, now: number, account: Account | null): Promise<boolean>;
+  /**
+   * Optional (`deviceAuthorization`). Atomic, the token endpoint's step (see `DevicePoll`): for
+   * the record `hash` of `clientId` (another client's is `missing`, unchanged): `redeemed` if it
+   * was exchanged already, else `expired` if `now >= expiresAt`; `approved` turns it `redeemed`
+   * (exactly one caller gets it); `denied` stays; `pending` records `now` as `lastPolledAt`, and
+   * is `slow_down` (interval + 5) when the last poll was less than `interval` seconds minus
+   * `leewayMs` before.
+   */
+  pollDeviceAuthorization?(hash: string, clientId: string, now: number, leewayMs: number): Promise<DevicePoll>;
 }

@@ -172,8 +172,12 @@ export interface AppOptions {
 type Served = ServedResponse[];
 
 /** The body the custom `onLogin` / `onConsent` handlers answer with. */
-export const customText = (kind: 'login' | 'consent', interaction: Interaction) =>
-  kind === 'login' ? `custom login ${interaction.id}` : `custom consent ${interaction.id} ${interaction.scope.join(' ')}`;
+export const customText = (kind: 'login' | 'consent' | 'device', interaction: Interaction) =>
+  kind === 'login'
+    ? `custom login ${interaction.id}`
+    : kind === 'device'
+      ? `custom device ${interaction.id} ${interaction.device?.userCode}`
+      : `custom consent ${interaction.id} ${interaction.scope.join(' ')}`;
 
 /**
  * The same host app in each framework: the OAuth routes, then `requireToken` on `/v2`, with
@@ -201,6 +205,7 @@ const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions
         ...(options.customInteractions && {
           onLogin: (_req, res, interaction) => res.type('text/plain').send(customText('login', interaction)),
           onConsent: (_req, res, interaction) => res.type('text/plain').send(customText('consent', interaction)),
+          onDeviceVerification: (_req, res, interaction) => res.type('text/plain').send(customText('device', interaction)),
         }),
       }),
     );
@@ -245,6 +250,7 @@ const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions
       ...(options.customInteractions && {
         onLogin: (_request, reply, interaction) => reply.type('text/plain').send(customText('login', interaction)),
         onConsent: (_request, reply, interaction) => reply.type('text/plain').send(customText('consent', interaction)),
+        onDeviceVerification: (_request, reply, interaction) => reply.type('text/plain').send(customText('device', interaction)),
       }),
     });
     await app.register(async (api) => {
@@ -282,6 +288,7 @@ const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions
         ...(options.customInteractions && {
           onLogin: (c, interaction) => c.text(customText('login', interaction)),
           onConsent: (c, interaction) => c.text(customText('consent', interaction)),
+          onDeviceVerification: (c, interaction) => c.text(customText('device', interaction)),
         }),
       }),
     );
@@ -308,6 +315,7 @@ const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions
       ...(options.customInteractions && {
         onLogin: (_req, res, interaction) => text(res, 200, customText('login', interaction)),
         onConsent: (_req, res, interaction) => text(res, 200, customText('consent', interaction)),
+        onDeviceVerification: (_req, res, interaction) => text(res, 200, customText('device', interaction)),
       }),
     });
     const protect = nodeRequireToken(server);

@@ -8,6 +8,8 @@ import {
   MemoryStorage,
   type ClientRecord,
   type CodeRecord,
+  type DeviceAuthorizationRecord,
+  type DevicePoll,
   type ConsentRecord,
   type GrantRecord,
   type InteractionRecord,
@@ -43,6 +45,18 @@ class AwaitBetweenCheckAndWriteInRedeem extends MemoryStorage {
     codes.get(hash)!.usedAt = now;
     for (const token of tokens) stored.set(token.hash, structuredClone(token));
     return { ok: true, grant: structuredClone(grant) };
+  }
+}
+
+/** Reads the device record, yields, then marks it: two concurrent polls both see it approved. */
+class AwaitBetweenCheckAndWriteInDevicePoll extends MemoryStorage {
+  override async pollDeviceAuthorization(hash: string, clientId: string, now: number, leewayMs: number): Promise<DevicePoll> {
+    const { devices } = internals(this) as unknown as { devices: Map<string, DeviceAuthorizationRecord> };
+    const record = devices.get(hash);
+    if (record?.status !== 'approved' || record.clientId !== clientId) return super.pollDeviceAuthorization(hash, clientId, now, leewayMs);
+    await tick();
+    record.status = 'redeemed';
+    return { status: 'approved', record: structuredClone(record) };
   }
 }
 
@@ -261,6 +275,11 @@ const BROKEN: Broken[] = [
     catches: ['redeemCode: classifies failures', 'hashing: a full flow'],
   },
   { name: 'times returned as strings', make: () => new TimesAsStrings(), catches: ['timestamps: millisecond values'] },
+  {
+    name: 'device poll awaits between its check and its write',
+    make: () => new AwaitBetweenCheckAndWriteInDevicePoll(),
+    catches: ['device authorizations (optional): exactly one of 20 concurrent polls'],
+  },
   {
     name: 'revocation that misses tokens inserted concurrently',
     make: () => new RevocationMissesConcurrentInserts(),

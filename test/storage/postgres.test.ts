@@ -12,6 +12,7 @@ import {
   type PgPool,
   type PgPoolClient,
 } from '../../src/postgres/index.js';
+import { MIGRATIONS } from '../../src/postgres/schema.js';
 import { describeStorageConformance, runStorageConformance } from '../../src/testing/index.js';
 import type { GrantRecord, TokenRecord } from '../../src/index.js';
 import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
@@ -71,13 +72,14 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
         'authgate_clients',
         'authgate_codes',
         'authgate_consents',
+        'authgate_device_authorizations',
         'authgate_grants',
         'authgate_interactions',
         'authgate_migrations',
         'authgate_tokens',
       ]);
       const versions = await pool.query(`SELECT version, name, applied_at FROM "${s}".authgate_migrations`);
-      expect(versions.rows).toHaveLength(SCHEMA_VERSION);
+      expect(versions.rows).toHaveLength(MIGRATIONS.length);
       expect(typeof versions.rows[0].name).toBe('string');
       // An index for every lookup: by hash / id (primary keys) and by grant, pair, client, expiry.
       const indexes = await pool.query('SELECT indexdef FROM pg_indexes WHERE schemaname = $1', [s]);
@@ -105,7 +107,7 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       expect(results.filter((r) => r.from === 0)).toHaveLength(1);
       expect(results.every((r) => r.to === SCHEMA_VERSION)).toBe(true);
       const versions = await pool.query(`SELECT count(*)::int AS n FROM "${s}".authgate_migrations`);
-      expect(versions.rows[0].n).toBe(SCHEMA_VERSION);
+      expect(versions.rows[0].n).toBe(MIGRATIONS.length);
     });
 
     it('leaves a database already at a newer version alone (a newer authgate rolled out first)', async () => {
@@ -229,18 +231,18 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       await st.saveConsent({ accountUuid: 'acct', clientId: 'client', scope: ['read'], grantedAt: T });
 
       // The rotated r1 and the access token a1 its rotation revoked go at once; r2 answers for the family.
-      expect(await st.prune(T + 50)).toEqual({ interactions: 1, codes: 0, tokens: 2, grants: 1 });
+      expect(await st.prune(T + 50)).toEqual({ interactions: 1, codes: 0, tokens: 2, grants: 1, devices: 0 });
       expect(await st.findToken('r1')).toBeNull();
       expect(await st.findToken('a1')).toBeNull();
       expect(await st.findToken('a3')).toBeNull(); // its grant was revoked
       expect(await st.findRefreshFamily('f1')).toEqual({ grantId: g1.id, clientId: 'client' });
       expect(await st.findInteraction('i-old')).toBeNull();
       expect(await st.findInteraction('i-new')).not.toBeNull();
-      expect(await st.prune(T + 500)).toEqual({ interactions: 0, codes: 0, tokens: 0, grants: 0 });
+      expect(await st.prune(T + 500)).toEqual({ interactions: 0, codes: 0, tokens: 0, grants: 0, devices: 0 });
       // The used code is still there: a replay is still a replay.
       expect(await st.redeemCode('code-used', T + 500, [])).toEqual({ ok: false, reason: 'used', grantId: g1.id, usedAt: T + 1 });
 
-      expect(await st.prune(T + 600)).toEqual({ interactions: 0, codes: 2, tokens: 0, grants: 1 });
+      expect(await st.prune(T + 600)).toEqual({ interactions: 0, codes: 2, tokens: 0, grants: 1, devices: 0 });
       expect(await st.findCode('code-used')).toBeNull();
       expect(await st.findCode('code-stale')).toBeNull();
       // g1 still has its refresh tokens (no lifetime): kept, and r2 still works.
@@ -249,6 +251,34 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       expect(await st.findConsent('acct', 'client')).not.toBeNull(); // consents are never pruned
       const left = await pool.query(`SELECT id FROM "${s}".authgate_grants ORDER BY id`);
       expect(left.rows.map((r) => r.id)).toEqual([g1.id]);
+    });
+
+    it('deletes device authorizations (RFC 8628) once expired, whatever their status, and frees their user codes', async () => {
+      const s = schemaName('prune_devices');
+      created.push(s);
+      const st = new PostgresStorage(pool, { schema: s });
+      await st.migrate();
+      const device = (hash: string, expiresAt: number) => ({
+        hash,
+        userCodeHash: `u-${hash}`,
+        clientId: 'client',
+        scope: ['read'],
+        createdAt: T,
+        expiresAt,
+        interval: 5,
+        lastPolledAt: null,
+        status: 'pending' as const,
+        account: null,
+        decidedAt: null,
+      });
+      await st.createDeviceAuthorization(device('d-short', T + 100));
+      await st.createDeviceAuthorization(device('d-long', T + 1000));
+      await st.decideDeviceAuthorization('d-short', T + 1, null);
+      expect(await st.prune(T + 99)).toMatchObject({ devices: 0 });
+      expect(await st.prune(T + 100)).toMatchObject({ devices: 1 });
+      expect(await st.findDeviceAuthorization('u-d-short')).toBeNull();
+      expect((await st.findDeviceAuthorization('u-d-long'))?.hash).toBe('d-long');
+      expect(await st.pollDeviceAuthorization('d-short', 'client', T + 101, 0)).toEqual({ status: 'missing' });
     });
   });
 

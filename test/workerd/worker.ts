@@ -70,8 +70,12 @@ export interface Records {
 }
 
 /** The body of the custom `onLogin` / `onConsent` handlers: the text test/adapters/app.ts's `customText` gives. */
-const customText = (kind: 'login' | 'consent', interaction: Interaction) =>
-  kind === 'login' ? `custom login ${interaction.id}` : `custom consent ${interaction.id} ${interaction.scope.join(' ')}`;
+const customText = (kind: 'login' | 'consent' | 'device', interaction: Interaction) =>
+  kind === 'login'
+    ? `custom login ${interaction.id}`
+    : kind === 'device'
+      ? `custom device ${interaction.id} ${interaction.device?.userCode}`
+      : `custom consent ${interaction.id} ${interaction.scope.join(' ')}`;
 
 interface World {
   server: AuthorizationServer;
@@ -115,6 +119,7 @@ async function reset(body: ResetBody): Promise<ResetInfo> {
       ...(body.customInteractions && {
         onLogin: (c, interaction) => c.text(customText('login', interaction)),
         onConsent: (c, interaction) => c.text(customText('consent', interaction)),
+        onDeviceVerification: (c, interaction) => c.text(customText('device', interaction)),
       }),
     }),
   );

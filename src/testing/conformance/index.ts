@@ -7,13 +7,14 @@
  * `describe`/`it` of vitest, jest or node:test, and `runStorageConformance` runs them directly.
  *
  * The cases live in one file per topic (clients.ts, interactions.ts, consents.ts, grants.ts,
- * records.ts, codes.ts, refresh.ts, revocation.ts, personal.ts, management.ts, flow.ts), built from fixtures.ts and the
+ * records.ts, codes.ts, refresh.ts, revocation.ts, personal.ts, management.ts, flow.ts, devices.ts), built from fixtures.ts and the
  * assertions of check.ts.
  */
 import type { MakeStorage, StorageConformanceCase } from './case.js';
 import { clientCases } from './clients.js';
 import { codeCases } from './codes.js';
 import { consentCases } from './consents.js';
+import { deviceCases } from './devices.js';
 import { flowCases } from './flow.js';
 import { grantCases } from './grants.js';
 import { interactionCases } from './interactions.js';
@@ -63,6 +64,7 @@ export const storageConformanceCases: readonly StorageConformanceCase[] = Object
   ...managementCases,
   ...personalCases,
   ...flowCases,
+  ...deviceCases,
 ]);
 
 /**

@@ -1,0 +1,142 @@
+import { BROWSER_COOKIE, readCookie } from './checks/browser-binding.js';
+import { randomToken, timingSafeEqual } from './crypto.js';
+import { renderDeviceConfirmPage, renderDeviceEntryPage, renderDeviceLockedPage, renderDeviceResultPage } from './device-pages.js';
+import { errorPage } from './endpoints/failure.js';
+import { isMethod, queryParams, requestParams, single } from './http.js';
+import type { AuthorizationServer } from './server.js';
+import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from './types.js';
+
+/**
+ * The routes of the device authorization grant every adapter shares
+ * (docs/reference.md#device-authorization-grant-rfc-8628):
+ * - `POST {basePath}/device`, the device authorization endpoint, with its `verification_uri`;
+ * - `GET|POST {basePath}/device/verify`, the verification page: sign-in through the host's
+ *   `loginUrl` (the contract of authorization requests: `?interaction=<id>`, then
+ *   `authorize/resume`), then the code entry, then the confirmation (the host's
+ *   `onDeviceVerification`, or the built-in page), then the outcome.
+ *
+ * The forms are protected like the consent form: a double-submit cookie (`authgate_csrf`, scoped
+ * to `{basePath}/device`) must match the form's `csrf` field. That cookie is also the browser's
+ * secret for these pages: wrong codes are counted per browser by it, and the confirmation step is
+ * bound to it (its hash is the step's `browserHash`), so only the browser that entered the code
+ * can decide it.
+ */
+
+/** The verification page, under the mounted `basePath`. */
+export const deviceVerificationPath = (basePath: string): string => `${basePath}/device/verify`;
+
+/** The double-submit cookie of the device pages (the consent form's name, at the device pages' path). */
+const CSRF_COOKIE = 'authgate_csrf';
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+const wellFormed = (value: string) => TOKEN.test(value);
+// Adapters pass an absolute URL when they know the scheme; proxy headers are not trusted here.
+const isHttps = (request: OAuthRequest) => request.url.startsWith('https:');
+
+/** The `Set-Cookie` of the device pages' CSRF cookie. */
+const csrfCookie = (token: string, basePath: string, request: OAuthRequest) =>
+  `${CSRF_COOKIE}=${token}; Path=${basePath}/device; HttpOnly; SameSite=Lax${isHttps(request) ? '; Secure' : ''}`;
+
+/** Where the routes' pages link, and what they are called. */
+interface DeviceUiOptions {
+  basePath: string;
+  siteName?: string;
+}
+
+/**
+ * `POST {basePath}/device`: `verification_uri` is absolute (RFC 8628 §3.2): the issuer's origin
+ * when there is an issuer, else the request's, with the mounted `basePath`.
+ */
+export function handleDeviceAuthorization(server: AuthorizationServer, request: OAuthRequest, basePath: string): Promise<OAuthResponse> {
+  const issuer = server.options.issuer;
+  const from = issuer ?? request.url;
+  const origin = URL.canParse(from) ? new URL(from).origin : 'http://localhost';
+  return server.deviceAuthorization(request, origin + deviceVerificationPath(basePath));
+}
+
+/**
+ * The built-in confirmation page for the `consent` step of a device verification
+ * (`interaction.device`), with the device pages' CSRF cookie; `interactionResponse` hands such a
+ * step here. A host's `onDeviceVerification` gets the step first (`answerRoute`).
+ */
+export function deviceDecisionResponse(
+  decision: AuthorizeDecision & { type: 'consent' },
+  request: OAuthRequest,
+  options: DeviceUiOptions,
+): OAuthResponse {
+  const existing = readCookie(request, CSRF_COOKIE, wellFormed);
+  const token = existing ?? randomToken();
+  const response = renderDeviceConfirmPage(decision.interaction, {
+    action: deviceVerificationPath(options.basePath),
+    csrfToken: token,
+    ...(options.siteName !== undefined && { siteName: options.siteName }),
+  });
+  if (!existing) response.headers['set-cookie'] = csrfCookie(token, options.basePath, request);
+  return response;
+}
+
+/**
+ * `GET|POST {basePath}/device/verify`. GET: the outcome page (`?result=`), or the sign-in step, or
+ * the code entry (the code of `?user_code=` filled in). POST with `user_code`: the code is
+ * checked (a wrong one shows the entry again, too many the lock page); POST with `interaction`
+ * and `decision=approve|deny`: the confirmation is decided. Both forms need the CSRF cookie.
+ */
+export async function handleDeviceVerification(
+  server: AuthorizationServer,
+  request: OAuthRequest,
+  options: DeviceUiOptions,
+): Promise<OAuthResponse | AuthorizeDecision> {
+  const verifyPath = deviceVerificationPath(options.basePath);
+  const pageOptions = options.siteName !== undefined ? { siteName: options.siteName } : {};
+  if (!server.options.deviceAuthorization) {
+    return errorPage('not_found', 'The device authorization grant is not enabled on this server.', 404);
+  }
+  const existing = readCookie(request, CSRF_COOKIE, wellFormed);
+  const entry = (userCode: string | undefined, wrong: boolean) => {
+    const token = existing ?? randomToken();
+    const response = renderDeviceEntryPage(
+      { action: verifyPath, csrfToken: token, ...pageOptions, ...(userCode && { userCode }), wrong },
+      wrong ? 400 : 200,
+    );
+    if (!existing) response.headers['set-cookie'] = csrfCookie(token, options.basePath, request);
+    return response;
+  };
+
+  const post = isMethod(request, 'POST');
+  if (!post && !isMethod(request, 'GET') && !isMethod(request, 'HEAD')) {
+    return errorPage('invalid_request', 'This page only answers GET and POST.', 405);
+  }
+  if (!post) {
+    let query: Partial<Record<'user_code' | 'result', string>>;
+    try {
+      query = single(queryParams(request), ['user_code', 'result'] as const);
+    } catch {
+      return errorPage('invalid_request', 'A parameter was sent more than once.');
+    }
+    if (query.result === 'approved' || query.result === 'denied') return renderDeviceResultPage(query.result, pageOptions);
+    const signIn = await server.deviceVerification(request, verifyPath, query.user_code);
+    return signIn ?? entry(query.user_code?.slice(0, 20), false);
+  }
+
+  let form: Partial<Record<'csrf' | 'user_code' | 'interaction' | 'decision', string>>;
+  try {
+    form = single(requestParams(request), ['csrf', 'user_code', 'interaction', 'decision'] as const);
+  } catch {
+    return errorPage('invalid_request', 'The form was malformed. Start again.');
+  }
+  if (!form.csrf || !existing || !timingSafeEqual(form.csrf, existing)) {
+    return errorPage('invalid_request', 'The form could not be verified (missing or wrong CSRF token). Start again.', 403);
+  }
+  if (form.interaction !== undefined) {
+    if (form.decision !== 'approve' && form.decision !== 'deny')
+      return errorPage('invalid_request', "The decision must be 'approve' or 'deny'.");
+    // The confirmation step is bound to this browser's CSRF cookie (see above): checked as a binding.
+    const bound = { ...request, headers: { ...request.headers, cookie: `${BROWSER_COOKIE}=${existing}` } };
+    const refused = await server.checkBrowserBinding(form.interaction, bound);
+    if (refused) return refused;
+    return form.decision === 'approve' ? server.approve(form.interaction, request) : server.deny(form.interaction, request);
+  }
+  const outcome = await server.enterUserCode(form.user_code ?? '', request, verifyPath, existing);
+  if (outcome.type === 'decision') return outcome.decision;
+  if (outcome.type === 'locked') return renderDeviceLockedPage(outcome.until, server.options.clock.now(), pageOptions);
+  return entry(form.user_code?.slice(0, 20), true);
+}

@@ -1,0 +1,87 @@
+import { mayUseGrant } from '../checks/client-auth.js';
+import { accessAudience } from '../checks/resource.js';
+import { audit, type Context } from '../context.js';
+import { randomId, sha256Base64url } from '../crypto.js';
+import { OAuthError } from '../errors.js';
+import { DEVICE_CODE_GRANT, type ClientRecord, type GrantRecord } from '../storage/types.js';
+import { MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
+import { familyEnd, mintAccessOnly, mintPair, type IssuedTokens } from '../tokens/mint.js';
+import { checkAccountActive } from './authorization-code.js';
+import { invalidGrant } from './invalid-grant.js';
+
+/**
+ * A poll sooner than `interval` seconds after the last one by less than this is not `slow_down`:
+ * a client that waits exactly `interval` seconds (measured from its last answer) may still
+ * arrive a little early by the server's clock (timer precision, network).
+ */
+const POLL_LEEWAY_MS = 250;
+
+/**
+ * `grant_type=urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 §3.4, §3.5;
+ * docs/reference.md#device-authorization-grant-rfc-8628). Only reached through the token
+ * endpoint's grant map, so the other grants pay nothing for it. The client must authenticate (a
+ * public client with `client_id` alone) and be allowed the grant; then one atomic storage step
+ * (`pollDeviceAuthorization`) says where the request stands and, once approved, hands it to
+ * exactly one poll, which gets the tokens of a new grant.
+ */
+export async function deviceCodeGrant(
+  ctx: Context,
+  params: Partial<Record<'device_code', string>>,
+  client: ClientRecord | null,
+  resources?: readonly string[],
+): Promise<IssuedTokens> {
+  const poll = ctx.options.deviceAuthorization ? ctx.storage.pollDeviceAuthorization : undefined;
+  if (!poll) throw new OAuthError('unsupported_grant_type', 'The device authorization grant is not enabled on this server.');
+  if (!client) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
+  // Named explicitly: a client registered without `grantTypes` may not use it (the token endpoint's `mayUseGrant` allows it every type).
+  if (!client.grantTypes?.includes(DEVICE_CODE_GRANT)) {
+    throw new OAuthError('unauthorized_client', `This application may not use grant_type=${DEVICE_CODE_GRANT}.`);
+  }
+  if (params.device_code === undefined) throw new OAuthError('invalid_request', 'The device_code parameter is missing.');
+  if (params.device_code.length > MAX_TOKEN_LENGTH) throw invalidGrant();
+
+  const now = ctx.clock.now();
+  const outcome = await poll.call(ctx.storage, sha256Base64url(params.device_code), client.id, now, POLL_LEEWAY_MS);
+  switch (outcome.status) {
+    case 'pending':
+      throw new OAuthError('authorization_pending', 'The user has not yet approved this device. Keep polling.');
+    case 'slow_down':
+      throw new OAuthError('slow_down', `Polling too fast: wait ${outcome.interval} seconds between requests.`);
+    case 'denied':
+      throw new OAuthError('access_denied', 'The user denied the authorization request.');
+    case 'expired':
+      throw new OAuthError('expired_token', 'The device code has expired. Start a new device authorization.');
+    case 'missing':
+    case 'redeemed':
+      throw invalidGrant();
+  }
+  const record = outcome.record;
+  // RFC 8707 §2.2: `resource` here narrows the access token to some of the requested resources.
+  // Checked after the atomic step: a wrong one spends the approval (the client starts again).
+  const audience = resources === undefined ? record.resources : accessAudience(ctx, resources, record.resources);
+  const grant: GrantRecord = {
+    id: randomId(),
+    clientId: client.id,
+    account: record.account!,
+    scope: record.scope,
+    createdAt: now,
+    revokedAt: null,
+  };
+  const family = { grantId: grant.id, clientId: client.id };
+  const end = familyEnd(ctx, now);
+  // A client not allowed to refresh gets no refresh token, as in the code exchange.
+  const pair = mayUseGrant(client, 'refresh_token')
+    ? mintPair(ctx, family, record.scope, now, null, end, audience, record.resources)
+    : mintAccessOnly(ctx, family, record.scope, now, end, audience);
+  await ctx.storage.createGrant(grant, { tokens: pair.records });
+  if (ctx.options.isAccountActive) await checkAccountActive(ctx, grant, now);
+  audit(ctx, {
+    type: 'token.issued',
+    grantType: 'device_code',
+    clientId: client.id,
+    accountUuid: grant.account.uuid,
+    grantId: grant.id,
+    scope: pair.scope,
+  });
+  return { grant, pair };
+}

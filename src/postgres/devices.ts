@@ -1,0 +1,103 @@
+/**
+ * Device authorizations (RFC 8628): created with a user code unique among live ones, decided once
+ * on the verification page, and polled at the token endpoint until exchanged once.
+ */
+import type { DeviceAuthorizationRecord, DevicePoll } from '../storage/types.js';
+import type { Account } from '../types.js';
+import type { Db } from './db.js';
+import { ms, msOrNull, strings, type Row } from './rows.js';
+
+function toDevice(r: Row): DeviceAuthorizationRecord {
+  const record: DeviceAuthorizationRecord = {
+    hash: r['hash'] as string,
+    userCodeHash: r['user_code_hash'] as string,
+    clientId: r['client_id'] as string,
+    scope: strings(r['scope']),
+    createdAt: ms(r['created_at']),
+    expiresAt: ms(r['expires_at']),
+    interval: Number(r['poll_interval']),
+    lastPolledAt: msOrNull(r['last_polled_at']),
+    status: r['status'] as DeviceAuthorizationRecord['status'],
+    account: (r['account'] as Account | null) ?? null,
+    decidedAt: msOrNull(r['decided_at']),
+  };
+  if (r['resources'] != null) record.resources = strings(r['resources']);
+  return record;
+}
+
+/**
+ * One `INSERT ... ON CONFLICT (user_code_hash) DO UPDATE ... WHERE` the holder of the user code
+ * has expired: a live holder keeps it (no row returned: `false`), an expired one is replaced.
+ */
+export async function createDeviceAuthorization(db: Db, d: DeviceAuthorizationRecord): Promise<boolean> {
+  const { rows } = await db.query(
+    'createDeviceAuthorization',
+    `INSERT INTO ${db.t.deviceAuthorizations} AS d
+    (hash, user_code_hash, client_id, scope, resources, created_at, expires_at, poll_interval, last_polled_at, status, account, decided_at)
+    VALUES ($1, $2, $3, $4::text[], $5::text[], $6, $7, $8, $9, $10, $11::jsonb, $12)
+    ON CONFLICT (user_code_hash) DO UPDATE SET hash = EXCLUDED.hash, client_id = EXCLUDED.client_id, scope = EXCLUDED.scope,
+      resources = EXCLUDED.resources, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at,
+      poll_interval = EXCLUDED.poll_interval, last_polled_at = EXCLUDED.last_polled_at, status = EXCLUDED.status,
+      account = EXCLUDED.account, decided_at = EXCLUDED.decided_at
+    WHERE d.expires_at <= EXCLUDED.created_at
+    RETURNING 1`,
+    [
+      d.hash,
+      d.userCodeHash,
+      d.clientId,
+      d.scope,
+      d.resources ?? null,
+      ms(d.createdAt),
+      ms(d.expiresAt),
+      d.interval,
+      msOrNull(d.lastPolledAt),
+      d.status,
+      d.account ? JSON.stringify(d.account) : null,
+      msOrNull(d.decidedAt),
+    ],
+  );
+  return rows.length === 1;
+}
+
+/** The record holding this user code, whatever its status or expiry, or null. */
+export async function findDeviceAuthorization(db: Db, userCodeHash: string): Promise<DeviceAuthorizationRecord | null> {
+  const { rows } = await db.query('findDeviceAuthorization', `SELECT * FROM ${db.t.deviceAuthorizations} WHERE user_code_hash = $1`, [
+    userCodeHash,
+  ]);
+  return rows[0] ? toDevice(rows[0]) : null;
+}
+
+/** One conditional `UPDATE ... WHERE status = 'pending' AND expires_at > $now`: of concurrent deciders, one wins. */
+export async function decideDeviceAuthorization(db: Db, hash: string, now: number, account: Account | null): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'decideDeviceAuthorization',
+    `UPDATE ${db.t.deviceAuthorizations} SET status = $3, account = $4::jsonb, decided_at = $2
+    WHERE hash = $1 AND status = 'pending' AND expires_at > $2`,
+    [hash, ms(now), account ? 'approved' : 'denied', account ? JSON.stringify(account) : null],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * One transaction: the row is locked (`SELECT ... FOR UPDATE`, so concurrent polls of one device
+ * code take turns), judged as `Storage.pollDeviceAuthorization` says, and updated.
+ */
+export async function pollDeviceAuthorization(db: Db, hash: string, clientId: string, now: number, leewayMs: number): Promise<DevicePoll> {
+  const at = ms(now);
+  return db.transaction('pollDeviceAuthorization', async (tx) => {
+    const { rows } = await tx.query(`SELECT * FROM ${db.t.deviceAuthorizations} WHERE hash = $1 FOR UPDATE`, [hash]);
+    const record = rows[0] ? toDevice(rows[0]) : null;
+    if (!record || record.clientId !== clientId) return { status: 'missing' };
+    if (record.status === 'redeemed') return { status: 'redeemed' };
+    if (at >= record.expiresAt) return { status: 'expired' };
+    if (record.status === 'approved') {
+      await tx.query(`UPDATE ${db.t.deviceAuthorizations} SET status = 'redeemed' WHERE hash = $1`, [hash]);
+      return { status: 'approved', record: { ...record, status: 'redeemed' } };
+    }
+    if (record.status === 'denied') return { status: 'denied' };
+    const tooSoon = record.lastPolledAt !== null && at - record.lastPolledAt < record.interval * 1000 - leewayMs;
+    const interval = tooSoon ? record.interval + 5 : record.interval;
+    await tx.query(`UPDATE ${db.t.deviceAuthorizations} SET last_polled_at = $2, poll_interval = $3 WHERE hash = $1`, [hash, at, interval]);
+    return tooSoon ? { status: 'slow_down', interval } : { status: 'pending' };
+  });
+}

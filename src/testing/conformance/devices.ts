@@ -1,0 +1,219 @@
+/**
+ * Device authorizations (RFC 8628), the optional part of `Storage`: records round trip, user
+ * codes are unique among live records, a decision happens once, and polling answers as the
+ * contract says, with exactly one poll getting an approved record, also under concurrency. A
+ * storage without the optional methods passes these cases without running them (it cannot be
+ * used with the `deviceAuthorization` option: the server refuses it).
+ */
+import { DEVICE_CODE_GRANT, type ClientGrantType, type DeviceAuthorizationRecord, type Storage } from '../../storage/types.js';
+import { conformanceCase, type MakeStorage, type StorageConformanceCase } from './case.js';
+import { check, same } from './check.js';
+import { CONFORMANCE_RACERS, T0, hash, id, makeAccount, warmUp } from './fixtures.js';
+
+/** The device lifetime of fixtures: ten minutes; the interval five seconds. */
+const LIFETIME = 600_000;
+const INTERVAL = 5;
+
+type DeviceStorage = Storage &
+  Required<
+    Pick<Storage, 'createDeviceAuthorization' | 'findDeviceAuthorization' | 'decideDeviceAuthorization' | 'pollDeviceAuthorization'>
+  >;
+
+/** The storage under test, or `null` when it has none of the optional device methods. */
+async function deviceStorage(make: MakeStorage): Promise<DeviceStorage | null> {
+  const storage = await make();
+  const methods = ['createDeviceAuthorization', 'findDeviceAuthorization', 'decideDeviceAuthorization', 'pollDeviceAuthorization'] as const;
+  const present = methods.filter((m) => typeof storage[m] === 'function');
+  if (present.length === 0) return null;
+  check(
+    present.length === methods.length,
+    `a storage with some device methods must have all four (${methods.join(', ')}); it has ${present.join(', ')}`,
+  );
+  return storage as DeviceStorage;
+}
+
+/** A pending device authorization created at T0. */
+function makeDevice(over: Partial<DeviceAuthorizationRecord> = {}): DeviceAuthorizationRecord {
+  return {
+    hash: hash(),
+    userCodeHash: hash(),
+    clientId: id(),
+    scope: ['read', 'write'],
+    createdAt: T0,
+    expiresAt: T0 + LIFETIME,
+    interval: INTERVAL,
+    lastPolledAt: null,
+    status: 'pending',
+    account: null,
+    decidedAt: null,
+    ...over,
+  };
+}
+
+/** The cases on device authorizations. */
+export const deviceCases: readonly StorageConformanceCase[] = [
+  conformanceCase('device authorizations (optional): a client allowed the device grant round trips its grantTypes', async (make) => {
+    const storage = await deviceStorage(make);
+    if (!storage) return;
+    const client = {
+      id: id(),
+      name: 'Terminal CLI',
+      redirectUri: 'http://127.0.0.1/cb',
+      secretHash: null,
+      createdAt: T0,
+      grantTypes: [DEVICE_CODE_GRANT, 'refresh_token'] as ClientGrantType[],
+    };
+    await storage.saveClient(client);
+    same(await storage.findClient(client.id), client, 'findClient returns the device grant among the grantTypes');
+  }),
+
+  conformanceCase('device authorizations (optional): a record round trips with every field, found by its user code hash', async (make) => {
+    const storage = await deviceStorage(make);
+    if (!storage) return;
+    const full = makeDevice({ resources: ['https://api.example/'] });
+    const minimal = makeDevice();
+    same(await storage.createDeviceAuthorization(full), true, 'createDeviceAuthorization of a new record answers true');
+    same(await storage.createDeviceAuthorization(minimal), true, 'createDeviceAuthorization of another record answers true');
+    same(await storage.findDeviceAuthorization(full.userCodeHash), full, 'findDeviceAuthorization returns the record with its resources');
+    same(
+      await storage.findDeviceAuthorization(minimal.userCodeHash),
+      minimal,
+      'findDeviceAuthorization returns a record without resources as saved',
+    );
+    same(await storage.findDeviceAuthorization(hash()), null, 'findDeviceAuthorization of an unknown user code is null');
+  }),
+
+  conformanceCase(
+    'device authorizations (optional): a user code is unique among live records; an expired holder is replaced',
+    async (make) => {
+      const storage = await deviceStorage(make);
+      if (!storage) return;
+      const first = makeDevice();
+      await storage.createDeviceAuthorization(first);
+      const clash = makeDevice({
+        userCodeHash: first.userCodeHash,
+        createdAt: first.expiresAt - 1,
+        expiresAt: first.expiresAt - 1 + LIFETIME,
+      });
+      same(await storage.createDeviceAuthorization(clash), false, 'a user code held by a live record is refused (false)');
+      same(await storage.findDeviceAuthorization(first.userCodeHash), first, 'the live holder is unchanged');
+      const later = makeDevice({ userCodeHash: first.userCodeHash, createdAt: first.expiresAt, expiresAt: first.expiresAt + LIFETIME });
+      same(await storage.createDeviceAuthorization(later), true, 'a user code whose holder expired (createdAt >= its expiresAt) is taken');
+      same(await storage.findDeviceAuthorization(first.userCodeHash), later, 'the user code now finds the new record');
+      same(
+        await storage.pollDeviceAuthorization(first.hash, first.clientId, first.expiresAt, 0),
+        { status: 'missing' },
+        'the replaced record is gone',
+      );
+    },
+  ),
+
+  conformanceCase('device authorizations (optional): decided once, while pending and unexpired (boundary -1 ms / 0)', async (make) => {
+    const storage = await deviceStorage(make);
+    if (!storage) return;
+    const account = makeAccount();
+    const record = makeDevice();
+    await storage.createDeviceAuthorization(record);
+    same(await storage.decideDeviceAuthorization(record.hash, T0 + 10, account), true, 'the first decision answers true');
+    same(await storage.decideDeviceAuthorization(record.hash, T0 + 11, null), false, 'a second decision answers false');
+    same(
+      await storage.findDeviceAuthorization(record.userCodeHash),
+      { ...record, status: 'approved', account, decidedAt: T0 + 10 },
+      'the approved record names its account (extra fields too) and decision time',
+    );
+    const denied = makeDevice();
+    await storage.createDeviceAuthorization(denied);
+    same(
+      await storage.decideDeviceAuthorization(denied.hash, denied.expiresAt - 1, null),
+      true,
+      'a denial at expiresAt - 1 ms answers true',
+    );
+    same((await storage.findDeviceAuthorization(denied.userCodeHash))?.status, 'denied', 'a denied record is denied, with no account');
+    const expired = makeDevice();
+    await storage.createDeviceAuthorization(expired);
+    same(await storage.decideDeviceAuthorization(expired.hash, expired.expiresAt, account), false, 'no decision at now = expiresAt');
+    same(await storage.decideDeviceAuthorization(hash(), T0, account), false, 'no decision of an unknown record');
+  }),
+
+  conformanceCase(
+    'device authorizations (optional): polling answers pending, slow_down (+5 s), denied, expired, and the approval once',
+    async (make) => {
+      const storage = await deviceStorage(make);
+      if (!storage) return;
+      const record = makeDevice();
+      await storage.createDeviceAuthorization(record);
+      const poll = (at: number, clientId = record.clientId) => storage.pollDeviceAuthorization(record.hash, clientId, at, 0);
+      same(await poll(T0 + 1, id()), { status: 'missing' }, "another client's poll is missing");
+      same(await poll(T0 + 1), { status: 'pending' }, 'the first poll is pending');
+      same(
+        await poll(T0 + 1 + INTERVAL * 1000 - 1),
+        { status: 'slow_down', interval: INTERVAL + 5 },
+        'a poll 1 ms too soon is slow_down, interval + 5',
+      );
+      same((await storage.findDeviceAuthorization(record.userCodeHash))?.interval, INTERVAL + 5, 'the raised interval is stored');
+      same(
+        await poll(T0 + 1 + INTERVAL * 1000 - 1 + (INTERVAL + 5) * 1000),
+        { status: 'pending' },
+        'a poll after the raised interval is pending',
+      );
+      const account = makeAccount();
+      await storage.decideDeviceAuthorization(record.hash, T0 + 20_000, account);
+      same(await poll(T0 + 20_001, id()), { status: 'missing' }, "another client's poll does not take the approval");
+      const won = await poll(T0 + 20_002);
+      check(won.status === 'approved', `an approved record is handed to the next poll (got ${JSON.stringify(won)})`);
+      same(won.record.account, account, 'with the account that approved it');
+      same(await poll(T0 + 20_003), { status: 'redeemed' }, 'the next poll finds it redeemed');
+      same(await poll(record.expiresAt + 1), { status: 'redeemed' }, 'redeemed is reported before expired');
+
+      const denied = makeDevice();
+      await storage.createDeviceAuthorization(denied);
+      await storage.decideDeviceAuthorization(denied.hash, T0 + 1, null);
+      same(
+        await storage.pollDeviceAuthorization(denied.hash, denied.clientId, T0 + 2, 0),
+        { status: 'denied' },
+        'a denied record polls denied',
+      );
+      same(
+        await storage.pollDeviceAuthorization(denied.hash, denied.clientId, denied.expiresAt, 0),
+        { status: 'expired' },
+        'expired at now = expiresAt',
+      );
+      same(await storage.pollDeviceAuthorization(hash(), denied.clientId, T0, 0), { status: 'missing' }, 'an unknown record is missing');
+    },
+  ),
+
+  conformanceCase(
+    `device authorizations (optional): exactly one of ${CONFORMANCE_RACERS} concurrent polls gets an approved record; one of concurrent decisions wins`,
+    async (make) => {
+      const storage = await deviceStorage(make);
+      if (!storage) return;
+      await warmUp(storage);
+      const record = makeDevice();
+      await storage.createDeviceAuthorization(record);
+      const decisions = await Promise.all(
+        Array.from({ length: CONFORMANCE_RACERS }, (_, i) =>
+          storage.decideDeviceAuthorization(record.hash, T0 + 1, i % 2 ? makeAccount() : null),
+        ),
+      );
+      check(
+        decisions.filter(Boolean).length === 1,
+        `decideDeviceAuthorization must decide once under concurrency: ${decisions.filter(Boolean).length} of ${CONFORMANCE_RACERS} won`,
+      );
+      const approved = makeDevice();
+      await storage.createDeviceAuthorization(approved);
+      await storage.decideDeviceAuthorization(approved.hash, T0 + 1, makeAccount());
+      const polls = await Promise.all(
+        Array.from({ length: CONFORMANCE_RACERS }, () => storage.pollDeviceAuthorization(approved.hash, approved.clientId, T0 + 2, 0)),
+      );
+      const winners = polls.filter((p) => p.status === 'approved');
+      check(
+        winners.length === 1,
+        `pollDeviceAuthorization must hand an approval to exactly one caller: ${winners.length} of ${CONFORMANCE_RACERS} got it. Check and mark redeemed must be one atomic step.`,
+      );
+      check(
+        polls.every((p) => p.status === 'approved' || p.status === 'redeemed'),
+        'the other concurrent polls find it redeemed',
+      );
+    },
+  ),
+];
