@@ -43,14 +43,15 @@ interface DeviceUiOptions {
 }
 
 /**
- * `POST {basePath}/device`: `verification_uri` is absolute (RFC 8628 §3.2): the issuer's origin
- * when there is an issuer, else the request's, with the mounted `basePath`.
+ * `POST {basePath}/device`: `verification_uri` is absolute (RFC 8628 §3.2), built as the metadata
+ * builds every endpoint URL: the `issuer` (its path included) and the mounted `basePath`; without
+ * an issuer, the request's origin and the `basePath`.
  */
 export function handleDeviceAuthorization(server: AuthorizationServer, request: OAuthRequest, basePath: string): Promise<OAuthResponse> {
   const issuer = server.options.issuer;
-  const from = issuer ?? request.url;
-  const origin = URL.canParse(from) ? new URL(from).origin : 'http://localhost';
-  return server.deviceAuthorization(request, origin + deviceVerificationPath(basePath));
+  const base =
+    issuer !== undefined ? issuer.replace(/\/$/, '') : URL.canParse(request.url) ? new URL(request.url).origin : 'http://localhost';
+  return server.deviceAuthorization(request, base + deviceVerificationPath(basePath));
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { authorizationCodeGrant } from '../grants/authorization-code.js';
 import { deviceCodeGrant } from '../grants/device-code.js';
+import { DEVICE_CODE_GRANT } from '../storage/types.js';
 import { refreshTokenGrant } from '../grants/refresh-token.js';
 import { formParamsWithin, jsonTextResponse, requestParams, singleWithin } from '../http.js';
 import type { ClientRecord } from '../storage/types.js';
@@ -79,7 +80,8 @@ export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthR
     if (params.grant_type === undefined) throw new OAuthError('invalid_request', 'The grant_type parameter is missing.');
     const grant = Object.hasOwn(GRANTS, params.grant_type) ? GRANTS[params.grant_type] : undefined;
     if (!grant) {
-      throw new OAuthError('unsupported_grant_type', "The grant_type must be 'authorization_code' or 'refresh_token'.");
+      const device = ctx.options.deviceAuthorization ? `, or '${DEVICE_CODE_GRANT}'` : '';
+      throw new OAuthError('unsupported_grant_type', `The grant_type must be 'authorization_code' or 'refresh_token'${device}.`);
     }
     // RFC 6749 §5.2: the authenticated client may not use this grant type (RFC 7591 `grant_types`).
     if (client && !mayUseGrant(client, params.grant_type)) {

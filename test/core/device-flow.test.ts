@@ -5,7 +5,7 @@
  * single use under races. Over HTTP with a real RFC 8628 client: test/adapters/device-flow.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { handleDeviceVerification } from '../../src/device-ui.js';
+import { handleDeviceAuthorization, handleDeviceVerification } from '../../src/device-ui.js';
 import {
   AuthorizationServer,
   ConfigError,
@@ -440,5 +440,39 @@ describe('device verification page (the adapter kit handler)', () => {
     expect(elsewhere).toMatchObject({ type: 'error', status: 400 });
     const here = await page(t, t.post(VERIFY, { interaction: id, csrf, decision: 'approve' }, { cookie }));
     expect(here).toEqual({ type: 'redirect', location: `${VERIFY}?result=approved` });
+  });
+});
+
+describe('verification_uri', () => {
+  it('is built as the metadata builds endpoints: the issuer with its path, then the mounted basePath; else the request origin', async () => {
+    for (const [issuer, expected] of [
+      ['https://auth.example/tenant-1', 'https://auth.example/tenant-1/v1/oauth/device/verify'],
+      ['https://auth.example', 'https://auth.example/v1/oauth/device/verify'],
+      [undefined, 'http://127.0.0.1:8080/v1/oauth/device/verify'],
+    ] as const) {
+      const t = await deviceSetup(issuer === undefined ? {} : { issuer });
+      const res = await handleDeviceAuthorization(
+        t.server,
+        t.post('http://127.0.0.1:8080/v1/oauth/device', { client_id: t.cli.clientId }),
+        '/v1/oauth',
+      );
+      expect(json(res)['verification_uri']).toBe(expected);
+      if (issuer !== undefined) {
+        const endpoint = t.server.metadataDocument()?.['device_authorization_endpoint'] as string;
+        expect(endpoint).toBe(expected.replace(/\/verify$/, ''));
+      }
+    }
+  });
+});
+
+describe('unsupported_grant_type', () => {
+  it('names the device grant among those the server takes only while it is enabled', async () => {
+    const on = await deviceSetup();
+    const answer = json(await on.server.token(on.post('/v1/oauth/token', { grant_type: 'password' })));
+    expect(answer).toMatchObject({ error: 'unsupported_grant_type' });
+    expect(answer['error_description']).toContain(DEVICE_CODE_GRANT);
+    const off = await setup();
+    const offAnswer = json(await off.server.token(off.post('/v1/oauth/token', { grant_type: 'password' })));
+    expect(offAnswer['error_description']).not.toContain('device_code');
   });
 });
