@@ -31,14 +31,16 @@ ${
     : html`
 <table><tr><th>Application</th><th>Access</th><th>Authorized</th><th></th></tr>
 ${apps.map(
-  (app) => html`<tr><td><strong>${app.client.name}</strong></td><td>${scopeWords(app.scope)} (<code>${app.scope.join(' ')}</code>)</td>
-<td>${formatDate(app.grantedAt)}</td>
+  (
+    app,
+  ) => html`<tr><td><strong>${app.client.name}</strong></td><td data-label="Access">${scopeWords(app.scope)} (<code>${app.scope.join(' ')}</code>)</td>
+<td data-label="Authorized">${formatDate(app.grantedAt)}</td>
 <td><form method="post" action="/account/applications/revoke">${csrfField(session.csrf)}<input type="hidden" name="client_id" value="${app.client.id}">
 <button class="danger">Revoke access</button></form></td></tr>`,
 )}</table>
 <h2>Every application at once</h2>
-<form method="post" action="/account/applications/revoke-all" class="box">${csrfField(session.csrf)}
-<p>Lost a device, or leaving Nimbus? End the access of every application above in one go.</p>
+<form method="post" action="/account/applications/revoke-all" class="box">
+<p>Lost a device, or leaving Nimbus? End the access of every application above in one go.</p>${csrfField(session.csrf)}
 <button class="danger">Sign out of every app</button></form>`
 }`,
     );

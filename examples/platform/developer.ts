@@ -70,7 +70,7 @@ ${
 <table><tr><th>Application</th><th>Client ID and callback URL</th><th></th></tr>
 ${mine.map(
   (app) => html`<tr><td><strong>${app.name}</strong><br><span class="muted">since ${formatDate(app.createdAt)}</span></td>
-<td><code class="id">${app.clientId}</code><br><code>${app.redirectUri}</code></td>
+<td data-label="Client ID and callback URL"><code class="id">${app.clientId}</code><br><code>${app.redirectUri}</code></td>
 <td>${
     managedByDemo(app)
       ? html`<p class="muted">Run by the demo, which holds its secret: it resets the secret and callback URL at each start.</p>`

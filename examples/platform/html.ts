@@ -84,7 +84,7 @@ header{display:flex;flex-wrap:wrap;align-items:center;justify-content:space-betw
 header a{color:#fff;text-decoration:none}.brand{font-weight:700;font-size:1.2rem}
 nav{display:flex;flex-wrap:wrap;align-items:center;gap:.25rem 1.25rem}nav form{display:inline-flex;align-items:center;white-space:nowrap}.who{opacity:.8;margin-right:.5rem}
 main{max-width:48rem;margin:2rem auto;padding:0 1rem}h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem}
-.box{background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:1rem 1.25rem;margin:1rem 0}.box h2{margin:0 0 .5rem}.box p:last-child{margin-bottom:0}
+.box{background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:1rem 1.25rem;margin:1rem 0}.box h2{margin:0 0 .5rem}.box>:first-child,.box>form>:first-child{margin-top:0}.box p:last-child{margin-bottom:0}
 table{width:100%;border-collapse:collapse;background:#fff;border:1px solid #d0d7de;border-radius:8px}
 th,td{text-align:left;padding:.6rem .75rem;border-bottom:1px solid #eaeef2;vertical-align:top}tr:last-child td{border-bottom:none}th{font-size:.85rem;color:#57606a}
 label{display:block;margin:.75rem 0 .25rem;font-weight:600}input[type=text],input[type=email],input[type=password],input[type=url]{font:inherit;width:100%;box-sizing:border-box;padding:.45rem .6rem;border:1px solid #d0d7de;border-radius:6px}
@@ -95,9 +95,10 @@ button.link{background:none;border:none;color:#fff;padding:0;text-decoration:und
 td form{display:inline-block;margin:0 .25rem .25rem 0}.actions{margin-top:1rem}
 code{background:#eef1f4;padding:.05rem .3rem;border-radius:4px;overflow-wrap:anywhere}
 code.id{display:inline-block;max-width:100%;box-sizing:border-box;overflow-x:auto;white-space:nowrap;vertical-align:bottom}
-.secret{font-family:ui-monospace,monospace;background:#fff8c5;border:1px solid #d4a72c;padding:.5rem;border-radius:6px;word-break:break-all}
+.secret{display:block;margin:.25rem 0 0;font-family:ui-monospace,monospace;background:#fff8c5;border:1px solid #d4a72c;padding:.5rem;border-radius:6px;word-break:break-all}
 .flash{background:#dafbe1;border:1px solid #4ac26b;padding:.5rem .75rem;border-radius:6px}
 .error{background:#ffebe9;border:1px solid #ff8182;padding:.5rem .75rem;border-radius:6px}
 .muted{color:#57606a;font-size:.9rem}
 @media (max-width:40rem){header{padding:.6rem 1rem}main{margin:1.25rem auto}
-table,tbody,tr,td{display:block}tr:first-child:has(th){display:none}tr{border-bottom:1px solid #d0d7de}tr:last-child{border-bottom:none}td{border-bottom:none;padding:.4rem .75rem}}`;
+table,tbody,tr,td{display:block}tr:first-child:has(th){display:none}tr{border-bottom:1px solid #d0d7de}tr:last-child{border-bottom:none}td{border-bottom:none;padding:.4rem .75rem}
+td[data-label]::before{content:attr(data-label);display:block;font-size:.8rem;font-weight:600;color:#57606a}}`;
