@@ -67,7 +67,7 @@ ${
   mine.length === 0
     ? html`<div class="box muted">You have not registered an application yet.</div>`
     : html`
-<table><tr><th>Application</th><th>Client ID and callback URL</th><th></th></tr>
+<table class="apps"><tr><th>Application</th><th>Client ID and callback URL</th><th></th></tr>
 ${mine.map(
   (app) => html`<tr><td><strong>${app.name}</strong><br><span class="muted">since ${formatDate(app.createdAt)}</span></td>
 <td data-label="Client ID and callback URL"><code class="id">${app.clientId}</code><br><code>${app.redirectUri}</code></td>

@@ -94,6 +94,7 @@ button.secondary{background:#fff;color:#0069ff}button.danger{background:#fff;col
 button.link{background:none;border:none;color:#fff;padding:0;text-decoration:underline}a.cancel{margin-left:1rem}
 td form{display:inline-block;margin:0 .25rem .25rem 0}.actions{margin-top:1rem}
 code{background:#eef1f4;padding:.05rem .3rem;border-radius:4px;overflow-wrap:anywhere}
+table.apps{table-layout:fixed}table.apps th:first-child{width:28%}table.apps th:last-child{width:10rem}
 code.id{display:inline-block;max-width:100%;box-sizing:border-box;overflow-x:auto;white-space:nowrap;vertical-align:bottom}
 .secret{display:block;margin:.25rem 0 0;font-family:ui-monospace,monospace;background:#fff8c5;border:1px solid #d4a72c;padding:.5rem;border-radius:6px;word-break:break-all}
 .flash{background:#dafbe1;border:1px solid #4ac26b;padding:.5rem .75rem;border-radius:6px}

@@ -82,6 +82,9 @@ describe.skipIf(!browserAvailable)('Managing applications in Chromium', { timeou
     expect(await text(page, '.flash')).toBe("Bob's CLI v2 is saved. Its old callback URL no longer works.");
     expect(await text(page, 'main')).toContain(NEW_CALLBACK);
     await shot(page, 'manage-02-edited');
+    // The long client ID scrolls in its own box: the table stays inside the page's column.
+    const [table, main] = await Promise.all([page.locator('table').boundingBox(), page.locator('main').boundingBox()]);
+    expect(table!.x + table!.width).toBeLessThanOrEqual(main!.x + main!.width);
 
     expect((await token({ grant_type: 'authorization_code', code: pendingCode, redirect_uri: OLD_CALLBACK, ...credentials })).error).toBe(
       'invalid_grant',
