@@ -144,6 +144,9 @@ describe.skipIf(!browserAvailable)('OAuth flows in Chromium', { timeout: E2E_TIM
     await navigate(page, page.locator('#implicit-connect'));
     await navigate(page, page.getByRole('button', { name: 'Deny' }));
     await page.locator('#implicit-status', { hasText: 'did not succeed' }).waitFor();
+    expect(await text(page, '#implicit-status')).toBe(
+      'The authorization did not succeed: Nimbus answered access_denied. The user denied the authorization request.',
+    );
     expect((await json(page, '#implicit-output')).error).toBe('access_denied');
   });
 
