@@ -200,6 +200,15 @@ describe.skipIf(!browserAvailable)('Nimbus pages in Chromium', { timeout: E2E_TI
       maxRedirects: 0,
     });
     expect(forged.status()).toBe(403);
+    // The confirm steps' forms too: `confirm=yes` without the session's token acts on nothing.
+    for (const [path, form] of [
+      ['/account/applications/revoke', { client_id: h.demo.client.clientId, confirm: 'yes' }],
+      ['/account/applications/revoke-all', { confirm: 'yes' }],
+      ['/developer/revoke-tokens', { client_id: h.demo.client.clientId, confirm: 'yes' }],
+      ['/developer/delete', { client_id: h.demo.client.clientId, confirm: 'yes' }],
+    ] as const) {
+      expect([path, (await request.post(`${h.platformUrl}${path}`, { form, maxRedirects: 0 })).status()]).toEqual([path, 403]);
+    }
     expect(
       (
         await request.post(`${h.platformUrl}/developer/apps`, { form: { name: 'x', redirect_uri: 'https://x.example/cb', csrf: 'guess' } })
