@@ -1,13 +1,14 @@
 /**
  * Starts the whole demo in one process: Nimbus (the platform, with authgate) and StatusBoard (a
  * third-party app, a separate web app on another port that only talks HTTP to Nimbus). StatusBoard
- * is registered with Nimbus at start, as if Ada had done it on the developer page.
+ * is Ada's application on Nimbus, registered at the first start and reused after (platform/demo-clients.ts).
  * `npm run demo` (examples/demo.ts) and the browser tests (test/e2e) both start it from here.
  */
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DEVICE_CODE_GRANT, type Storage } from '../src/index.js';
+import type { Storage } from '../src/index.js';
+import { cliClient, statusBoardClient } from './platform/demo-clients.js';
 import { createPlatform } from './platform/platform.js';
 import { DEMO_USERS } from './platform/sign-in.js';
 import { createThirdPartyApp } from './third-party-app/app.js';
@@ -39,10 +40,7 @@ export async function startDemo({ host = '127.0.0.1', platformPort = 3000, appPo
   const platform = createPlatform({ url: nimbus.url, storage });
   nimbus.http.on('request', platform.app);
 
-  const client = await platform.registerApp(DEMO_USERS[0]!.account.uuid, {
-    name: 'StatusBoard',
-    redirectUri: `${statusBoard.url}/callback`,
-  });
+  const client = await statusBoardClient(platform.server, DEMO_USERS[0]!.account.uuid, `${statusBoard.url}/callback`);
   statusBoard.http.on(
     'request',
     await createThirdPartyApp({
@@ -54,12 +52,7 @@ export async function startDemo({ host = '127.0.0.1', platformPort = 3000, appPo
   );
 
   // A command-line tool signs in with the device grant (RFC 8628): a public client allowed only that.
-  const cli = await platform.server.registerClient({
-    name: 'Nimbus CLI',
-    redirectUri: 'http://127.0.0.1/cb',
-    public: true,
-    grantTypes: [DEVICE_CODE_GRANT, 'refresh_token'],
-  });
+  const cli = await cliClient(platform.server);
 
   return {
     platformUrl: nimbus.url,

@@ -42,9 +42,9 @@ ${
 <table><tr><th>Name</th><th>Access</th><th>Expires</th><th>Last used</th><th></th></tr>
 ${tokens.map(
   (t) => html`<tr><td><strong>${t.name}</strong><br><span class="muted">created ${formatDate(t.createdAt)}</span></td>
-<td>${scopeWords(t.scope)} (<code>${t.scope.join(' ')}</code>)</td>
-<td>${t.expiresAt === null ? 'Never' : t.expiresAt <= now ? html`<strong>Expired</strong> ${formatDate(t.expiresAt)}` : formatDate(t.expiresAt)}</td>
-<td>${t.lastUsedAt === null ? html`<span class="muted">Never used</span>` : formatDate(t.lastUsedAt)}</td>
+<td data-label="Access">${scopeWords(t.scope)} (<code>${t.scope.join(' ')}</code>)</td>
+<td data-label="Expires">${t.expiresAt === null ? 'Never' : t.expiresAt <= now ? html`<strong>Expired</strong> ${formatDate(t.expiresAt)}` : formatDate(t.expiresAt)}</td>
+<td data-label="Last used">${t.lastUsedAt === null ? html`<span class="muted">Never used</span>` : formatDate(t.lastUsedAt)}</td>
 <td><form method="post" action="/account/tokens/revoke">${csrfField(session.csrf)}<input type="hidden" name="id" value="${t.id}">
 <button class="danger">Revoke</button></form></td></tr>`,
 )}</table>`

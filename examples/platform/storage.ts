@@ -6,8 +6,9 @@ import { MemoryStorage, type Storage } from '../../src/index.js';
 /**
  * In memory by default: nothing to set up, and a restart forgets everything. With DATABASE_URL
  * set, PostgreSQL through `authgate/postgres` (tables created or upgraded at start, expired rows
- * pruned hourly). The platform's own sessions and the developer page's app owners stay in
- * memory, and the demo registers StatusBoard anew at every start.
+ * pruned hourly). The platform's own sessions stay in memory; the applications and their owners
+ * are in authgate's tables, and the demo finds its StatusBoard client there again at the next
+ * start (demo-clients.ts).
  */
 export async function chooseStorage(env: NodeJS.ProcessEnv = process.env): Promise<{ storage: Storage; close(): Promise<void> }> {
   if (env.DATABASE_URL) {

@@ -26,11 +26,19 @@ export interface ThirdPartyAppOptions {
 
 interface AppSession {
   csrf: string;
-  /** The authorization request under way: what to expect back. */
-  pending?: { state: string; scope: string };
+  /** The authorization request under way: what to expect back, and whether it was silent (`prompt=none`). */
+  pending?: { state: string; scope: string; silent: boolean };
   tokens?: oauth.TokenEndpointResponse;
-  /** The outcome of the last step, shown on the home page. */
-  result?: { title: string; ok: boolean; body?: unknown };
+  /** The outcome of the last step, shown on the home page: data as JSON, a failure in words. */
+  result?: { title: string; ok: boolean; body?: unknown; failure?: Failure; note?: string };
+}
+
+/** What went wrong, from the OAuth error the library reports (RFC 6749 §4.1.2.1, §5.2; RFC 6750 §3). */
+interface Failure {
+  /** The OAuth error code, e.g. `consent_required`, `invalid_token`. */
+  code: string;
+  status?: number;
+  description?: string;
 }
 
 const COOKIE = 'statusboard_session';
@@ -103,7 +111,13 @@ export async function createThirdPartyApp(options: ThirdPartyAppOptions) {
       res,
       'Dashboard',
       `
-${result ? `<section class="${result.ok ? 'ok' : 'fail'}" id="result"><h2>${esc(result.title)}</h2>${result.body === undefined ? '' : `<pre>${json(result.body)}</pre>`}</section>` : ''}
+${
+  result
+    ? `<section class="${result.ok ? 'ok' : 'fail'}" id="result"><h2>${esc(result.title)}</h2>${result.note ? `<p id="result-note">${esc(result.note)}</p>` : ''}${
+        result.failure ? failureHtml(result.failure) : ''
+      }${result.body === undefined ? '' : `<pre>${json(result.body)}</pre>`}</section>`
+    : ''
+}
 ${
   tokens
     ? `<p id="connected">Connected to Nimbus as <strong>${esc(info?.name)}</strong> (${esc(info?.email)}), scope <code>${esc(tokens.scope)}</code>.</p>
@@ -127,7 +141,7 @@ ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/
     const session = sessionOf(req, res);
     const scope = SCOPES.find((s) => s === req.query.scope) ?? 'read write';
     const state = oauth.randomState(); // unguessable; proves the callback answers our own request
-    session.pending = { state, scope };
+    session.pending = { state, scope, silent: req.query.prompt === 'none' };
     const params: Record<string, string> = { redirect_uri: redirectUri, response_type: 'code', scope, state };
     if (req.query.prompt === 'none' || req.query.prompt === 'login') params.prompt = req.query.prompt;
     if (typeof req.query.max_auth_age === 'string' && /^\d{1,6}$/.test(req.query.max_auth_age))
@@ -158,10 +172,19 @@ ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/
       // The user may have edited the scope in the link: check what was granted (RFC 6749 §3.3).
       session.result =
         tokens.scope === pending.scope
-          ? { title: 'Connected: the code was exchanged for tokens', ok: true }
+          ? {
+              title: pending.silent ? 'Reconnected silently: no page was shown' : 'Connected: the code was exchanged for tokens',
+              ok: true,
+              ...(pending.silent && { note: SILENT_OK }),
+            }
           : { title: `Granted scope "${tokens.scope}" differs from the requested "${pending.scope}"`, ok: false, body: tokens };
     } catch (error) {
-      session.result = { title: 'The authorization did not succeed', ok: false, body: describe(error) };
+      session.result = {
+        title: pending?.silent ? 'The silent reconnect did not succeed: no page was shown' : 'The authorization did not succeed',
+        ok: false,
+        failure: describe(error),
+        ...(pending?.silent && { note: SILENT_FAILED }),
+      };
     }
     res.redirect(303, '/'); // the code leaves the address bar
   });
@@ -175,7 +198,7 @@ ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/
       try {
         session.result = session.tokens ? await run(session.tokens, session) : { title: 'Not connected', ok: false };
       } catch (error) {
-        session.result = { title: `${label} failed`, ok: false, body: describe(error) };
+        session.result = { title: `${label} failed`, ok: false, failure: describe(error) };
       }
       res.redirect(303, '/');
     },
@@ -221,22 +244,53 @@ ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/
   return app;
 }
 
-/** What went wrong, in the words of the OAuth error the library reports. */
-function describe(error: unknown): Record<string, unknown> {
-  if (error instanceof oauth.AuthorizationResponseError) return { error: error.error, error_description: error.error_description };
+const SILENT_OK =
+  'prompt=none: Nimbus sent the browser straight back, showing no sign-in or consent page, because you are signed in there and had authorized StatusBoard.';
+const SILENT_FAILED = 'prompt=none: Nimbus may not show a page, so instead of asking you it sent the browser straight back with an error.';
+
+/** What went wrong, in the terms of the OAuth error the library reports. */
+function describe(error: unknown): Failure {
+  if (error instanceof oauth.AuthorizationResponseError)
+    return { code: error.error, ...(error.error_description && { description: error.error_description }) };
   if (error instanceof oauth.ResponseBodyError)
-    return { status: error.status, error: error.error, error_description: error.error_description };
+    return { code: error.error, status: error.status, ...(error.error_description && { description: error.error_description }) };
   if (error instanceof oauth.WWWAuthenticateChallengeError) {
-    // 401 / 403 from the API, with `WWW-Authenticate: Bearer error="invalid_token", …` (RFC 6750).
-    return { status: error.status, 'www-authenticate': error.cause.map((c) => ({ scheme: c.scheme, ...c.parameters })) };
+    // 401 / 403 from the API, with `WWW-Authenticate: Bearer error="invalid_token", …` (RFC 6750 §3).
+    const params = error.cause.find((c) => c.scheme === 'bearer')?.parameters ?? error.cause[0]?.parameters ?? {};
+    return {
+      code: params.error ?? `http_${error.status}`,
+      status: error.status,
+      ...(params.error_description && { description: params.error_description }),
+    };
   }
-  return { error: error instanceof Error ? error.message : String(error) };
+  return { code: 'client_error', description: error instanceof Error ? error.message : String(error) };
+}
+
+/** The usual OAuth error codes in words (RFC 6749 §4.1.2.1 and §5.2, RFC 6750 §3.1, OpenID Connect prompt errors). */
+const MEANING: Record<string, string> = {
+  access_denied: 'You declined on Nimbus: StatusBoard got no access.',
+  consent_required: 'You have not authorized StatusBoard (or you revoked it), and Nimbus may not ask you now.',
+  login_required: 'You are not signed in to Nimbus (or not recently enough), and Nimbus may not ask you to sign in now.',
+  interaction_required: 'Nimbus needs to show you a page, and may not now.',
+  invalid_grant: 'The code or refresh token is no longer valid: used, revoked or expired. Connect again.',
+  invalid_token: 'Nimbus refused the access token: it was revoked or has expired. Refresh it or connect again.',
+  insufficient_scope: 'The token does not allow this: connect with more access.',
+  invalid_client: "Nimbus did not accept StatusBoard's client credentials.",
+};
+
+function failureHtml(failure: Failure): string {
+  const esc = (v: unknown) => String(v).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  if (failure.code === 'client_error') return `<p class="failure">StatusBoard could not finish: ${esc(failure.description)}</p>`;
+  const meaning = Object.hasOwn(MEANING, failure.code) ? MEANING[failure.code] : undefined;
+  return `<p class="failure">Nimbus answered <code class="error-code">${esc(failure.code)}</code>${failure.status ? ` (HTTP ${failure.status})` : ''}${
+    meaning ? `: ${esc(meaning)}` : '.'
+  }</p>${failure.description ? `<p class="error-description">${esc(failure.description)}</p>` : ''}`;
 }
 
 const STYLE = `[hidden]{display:none!important}body{margin:0;font:16px/1.5 system-ui,sans-serif;color:#1f2328;background:#fbfaf7}
-header{display:flex;gap:1rem;align-items:baseline;padding:.75rem 1.5rem;background:#0b5d3b;color:#fff}
+header{display:flex;flex-wrap:wrap;gap:0 1rem;align-items:baseline;padding:.75rem 1.5rem;background:#0b5d3b;color:#fff}
 header a{color:#fff;font-weight:700;font-size:1.2rem;text-decoration:none}header span{opacity:.8;font-size:.9rem}
-main{max-width:52rem;margin:2rem auto;padding:0 1rem}h1{font-size:1.5rem}h2{font-size:1.1rem;margin-top:1.75rem}
+main{max-width:52rem;margin:2rem auto;padding:0 1rem}p.error-description{font-style:italic}h1{font-size:1.5rem}h2{font-size:1.1rem;margin-top:1.75rem}
 .row{display:flex;flex-wrap:wrap;gap:.5rem;margin:1rem 0}.row form{margin:0}
 button,a.button{font:inherit;font-size:.95rem;padding:.45rem 1rem;border-radius:6px;border:1px solid #1a7f52;background:#1a7f52;color:#fff;cursor:pointer;text-decoration:none}
 button.secondary{background:#fff;color:#1a7f52}button.danger{background:#fff;color:#cf222e;border-color:#cf222e}

@@ -110,6 +110,16 @@ export const text = async (page: Page, selector: string) =>
 export const json = async <T = Record<string, unknown>>(page: Page, selector: string) =>
   JSON.parse((await page.locator(selector).textContent()) ?? '') as T;
 
+/** A failure as StatusBoard shows it in `#result`: the OAuth error code and the server's description, as read on the page. */
+export async function failure(page: Page): Promise<{ code: string; description: string; sentence: string }> {
+  const description = page.locator('#result .error-description');
+  return {
+    code: await text(page, '#result .error-code'),
+    description: (await description.count()) ? await text(page, '#result .error-description') : '',
+    sentence: await text(page, '#result .failure'),
+  };
+}
+
 /** Every page the browser showed (committed navigations of the main frame), to prove a flow showed none of the platform's. */
 export function pagesShown(page: Page): string[] {
   const urls: string[] = [];

@@ -10,6 +10,7 @@ import {
   browserAvailable,
   connect,
   E2E_TIMEOUT,
+  failure,
   json,
   navigate,
   pagesShown,
@@ -132,15 +133,20 @@ describe.skipIf(!browserAvailable)('OAuth flows in Chromium', { timeout: E2E_TIM
     await navigate(page, page.getByRole('button', { name: 'Deny' }));
     expect(page.url()).toBe(`${h.appUrl}/`);
     expect(await text(page, '#result h2')).toBe('The authorization did not succeed');
-    expect(await json(page, '#result pre')).toEqual({
-      error: 'access_denied',
-      error_description: 'The user denied the authorization request.',
+    expect(await failure(page)).toEqual({
+      code: 'access_denied',
+      description: 'The user denied the authorization request.',
+      sentence: 'Nimbus answered access_denied: You declined on Nimbus: StatusBoard got no access.',
     });
+    expect(await page.locator('#result pre').count()).toBe(0); // words, not raw JSON
     await shot(page, 'flows-10-app-access-denied');
 
     await navigate(page, page.locator('#implicit-connect'));
     await navigate(page, page.getByRole('button', { name: 'Deny' }));
     await page.locator('#implicit-status', { hasText: 'did not succeed' }).waitFor();
+    expect(await text(page, '#implicit-status')).toBe(
+      'The authorization did not succeed: Nimbus answered access_denied. The user denied the authorization request.',
+    );
     expect((await json(page, '#implicit-output')).error).toBe('access_denied');
   });
 
@@ -149,18 +155,22 @@ describe.skipIf(!browserAvailable)('OAuth flows in Chromium', { timeout: E2E_TIM
     const shown = pagesShown(page);
     await page.goto(`${h.appUrl}/`);
     await navigate(page, page.locator('#connect-silent'));
-    expect(await json(page, '#result pre')).toMatchObject({ error: 'login_required' });
+    expect(await text(page, '#result h2')).toBe('The silent reconnect did not succeed: no page was shown');
+    expect((await failure(page)).code).toBe('login_required');
+    expect(await text(page, '#result-note')).toContain('instead of asking you it sent the browser straight back with an error');
+    await shot(page, 'flows-11a-app-silent-login-required');
 
     await page.goto(`${h.platformUrl}/login`);
     await signIn(page, BOB);
     await page.goto(`${h.appUrl}/`);
     await navigate(page, page.locator('#connect-silent'));
-    expect(await json(page, '#result pre')).toMatchObject({ error: 'consent_required' });
+    expect((await failure(page)).code).toBe('consent_required');
 
     const first = await connect(page, h.appUrl, BOB); // Bob authorizes once…
     shown.length = 0;
     await navigate(page, page.locator('#connect-silent')); // …then StatusBoard gets a new token without showing anything
-    expect(await text(page, '#result h2')).toContain('Connected');
+    expect(await text(page, '#result h2')).toBe('Reconnected silently: no page was shown');
+    expect(await text(page, '#result-note')).toContain('showing no sign-in or consent page');
     const second = await json<ShownTokens>(page, '#token-response');
     expect(second.access_token).not.toBe(first.access_token);
     expect(second.info.email).toBe('bob@example.com');

@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { ADA, BOB, browserAvailable, connect, E2E_TIMEOUT, json, navigate, shot, signIn, text, useBrowserDemo } from './harness.js';
+import { ADA, BOB, browserAvailable, connect, E2E_TIMEOUT, failure, navigate, shot, signIn, text, useBrowserDemo } from './harness.js';
 
 describe.skipIf(!browserAvailable)('Nimbus pages in Chromium', { timeout: E2E_TIMEOUT }, () => {
   const h = useBrowserDemo();
@@ -22,7 +22,15 @@ describe.skipIf(!browserAvailable)('Nimbus pages in Chromium', { timeout: E2E_TI
     expect(await row.textContent()).toMatch(/\d{4}, \d\d:\d\d UTC/);
     await shot(page, 'platform-01-authorized-apps');
 
+    // One click asks first, naming the app; Cancel changes nothing; Confirm revokes.
     await navigate(page, row.getByRole('button', { name: 'Revoke access' }));
+    expect(await page.title()).toBe('Revoke access · Nimbus');
+    expect(await text(page, '#confirm')).toContain('Revoke the access of StatusBoard to your Nimbus account?');
+    await shot(page, 'platform-01b-revoke-access-confirm');
+    await navigate(page, page.getByRole('link', { name: 'Cancel' }));
+    expect(await text(page, 'main')).toContain('StatusBoard'); // not revoked
+    await navigate(page, page.locator('tr', { hasText: 'StatusBoard' }).getByRole('button', { name: 'Revoke access' }));
+    await navigate(page, page.locator('#confirm').getByRole('button', { name: 'Revoke access' }));
     expect(await text(page, '.flash')).toBe('StatusBoard can no longer access your account.');
     expect(await text(page, 'main')).toContain('You have not authorized any application.');
     await shot(page, 'platform-02-authorized-apps-revoked');
@@ -30,14 +38,12 @@ describe.skipIf(!browserAvailable)('Nimbus pages in Chromium', { timeout: E2E_TI
     await page.goto(`${h.appUrl}/`);
     await navigate(page, page.getByRole('button', { name: 'GET /v2/account' }));
     expect(await text(page, '#result h2')).toBe('GET /v2/account failed');
-    expect(await json(page, '#result pre')).toMatchObject({
-      status: 401,
-      'www-authenticate': [{ scheme: 'bearer', error: 'invalid_token' }],
-    });
+    expect(await failure(page)).toMatchObject({ code: 'invalid_token' });
+    expect((await failure(page)).sentence).toMatch(/^Nimbus answered invalid_token \(HTTP 401\): Nimbus refused the access token/);
     await shot(page, 'platform-03-app-api-401-after-revoke');
 
     await navigate(page, page.locator('#connect-silent'));
-    expect(await json(page, '#result pre')).toMatchObject({ error: 'consent_required' });
+    expect((await failure(page)).code).toBe('consent_required');
   });
 
   it('Developer: register an app, its secret shown once; reset the secret; bad callback URL explained', async () => {
@@ -85,6 +91,11 @@ describe.skipIf(!browserAvailable)('Nimbus pages in Chromium', { timeout: E2E_TI
     await shot(page, 'platform-06-developer-apps');
 
     await navigate(page, row.getByRole('button', { name: 'Reset client secret' }));
+    expect(await text(page, '#confirm')).toContain("Reset the client secret of Bob's deploy bot?");
+    expect(await exchange(secret)).toBe('invalid_grant'); // one click did not reset it
+    await shot(page, 'platform-06b-developer-reset-confirm');
+    await navigate(page, page.getByRole('button', { name: 'Reset the secret' }));
+    expect(await page.title()).toBe("New client secret for Bob's deploy bot · Nimbus");
     const newSecret = await text(page, '.secret');
     expect(newSecret).not.toBe(secret);
     expect(await exchange(secret)).toBe('invalid_client');
@@ -97,15 +108,36 @@ describe.skipIf(!browserAvailable)('Nimbus pages in Chromium', { timeout: E2E_TI
 
     await page.goto(`${h.platformUrl}/developer`);
     const row = page.locator('tr', { hasText: 'StatusBoard' });
+    // StatusBoard's secret is the demo's: no reset, edit or delete of it here.
+    expect(await row.getByRole('button', { name: 'Reset client secret' }).count()).toBe(0);
+    expect(await row.getByRole('button', { name: 'Delete' }).count()).toBe(0);
+    expect(await row.getByRole('link', { name: 'Edit' }).count()).toBe(0);
+    // The routes refuse it too, even with the session's CSRF token and confirm=yes.
+    const csrf = (await page.locator('input[name=csrf]').first().getAttribute('value'))!;
+    for (const action of ['reset-secret', 'delete', 'edit']) {
+      const forced = await page.context().request.post(`${h.platformUrl}/developer/${action}`, {
+        form: { client_id: h.demo.client.clientId, csrf, confirm: 'yes', name: 'Hijacked', redirect_uri: 'https://evil.example/cb' },
+        maxRedirects: 0,
+      });
+      expect([action, forced.status(), forced.headers()['location']]).toEqual([action, 303, '/developer']);
+    }
+    expect(await h.demo.platform.server.getClient(h.demo.client.clientId)).toMatchObject({ name: 'StatusBoard' });
     await navigate(page, row.getByRole('button', { name: 'Revoke all tokens' }));
+    expect(await text(page, '#confirm')).toContain('Revoke every token StatusBoard holds, for every user?');
+    await page.goto(`${h.appUrl}/`);
+    await navigate(page, page.getByRole('button', { name: 'GET /v2/account' }));
+    expect(await text(page, '#result h2')).toBe('GET /v2/account: 200'); // one click did not revoke
+    await page.goto(`${h.platformUrl}/developer`);
+    await navigate(page, page.locator('tr', { hasText: 'StatusBoard' }).getByRole('button', { name: 'Revoke all tokens' }));
+    await navigate(page, page.locator('#confirm').getByRole('button', { name: 'Revoke all tokens' }));
     expect(await text(page, '.flash')).toContain('Every token StatusBoard held is revoked.');
     await shot(page, 'platform-07-developer-tokens-revoked');
 
     await page.goto(`${h.appUrl}/`);
     await navigate(page, page.getByRole('button', { name: 'GET /v2/account' }));
-    expect(await json(page, '#result pre')).toMatchObject({ status: 401 });
+    expect((await failure(page)).sentence).toContain('invalid_token (HTTP 401)');
     await navigate(page, page.getByRole('button', { name: 'Refresh the token' }));
-    expect(await json(page, '#result pre')).toMatchObject({ error: 'invalid_grant' });
+    expect((await failure(page)).code).toBe('invalid_grant');
     await navigate(page, page.locator('#connect-silent')); // the consent stays: new tokens without a page
     await navigate(page, page.getByRole('button', { name: 'GET /v2/account' }));
     expect(await text(page, '#result h2')).toBe('GET /v2/account: 200');
@@ -168,6 +200,15 @@ describe.skipIf(!browserAvailable)('Nimbus pages in Chromium', { timeout: E2E_TI
       maxRedirects: 0,
     });
     expect(forged.status()).toBe(403);
+    // The confirm steps' forms too: `confirm=yes` without the session's token acts on nothing.
+    for (const [path, form] of [
+      ['/account/applications/revoke', { client_id: h.demo.client.clientId, confirm: 'yes' }],
+      ['/account/applications/revoke-all', { confirm: 'yes' }],
+      ['/developer/revoke-tokens', { client_id: h.demo.client.clientId, confirm: 'yes' }],
+      ['/developer/delete', { client_id: h.demo.client.clientId, confirm: 'yes' }],
+    ] as const) {
+      expect([path, (await request.post(`${h.platformUrl}${path}`, { form, maxRedirects: 0 })).status()]).toEqual([path, 403]);
+    }
     expect(
       (
         await request.post(`${h.platformUrl}/developer/apps`, { form: { name: 'x', redirect_uri: 'https://x.example/cb', csrf: 'guess' } })
@@ -185,6 +226,6 @@ describe.skipIf(!browserAvailable)('Nimbus pages in Chromium', { timeout: E2E_TI
     expect(await page.locator('header').getByRole('link', { name: 'Sign in' }).count()).toBe(1);
     await page.goto(`${h.appUrl}/`);
     await navigate(page, page.locator('#connect-silent'));
-    expect(await json(page, '#result pre')).toMatchObject({ error: 'login_required' });
+    expect((await failure(page)).code).toBe('login_required');
   });
 });

@@ -35,7 +35,12 @@ if (callback) {
     // RFC 9207: the answer comes from another authorization server than the one asked (mix-up).
     show('Unexpected issuer: this response is ignored.', { iss: params.get('iss') });
   } else if (params.has('error')) {
-    show('The authorization did not succeed', { error: params.get('error'), error_description: params.get('error_description') });
+    // In words with the OAuth error code (RFC 6749 §4.2.2.1); textContent, so nothing in it is markup.
+    const description = params.get('error_description');
+    show(`The authorization did not succeed: Nimbus answered ${params.get('error')}.${description ? ` ${description}` : ''}`, {
+      error: params.get('error'),
+      error_description: description,
+    });
   } else if (params.get('scope') !== expected.scope) {
     show(`Granted scope "${params.get('scope')}" differs from the requested "${expected.scope}": not used.`, {});
   } else {
