@@ -3,6 +3,7 @@ import { randomToken, timingSafeEqual } from './crypto.js';
 import { renderDeviceConfirmPage, renderDeviceEntryPage, renderDeviceLockedPage, renderDeviceResultPage } from './device-pages.js';
 import { errorPage } from './endpoints/failure.js';
 import { isMethod, queryParams, requestParams, single } from './http.js';
+import { pageOptions, type PageOptions } from './pages.js';
 import type { AuthorizationServer } from './server.js';
 import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from './types.js';
 
@@ -56,19 +57,21 @@ export function handleDeviceAuthorization(server: AuthorizationServer, request: 
 /**
  * The built-in confirmation page for the `consent` step of a device verification
  * (`interaction.device`), with the device pages' CSRF cookie; `interactionResponse` hands such a
- * step here. A host's `onDeviceVerification` gets the step first (`answerRoute`).
+ * step here with the brand and language of the consent page (`page`, from `pageOptions`). A
+ * host's `onDeviceVerification` gets the step first (`answerRoute`).
  */
 export function deviceDecisionResponse(
   decision: AuthorizeDecision & { type: 'consent' },
   request: OAuthRequest,
-  options: DeviceUiOptions,
+  options: { basePath: string },
+  page: PageOptions = {},
 ): OAuthResponse {
   const existing = readCookie(request, CSRF_COOKIE, wellFormed);
   const token = existing ?? randomToken();
   const response = renderDeviceConfirmPage(decision.interaction, {
     action: deviceVerificationPath(options.basePath),
     csrfToken: token,
-    ...(options.siteName !== undefined && { siteName: options.siteName }),
+    ...page,
   });
   if (!existing) response.headers['set-cookie'] = csrfCookie(token, options.basePath, request);
   return response;
@@ -86,7 +89,8 @@ export async function handleDeviceVerification(
   options: DeviceUiOptions,
 ): Promise<OAuthResponse | AuthorizeDecision> {
   const verifyPath = deviceVerificationPath(options.basePath);
-  const pageOptions = options.siteName !== undefined ? { siteName: options.siteName } : {};
+  // The brand and language of the server's `pages` option, as on the consent page (docs/reference.md#branding-and-languages).
+  const page = pageOptions(server.options.pages, request, options.siteName);
   if (!server.options.deviceAuthorization) {
     return errorPage('not_found', 'The device authorization grant is not enabled on this server.', 404);
   }
@@ -94,7 +98,7 @@ export async function handleDeviceVerification(
   const entry = (userCode: string | undefined, wrong: boolean) => {
     const token = existing ?? randomToken();
     const response = renderDeviceEntryPage(
-      { action: verifyPath, csrfToken: token, ...pageOptions, ...(userCode && { userCode }), wrong },
+      { action: verifyPath, csrfToken: token, ...page, ...(userCode && { userCode }), wrong },
       wrong ? 400 : 200,
     );
     if (!existing) response.headers['set-cookie'] = csrfCookie(token, options.basePath, request);
@@ -112,7 +116,7 @@ export async function handleDeviceVerification(
     } catch {
       return errorPage('invalid_request', 'A parameter was sent more than once.');
     }
-    if (query.result === 'approved' || query.result === 'denied') return renderDeviceResultPage(query.result, pageOptions);
+    if (query.result === 'approved' || query.result === 'denied') return renderDeviceResultPage(query.result, page);
     const signIn = await server.deviceVerification(request, verifyPath, query.user_code);
     return signIn ?? entry(query.user_code?.slice(0, 20), false);
   }
@@ -137,6 +141,6 @@ export async function handleDeviceVerification(
   }
   const outcome = await server.enterUserCode(form.user_code ?? '', request, verifyPath, existing);
   if (outcome.type === 'decision') return outcome.decision;
-  if (outcome.type === 'locked') return renderDeviceLockedPage(outcome.until, server.options.clock.now(), pageOptions);
+  if (outcome.type === 'locked') return renderDeviceLockedPage(outcome.until, server.options.clock.now(), page);
   return entry(form.user_code?.slice(0, 20), true);
 }
