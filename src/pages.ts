@@ -43,10 +43,11 @@ export const fill = (text: string, values: Record<string, string>): string =>
 const strong = (text: string) => new Markup(`<strong>${escapeHtml(text)}</strong>`);
 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1b1f24;overflow-wrap:anywhere}
-h1{font-size:1.4rem}.box{border:1px solid #d0d7de;border-radius:8px;padding:1rem 1.25rem}.box>:first-child{margin-top:0}
+h1{font-size:1.4rem}.box{border:1px solid #d0d7de;border-radius:8px;padding:1rem 1.25rem}.box>:first-child{margin-top:0}.box>:last-child{margin-bottom:0}
 button{font:inherit;padding:.5rem 1.2rem;border-radius:6px;border:1px solid var(--accent);margin:0 .5rem .5rem 0;cursor:pointer}
 .site{display:flex;align-items:center;gap:.5rem;font-weight:600;color:#57606a;margin:0 0 1rem}.site img{height:2rem;width:auto}
-.primary{background:var(--accent);color:#fff}.secondary{background:#fff;color:var(--accent)}a{color:var(--accent)}code{background:#f6f8fa;padding:0 .2rem}`;
+.primary{background:var(--accent);color:#fff}.secondary{background:#fff;color:var(--accent)}a{color:var(--accent)}code{background:#f6f8fa;padding:0 .2rem}
+input{font:inherit;padding:.35rem .6rem;border:1px solid #8c959f;border-radius:6px;max-width:100%;box-sizing:border-box}#user_code{font-family:ui-monospace,monospace;letter-spacing:.08em;text-transform:uppercase}`;
 
 /**
  * How the built-in pages look and speak: the platform's name, the brand, the language and its
