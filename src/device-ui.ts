@@ -4,6 +4,7 @@ import { renderDeviceConfirmPage, renderDeviceEntryPage, renderDeviceLockedPage,
 import { errorPage } from './endpoints/failure.js';
 import { isMethod, queryParams, requestParams, single } from './http.js';
 import { pageOptions, type PageOptions } from './pages.js';
+import { secureCookies } from './proxy.js';
 import type { AuthorizationServer } from './server.js';
 import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from './types.js';
 
@@ -30,12 +31,12 @@ export const deviceVerificationPath = (basePath: string): string => `${basePath}
 const CSRF_COOKIE = 'authgate_csrf';
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 const wellFormed = (value: string) => TOKEN.test(value);
-// Adapters pass an absolute URL when they know the scheme; proxy headers are not trusted here.
-const isHttps = (request: OAuthRequest) => request.url.startsWith('https:');
-
-/** The `Set-Cookie` of the device pages' CSRF cookie. */
-const csrfCookie = (token: string, basePath: string, request: OAuthRequest) =>
-  `${CSRF_COOKIE}=${token}; Path=${basePath}/device; HttpOnly; SameSite=Lax${isHttps(request) ? '; Secure' : ''}`;
+/**
+ * The `Set-Cookie` of the device pages' CSRF cookie: `Secure` as the consent page's, when the
+ * issuer or the request URL is https (`secureCookies`, docs/reference.md#behind-a-proxy).
+ */
+const csrfCookie = (token: string, basePath: string, secure: boolean) =>
+  `${CSRF_COOKIE}=${token}; Path=${basePath}/device; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 
 /** Where the routes' pages link, and what they are called. */
 interface DeviceUiOptions {
@@ -65,6 +66,7 @@ export function deviceDecisionResponse(
   request: OAuthRequest,
   options: { basePath: string },
   page: PageOptions = {},
+  secure: boolean = secureCookies(undefined, request),
 ): OAuthResponse {
   const existing = readCookie(request, CSRF_COOKIE, wellFormed);
   const token = existing ?? randomToken();
@@ -73,7 +75,7 @@ export function deviceDecisionResponse(
     csrfToken: token,
     ...page,
   });
-  if (!existing) response.headers['set-cookie'] = csrfCookie(token, options.basePath, request);
+  if (!existing) response.headers['set-cookie'] = csrfCookie(token, options.basePath, secure);
   return response;
 }
 
@@ -101,7 +103,7 @@ export async function handleDeviceVerification(
       { action: verifyPath, csrfToken: token, ...page, ...(userCode && { userCode }), wrong },
       wrong ? 400 : 200,
     );
-    if (!existing) response.headers['set-cookie'] = csrfCookie(token, options.basePath, request);
+    if (!existing) response.headers['set-cookie'] = csrfCookie(token, options.basePath, secureCookies(server.options.issuer, request));
     return response;
   };
 

@@ -95,7 +95,7 @@ export function interactionResponse(
     case 'consent': {
       // The confirmation of a device verification (RFC 8628 §3.3): its own page, at its own path.
       if (decision.interaction.device) {
-        return deviceDecisionResponse(decision, request, { basePath }, pageOptions(pages, request, options.siteName));
+        return deviceDecisionResponse(decision, request, { basePath }, pageOptions(pages, request, options.siteName), secure);
       }
       const existing = readCookie(request, CSRF_COOKIE);
       const csrfToken = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomToken();

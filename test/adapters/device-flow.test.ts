@@ -328,3 +328,14 @@ describe.each(FRAMEWORKS)('%s: the device pages with the brand, in the language 
     expect(denied.text).toContain('L&#39;appareil n&#39;a pas été connecté.');
   });
 });
+
+describe.each(FRAMEWORKS)('%s: the device pages behind a TLS proxy (an https issuer)', (framework) => {
+  const app = useApp({ framework, server: { ...SERVER, issuer: 'https://auth.example' } });
+
+  it("the device pages' CSRF cookie is Secure, as the consent page's (docs/reference.md#behind-a-proxy)", async () => {
+    const a = app();
+    const entry = await a.get(VERIFY, a.signIn(ADA));
+    expect(entry.status).toBe(200);
+    expect(setCookieValue(entry.headers, 'authgate_csrf')?.attributes).toMatch(/HttpOnly; SameSite=Lax; Secure$/);
+  });
+});
