@@ -3,6 +3,8 @@ import { randomToken, timingSafeEqual } from './crypto.js';
 import { renderDeviceConfirmPage, renderDeviceEntryPage, renderDeviceLockedPage, renderDeviceResultPage } from './device-pages.js';
 import { errorPage } from './endpoints/failure.js';
 import { isMethod, queryParams, requestParams, single } from './http.js';
+import { pageOptions, type PageOptions } from './pages.js';
+import { secureCookies } from './proxy.js';
 import type { AuthorizationServer } from './server.js';
 import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from './types.js';
 
@@ -29,12 +31,12 @@ export const deviceVerificationPath = (basePath: string): string => `${basePath}
 const CSRF_COOKIE = 'authgate_csrf';
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 const wellFormed = (value: string) => TOKEN.test(value);
-// Adapters pass an absolute URL when they know the scheme; proxy headers are not trusted here.
-const isHttps = (request: OAuthRequest) => request.url.startsWith('https:');
-
-/** The `Set-Cookie` of the device pages' CSRF cookie. */
-const csrfCookie = (token: string, basePath: string, request: OAuthRequest) =>
-  `${CSRF_COOKIE}=${token}; Path=${basePath}/device; HttpOnly; SameSite=Lax${isHttps(request) ? '; Secure' : ''}`;
+/**
+ * The `Set-Cookie` of the device pages' CSRF cookie: `Secure` as the consent page's, when the
+ * issuer or the request URL is https (`secureCookies`, docs/reference.md#behind-a-proxy).
+ */
+const csrfCookie = (token: string, basePath: string, secure: boolean) =>
+  `${CSRF_COOKIE}=${token}; Path=${basePath}/device; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 
 /** Where the routes' pages link, and what they are called. */
 interface DeviceUiOptions {
@@ -57,21 +59,24 @@ export function handleDeviceAuthorization(server: AuthorizationServer, request: 
 /**
  * The built-in confirmation page for the `consent` step of a device verification
  * (`interaction.device`), with the device pages' CSRF cookie; `interactionResponse` hands such a
- * step here. A host's `onDeviceVerification` gets the step first (`answerRoute`).
+ * step here with the brand and language of the consent page (`page`, from `pageOptions`). A
+ * host's `onDeviceVerification` gets the step first (`answerRoute`).
  */
 export function deviceDecisionResponse(
   decision: AuthorizeDecision & { type: 'consent' },
   request: OAuthRequest,
-  options: DeviceUiOptions,
+  options: { basePath: string },
+  page: PageOptions = {},
+  secure: boolean = secureCookies(undefined, request),
 ): OAuthResponse {
   const existing = readCookie(request, CSRF_COOKIE, wellFormed);
   const token = existing ?? randomToken();
   const response = renderDeviceConfirmPage(decision.interaction, {
     action: deviceVerificationPath(options.basePath),
     csrfToken: token,
-    ...(options.siteName !== undefined && { siteName: options.siteName }),
+    ...page,
   });
-  if (!existing) response.headers['set-cookie'] = csrfCookie(token, options.basePath, request);
+  if (!existing) response.headers['set-cookie'] = csrfCookie(token, options.basePath, secure);
   return response;
 }
 
@@ -87,7 +92,8 @@ export async function handleDeviceVerification(
   options: DeviceUiOptions,
 ): Promise<OAuthResponse | AuthorizeDecision> {
   const verifyPath = deviceVerificationPath(options.basePath);
-  const pageOptions = options.siteName !== undefined ? { siteName: options.siteName } : {};
+  // The brand and language of the server's `pages` option, as on the consent page (docs/reference.md#branding-and-languages).
+  const page = pageOptions(server.options.pages, request, options.siteName);
   if (!server.options.deviceAuthorization) {
     return errorPage('not_found', 'The device authorization grant is not enabled on this server.', 404);
   }
@@ -95,10 +101,10 @@ export async function handleDeviceVerification(
   const entry = (userCode: string | undefined, wrong: boolean) => {
     const token = existing ?? randomToken();
     const response = renderDeviceEntryPage(
-      { action: verifyPath, csrfToken: token, ...pageOptions, ...(userCode && { userCode }), wrong },
+      { action: verifyPath, csrfToken: token, ...page, ...(userCode && { userCode }), wrong },
       wrong ? 400 : 200,
     );
-    if (!existing) response.headers['set-cookie'] = csrfCookie(token, options.basePath, request);
+    if (!existing) response.headers['set-cookie'] = csrfCookie(token, options.basePath, secureCookies(server.options.issuer, request));
     return response;
   };
 
@@ -113,7 +119,7 @@ export async function handleDeviceVerification(
     } catch {
       return errorPage('invalid_request', 'A parameter was sent more than once.');
     }
-    if (query.result === 'approved' || query.result === 'denied') return renderDeviceResultPage(query.result, pageOptions);
+    if (query.result === 'approved' || query.result === 'denied') return renderDeviceResultPage(query.result, page);
     const signIn = await server.deviceVerification(request, verifyPath, query.user_code);
     return signIn ?? entry(query.user_code?.slice(0, 20), false);
   }
@@ -138,6 +144,6 @@ export async function handleDeviceVerification(
   }
   const outcome = await server.enterUserCode(form.user_code ?? '', request, verifyPath, existing);
   if (outcome.type === 'decision') return outcome.decision;
-  if (outcome.type === 'locked') return renderDeviceLockedPage(outcome.until, server.options.clock.now(), pageOptions);
+  if (outcome.type === 'locked') return renderDeviceLockedPage(outcome.until, server.options.clock.now(), page);
   return entry(form.user_code?.slice(0, 20), true);
 }

@@ -10,7 +10,6 @@ export type * from './storage/types.js';
 export { DEVICE_CODE_GRANT } from './storage/types.js';
 export type { UserCodeOutcome } from './endpoints/device.js';
 export {
-  DEVICE_TEXT,
   renderDeviceEntryPage,
   renderDeviceConfirmPage,
   renderDeviceLockedPage,

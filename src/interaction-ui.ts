@@ -2,8 +2,8 @@ import { bindBrowser, readCookie } from './checks/browser-binding.js';
 import { randomToken, timingSafeEqual } from './crypto.js';
 import { errorPage } from './endpoints/failure.js';
 import { isMethod, queryParams, requestParams, single } from './http.js';
-import { pageLanguage, type ResolvedPages } from './page-settings.js';
-import { decisionResponse, renderConsentPage, type PageOptions } from './pages.js';
+import type { ResolvedPages } from './page-settings.js';
+import { decisionResponse, pageOptions, renderConsentPage } from './pages.js';
 import { secureCookies } from './proxy.js';
 import { deviceDecisionResponse } from './device-ui.js';
 import type { AuthorizationServer } from './server.js';
@@ -54,28 +54,7 @@ export interface InteractionUiOptions {
  */
 export const CSRF_COOKIE = 'authgate_csrf';
 
-/**
- * What a page for `request` looks like and says: the brand of `pages` (the `pages` server
- * option, resolved: `server.options.pages`), the language chosen for the request and its
- * catalogue, and the headers (`Vary: Accept-Language` when the language was negotiated).
- * The adapter's `siteName`, when set, names the site over the brand's name.
- * @group Adapter kit
- */
-export function pageOptions(pages: ResolvedPages | undefined, request: OAuthRequest, siteName?: string): PageOptions {
-  const name = siteName ?? pages?.siteName;
-  if (!pages) return name === undefined ? {} : { siteName: name };
-  const { lang, messages, negotiated } = pageLanguage(pages, request);
-  return {
-    ...(name !== undefined && { siteName: name }),
-    lang,
-    messages,
-    ...(pages.logoUrl !== undefined && { logoUrl: pages.logoUrl }),
-    ...(pages.accentColor !== undefined && { accentColor: pages.accentColor }),
-    ...(pages.stylesheetUrl !== undefined && { stylesheetUrl: pages.stylesheetUrl }),
-    ...(pages.authorizedAppsUrl !== undefined && { authorizedAppsUrl: pages.authorizedAppsUrl }),
-    headers: negotiated ? { ...pages.headers, vary: 'Accept-Language' } : pages.headers,
-  };
-}
+export { pageOptions };
 
 /**
  * Default response for any decision. `pages` (`server.options.pages`) brands the pages and
@@ -116,10 +95,7 @@ export function interactionResponse(
     case 'consent': {
       // The confirmation of a device verification (RFC 8628 §3.3): its own page, at its own path.
       if (decision.interaction.device) {
-        return deviceDecisionResponse(decision, request, {
-          basePath,
-          ...(options.siteName !== undefined && { siteName: options.siteName }),
-        });
+        return deviceDecisionResponse(decision, request, { basePath }, pageOptions(pages, request, options.siteName), secure);
       }
       const existing = readCookie(request, CSRF_COOKIE);
       const csrfToken = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomToken();

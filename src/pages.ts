@@ -1,7 +1,7 @@
 import type { AuthorizeDecision, Interaction, OAuthRequest, OAuthResponse } from './types.js';
 import { isMethod } from './http.js';
 import { en, type MessageKey, type Messages } from './messages/index.js';
-import { PAGE_HEADERS } from './page-settings.js';
+import { PAGE_HEADERS, pageLanguage, type ResolvedPages } from './page-settings.js';
 
 export { PAGE_HEADERS };
 
@@ -37,16 +37,17 @@ export function say(text: string, values: Record<string, string | Markup> = {}):
 }
 
 /** A catalogue string as plain text (a title, escaped later): each `{placeholder}` replaced, in one pass. */
-const fill = (text: string, values: Record<string, string>): string =>
+export const fill = (text: string, values: Record<string, string>): string =>
   text.replace(/\{(\w+)\}/g, (whole, name: string) => values[name] ?? whole);
 
 const strong = (text: string) => new Markup(`<strong>${escapeHtml(text)}</strong>`);
 
 const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;color:#1b1f24;overflow-wrap:anywhere}
-h1{font-size:1.4rem}.box{border:1px solid #d0d7de;border-radius:8px;padding:1rem 1.25rem}.box>:first-child{margin-top:0}
+h1{font-size:1.4rem}.box{border:1px solid #d0d7de;border-radius:8px;padding:1rem 1.25rem}.box>:first-child{margin-top:0}.box>:last-child{margin-bottom:0}
 button{font:inherit;padding:.5rem 1.2rem;border-radius:6px;border:1px solid var(--accent);margin:0 .5rem .5rem 0;cursor:pointer}
 .site{display:flex;align-items:center;gap:.5rem;font-weight:600;color:#57606a;margin:0 0 1rem}.site img{height:2rem;width:auto}
-.primary{background:var(--accent);color:#fff}.secondary{background:#fff;color:var(--accent)}a{color:var(--accent)}code{background:#f6f8fa;padding:0 .2rem}`;
+.primary{background:var(--accent);color:#fff}.secondary{background:#fff;color:var(--accent)}a{color:var(--accent)}code{background:#f6f8fa;padding:0 .2rem}
+input{font:inherit;padding:.35rem .6rem;border:1px solid #8c959f;border-radius:6px;max-width:100%;box-sizing:border-box}#user_code{font-family:ui-monospace,monospace;letter-spacing:.08em;text-transform:uppercase}`;
 
 /**
  * How the built-in pages look and speak: the platform's name, the brand, the language and its
@@ -71,6 +72,29 @@ export interface PageOptions {
   authorizedAppsUrl?: string;
   /** The page's headers. Default `PAGE_HEADERS`. */
   headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * What a page for `request` looks like and says: the brand of `pages` (the `pages` server
+ * option, resolved: `server.options.pages`), the language chosen for the request and its
+ * catalogue, and the headers (`Vary: Accept-Language` when the language was negotiated).
+ * The adapter's `siteName`, when set, names the site over the brand's name.
+ * @group Adapter kit
+ */
+export function pageOptions(pages: ResolvedPages | undefined, request: OAuthRequest, siteName?: string): PageOptions {
+  const name = siteName ?? pages?.siteName;
+  if (!pages) return name === undefined ? {} : { siteName: name };
+  const { lang, messages, negotiated } = pageLanguage(pages, request);
+  return {
+    ...(name !== undefined && { siteName: name }),
+    lang,
+    messages,
+    ...(pages.logoUrl !== undefined && { logoUrl: pages.logoUrl }),
+    ...(pages.accentColor !== undefined && { accentColor: pages.accentColor }),
+    ...(pages.stylesheetUrl !== undefined && { stylesheetUrl: pages.stylesheetUrl }),
+    ...(pages.authorizedAppsUrl !== undefined && { authorizedAppsUrl: pages.authorizedAppsUrl }),
+    headers: negotiated ? { ...pages.headers, vary: 'Accept-Language' } : pages.headers,
+  };
 }
 
 /** Only a colour the option checked reaches the style: nothing else can close the rule. */
@@ -147,14 +171,14 @@ const own = (record: Readonly<Record<string, string>>, key: string): string | un
   Object.hasOwn(record, key) ? record[key] : undefined;
 
 /** Whether a page is in English (`en`, `en-GB`): the server's own words (descriptions of scopes and errors) are English. */
-const isEnglish = (options: PageOptions) => /^en(?:-|$)/i.test(options.lang ?? 'en');
+export const isEnglish = (options: PageOptions) => /^en(?:-|$)/i.test(options.lang ?? 'en');
 
 /**
  * What a scope value means in the page's language: the catalogue's words, else the server's
  * (`scopes.descriptions`), else the value. On an English page the server's words come before the
  * shipped catalogue's (a host vocabulary may reuse `read`), after the host's own English ones.
  */
-function scopeWords(scope: string, interaction: Interaction, m: Messages, english: boolean): string {
+export function scopeWords(scope: string, interaction: Interaction, m: Messages, english: boolean): string {
   const described = interaction.scopeDescriptions ? own(interaction.scopeDescriptions, scope) : undefined;
   const words = own(m.scopes, scope);
   if (english && (words === undefined || words === own(en.scopes, scope))) return described ?? words ?? scope;

@@ -1,6 +1,6 @@
 /**
  * The English catalogue of the built-in pages (docs/reference.md#branding-and-languages): every
- * user-visible string of the consent and error pages. It is the reference catalogue: every other
+ * user-visible string of the consent, error and device pages. It is the reference catalogue: every other
  * catalogue has exactly its keys and, per key, the same `{placeholders}`. Values are plain text:
  * the pages HTML-escape them, then put the (escaped) values in place of the placeholders.
  * To add a page's strings, add keys here and in every other catalogue (test/core/messages.test.ts
@@ -38,6 +38,31 @@ export const en = {
   revokeAnyTimeLinked: 'You can revoke this access at any time in {link}.',
   authorizedAppsLink: 'your authorized applications',
   logoAlt: '{site} logo',
+
+  /** The device verification pages (RFC 8628 §3.3; docs/reference.md#verification-page). */
+  deviceEntryTitle: 'Connect a device',
+  deviceEntryIntro: 'Enter the code shown on your device (a TV, a command-line tool, another app).',
+  deviceCodeLabel: 'Your code',
+  deviceContinue: 'Continue',
+  deviceWrongCode: 'That code is not valid: it may be mistyped, expired or already used. Check the code on your device and try again.',
+  deviceLockedTitle: 'Too many wrong codes',
+  /** `{time}`: when the lock ends, `HH:MM UTC`. */
+  deviceLocked: 'Too many wrong codes were entered. Try again after {time}.',
+  deviceConfirmTitle: 'Connect {client}',
+  deviceConfirmTitleUnverified: 'Connect {client} (unverified)',
+  deviceConfirmHeading: 'Connect {client}?',
+  deviceConfirmHeadingUnverified: 'Connect {client} (unverified)?',
+  deviceUnverifiedNotice: '{site} has not verified this application: its name is what it says about itself.',
+  deviceCodeShown: 'Code: {code}',
+  /** The warning of RFC 8628 §5.4 (remote phishing). */
+  deviceWarning:
+    'Only continue if you started this on your own device and the code above matches the code it shows. If someone else sent you this code or link, deny: they would get access to your account.',
+  deviceAsksTo: 'The device asks to:',
+  deviceApprove: 'Connect',
+  deviceApprovedTitle: 'Device connected',
+  deviceApproved: 'Your device is connected. You can return to it now; it may take a few seconds to continue.',
+  deviceDeniedTitle: 'Device not connected',
+  deviceDenied: 'You denied access. The device was not connected.',
 
   /** What each scope value of the default vocabulary means (docs/reference.md#scope); hosts add their own. */
   scopes: {

@@ -33,6 +33,29 @@ export const fr: Messages = {
   authorizedAppsLink: 'vos applications autorisées',
   logoAlt: 'Logo de {site}',
 
+  deviceEntryTitle: 'Connecter un appareil',
+  deviceEntryIntro: 'Saisissez le code affiché sur votre appareil (une télévision, un outil en ligne de commande, une autre application).',
+  deviceCodeLabel: 'Votre code',
+  deviceContinue: 'Continuer',
+  deviceWrongCode:
+    "Ce code n'est pas valide : il est peut-être mal saisi, expiré ou déjà utilisé. Vérifiez le code affiché sur votre appareil et réessayez.",
+  deviceLockedTitle: 'Trop de codes erronés',
+  deviceLocked: 'Trop de codes erronés ont été saisis. Réessayez après {time}.',
+  deviceConfirmTitle: 'Connecter {client}',
+  deviceConfirmTitleUnverified: 'Connecter {client} (non vérifiée)',
+  deviceConfirmHeading: 'Connecter {client} ?',
+  deviceConfirmHeadingUnverified: 'Connecter {client} (non vérifiée) ?',
+  deviceUnverifiedNotice: "{site} n'a pas vérifié cette application : son nom est ce qu'elle dit d'elle-même.",
+  deviceCodeShown: 'Votre code : {code}',
+  deviceWarning:
+    "Ne continuez que si vous avez lancé cette opération sur votre propre appareil et que le code ci-dessus correspond à celui qu'il affiche. Si quelqu'un d'autre vous a envoyé ce code ou ce lien, refusez : il obtiendrait l'accès à votre compte.",
+  deviceAsksTo: "L'appareil demande à :",
+  deviceApprove: 'Connecter',
+  deviceApprovedTitle: 'Appareil connecté',
+  deviceApproved: 'Votre appareil est connecté. Vous pouvez y retourner ; il lui faudra peut-être quelques secondes pour continuer.',
+  deviceDeniedTitle: 'Appareil non connecté',
+  deviceDenied: "Vous avez refusé l'accès. L'appareil n'a pas été connecté.",
+
   scopes: {
     read: 'Voir votre compte et vos ressources (lecture seule).',
     write: 'Créer, modifier et supprimer des ressources de votre compte.',

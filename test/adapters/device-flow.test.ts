@@ -228,3 +228,114 @@ describe.each(IN_PROCESS)('%s: onDeviceVerification replaces the confirmation pa
     expect(reply.text).toMatch(new RegExp(`^custom device [A-Za-z0-9_-]{43} ${started.user_code}$`));
   });
 });
+
+/** The brand of test/adapters/consent-and-error-pages.test.ts: a logo and a stylesheet on other origins, French offered. */
+const BRANDED = {
+  ...SERVER,
+  pages: {
+    brand: {
+      name: 'Nimbus',
+      logoUrl: 'https://cdn.nimbus.example/logo.svg',
+      accentColor: '#0069ff',
+      stylesheetUrl: 'https://static.nimbus.example/oauth.css',
+    },
+    messages: { fr: {} },
+  },
+};
+const BRANDED_CSP =
+  "default-src 'none'; style-src 'unsafe-inline' https://static.nimbus.example; img-src https://cdn.nimbus.example; frame-ancestors 'none'; base-uri 'none'";
+
+describe.each(FRAMEWORKS)('%s: the device pages with the brand, in the language the browser asks for', (framework) => {
+  const app = useApp({ framework, server: BRANDED });
+  const fr = { 'accept-language': 'fr-CA,fr;q=0.9,en;q=0.5' };
+  /** A page of the brand in French: the language, the logo, the brand's CSP, Vary. */
+  const expectFrench = (reply: { text: string; headers: Headers }) => {
+    expect(reply.text).toContain('<html lang="fr">');
+    expect(reply.text).toContain('<img src="https://cdn.nimbus.example/logo.svg" alt="Logo de Nimbus">');
+    expect(reply.text).toContain(':root{--accent:#0069ff}');
+    expect(reply.headers.get('content-security-policy')).toBe(BRANDED_CSP);
+    expect(reply.headers.get('vary')).toBe('Accept-Language');
+    expect(reply.headers.get('x-frame-options')).toBe('DENY');
+    expect(reply.headers.get('cache-control')).toBe('no-store');
+  };
+
+  it('Accept-Language: fr → code entry, wrong code, confirmation (hostile name escaped), Connecter, outcome: all French; the form still decides', async () => {
+    const a = app();
+    const cli = await a.server.registerClient({
+      name: '<img src=x onerror=alert(1)>CLI',
+      redirectUri: 'http://127.0.0.1/cb',
+      public: true,
+      grantTypes: [DEVICE_CODE_GRANT],
+    });
+    const started = (await a.postForm('/v1/oauth/device', { client_id: cli.clientId, scope: 'read' })).json<{ user_code: string }>();
+    const sid = a.signIn(ADA);
+    // A hostile ?user_code= is only ever an escaped attribute value.
+    const entry = await a.get(`${VERIFY}?user_code=${encodeURIComponent('"><script>x</script>')}`, sid, { headers: fr });
+    expect(entry.status).toBe(200);
+    expectFrench(entry);
+    expect(entry.text).toContain('<h1>Connecter un appareil</h1>');
+    expect(entry.text).toContain('>Continuer</button>');
+    expect(entry.text).not.toContain('<script>');
+    expect(entry.text).toContain('value="&#34;&#62;&#60;script&#62;x&#60;/script&#62;"');
+    const csrf = formValue(entry.text, 'csrf')!;
+    const cookie = `${sid}; authgate_csrf=${csrf}`;
+
+    const wrong = await a.postForm(VERIFY, { csrf, user_code: 'BBBB-BBBB' }, { cookie, headers: fr });
+    expect(wrong.status).toBe(400);
+    expectFrench(wrong);
+    expect(wrong.text).toContain('Ce code n&#39;est pas valide');
+
+    const confirm = await a.postForm(VERIFY, { csrf, user_code: started.user_code }, { cookie, headers: fr });
+    expect(confirm.status, confirm.text).toBe(200);
+    expectFrench(confirm);
+    expect(confirm.text).toContain('<strong>&#60;img src=x onerror=alert(1)&#62;CLI</strong>');
+    expect(confirm.text).not.toContain('<img src=x');
+    expect(confirm.text).toContain(`Votre code : <code>${started.user_code}</code>`);
+    expect(confirm.text).toContain('Ne continuez que si vous avez lancé cette opération sur votre propre appareil');
+    expect(confirm.text).toContain('<li>Voir votre compte et vos ressources (lecture seule).</li>');
+    expect(confirm.text).not.toContain('Only continue');
+    const interaction = formValue(confirm.text, 'interaction')!;
+
+    // The decision still needs the CSRF cookie, in French too.
+    const refused = await a.postForm(VERIFY, { interaction, csrf, decision: 'approve' }, { cookie: sid, headers: fr });
+    expectErrorPage(refused, 'invalid_request', 403);
+    expect(refused.text).toContain('<html lang="fr">');
+    const decided = await a.postForm(VERIFY, { interaction, csrf, decision: 'approve' }, { cookie, headers: fr });
+    expect(decided.status, decided.text).toBe(303);
+    const result = await a.get(decided.location!, undefined, { headers: fr });
+    expectFrench(result);
+    expect(result.text).toContain('<h1>Appareil connecté</h1>');
+  });
+
+  it('no Accept-Language → the English device pages, same brand and CSP; the lock page in French says when, in UTC', async () => {
+    const a = app();
+    const sid = a.signIn(ADA);
+    const entry = await a.get(VERIFY, sid);
+    expect(entry.text).toContain('<html lang="en">');
+    expect(entry.text).toContain('<h1>Connect a device</h1>');
+    expect(entry.text).toContain('<img src="https://cdn.nimbus.example/logo.svg" alt="Nimbus logo">');
+    expect(entry.headers.get('content-security-policy')).toBe(BRANDED_CSP);
+    expect((await a.get(`${VERIFY}?result=denied`)).text).toContain('<h1>Device not connected</h1>');
+    const csrf = formValue(entry.text, 'csrf')!;
+    const cookie = `${sid}; authgate_csrf=${csrf}`;
+    for (const code of ['BBBB-BBBB', 'CCCC-CCCC']) await a.postForm(VERIFY, { csrf, user_code: code }, { cookie });
+    const locked = await a.postForm(VERIFY, { csrf, user_code: 'DDDD-DDDD' }, { cookie, headers: fr });
+    expect(locked.status).toBe(429);
+    expectFrench(locked);
+    expect(locked.text).toContain('<h1>Trop de codes erronés</h1>');
+    expect(locked.text).toMatch(/Réessayez après \d\d:\d\d UTC\./);
+    const denied = await a.get(`${VERIFY}?result=denied`, undefined, { headers: fr });
+    expect(denied.text).toContain('L&#39;appareil n&#39;a pas été connecté.');
+  });
+});
+
+describe.each(FRAMEWORKS)('%s: the device pages behind a TLS proxy (an https issuer)', (framework) => {
+  const app = useApp({ framework, server: { ...SERVER, issuer: 'https://auth.example' } });
+
+  it("the device pages' CSRF cookie is Secure, as the consent page's (docs/reference.md#behind-a-proxy)", async () => {
+    const a = app();
+    const entry = await a.get(VERIFY, a.signIn(ADA));
+    expect(entry.status).toBe(200);
+    expect(setCookieValue(entry.headers, 'authgate_csrf')?.attributes).toMatch(/HttpOnly; SameSite=Lax; Secure$/);
+  });
+});

@@ -4,26 +4,21 @@
  * carries no English sentence.
  */
 import { describe, expect, it } from 'vitest';
-import { interactionResponse, SHIPPED_MESSAGES, type Interaction } from '../../src/index.js';
+import {
+  interactionResponse,
+  pageOptions,
+  renderDeviceEntryPage,
+  renderDeviceLockedPage,
+  renderDeviceResultPage,
+  SHIPPED_MESSAGES,
+  type Interaction,
+} from '../../src/index.js';
 import { en, fr } from '../../src/messages/index.js';
 import { placeholders } from '../../src/messages/index.js';
 import { resolvePages } from '../../src/page-settings.js';
-
-/** Every string of a catalogue. */
-const values = (m: typeof en) => [
-  ...Object.values(m).filter((v): v is string => typeof v === 'string'),
-  ...Object.values(m.scopes),
-  ...Object.values(m.errors),
-];
+import { phrases, showsPhrase, values } from '../catalogue-phrases.js';
 
 const keys = (record: object) => Object.keys(record).sort();
-
-/** The words of a catalogue string outside its placeholders, long enough to be a phrase of the language. */
-const phrases = (text: string) =>
-  text
-    .split(/\{\w+\}/)
-    .map((s) => s.trim())
-    .filter((s) => /[A-Za-z]{3}/.test(s));
 
 describe('shipped catalogues', () => {
   it.each(Object.entries(SHIPPED_MESSAGES))('%s has every key of English, the same placeholders, nothing empty', (_lang, messages) => {
@@ -43,7 +38,7 @@ describe('shipped catalogues', () => {
 
   it('French translates every phrase: no English phrase is left in it', () => {
     const french = values(fr).join('\n');
-    for (const text of values(en)) for (const phrase of phrases(text)) expect(french, phrase).not.toContain(phrase);
+    for (const text of values(en)) for (const phrase of phrases(text)) expect(showsPhrase(french, phrase), phrase).toBe(false);
   });
 
   it('a French consent page and error page carry French and no English phrase of the catalogue', () => {
@@ -67,10 +62,55 @@ describe('shipped catalogues', () => {
       .filter((p) => !en.errorDetail.includes(p));
     for (const body of [consent, error]) {
       expect(body).toContain('<html lang="fr">');
-      for (const phrase of english) expect(body, phrase).not.toContain(phrase);
+      for (const phrase of english) expect(showsPhrase(body, phrase), phrase).toBe(false);
     }
     expect(consent).toContain('Voir votre compte et vos ressources (lecture seule).');
     expect(consent).toContain('n&#39;a pas vérifié cette application');
     expect(error).toContain('L&#39;application demande un accès qui n&#39;existe pas.');
+  });
+
+  it('the device pages in French carry French and no English phrase; in English, every device string', () => {
+    const pages = resolvePages({ messages: { fr: {} } }, 'https://nimbus.example');
+    const interaction: Interaction = {
+      id: 'i',
+      client: { id: 'c', name: 'Nimbus CLI', verified: false },
+      scope: ['read', 'write'],
+      scopeDescriptions: { read: en.scopes.read!, write: en.scopes.write! },
+      account: { uuid: 'u', name: 'Ada', email: 'ada@example.com' },
+      resources: ['https://api.example/'],
+      expiresAt: 0,
+      device: { userCode: 'WDJB-MJHT' },
+    };
+    const bodies = (lang: string) => {
+      const request = { method: 'GET', url: 'https://nimbus.example/v1/oauth/device/verify', headers: { 'accept-language': lang } };
+      const page = pageOptions(pages, request);
+      const form = { action: '/v1/oauth/device/verify', csrfToken: 't', ...page };
+      return [
+        renderDeviceEntryPage({ ...form, wrong: true }, 400),
+        renderDeviceLockedPage(Date.UTC(2026, 0, 1, 14, 5), Date.UTC(2026, 0, 1, 14, 0), page),
+        interactionResponse({ type: 'consent', interaction }, request, {}, pages),
+        interactionResponse(
+          { type: 'consent', interaction: { ...interaction, client: { id: 'c', name: 'Nimbus CLI' } } },
+          request,
+          {},
+          pages,
+        ),
+        renderDeviceResultPage('approved', page),
+        renderDeviceResultPage('denied', page),
+      ].map((r) => r.body);
+    };
+    const device = (m: typeof en) =>
+      (Object.keys(m) as (keyof typeof en)[]).filter((k) => k.startsWith('device')).flatMap((k) => phrases(m[k] as string));
+    const french = bodies('fr');
+    for (const body of french) {
+      expect(body).toContain('<html lang="fr">');
+      for (const phrase of values(en).flatMap(phrases)) expect(showsPhrase(body, phrase), phrase).toBe(false);
+    }
+    const all = (list: string[]) => list.join('\n').replaceAll('&#39;', "'");
+    // Every device string of each catalogue is shown by one of the pages (the catalogue covers the pages).
+    for (const phrase of device(fr)) expect(all(french), phrase).toContain(phrase);
+    for (const phrase of device(en)) expect(all(bodies('en')), phrase).toContain(phrase);
+    expect(all(french)).toContain('Réessayez après 14:05 UTC.');
+    expect(all(french)).toContain('Voir votre compte et vos ressources (lecture seule).');
   });
 });
