@@ -1,7 +1,8 @@
 /**
- * What all four adapters do alike besides serving the kit's routes (src/adapter-kit.ts): read the
- * options they share, and pick the bearer check of `requireToken`. No Node module here: the Hono
- * entry imports it and runs on edge runtimes. Internal: not an entry point of the package.
+ * What the adapters do alike besides serving the kit's routes (src/adapter-kit.ts): read the
+ * options they share, pick the bearer check of `requireToken`, answer a body the framework
+ * refused. No Node module here: the Hono entry imports it and runs on edge runtimes. Internal:
+ * not an entry point of the package.
  */
 import {
   DEFAULT_BODY_LIMIT,
