@@ -205,8 +205,7 @@ export function queryParams(request: OAuthRequest): Params {
   return params;
 }
 
-/** The form type, as clients send it: read without parsing the Content-Type (the adapters' fast paths compare with it too). */
-export const FORM = 'application/x-www-form-urlencoded';
+const FORM = 'application/x-www-form-urlencoded';
 
 /**
  * Parameters of the query string and of a form body together (some clients send token request
