@@ -2,7 +2,9 @@
 /**
  * `node .ci/code-lines.mjs [file ...]`: code lines per file, comments and blank lines not
  * counted. Default: every adapter entry (`adapters/*\/index.ts`) and the shared modules next to
- * them.
+ * them. Exits 1 when an adapter entry (a file `adapters/<name>/index.ts`) has more than
+ * `MAX_ADAPTER_LINES` code lines: the README promises thin adapters, and `npm run lint` holds it
+ * to that. What adapters share goes to the adapter kit (src/adapter-kit.ts, adapters/shared.ts).
  *
  * A line counts when a token of the program is on it. The file is parsed with the `typescript`
  * package and every token of the syntax tree marks the lines it spans (a template literal over
@@ -15,6 +17,12 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** The most code lines an adapter entry may have (the README promises thin adapters, "under 100 lines of code"). */
+const MAX_ADAPTER_LINES = 100;
+
+/** Whether `file` is an adapter entry: `adapters/<name>/index.ts`, wherever `adapters` is. */
+const isAdapterEntry = (file) => /(^|[\\/])adapters[\\/][^\\/]+[\\/]index\.ts$/.test(file);
 
 /** The line numbers (0-based) that hold at least one token of `text`. */
 function codeLines(path, text) {
@@ -49,11 +57,19 @@ function defaultFiles() {
 
 const files = process.argv.length > 2 ? process.argv.slice(2) : defaultFiles();
 let total = 0;
+const tooLong = [];
 for (const file of files) {
   const text = readFileSync(file, 'utf8');
   const count = codeLines(file, text);
   total += count;
+  if (count > MAX_ADAPTER_LINES && isAdapterEntry(file)) tooLong.push(`${relative(root, file) || file} (${count})`);
   const all = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
   console.log(`${String(count).padStart(5)} code lines  ${String(all).padStart(5)} lines  ${relative(root, file) || file}`);
 }
 if (files.length > 1) console.log(`${String(total).padStart(5)} code lines  total`);
+if (tooLong.length > 0) {
+  console.error(
+    `More than ${MAX_ADAPTER_LINES} code lines in an adapter entry: ${tooLong.join(', ')}. Move what is shared or protocol to the adapter kit.`,
+  );
+  process.exitCode = 1;
+}

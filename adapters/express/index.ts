@@ -7,8 +7,6 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import {
   DEFAULT_BASE_PATH,
-  DEFAULT_BODY_LIMIT,
-  oauthRoutes,
   routeWhere,
   serveRoute,
   type AdapterHooks,
@@ -22,6 +20,7 @@ import {
 } from '../../src/index.js';
 import { readNodeBody } from '../node-body.js';
 import { coreHeaders } from '../node-headers.js';
+import { checkToken, mount, resourceOf } from '../shared.js';
 
 declare global {
   namespace Express {
@@ -86,11 +85,10 @@ function send(res: Response, response: OAuthResponse, setCookie?: string): void 
  */
 export function createOAuthRouter(server: AuthorizationServer, options: OAuthRouterOptions = {}): Router {
   const basePath = options.basePath ?? DEFAULT_BASE_PATH;
-  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
-  const routes = oauthRoutes(basePath, server);
+  const { routes, limit, where: atRoot } = mount(server, options);
   // Mounted under a path (app.use('/auth', router)): the pages link there, and the cookies are
   // scoped there. The last mount point seen is kept: a router is mostly mounted once.
-  let mounted = routeWhere(options, '');
+  let mounted = atRoot;
   const io: AdapterIo<Request, Response, unknown, Hook> = {
     server,
     hooks: options,
@@ -149,19 +147,10 @@ export interface RequireTokenOptions {
  * @group Resource
  */
 export function requireToken(server: AuthorizationServer, options: RequireTokenOptions = {}): RequestHandler {
-  if (options.resource !== undefined) {
-    const { resource } = server.protectedResource(options.resource);
-    return (req: Request, res: Response, next: NextFunction) => {
-      // What the host's body parser made of the body, if one ran; the body is never read here.
-      server.authenticate(toOAuthRequest(req), { resource, body: req.body as unknown }).then((result) => {
-        if (!result.ok) return send(res, result.response);
-        res.locals.oauth = result.token;
-        next();
-      }, next);
-    };
-  }
+  const resource = resourceOf(server, options);
   return (req: Request, res: Response, next: NextFunction) => {
-    server.authenticate(toOAuthRequest(req)).then((result) => {
+    // With a resource, its scope rule is given what the host's body parser made of the body, if one ran.
+    checkToken(server, toOAuthRequest(req), resource, req.body as unknown).then((result) => {
       if (!result.ok) return send(res, result.response);
       res.locals.oauth = result.token;
       next();

@@ -7,13 +7,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import {
-  DEFAULT_BODY_LIMIT,
-  oauthRoutes,
-  routeWhere,
   serveRoute,
-  bodyErrorResponse,
-  bodyTooLarge,
-  bodyUnreadable,
   type AdapterHooks,
   type AdapterIo,
   type AdapterOptions,
@@ -24,6 +18,7 @@ import {
   type VerifiedToken,
 } from '../../src/index.js';
 import { coreHeaders } from '../node-headers.js';
+import { FORM, checkToken, mount, refusedBody, resourceOf } from '../shared.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -59,8 +54,6 @@ function send(reply: FastifyReply, response: OAuthResponse, setCookie?: string):
   return reply.send(response.body === '' ? undefined : response.body);
 }
 
-const FORM = 'application/x-www-form-urlencoded';
-
 /** The headers as they were before the Content-Type was hidden from Fastify (see the onRequest hook). */
 const hidden = new WeakMap<FastifyRequest, FastifyRequest['headers']>();
 
@@ -84,9 +77,8 @@ const hidden = new WeakMap<FastifyRequest, FastifyRequest['headers']>();
  * @group Authorization
  */
 export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastify, options) => {
-  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   // The pages link to where the routes really are, prefix included.
-  const where = routeWhere(options, fastify.prefix);
+  const { routes, where, limit } = mount(options.server, options, fastify.prefix);
   const io: AdapterIo<FastifyRequest, FastifyReply, FastifyReply, Hook> = {
     server: options.server,
     hooks: options,
@@ -126,12 +118,10 @@ export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastif
   });
 
   fastify.setErrorHandler((error: FastifyError, _request, reply) => {
-    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return send(reply, bodyErrorResponse(bodyTooLarge(limit)));
-    if (error.code?.startsWith('FST_ERR_CTP_')) return send(reply, bodyErrorResponse(bodyUnreadable()));
-    throw error; // not ours: the host's error handler
+    if (!error.code?.startsWith('FST_ERR_CTP_')) throw error; // not ours: the host's error handler
+    return send(reply, refusedBody(error.code === 'FST_ERR_CTP_BODY_TOO_LARGE', limit));
   });
 
-  const routes = oauthRoutes(options.basePath, options.server);
   // POST to the form endpoints: the raw body as a string, up to the limit, whatever its type.
   await fastify.register(async (forms: FastifyInstance) => {
     forms.removeAllContentTypeParsers();
@@ -177,16 +167,9 @@ export interface RequireTokenOptions {
  * @group Resource
  */
 export function requireToken(server: AuthorizationServer, options: RequireTokenOptions = {}): preHandlerAsyncHookHandler {
-  if (options.resource !== undefined) {
-    const { resource } = server.protectedResource(options.resource);
-    return async (request, reply) => {
-      const result = await server.authenticate(toOAuthRequest(request), { resource, body: request.body });
-      if (!result.ok) return send(reply, result.response);
-      request.oauth = result.token;
-    };
-  }
+  const resource = resourceOf(server, options);
   return async (request, reply) => {
-    const result = await server.authenticate(toOAuthRequest(request));
+    const result = await checkToken(server, toOAuthRequest(request), resource, request.body);
     if (!result.ok) return send(reply, result.response);
     request.oauth = result.token;
   };

@@ -9,10 +9,6 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import {
   DEFAULT_BODY_LIMIT,
-  bodyTooLarge,
-  bodyUnreadable,
-  oauthRoutes,
-  routeWhere,
   serveRoute,
   type AdapterHooks,
   type AdapterIo,
@@ -24,6 +20,8 @@ import {
   type VerifiedToken,
 } from '../../src/index.js';
 import { fromTrustedProxy, type TrustProxyOptions } from '../../src/proxy.js';
+import { jsonForRule, readFetchBody } from '../fetch-body.js';
+import { mount } from '../shared.js';
 
 /**
  * The variables `requireToken` sets: `new Hono<{ Variables: OAuthVariables }>()` types
@@ -40,46 +38,6 @@ type Hook = (c: Context, interaction: Interaction) => Response | Promise<Respons
  * @group Authorization
  */
 export interface OAuthAppOptions extends AdapterOptions, AdapterHooks<Hook>, TrustProxyOptions {}
-
-/**
- * Whether `text` is more than `limit` bytes in UTF-8. A UTF-16 code unit takes at most 3 bytes,
- * so a text of up to `limit / 3` units is not encoded at all.
- */
-const overLimit = (text: string, limit: number): boolean => text.length * 3 > limit && new TextEncoder().encode(text).byteLength > limit;
-
-/** The raw body, at most `limit` bytes (the declared length checked first; a chunked body counted as it arrives). */
-async function readBody(c: Context, limit: number): Promise<string> {
-  const tooLarge = () => bodyTooLarge(limit);
-  if (Number(c.req.header('content-length') ?? 0) > limit) throw tooLarge();
-  const raw = c.req.raw;
-  // `raw.body` is not touched before the body is read through `c.req.text()`: on
-  // @hono/node-server that getter builds a whole Web Request around the Node stream, while
-  // `text()` reads the stream directly. A request without a body reads as '' either way.
-  // A host middleware may have read it already through `c.req`, which keeps a copy. With a
-  // declared length (checked above) the body can be read in one go; only a chunked body is
-  // counted as it streams in, so it is never held whole before the limit applies.
-  if (raw.bodyUsed || raw.headers.has('content-length')) {
-    const text = await c.req.text().catch(() => Promise.reject(bodyUnreadable()));
-    if (overLimit(text, limit)) throw tooLarge();
-    return text;
-  }
-  if (!raw.body) return '';
-  let size = 0;
-  const counted = raw.body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        size += chunk.byteLength;
-        if (size > limit) controller.error(tooLarge());
-        else controller.enqueue(chunk);
-      },
-    }),
-  );
-  try {
-    return await new Response(counted).text();
-  } catch {
-    throw size > limit ? tooLarge() : bodyUnreadable();
-  }
-}
 
 function toOAuthRequest(c: Context): OAuthRequest {
   // Repeated headers arrive joined by ", " (Fetch): a repeated Authorization is then malformed.
@@ -129,12 +87,11 @@ const send = (c: Context, response: OAuthResponse): Response =>
  * @group Authorization
  */
 export function createOAuthApp(server: AuthorizationServer, options: OAuthAppOptions = {}): Hono {
-  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
-  const where = routeWhere(options);
+  const { routes, where, limit } = mount(server, options);
   const io: AdapterIo<Context, Context, Response, Hook> = {
     server,
     hooks: options,
-    readBody: (c) => readBody(c, limit),
+    readBody: (c) => readFetchBody(c.req, limit),
     // Chosen once: without a trusted proxy, no request pays for reading its headers.
     toRequest: options.trustProxy ? (c) => fromTrustedProxy(toOAuthRequest(c)) : toOAuthRequest,
     where: () => where,
@@ -144,7 +101,7 @@ export function createOAuthApp(server: AuthorizationServer, options: OAuthAppOpt
   };
   const app = new Hono();
   // Hono answers HEAD with the GET route, without the body.
-  for (const route of oauthRoutes(options.basePath, server)) app.all(route.path, (c) => serveRoute(io, route, c, c));
+  for (const route of routes) app.all(route.path, (c) => serveRoute(io, route, c, c));
   return app;
 }
 
@@ -165,18 +122,14 @@ export interface RequireTokenOptions {
   bodyLimit?: number;
 }
 
-/** The JSON body of `c` for a scope rule, read from a clone; undefined when none can be read within `limit`. */
-async function jsonForRule(c: Context, limit: number): Promise<unknown> {
-  const length = Number(c.req.header('content-length'));
-  if (!(length > 0 && length <= limit) || !/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(c.req.header('content-type') ?? '')) {
-    return undefined;
-  }
-  try {
-    // A host middleware that read the body through `c.req` left its copy there.
-    return await (c.req.raw.bodyUsed ? c.req.json() : c.req.raw.clone().json());
-  } catch {
-    return undefined;
-  }
+/**
+ * The request as the bearer check reads it: the method, the URL and Authorization only. Copying
+ * every header out of the Fetch Headers object weighed on every protected request (see
+ * BENCHMARKS.md). Repeated lines come joined by ", ", as the core expects from Fetch.
+ */
+function bearerRequest(c: Context): OAuthRequest {
+  const authorization = c.req.raw.headers.get('authorization');
+  return { method: c.req.method, url: c.req.url, headers: authorization === null ? {} : { authorization } };
 }
 
 /**
@@ -194,12 +147,10 @@ export function requireToken(
     const entry = server.protectedResource(options.resource);
     const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
     return async (c, next) => {
-      const authorization = c.req.raw.headers.get('authorization');
-      const request: OAuthRequest = { method: c.req.method, url: c.req.url, headers: authorization === null ? {} : { authorization } };
-      const result = await server.authenticate(request, {
+      const result = await server.authenticate(bearerRequest(c), {
         resource: entry.resource,
-        // Only a rule of the resource's own looks at the body, and only when it runs.
-        ...(entry.requiredScope && { readBody: () => jsonForRule(c, limit) }),
+        // Only a rule of the resource's own looks at the body (a clone), and only when it runs.
+        ...(entry.requiredScope && { readBody: () => jsonForRule(c.req, limit) }),
       });
       if (!result.ok) return send(c, result.response);
       c.set('oauth', result.token);
@@ -207,12 +158,7 @@ export function requireToken(
     };
   }
   return async (c, next) => {
-    // The bearer check reads the method, the URL and Authorization only: copying every header
-    // out of the Fetch Headers object weighed on every protected request (see BENCHMARKS.md).
-    // Repeated lines come joined by ", ", as the core expects from Fetch.
-    const authorization = c.req.raw.headers.get('authorization');
-    const request: OAuthRequest = { method: c.req.method, url: c.req.url, headers: authorization === null ? {} : { authorization } };
-    const result = await server.authenticate(request);
+    const result = await server.authenticate(bearerRequest(c));
     if (!result.ok) return send(c, result.response);
     c.set('oauth', result.token);
     await next();

@@ -8,10 +8,6 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
-  DEFAULT_BASE_PATH,
-  DEFAULT_BODY_LIMIT,
-  oauthRoutes,
-  routeWhere,
   serveRoute,
   type AdapterHooks,
   type AdapterIo,
@@ -24,6 +20,7 @@ import {
 } from '../../src/index.js';
 import { readNodeBody } from '../node-body.js';
 import { coreHeaders } from '../node-headers.js';
+import { checkToken, mount, resourceOf } from '../shared.js';
 import { fromTrustedProxy, type TrustProxyOptions } from '../../src/proxy.js';
 
 declare module 'http' {
@@ -107,9 +104,8 @@ function plain(res: ServerResponse, status: number, text: string): void {
  * @group Authorization
  */
 export function createOAuthHandler(server: AuthorizationServer, options: OAuthHandlerOptions = {}): OAuthHandler {
-  const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
-  const where = routeWhere(options);
-  const routes = new Map(oauthRoutes(options.basePath ?? DEFAULT_BASE_PATH, server).map((route) => [route.path, route]));
+  const { routes: list, where, limit } = mount(server, options);
+  const routes = new Map(list.map((route) => [route.path, route]));
   const io: AdapterIo<IncomingMessage, ServerResponse, unknown, Hook> = {
     server,
     hooks: options,
@@ -161,20 +157,11 @@ export function requireToken(
   server: AuthorizationServer,
   options: RequireTokenOptions = {},
 ): (req: IncomingMessage, res: ServerResponse, next: NextFunction) => void {
-  if (options.resource !== undefined) {
-    const { resource } = server.protectedResource(options.resource);
-    return (req, res, next) => {
-      // A body a connect-style parser left on `req.body`, if any; the stream is never read here.
-      const body = (req as IncomingMessage & { body?: unknown }).body;
-      server.authenticate(toOAuthRequest(req), { resource, body }).then((result) => {
-        if (!result.ok) return send(res, result.response);
-        req.oauth = result.token;
-        next();
-      }, next);
-    };
-  }
+  const resource = resourceOf(server, options);
   return (req, res, next) => {
-    server.authenticate(toOAuthRequest(req)).then((result) => {
+    // With a resource, its scope rule is given a body a connect-style parser left on `req.body`, if any.
+    const body = (req as IncomingMessage & { body?: unknown }).body;
+    checkToken(server, toOAuthRequest(req), resource, body).then((result) => {
       if (!result.ok) return send(res, result.response);
       req.oauth = result.token;
       next();

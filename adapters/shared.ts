@@ -1,0 +1,80 @@
+/**
+ * What the adapters do alike besides serving the kit's routes (src/adapter-kit.ts): read the
+ * options they share, pick the bearer check of `requireToken`, answer a body the framework
+ * refused. No Node module here: the Hono entry imports it and runs on edge runtimes. Internal:
+ * not an entry point of the package.
+ */
+import {
+  DEFAULT_BODY_LIMIT,
+  bodyErrorResponse,
+  bodyTooLarge,
+  bodyUnreadable,
+  oauthRoutes,
+  routeWhere,
+  type AdapterOptions,
+  type AuthenticateResult,
+  type AuthorizationServer,
+  type OAuthRequest,
+  type OAuthResponse,
+  type OAuthRoute,
+  type ProtectedResource,
+  type RouteWhere,
+} from '../src/index.js';
+
+/**
+ * The form type as clients send it: the core reads a body of exactly this type without parsing
+ * the Content-Type (src/http.ts), and an adapter's fast path may pass it on as it came.
+ */
+export const FORM = 'application/x-www-form-urlencoded';
+
+/** What an adapter mounts, from the options every adapter takes (`AdapterOptions`). */
+export interface Mount {
+  /** The kit's routes under `basePath` (default `/v1/oauth`), the server's resource documents included. */
+  readonly routes: OAuthRoute[];
+  /** Where they are under the adapter's mount point (`routeWhere`). */
+  readonly where: RouteWhere;
+  /** The largest body read (`bodyLimit`, default 64 KiB). */
+  readonly limit: number;
+}
+
+/** The routes of `server` with `options`, mounted under `prefix` (an Express mount path, a Fastify `prefix`). */
+export function mount(server: AuthorizationServer, options: AdapterOptions, prefix = ''): Mount {
+  return {
+    routes: oauthRoutes(options.basePath, server),
+    where: routeWhere(options, prefix),
+    limit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+  };
+}
+
+/**
+ * The protected resource whose requests a `requireToken(server, { resource })` checks, looked up
+ * once, when the middleware is made; undefined without `resource` (the plain bearer check).
+ * @throws ConfigError when `resource` is not one of the server's `protectedResources`.
+ */
+export function resourceOf(server: AuthorizationServer, options: { resource?: string | undefined }): ProtectedResource | undefined {
+  return options.resource === undefined ? undefined : server.protectedResource(options.resource);
+}
+
+/**
+ * The bearer check of `requireToken`: without a resource, the plain one, with no options object
+ * (every protected request takes it); else the check as a request to `resource`
+ * (docs/reference.md#protected-resources-rfc-9728), whose scope rule is given `body`, the body the
+ * framework parsed, if any (the stream is never read here).
+ */
+export function checkToken(
+  server: AuthorizationServer,
+  request: OAuthRequest,
+  resource: ProtectedResource | undefined,
+  body: unknown,
+): Promise<AuthenticateResult> {
+  return resource === undefined ? server.authenticate(request) : server.authenticate(request, { resource: resource.resource, body });
+}
+
+/**
+ * The answer to a body the framework refused while reading it, before any handler ran (Fastify
+ * reads bodies itself): over `limit` bytes when `tooLarge`, else broken off or malformed. The
+ * same OAuth errors as a body the kit reads (`bodyErrorResponse`).
+ */
+export function refusedBody(tooLarge: boolean, limit: number): OAuthResponse {
+  return bodyErrorResponse(tooLarge ? bodyTooLarge(limit) : bodyUnreadable());
+}

@@ -1,0 +1,57 @@
+/**
+ * The README's promise of thin adapters holds, and stays held: `node .ci/code-lines.mjs` (run by
+ * `npm run lint`, so by CI) passes on the repository's adapters and fails on an adapter entry of
+ * more than 100 code lines, counting code only (comments and blank lines are free).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const SCRIPT = join(ROOT, '.ci/code-lines.mjs');
+const dir = mkdtempSync(join(tmpdir(), 'authgate-code-lines-'));
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** `node .ci/code-lines.mjs ...files` in the repository. */
+const run = (...files: string[]) => spawnSync(process.execPath, [SCRIPT, ...files], { cwd: ROOT, encoding: 'utf8' });
+
+/** A file at `path` under the temporary directory with `lines` code lines, each behind a comment and a blank line. */
+function source(path: string, lines: number): string {
+  const file = join(dir, path);
+  mkdirSync(join(file, '..'), { recursive: true });
+  writeFileSync(file, Array.from({ length: lines }, (_, i) => `// line ${i}\n\nexport const v${i} = ${i};\n`).join(''));
+  return file;
+}
+
+describe('.ci/code-lines.mjs', () => {
+  it('passes on every adapter of the repository (the default files), and npm run lint runs it', () => {
+    const result = run();
+    expect(result.status, result.stdout + result.stderr).toBe(0);
+    for (const adapter of ['express', 'fastify', 'hono', 'node'])
+      expect(result.stdout).toMatch(new RegExp(` code lines .*adapters/${adapter}/index\\.ts`));
+    const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(scripts.lint).toContain('node .ci/code-lines.mjs');
+  });
+
+  it('counts code lines only: an adapter entry of 100 passes, one of 101 fails and is named', () => {
+    const ok = source('at-limit/adapters/a/index.ts', 100);
+    const over = source('over/adapters/b/index.ts', 101);
+    const atLimit = run(ok);
+    expect(atLimit.status, atLimit.stderr).toBe(0);
+    expect(atLimit.stdout).toMatch(/^\s+100 code lines\s+300 lines/);
+    const result = run(ok, over);
+    expect(result.status).toBe(1);
+    expect(result.stdout).toMatch(/101 code lines/);
+    expect(result.stderr).toContain('b/index.ts (101)');
+    expect(result.stderr).not.toContain('a/index.ts');
+  });
+
+  it('holds only adapter entries to the limit: a shared module of the kit may be longer', () => {
+    const result = run(source('kit/adapters/shared.ts', 150));
+    expect(result.status, result.stderr).toBe(0);
+  });
+});
