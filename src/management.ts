@@ -4,10 +4,11 @@
  * callback URL, delete a client with everything it holds, and revoke every grant of an account.
  * `AuthorizationServer` exposes each as a method.
  */
+import { BIDI_CONTROLS } from './checks/client-metadata.js';
 import { redirectUriProblem } from './checks/redirect-uri.js';
 import { audit, type Context } from './context.js';
 import { ConfigError, OAuthError } from './errors.js';
-import type { ClientRecord, Storage } from './storage/types.js';
+import type { ClientChanges, ClientRecord, Storage } from './storage/types.js';
 import type { ClientInfo } from './types.js';
 
 /** A string that could be an id (a client's, an account's): bounded, no control characters (a NUL breaks SQL stores). */
@@ -20,8 +21,11 @@ export const MAX_CLIENT_METADATA_BYTES = 4096;
 /** The name of a client: 1 to 200 characters without control characters, trimmed. */
 export function clientName(value: unknown): string {
   const name = typeof value === 'string' ? value.trim() : '';
-  if (!name || name.length > 200 || /[\x00-\x1f\x7f]/.test(name)) {
-    throw new OAuthError('invalid_request', 'The application name must be 1 to 200 characters, without control characters.');
+  if (!name || name.length > 200 || /[\x00-\x1f\x7f]/.test(name) || BIDI_CONTROLS.test(name)) {
+    throw new OAuthError(
+      'invalid_request',
+      'The application name must be 1 to 200 characters, without control or bidirectional characters.',
+    );
   }
   return name;
 }
@@ -79,6 +83,20 @@ export function clientInfo(client: ClientRecord): ClientInfo {
   return info;
 }
 
+/**
+ * Write `fields` of a stored client: `updateClientFields` when the store has it (`invalid_client`
+ * when the client was deleted meanwhile), else the whole record as before.
+ */
+export async function saveClientChanges(
+  storage: Storage,
+  client: ClientRecord,
+  updated: ClientRecord,
+  fields: ClientChanges,
+): Promise<void> {
+  if (typeof storage.updateClientFields !== 'function') return storage.saveClient(updated);
+  if (!(await storage.updateClientFields(client.id, fields))) throw new OAuthError('invalid_client', 'The application is unknown.');
+}
+
 /** The optional storage method a management call needs, or a `ConfigError` naming it. */
 function needs<K extends 'listClients' | 'deleteClient' | 'revokeAccountGrants'>(storage: Storage, method: K): NonNullable<Storage[K]> {
   const fn = storage[method];
@@ -116,11 +134,17 @@ export async function updateClient(
   const client = await registered(ctx, clientId);
   if (typeof changes !== 'object' || changes === null) throw new OAuthError('invalid_request', 'Expected the changes as an object.');
   const updated: ClientRecord = { ...client };
-  if (changes.name !== undefined) updated.name = clientName(changes.name);
-  if (changes.redirectUri !== undefined) updated.redirectUri = clientRedirectUri(changes.redirectUri, client.secretHash === null);
-  if (changes.metadata === null) delete updated.metadata;
-  else if (changes.metadata !== undefined) updated.metadata = clientMetadata(changes.metadata);
-  await ctx.storage.saveClient(updated);
+  const fields: ClientChanges = {};
+  if (changes.name !== undefined) updated.name = fields.name = clientName(changes.name);
+  if (changes.redirectUri !== undefined) {
+    updated.redirectUri = fields.redirectUri = clientRedirectUri(changes.redirectUri, client.secretHash === null);
+  }
+  if (changes.metadata === null) {
+    delete updated.metadata;
+    fields.metadata = null;
+  } else if (changes.metadata !== undefined) updated.metadata = fields.metadata = clientMetadata(changes.metadata);
+  // Only the changed fields, and never an insert: a concurrent deleteClient or resetClientSecret is not undone.
+  await saveClientChanges(ctx.storage, client, updated, fields);
   audit(ctx, { type: 'client.updated', clientId: client.id, callbackChanged: updated.redirectUri !== client.redirectUri });
   return clientInfo(updated);
 }

@@ -23,6 +23,7 @@ import {
   listClients,
   plausibleId,
   revokeAllForAccount,
+  saveClientChanges,
   updateClient,
 } from './management.js';
 import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions } from './options.js';
@@ -511,7 +512,8 @@ export class AuthorizationServer {
     if (!client || client.secretHash === null)
       throw new OAuthError('invalid_client', 'The application is unknown or has no client secret.');
     const clientSecret = randomToken();
-    await this.ctx.storage.saveClient({ ...client, secretHash: sha256Base64url(clientSecret) });
+    const secretHash = sha256Base64url(clientSecret);
+    await saveClientChanges(this.ctx.storage, client, { ...client, secretHash }, { secretHash });
     audit(this.ctx, { type: 'client.secret_reset', clientId: client.id });
     return { clientId: client.id, clientSecret };
   }

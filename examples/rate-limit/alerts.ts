@@ -54,7 +54,8 @@ export function alertingAudit(alert: (event: AuditEvent, why: string) => void, {
       windowStart = event.at;
       counts = new Map();
     }
-    const key = `${event.type} ${'clientId' in event ? event.clientId : ''}`;
+    // A registration is a new client id every time: its spike is counted over all clients.
+    const key = event.type === 'client.registered' ? event.type : `${event.type} ${'clientId' in event ? event.clientId : ''}`;
     const count = (counts.get(key) ?? 0) + 1;
     counts.set(key, count);
     if (count === threshold) alert(event, `${threshold} × ${event.type} within ${windowMs / 1000} s`);

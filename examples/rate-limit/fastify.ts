@@ -14,7 +14,7 @@ import { LIMITED_ENDPOINTS, rateLimitKey, tooManyRequests } from './shared.js';
 
 export async function rateLimitedApp(
   server: AuthorizationServer,
-  { limit = 30, windowMs = 60_000, basePath = '/v1/oauth' }: RateLimitOptions = {},
+  { limit = 30, windowMs = 60_000, basePath = '/v1/oauth', addressLimit = 10 * limit }: RateLimitOptions = {},
 ): Promise<FastifyInstance> {
   // Behind a reverse proxy, `request.ip` is the proxy's unless Fastify trusts it: Fastify({ trustProxy: '127.0.0.1' }).
   const app = Fastify();
@@ -26,9 +26,16 @@ export async function rateLimitedApp(
     // One budget per endpoint: the route is part of the key.
     keyGenerator: (request) => `${request.routeOptions.url} ${rateLimitKey(request.headers.authorization, request.ip)}`,
   });
+  // A ceiling per address: a claimed client id is anyone's to invent, so it must not open a fresh budget by itself.
+  const ceiling = app.createRateLimit({
+    max: addressLimit,
+    timeWindow: windowMs,
+    keyGenerator: (request) => `${request.routeOptions.url} ceiling ${request.ip}`,
+  });
   app.addHook('onRequest', async (request, reply) => {
     if (!limited.has(request.routeOptions.url ?? '')) return;
-    const result = await check(request);
+    let result = await ceiling(request);
+    if (result.isAllowed || !result.isExceeded) result = await check(request);
     if (result.isAllowed || !result.isExceeded) return;
     return reply
       .code(429)

@@ -5,7 +5,7 @@
  * `getConnInfo` (`hono/bun`, `hono/deno`, `hono/cloudflare-workers`).
  */
 import { getConnInfo } from '@hono/node-server/conninfo';
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { rateLimiter } from 'hono-rate-limiter';
 import { createOAuthApp } from '../../adapters/hono/index.js';
 import type { AuthorizationServer } from '../../src/index.js';
@@ -14,10 +14,22 @@ import { LIMITED_ENDPOINTS, rateLimitKey, tooManyRequests } from './shared.js';
 
 export function rateLimitedApp(
   server: AuthorizationServer,
-  { limit = 30, windowMs = 60_000, basePath = '/v1/oauth' }: RateLimitOptions = {},
+  { limit = 30, windowMs = 60_000, basePath = '/v1/oauth', addressLimit = 10 * limit }: RateLimitOptions = {},
 ): Hono {
   const app = new Hono();
+  const handler = (c: Context) => c.json(tooManyRequests(Number(c.res.headers.get('retry-after'))), 429, { 'cache-control': 'no-store' });
   for (const endpoint of LIMITED_ENDPOINTS) {
+    // A ceiling per address: a claimed client id is anyone's to invent, so it must not open a fresh budget by itself.
+    app.use(
+      basePath + endpoint,
+      rateLimiter({
+        windowMs,
+        limit: addressLimit,
+        standardHeaders: 'draft-7',
+        keyGenerator: (c) => `ceiling ${getConnInfo(c).remote.address ?? ''}`,
+        handler,
+      }),
+    );
     app.use(
       basePath + endpoint,
       rateLimiter({
@@ -25,7 +37,7 @@ export function rateLimitedApp(
         limit,
         standardHeaders: 'draft-7', // RateLimit headers, and Retry-After on a 429
         keyGenerator: (c) => rateLimitKey(c.req.header('authorization'), getConnInfo(c).remote.address ?? ''),
-        handler: (c) => c.json(tooManyRequests(Number(c.res.headers.get('retry-after'))), 429, { 'cache-control': 'no-store' }),
+        handler,
       }),
     );
   }

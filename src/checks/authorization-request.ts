@@ -104,6 +104,13 @@ const NO_CLIENT_ID = new AuthorizeError('invalid_request', 'The request must nam
 /** The error page for a client that is not (or no longer) registered. */
 export const UNKNOWN_CLIENT = new AuthorizeError('invalid_client', 'The application (client_id) is not known.', null);
 
+/** A pending request whose callback URL the client no longer has (`updateClient`): nothing is sent there. */
+export const CALLBACK_CHANGED = new AuthorizeError(
+  'invalid_request',
+  "The application's callback URL changed after this authorization started. Start again from the application.",
+  null,
+);
+
 /**
  * The `client_id` to look up, or the error page when it is missing or sent more than once. A
  * value that no client id can be is answered as an unknown client without asking storage.

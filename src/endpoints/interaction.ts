@@ -1,5 +1,5 @@
 import { randomToken, sha256Base64url } from '../crypto.js';
-import { errorDecision, UNKNOWN_CLIENT } from '../checks/authorization-request.js';
+import { CALLBACK_CHANGED, errorDecision, UNKNOWN_CLIENT } from '../checks/authorization-request.js';
 import { findClient } from '../checks/clients.js';
 import { clientRedirectUriMatches } from '../checks/redirect-uri.js';
 import { interactionStarted } from '../checks/pending-interactions.js';
@@ -29,12 +29,6 @@ const NOT_SHOWN_TO = new AuthorizeError('invalid_request', 'The signed-in accoun
 const STALE_SIGN_IN = new AuthorizeError(
   'invalid_request',
   'The current sign-in does not meet what this authorization requires (a fresh or recent sign-in). Sign in again, then start again from the application.',
-  null,
-);
-
-const CALLBACK_CHANGED = new AuthorizeError(
-  'invalid_request',
-  "The application's callback URL changed after this authorization started. Start again from the application.",
   null,
 );
 

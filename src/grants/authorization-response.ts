@@ -1,4 +1,7 @@
 import { randomId } from '../crypto.js';
+import { CALLBACK_CHANGED, errorDecision, UNKNOWN_CLIENT } from '../checks/authorization-request.js';
+import { findClient } from '../checks/clients.js';
+import { clientRedirectUriMatches } from '../checks/redirect-uri.js';
 import type { Context } from '../context.js';
 import type { AuthorizationRequestRecord, ClientRecord, GrantRecord } from '../storage/types.js';
 import type { Account, AuthorizeDecision } from '../types.js';
@@ -10,7 +13,7 @@ import { issueCode } from './issue-code.js';
  * `approve` or, for `prompt=none`, at once: a new grant, and what the request's `response_type`
  * asks for (a code in the query, or an access token in the fragment).
  */
-export function authorizationResponse(
+export async function authorizationResponse(
   ctx: Context,
   client: ClientRecord,
   req: AuthorizationRequestRecord,
@@ -18,5 +21,15 @@ export function authorizationResponse(
   now: number,
 ): Promise<AuthorizeDecision> {
   const grant: GrantRecord = { id: randomId(), clientId: client.id, account, scope: req.scope, createdAt: now, revokedAt: null };
-  return req.responseType === 'code' ? issueCode(ctx, grant, req, now) : issueImplicit(ctx, grant, req, now);
+  // A code is checked against the client's callback again at the exchange.
+  if (req.responseType === 'code') return issueCode(ctx, grant, req, now);
+  const decision = await issueImplicit(ctx, grant, req, now);
+  // A token leaves in the redirect itself: if the callback changed (updateClient) or the client
+  // went (deleteClient) while it was issued, it is revoked and nothing is sent there.
+  const current = await findClient(ctx, client.id);
+  if (!current || !clientRedirectUriMatches(current, req.redirectUri, current.secretHash === null)) {
+    await ctx.storage.revokeGrant(grant.id, ctx.clock.now());
+    return errorDecision(ctx, current ? CALLBACK_CHANGED : UNKNOWN_CLIENT);
+  }
+  return decision;
 }

@@ -1,7 +1,7 @@
 /**
  * Registered clients: one row per client, replaced on every save.
  */
-import type { ClientRecord } from '../storage/types.js';
+import type { ClientChanges, ClientRecord } from '../storage/types.js';
 import type { Db } from './db.js';
 import { ms, strings, type Row } from './rows.js';
 
@@ -61,6 +61,31 @@ export async function findClient(db: Db, clientId: string): Promise<ClientRecord
   return rows[0] ? toClient(rows[0]) : null;
 }
 
+/** Only the given columns of an existing client, in one UPDATE (never an INSERT): `false` when it is gone. */
+export async function updateClientFields(db: Db, clientId: string, changes: ClientChanges): Promise<boolean> {
+  const { rowCount } = await db.query(
+    'updateClientFields',
+    `UPDATE ${db.t.clients} SET
+      name = CASE WHEN $2 THEN $3 ELSE name END,
+      redirect_uri = CASE WHEN $4 THEN $5 ELSE redirect_uri END,
+      secret_hash = CASE WHEN $6 THEN $7 ELSE secret_hash END,
+      metadata = CASE WHEN $8 THEN $9::jsonb ELSE metadata END
+    WHERE id = $1`,
+    [
+      clientId,
+      changes.name !== undefined,
+      changes.name ?? null,
+      changes.redirectUri !== undefined,
+      changes.redirectUri ?? null,
+      changes.secretHash !== undefined,
+      changes.secretHash ?? null,
+      changes.metadata !== undefined,
+      changes.metadata == null ? null : JSON.stringify(changes.metadata),
+    ],
+  );
+  return (rowCount ?? 0) > 0;
+}
+
 /** The clients (of one owner when given), oldest first; ties in id order, so the order is stable. */
 export async function listClients(db: Db, filter: { owner?: string }): Promise<ClientRecord[]> {
   const { rows } =
@@ -81,6 +106,8 @@ export async function deleteClient(db: Db, clientId: string, now: number): Promi
       UPDATE ${db.t.grants} SET revoked_at = $2 WHERE client_id = $1 AND revoked_at IS NULL
     ), consents AS (
       DELETE FROM ${db.t.consents} WHERE client_id = $1
+    ), devices AS (
+      UPDATE ${db.t.deviceAuthorizations} SET status = 'denied' WHERE status = 'approved' AND client_id = $1
     )
     DELETE FROM ${db.t.clients} WHERE id = $1`,
     [clientId, ms(now)],

@@ -43,6 +43,9 @@ export async function revokeAccess(db: Db, accountUuid: string, clientId: string
     'revokeAccess',
     `WITH deleted AS (
       DELETE FROM ${db.t.consents} WHERE account_uuid = $1 AND client_id = $2
+    ), devices AS (
+      UPDATE ${db.t.deviceAuthorizations} SET status = 'denied'
+      WHERE status = 'approved' AND client_id = $2 AND account->>'uuid' = $1
     )
     UPDATE ${db.t.grants} SET revoked_at = $3 WHERE account_uuid = $1 AND client_id = $2 AND revoked_at IS NULL`,
     [accountUuid, clientId, ms(now)],
@@ -51,10 +54,14 @@ export async function revokeAccess(db: Db, accountUuid: string, clientId: string
 
 /** Revoke every grant of the client, of every account; consents stay. */
 export async function revokeClientGrants(db: Db, clientId: string, now: number): Promise<void> {
-  await db.query('revokeClientGrants', `UPDATE ${db.t.grants} SET revoked_at = $2 WHERE client_id = $1 AND revoked_at IS NULL`, [
-    clientId,
-    ms(now),
-  ]);
+  await db.query(
+    'revokeClientGrants',
+    `WITH devices AS (
+      UPDATE ${db.t.deviceAuthorizations} SET status = 'denied' WHERE status = 'approved' AND client_id = $1
+    )
+    UPDATE ${db.t.grants} SET revoked_at = $2 WHERE client_id = $1 AND revoked_at IS NULL`,
+    [clientId, ms(now)],
+  );
 }
 
 /** One statement: every grant of the account revoked (every client's) and its consents deleted. */
@@ -63,6 +70,8 @@ export async function revokeAccountGrants(db: Db, accountUuid: string, now: numb
     'revokeAccountGrants',
     `WITH deleted AS (
       DELETE FROM ${db.t.consents} WHERE account_uuid = $1
+    ), devices AS (
+      UPDATE ${db.t.deviceAuthorizations} SET status = 'denied' WHERE status = 'approved' AND account->>'uuid' = $1
     )
     UPDATE ${db.t.grants} SET revoked_at = $2 WHERE account_uuid = $1 AND revoked_at IS NULL`,
     [accountUuid, ms(now)],

@@ -5,6 +5,7 @@
  * the upkeep of the tables. db.ts runs the statements and transactions.
  */
 import type {
+  ClientChanges,
   ClientRecord,
   CodeRecord,
   ConsentRecord,
@@ -19,7 +20,7 @@ import type {
   TokenRecord,
 } from '../storage/types.js';
 import type { Account } from '../types.js';
-import { deleteClient, findClient, listClients, saveClient } from './clients.js';
+import { deleteClient, findClient, listClients, saveClient, updateClientFields } from './clients.js';
 import { findCode, redeemCode } from './codes.js';
 import { findConsent, listConsents, saveConsent } from './consents.js';
 import { Db } from './db.js';
@@ -128,6 +129,11 @@ export class PostgresStorage implements Storage {
   /** Oldest first, by the index on `owner` when one is given. */
   listClients(filter: { owner?: string }): Promise<ClientRecord[]> {
     return listClients(this.db, filter);
+  }
+
+  /** One UPDATE of the given columns; never re-creates a deleted client. */
+  updateClientFields(clientId: string, changes: ClientChanges): Promise<boolean> {
+    return updateClientFields(this.db, clientId, changes);
   }
 
   /** One statement: every grant of the client revoked, its consents and the client deleted. */

@@ -1,5 +1,6 @@
 import type {
   AuthorizationRequestRecord,
+  ClientChanges,
   ClientRecord,
   CodeRecord,
   ConsentRecord,
@@ -280,12 +281,22 @@ export class MemoryStorage implements Storage {
       const grant = this.grants.get(id);
       if (grant && grant.revokedAt === null) grant.revokedAt = now;
     }
+    this.denyApprovedDevices((d) => d.clientId === clientId && d.account?.uuid === accountUuid);
   }
 
   async revokeClientGrants(clientId: string, now: number): Promise<void> {
     for (const grant of this.grants.values()) {
       if (grant.clientId === clientId && grant.revokedAt === null) grant.revokedAt = now;
     }
+    this.denyApprovedDevices((d) => d.clientId === clientId);
+  }
+
+  /**
+   * A device authorization approved but not yet collected by its device becomes a live grant at
+   * the next poll: a revocation that covers its account and client denies it instead.
+   */
+  private denyApprovedDevices(covered: (device: DeviceAuthorizationRecord) => boolean): void {
+    for (const device of this.devices.values()) if (device.status === 'approved' && covered(device)) device.status = 'denied';
   }
 
   async listClients(filter: { owner?: string }): Promise<ClientRecord[]> {
@@ -296,11 +307,23 @@ export class MemoryStorage implements Storage {
     return out.sort((a, b) => a.createdAt - b.createdAt);
   }
 
+  async updateClientFields(clientId: string, changes: ClientChanges): Promise<boolean> {
+    const client = this.clients.get(clientId);
+    if (!client) return false;
+    if (changes.name !== undefined) client.name = changes.name;
+    if (changes.redirectUri !== undefined) client.redirectUri = changes.redirectUri;
+    if (changes.secretHash !== undefined) client.secretHash = changes.secretHash;
+    if (changes.metadata === null) delete client.metadata;
+    else if (changes.metadata !== undefined) client.metadata = JSON.parse(JSON.stringify(changes.metadata)) as Record<string, unknown>;
+    return true;
+  }
+
   async deleteClient(clientId: string, now: number): Promise<void> {
     for (const grant of this.grants.values()) {
       if (grant.clientId === clientId && grant.revokedAt === null) grant.revokedAt = now;
     }
     for (const [key, consent] of this.consents) if (consent.clientId === clientId) this.consents.delete(key);
+    this.denyApprovedDevices((d) => d.clientId === clientId);
     this.clients.delete(clientId);
   }
 
@@ -310,6 +333,7 @@ export class MemoryStorage implements Storage {
     }
     const prefix = pairKey(accountUuid, '');
     for (const key of this.consents.keys()) if (key.startsWith(prefix)) this.consents.delete(key);
+    this.denyApprovedDevices((d) => d.account?.uuid === accountUuid);
   }
 
   async listPersonalTokens(accountUuid: string): Promise<PersonalTokenRead[]> {

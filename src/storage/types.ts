@@ -349,6 +349,14 @@ export type DevicePoll =
   | { status: 'slow_down'; interval: number }
   | { status: 'approved'; record: DeviceAuthorizationRecord };
 
+/** The fields of a client `updateClientFields` changes. */
+export interface ClientChanges {
+  name?: string;
+  redirectUri?: string;
+  secretHash?: string;
+  metadata?: Record<string, unknown> | null;
+}
+
 /**
  * The storage seam. Implement it on any database; `MemoryStorage` is the reference, and
  * `describeStorageConformance()` from `authgate/testing` checks an implementation.
@@ -414,7 +422,12 @@ export interface Storage {
 
   /** Revoke a grant and so every code and token of its family. Idempotent. */
   revokeGrant(grantId: string, now: number): Promise<void>;
-  /** The user revokes an application: delete the consent and revoke every grant of the pair. */
+  /**
+   * The user revokes an application: delete the consent and revoke every grant of the pair. A
+   * store with the device methods also denies the pair's device authorizations that are approved
+   * but not yet collected (each would become a live grant at its next poll). The same holds for
+   * `revokeClientGrants`, `deleteClient` (the client's) and `revokeAccountGrants` (the account's).
+   */
   revokeAccess(accountUuid: string, clientId: string, now: number): Promise<void>;
   /** Revoke every grant of a client, for every user (the developer revokes all its tokens). Consents stay. */
   revokeClientGrants(clientId: string, now: number): Promise<void>;
@@ -431,6 +444,13 @@ export interface Storage {
    * delete the client. Idempotent.
    */
   deleteClient?(clientId: string, now: number): Promise<void>;
+  /**
+   * Optional (used by `updateClient` and `resetClientSecret` when present), atomic: change only
+   * the given fields of a stored client (`metadata: null` removes it), never inserting one; `false`
+   * when no client has that id (deleted meanwhile). Without it the core falls back to
+   * `findClient` + `saveClient`, which concurrent changes can undo.
+   */
+  updateClientFields?(clientId: string, changes: ClientChanges): Promise<boolean>;
   /**
    * Optional (needed by `AuthorizationServer.revokeAllForAccount`), atomic: revoke every grant of
    * the account (every code and token issued on its behalf, to every client) and delete its

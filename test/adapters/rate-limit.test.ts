@@ -122,6 +122,15 @@ describe.each(selectTargets(Object.keys(start) as Array<keyof typeof start>))('%
     expectLimited(await refresh(ada));
   });
 
+  it(`one address inventing a client id per request is held by the per-address ceiling (${LIMIT * 10} per window)`, async () => {
+    const invented = (i: number) =>
+      post('/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: 'nope' }, { authorization: `Basic ${btoa(`made-up-${i}:x`)}` });
+    for (let i = 0; i < LIMIT * 10; i++) expect((await invented(i)).status).toBe(401);
+    expectLimited(await invented(LIMIT * 10));
+    // The ceiling is per address: another one still reaches the core.
+    expect((await refresh(ada, '/v1/oauth/token', '127.0.0.3')).status).toBe(400);
+  });
+
   it('another client id at the same address has its own budget; the same id from another address too', async () => {
     for (let i = 0; i < LIMIT; i++) await refresh(ada);
     expectLimited(await refresh(ada));

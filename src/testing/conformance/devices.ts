@@ -216,4 +216,48 @@ export const deviceCases: readonly StorageConformanceCase[] = [
       );
     },
   ),
+  conformanceCase(
+    'device authorizations (optional): revokeAccess, revokeClientGrants and revokeAccountGrants deny the approvals they cover that no poll collected yet',
+    async (make) => {
+      const storage = await deviceStorage(make);
+      if (!storage) return;
+      const ada = makeAccount();
+      const bob = makeAccount();
+      const clientId = id();
+      const otherClient = id();
+      /** A device request of `client` approved by `account` at T0 + 1. */
+      const approved = async (account: typeof ada, client = clientId) => {
+        const device = makeDevice({ clientId: client });
+        await storage.createDeviceAuthorization(device);
+        check(await storage.decideDeviceAuthorization(device.hash, T0 + 1, account), 'a pending request can be approved');
+        return device;
+      };
+      const pollOf = async (device: DeviceAuthorizationRecord) =>
+        (await storage.pollDeviceAuthorization(device.hash, device.clientId, T0 + 10_000, 0)).status;
+
+      const pair = await approved(ada);
+      const adaElsewhere = await approved(ada, otherClient);
+      const bobs = await approved(bob);
+      await storage.revokeAccess(ada.uuid, clientId, T0 + 2);
+      same(await pollOf(pair), 'denied', "revokeAccess denies the account's approval for that client");
+      same(await pollOf(adaElsewhere), 'approved', "revokeAccess leaves the account's approval for another client");
+
+      const all = await approved(ada);
+      await storage.revokeClientGrants(clientId, T0 + 3);
+      same(await pollOf(all), 'denied', 'revokeClientGrants denies every approval for the client');
+      same(await pollOf(bobs), 'denied', "revokeClientGrants denies another account's approval for the client too");
+
+      if (storage.revokeAccountGrants) {
+        const mine = await approved(ada, otherClient);
+        const theirs = await approved(bob, otherClient);
+        await storage.revokeAccountGrants(ada.uuid, T0 + 4);
+        same(await pollOf(mine), 'denied', "revokeAccountGrants denies the account's approvals");
+        same(await pollOf(theirs), 'approved', "revokeAccountGrants leaves another account's approvals");
+      }
+      const pending = makeDevice({ clientId });
+      await storage.createDeviceAuthorization(pending);
+      await storage.revokeClientGrants(clientId, T0 + 5);
+      check(await storage.decideDeviceAuthorization(pending.hash, T0 + 6, ada), 'a request still pending is not denied by a revocation');
+    },
+  ),
 ];

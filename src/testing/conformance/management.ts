@@ -129,4 +129,30 @@ export const managementCases: readonly StorageConformanceCase[] = [
       same((await storage.findToken(one.access.hash))?.grant.revokedAt, T0 + 7, 'a second call changes nothing (the first time stays)');
     },
   ),
+  conformanceCase(
+    'updateClientFields (optional): only the given fields change, metadata null removes it, an unknown client is false and never inserted',
+    async (make) => {
+      const storage = await make();
+      if (!storage.updateClientFields) return;
+      const owned = client({ owner: id(), metadata: { plan: 'free' } });
+      await storage.saveClient(owned);
+      check(await storage.updateClientFields(owned.id, { name: 'Renamed' }), 'updateClientFields of a stored client answers true');
+      same(await storage.findClient(owned.id), { ...owned, name: 'Renamed' }, 'only the name changed');
+      const secretHash = hash();
+      check(
+        await storage.updateClientFields(owned.id, { redirectUri: 'https://client.example/new', secretHash, metadata: { plan: 'pro' } }),
+        'several fields at once',
+      );
+      same(
+        await storage.findClient(owned.id),
+        { ...owned, name: 'Renamed', redirectUri: 'https://client.example/new', secretHash, metadata: { plan: 'pro' } },
+        'the callback, the secret hash and the metadata changed, nothing else',
+      );
+      await storage.updateClientFields(owned.id, { metadata: null });
+      same((await storage.findClient(owned.id))?.metadata, undefined, 'metadata: null removes the metadata');
+      const missing = id();
+      same(await storage.updateClientFields(missing, { name: 'Ghost' }), false, 'an unknown client answers false');
+      same(await storage.findClient(missing), null, 'and is not created');
+    },
+  ),
 ];
