@@ -82,7 +82,34 @@ export class GuessLimiter {
     if (entry.failures >= this.max) entry.lockedUntil = now + this.lockMs;
     this.entries.delete(key);
     this.entries.set(key, entry);
-    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    if (this.entries.size > this.capacity) this.forgetOne(now);
     return { failures: entry.failures, lockedUntil: entry.lockedUntil };
+  }
+
+  /**
+   * Give back a wrong-code count taken by `fail` for a code that turned out right (`enterUserCode`
+   * counts every code before looking it up, so that concurrent guesses cannot all pass the lock
+   * check); lifts the lock that count set, if the key is now under `max`.
+   */
+  forgive(key: string): void {
+    const entry = this.entries.get(key);
+    if (!entry || entry.failures === 0) return;
+    entry.failures--;
+    if (entry.failures < this.max) entry.lockedUntil = 0;
+  }
+
+  /**
+   * At capacity: forget the least recently failed key that is not locked. Forgetting a locked one
+   * would lift its lock, which fresh keys (a new browser cookie each) make cheap; only when every
+   * key is locked is the oldest forgotten.
+   */
+  private forgetOne(now: number): void {
+    for (const [key, entry] of this.entries) {
+      if (now >= entry.lockedUntil) {
+        this.entries.delete(key);
+        return;
+      }
+    }
+    this.entries.delete(this.entries.keys().next().value!);
   }
 }

@@ -135,23 +135,26 @@ export async function enterUserCode(
     if (browserHash !== undefined) keys.push(`b:${browserHash}`);
     const lockedUntil = Math.max(...keys.map((key) => guesses.lockedUntil(key, now)));
     if (lockedUntil > now) return { type: 'locked', until: lockedUntil };
+    // Counted before the lookup (an await), in the same synchronous step as the check above, so
+    // that concurrent guesses cannot all pass it; a right code gives its count back.
+    let attempts = 0;
+    let until = 0;
+    for (const key of keys) {
+      const counted = guesses.fail(key, now);
+      attempts = Math.max(attempts, counted.failures);
+      until = Math.max(until, counted.lockedUntil);
+    }
 
     const code = normalizeUserCode(typed, settings.userCodeLength);
     const record = code === null ? null : await ctx.storage.findDeviceAuthorization!(userCodeHash(code));
     const client = record && record.status === 'pending' && now < record.expiresAt ? await findClient(ctx, record.clientId) : null;
     if (!record || !client || code === null) {
-      let attempts = 0;
-      let until = 0;
-      for (const key of keys) {
-        const counted = guesses.fail(key, now);
-        attempts = Math.max(attempts, counted.failures);
-        until = Math.max(until, counted.lockedUntil);
-      }
       audit(ctx, { type: 'device.user_code_failed', accountUuid: session.account.uuid, attempts });
       if (until === 0) return { type: 'wrong', attempts };
       audit(ctx, { type: 'device.user_code_locked', accountUuid: session.account.uuid, until });
       return { type: 'locked', until };
     }
+    for (const key of keys) guesses.forgive(key);
     const req: AuthorizationRequestRecord = {
       clientId: client.id,
       redirectUri: verifyPath,

@@ -476,3 +476,40 @@ describe('unsupported_grant_type', () => {
     expect(offAnswer['error_description']).not.toContain('device_code');
   });
 });
+
+describe('device authorization grant: guessing under concurrency and at capacity (RFC 8628 §5.1)', () => {
+  it('concurrent wrong codes from one account and browser: only maxUserCodeAttempts are judged, the right code after them is locked', async () => {
+    const t = await deviceSetup({ deviceAuthorization: { maxUserCodeAttempts: 5 } });
+    const victim = await t.start();
+    const letters = 'CDFGHJKLMNPQRSTVWXZ';
+    const guesses = Array.from({ length: 39 }, (_, i) => `BBBB-BB${letters[i % 19]}${letters[Math.floor(i / 19)]}`);
+    guesses.push(victim.user_code);
+    const outcomes = await Promise.all(guesses.map((g) => t.server.enterUserCode(g, t.get(VERIFY, t.ada), VERIFY, 'a'.repeat(43))));
+    expect(t.events.filter((e) => e.type === 'device.user_code_failed')).toHaveLength(5);
+    expect(outcomes.at(-1)!.type).toBe('locked');
+  });
+
+  it('a right code among concurrent ones within the limit is confirmed and not counted', async () => {
+    const t = await deviceSetup({ deviceAuthorization: { maxUserCodeAttempts: 5 } });
+    const mine = await t.start();
+    const codes = ['BBBB-BBBC', 'BBBB-BBBD', 'BBBB-BBBF', 'BBBB-BBBG', mine.user_code];
+    const outcomes = await Promise.all(codes.map((c) => t.server.enterUserCode(c, t.get(VERIFY, t.ada), VERIFY, 'a'.repeat(43))));
+    expect(outcomes.at(-1)).toMatchObject({ type: 'decision', decision: { type: 'consent' } });
+    // Four wrong codes counted: the next wrong one is the fifth, and locks.
+    expect((await t.server.enterUserCode('BBBB-BBBH', t.get(VERIFY, t.ada), VERIFY, 'a'.repeat(43))).type).toBe('locked');
+  });
+
+  it('a locked account stays locked while other accounts fail with fresh browser cookies past the 10 000 keys kept', async () => {
+    const t = await deviceSetup({ deviceAuthorization: { maxUserCodeAttempts: 5 } });
+    const wrong = (cookie: string, browser: string) => t.server.enterUserCode('BBBB-BBBB', t.get(VERIFY, cookie), VERIFY, browser);
+    const browser = (i: number) => i.toString(36).padStart(43, 'x');
+    for (let i = 0; i < 5; i++) await wrong(t.ada, browser(i));
+    expect((await wrong(t.ada, browser(99_999))).type).toBe('locked');
+    let n = 100;
+    for (let a = 0; a < 2000; a++) {
+      const helper = t.sessions.signIn({ uuid: `helper-${a}`, name: 'Helper', email: `h${a}@example.com` });
+      for (let k = 0; k < 5; k++) await wrong(helper, browser(n++));
+    }
+    expect((await wrong(t.ada, browser(n++))).type).toBe('locked');
+  });
+});
