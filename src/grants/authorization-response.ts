@@ -13,7 +13,7 @@ import { issueCode } from './issue-code.js';
  * `approve` or, for `prompt=none`, at once: a new grant, and what the request's `response_type`
  * asks for (a code in the query, or an access token in the fragment).
  */
-export async function authorizationResponse(
+export function authorizationResponse(
   ctx: Context,
   client: ClientRecord,
   req: AuthorizationRequestRecord,
@@ -21,11 +21,24 @@ export async function authorizationResponse(
   now: number,
 ): Promise<AuthorizeDecision> {
   const grant: GrantRecord = { id: randomId(), clientId: client.id, account, scope: req.scope, createdAt: now, revokedAt: null };
-  // A code is checked against the client's callback again at the exchange.
-  if (req.responseType === 'code') return issueCode(ctx, grant, req, now);
+  // A code is checked against the client's callback again at the exchange. Not an async
+  // function: the code flow's promise is issueCode's own, without one more tick (W1).
+  return req.responseType === 'code' ? issueCode(ctx, grant, req, now) : implicitResponse(ctx, client, grant, req, now);
+}
+
+/**
+ * The implicit response: a token leaves in the redirect itself, so if the callback changed
+ * (updateClient) or the client went (deleteClient) while it was issued, it is revoked and nothing
+ * is sent there.
+ */
+async function implicitResponse(
+  ctx: Context,
+  client: ClientRecord,
+  grant: GrantRecord,
+  req: AuthorizationRequestRecord,
+  now: number,
+): Promise<AuthorizeDecision> {
   const decision = await issueImplicit(ctx, grant, req, now);
-  // A token leaves in the redirect itself: if the callback changed (updateClient) or the client
-  // went (deleteClient) while it was issued, it is revoked and nothing is sent there.
   const current = await findClient(ctx, client.id);
   if (!current || !clientRedirectUriMatches(current, req.redirectUri, current.secretHash === null)) {
     await ctx.storage.revokeGrant(grant.id, ctx.clock.now());
