@@ -33,6 +33,7 @@ const DEVICE_STORAGE_METHODS = [
   'findDeviceAuthorization',
   'decideDeviceAuthorization',
   'pollDeviceAuthorization',
+  'redeemDeviceAuthorization',
 ] as const;
 
 const hasMethods = (value: unknown, names: readonly string[]) =>

@@ -21,8 +21,10 @@ const POLL_LEEWAY_MS = 250;
  * docs/reference.md#device-authorization-grant-rfc-8628). Only reached through the token
  * endpoint's grant map, so the other grants pay nothing for it. The client must authenticate (a
  * public client with `client_id` alone) and be allowed the grant; then one atomic storage step
- * (`pollDeviceAuthorization`) says where the request stands and, once approved, hands it to
- * exactly one poll, which gets the tokens of a new grant.
+ * (`pollDeviceAuthorization`) says where the request stands. Once approved, the tokens of a new
+ * grant are minted and `redeemDeviceAuthorization` stores them in the same atomic step that uses
+ * the approval up, as `redeemCode` does: exactly one poll gets them, and a failure (storage down,
+ * a `resource` not requested) leaves the approval for the next poll.
  */
 export async function deviceCodeGrant(
   ctx: Context,
@@ -31,7 +33,8 @@ export async function deviceCodeGrant(
   resources?: readonly string[],
 ): Promise<IssuedTokens> {
   const poll = ctx.options.deviceAuthorization ? ctx.storage.pollDeviceAuthorization : undefined;
-  if (!poll) throw new OAuthError('unsupported_grant_type', 'The device authorization grant is not enabled on this server.');
+  const redeem = ctx.storage.redeemDeviceAuthorization;
+  if (!poll || !redeem) throw new OAuthError('unsupported_grant_type', 'The device authorization grant is not enabled on this server.');
   if (!client) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
   // Named explicitly: a client registered without `grantTypes` may not use it (the token endpoint's `mayUseGrant` allows it every type).
   if (!client.grantTypes?.includes(DEVICE_CODE_GRANT)) {
@@ -41,7 +44,8 @@ export async function deviceCodeGrant(
   if (params.device_code.length > MAX_TOKEN_LENGTH) throw invalidGrant();
 
   const now = ctx.clock.now();
-  const outcome = await poll.call(ctx.storage, sha256Base64url(params.device_code), client.id, now, POLL_LEEWAY_MS);
+  const hash = sha256Base64url(params.device_code);
+  const outcome = await poll.call(ctx.storage, hash, client.id, now, POLL_LEEWAY_MS);
   switch (outcome.status) {
     case 'pending':
       throw new OAuthError('authorization_pending', 'The user has not yet approved this device. Keep polling.');
@@ -56,8 +60,8 @@ export async function deviceCodeGrant(
       throw invalidGrant();
   }
   const record = outcome.record;
-  // RFC 8707 §2.2: `resource` here narrows the access token to some of the requested resources.
-  // Checked after the atomic step: a wrong one spends the approval (the client starts again).
+  // RFC 8707 §2.2: `resource` here narrows the access token to some of the requested resources;
+  // a wrong one is refused before anything is used up.
   const audience = resources === undefined ? record.resources : accessAudience(ctx, resources, record.resources);
   const grant: GrantRecord = {
     id: randomId(),
@@ -73,7 +77,7 @@ export async function deviceCodeGrant(
   const pair = mayUseGrant(client, 'refresh_token')
     ? mintPair(ctx, family, record.scope, now, null, end, audience, record.resources)
     : mintAccessOnly(ctx, family, record.scope, now, end, audience);
-  await ctx.storage.createGrant(grant, { tokens: pair.records });
+  if (!(await redeem.call(ctx.storage, hash, now, grant, pair.records))) throw invalidGrant();
   if (ctx.options.isAccountActive) await checkAccountActive(ctx, grant, now);
   audit(ctx, {
     type: 'token.issued',

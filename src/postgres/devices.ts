@@ -2,10 +2,12 @@
  * Device authorizations (RFC 8628): created with a user code unique among live ones, decided once
  * on the verification page, and polled at the token endpoint until exchanged once.
  */
-import type { DeviceAuthorizationRecord, DevicePoll } from '../storage/types.js';
+import type { DeviceAuthorizationRecord, DevicePoll, GrantRecord, TokenRecord } from '../storage/types.js';
 import type { Account } from '../types.js';
 import type { Db } from './db.js';
+import { insertGrant } from './grants.js';
 import { ms, msOrNull, strings, type Row } from './rows.js';
+import { insertTokens } from './tokens.js';
 
 function toDevice(r: Row): DeviceAuthorizationRecord {
   const record: DeviceAuthorizationRecord = {
@@ -90,14 +92,35 @@ export async function pollDeviceAuthorization(db: Db, hash: string, clientId: st
     if (!record || record.clientId !== clientId) return { status: 'missing' };
     if (record.status === 'redeemed') return { status: 'redeemed' };
     if (at >= record.expiresAt) return { status: 'expired' };
-    if (record.status === 'approved') {
-      await tx.query(`UPDATE ${db.t.deviceAuthorizations} SET status = 'redeemed' WHERE hash = $1`, [hash]);
-      return { status: 'approved', record: { ...record, status: 'redeemed' } };
-    }
+    if (record.status === 'approved') return { status: 'approved', record };
     if (record.status === 'denied') return { status: 'denied' };
     const tooSoon = record.lastPolledAt !== null && at - record.lastPolledAt < record.interval * 1000 - leewayMs;
     const interval = tooSoon ? record.interval + 5 : record.interval;
     await tx.query(`UPDATE ${db.t.deviceAuthorizations} SET last_polled_at = $2, poll_interval = $3 WHERE hash = $1`, [hash, at, interval]);
     return tooSoon ? { status: 'slow_down', interval } : { status: 'pending' };
+  });
+}
+
+/**
+ * One transaction: a conditional `UPDATE ... WHERE status = 'approved' AND expires_at > $now`
+ * marks the record redeemed (of concurrent callers, one matches), then the grant and its tokens
+ * are inserted; a failure rolls all of it back, so the approval waits for the next poll.
+ */
+export async function redeemDeviceAuthorization(
+  db: Db,
+  hash: string,
+  now: number,
+  grant: GrantRecord,
+  tokens: TokenRecord[],
+): Promise<boolean> {
+  return db.transaction('redeemDeviceAuthorization', async (tx) => {
+    const { rowCount } = await tx.query(
+      `UPDATE ${db.t.deviceAuthorizations} SET status = 'redeemed' WHERE hash = $1 AND status = 'approved' AND expires_at > $2`,
+      [hash, ms(now)],
+    );
+    if (rowCount !== 1) return false;
+    await insertGrant(db, tx, grant);
+    await insertTokens(db, tx, tokens);
+    return true;
   });
 }

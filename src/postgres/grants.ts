@@ -6,30 +6,36 @@
 import type { CodeRecord, GrantRecord, TokenRecord } from '../storage/types.js';
 import { insertCode } from './codes.js';
 import type { Db } from './db.js';
+import type { PgPoolClient } from './pool.js';
 import { ms, msOrNull } from './rows.js';
 import { insertTokens } from './tokens.js';
 
 /** The grant and its first code or tokens in one transaction. */
 export async function createGrant(db: Db, grant: GrantRecord, issued: { code?: CodeRecord; tokens?: TokenRecord[] }): Promise<void> {
   await db.transaction('createGrant', async (tx) => {
-    await tx.query(
-      `INSERT INTO ${db.t.grants} (id, client_id, account_uuid, account, scope, created_at, revoked_at, name, last_used_at)
-      VALUES ($1, $2, $3, $4::jsonb, $5::text[], $6, $7, $8, $9)`,
-      [
-        grant.id,
-        grant.clientId,
-        grant.account.uuid,
-        JSON.stringify(grant.account),
-        grant.scope,
-        ms(grant.createdAt),
-        msOrNull(grant.revokedAt),
-        grant.name ?? null,
-        msOrNull(grant.lastUsedAt),
-      ],
-    );
+    await insertGrant(db, tx, grant);
     if (issued.code) await insertCode(db, tx, issued.code);
     await insertTokens(db, tx, issued.tokens ?? []);
   });
+}
+
+/** The INSERT of a grant, inside a transaction of the caller's. */
+export async function insertGrant(db: Db, tx: PgPoolClient, grant: GrantRecord): Promise<void> {
+  await tx.query(
+    `INSERT INTO ${db.t.grants} (id, client_id, account_uuid, account, scope, created_at, revoked_at, name, last_used_at)
+      VALUES ($1, $2, $3, $4::jsonb, $5::text[], $6, $7, $8, $9)`,
+    [
+      grant.id,
+      grant.clientId,
+      grant.account.uuid,
+      JSON.stringify(grant.account),
+      grant.scope,
+      ms(grant.createdAt),
+      msOrNull(grant.revokedAt),
+      grant.name ?? null,
+      msOrNull(grant.lastUsedAt),
+    ],
+  );
 }
 
 /** Set the grant's revoked flag, unless it is set already (the first revocation's time stays). */

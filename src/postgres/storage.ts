@@ -24,7 +24,13 @@ import { deleteClient, findClient, listClients, saveClient, updateClientFields }
 import { findCode, redeemCode } from './codes.js';
 import { findConsent, listConsents, saveConsent } from './consents.js';
 import { Db } from './db.js';
-import { createDeviceAuthorization, decideDeviceAuthorization, findDeviceAuthorization, pollDeviceAuthorization } from './devices.js';
+import {
+  createDeviceAuthorization,
+  decideDeviceAuthorization,
+  findDeviceAuthorization,
+  pollDeviceAuthorization,
+  redeemDeviceAuthorization,
+} from './devices.js';
 import { createGrant, revokeAccess, revokeAccountGrants, revokeClientGrants, revokeGrant } from './grants.js';
 import { findInteraction, saveInteraction, takeInteraction } from './interactions.js';
 import { migrate, type MigrateResult } from './migrate.js';
@@ -261,8 +267,13 @@ export class PostgresStorage implements Storage {
     return decideDeviceAuthorization(this.db, hash, now, account);
   }
 
-  /** One transaction on the locked row: exactly one poll of an approved record gets it. */
+  /** One transaction on the locked row: judged, and a pending one's poll recorded. */
   pollDeviceAuthorization(hash: string, clientId: string, now: number, leewayMs: number): Promise<DevicePoll> {
     return pollDeviceAuthorization(this.db, hash, clientId, now, leewayMs);
+  }
+
+  /** One transaction: marked redeemed only where still approved, with the grant and its tokens. */
+  redeemDeviceAuthorization(hash: string, now: number, grant: GrantRecord, tokens: TokenRecord[]): Promise<boolean> {
+    return redeemDeviceAuthorization(this.db, hash, now, grant, tokens);
   }
 }

@@ -207,6 +207,11 @@ export class MemoryStorage implements Storage {
   }
 
   async createGrant(grant: GrantRecord, issued: { code?: CodeRecord; tokens?: TokenRecord[] }): Promise<void> {
+    this.insertGrant(grant, issued);
+  }
+
+  /** `createGrant`'s work, synchronous, so single-use steps can do it in their one block. */
+  private insertGrant(grant: GrantRecord, issued: { code?: CodeRecord; tokens?: TokenRecord[] }): void {
     this.grants.set(grant.id, copyGrant(grant));
     const key = pairKey(grant.account.uuid, grant.clientId);
     const ids = this.grantsByPair.get(key);
@@ -382,16 +387,21 @@ export class MemoryStorage implements Storage {
     if (!record || record.clientId !== clientId) return { status: 'missing' };
     if (record.status === 'redeemed') return { status: 'redeemed' };
     if (now >= record.expiresAt) return { status: 'expired' };
-    if (record.status === 'approved') {
-      record.status = 'redeemed';
-      return { status: 'approved', record: copyDevice(record) };
-    }
+    if (record.status === 'approved') return { status: 'approved', record: copyDevice(record) };
     if (record.status === 'denied') return { status: 'denied' };
     const tooSoon = record.lastPolledAt !== null && now - record.lastPolledAt < record.interval * 1000 - leewayMs;
     record.lastPolledAt = now;
     if (!tooSoon) return { status: 'pending' };
     record.interval += 5;
     return { status: 'slow_down', interval: record.interval };
+  }
+
+  async redeemDeviceAuthorization(hash: string, now: number, grant: GrantRecord, tokens: TokenRecord[]): Promise<boolean> {
+    const record = this.devices.get(hash);
+    if (!record || record.status !== 'approved' || now >= record.expiresAt) return false;
+    record.status = 'redeemed';
+    this.insertGrant(grant, { tokens });
+    return true;
   }
 
   /**

@@ -341,7 +341,8 @@ export interface DeviceAuthorizationRecord {
  * What `Storage.pollDeviceAuthorization` answers: `missing` (unknown, or another client's),
  * `expired`, `pending` (poll recorded), `slow_down` (polled sooner than `interval` seconds after
  * the last poll: interval raised by 5 and the poll recorded), `denied`, `redeemed` (already
- * exchanged) or `approved`: the record, now `redeemed` by this call, the only one to see it so.
+ * exchanged) or `approved`: the record, still `approved` (`redeemDeviceAuthorization` hands it out
+once, together with the tokens it is exchanged for).
  * @group Storage
  */
 export type DevicePoll =
@@ -488,10 +489,17 @@ export interface Storage {
   /**
    * Optional (`deviceAuthorization`). Atomic, the token endpoint's step (see `DevicePoll`): for
    * the record `hash` of `clientId` (another client's is `missing`, unchanged): `redeemed` if it
-   * was exchanged already, else `expired` if `now >= expiresAt`; `approved` turns it `redeemed`
-   * (exactly one caller gets it); `denied` stays; `pending` records `now` as `lastPolledAt`, and
-   * is `slow_down` (interval + 5) when the last poll was less than `interval` seconds minus
+   * was exchanged already, else `expired` if `now >= expiresAt`; `approved` answers the record
+   * and changes nothing; `denied` stays; `pending` records `now` as `lastPolledAt`, and is
+   * `slow_down` (interval + 5) when the last poll was less than `interval` seconds minus
    * `leewayMs` before.
    */
   pollDeviceAuthorization?(hash: string, clientId: string, now: number, leewayMs: number): Promise<DevicePoll>;
+  /**
+   * Optional (`deviceAuthorization`). Single use, atomic, as `redeemCode`: if the record is
+   * `approved` and `now < expiresAt`, mark it `redeemed` and insert `grant` with `tokens` (as
+   * `createGrant` would), answering `true`; otherwise change nothing and answer `false`. Of
+   * concurrent callers exactly one wins, and a failure leaves the approval for the next poll.
+   */
+  redeemDeviceAuthorization?(hash: string, now: number, grant: GrantRecord, tokens: TokenRecord[]): Promise<boolean>;
 }

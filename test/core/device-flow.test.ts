@@ -311,6 +311,30 @@ describe('device authorization grant: the rest of the token request', () => {
     expect(error(await t.poll(second.device_code, { client_id: t.cli.clientId, resource: 'https://other.example' }))).toBe(
       'invalid_target',
     );
+    // A wrong resource uses nothing up: the next poll, without it, gets the tokens.
+    t.clock.advance(5000);
+    expect((await t.poll(second.device_code)).status).toBe(200);
+  });
+
+  it('a storage failure while the tokens are stored leaves the approval for the next poll (nothing lost, nothing half-written)', async () => {
+    const t = await deviceSetup();
+    const started = await t.start();
+    await t.approve(started.user_code);
+    const redeem = t.storage.redeemDeviceAuthorization.bind(t.storage);
+    let fail = true;
+    t.storage.redeemDeviceAuthorization = async (...args) => {
+      if (fail) {
+        fail = false;
+        throw new Error('database down');
+      }
+      return redeem(...args);
+    };
+    const failed = await t.poll(started.device_code);
+    expect(failed.status).toBe(500);
+    t.clock.advance(5000);
+    const res = await t.poll(started.device_code);
+    expect(res.status, res.body).toBe(200);
+    expect(error(await t.poll(started.device_code))).toBe('invalid_grant');
   });
 
   it('isAccountActive: an inactive account gets invalid_grant and nothing usable', async () => {

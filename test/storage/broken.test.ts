@@ -9,7 +9,6 @@ import {
   type ClientRecord,
   type CodeRecord,
   type DeviceAuthorizationRecord,
-  type DevicePoll,
   type ConsentRecord,
   type GrantRecord,
   type InteractionRecord,
@@ -48,15 +47,16 @@ class AwaitBetweenCheckAndWriteInRedeem extends MemoryStorage {
   }
 }
 
-/** Reads the device record, yields, then marks it: two concurrent polls both see it approved. */
-class AwaitBetweenCheckAndWriteInDevicePoll extends MemoryStorage {
-  override async pollDeviceAuthorization(hash: string, clientId: string, now: number, leewayMs: number): Promise<DevicePoll> {
+/** Reads the device record, yields, then marks it and stores the grant: concurrent redeems all see it approved. */
+class AwaitBetweenCheckAndWriteInDeviceRedeem extends MemoryStorage {
+  override async redeemDeviceAuthorization(hash: string, now: number, grant: GrantRecord, tokens: TokenRecord[]): Promise<boolean> {
     const { devices } = internals(this) as unknown as { devices: Map<string, DeviceAuthorizationRecord> };
     const record = devices.get(hash);
-    if (record?.status !== 'approved' || record.clientId !== clientId) return super.pollDeviceAuthorization(hash, clientId, now, leewayMs);
+    if (record?.status !== 'approved' || now >= record.expiresAt) return false;
     await tick();
     record.status = 'redeemed';
-    return { status: 'approved', record: structuredClone(record) };
+    await this.createGrant(grant, { tokens });
+    return true;
   }
 }
 
@@ -276,9 +276,9 @@ const BROKEN: Broken[] = [
   },
   { name: 'times returned as strings', make: () => new TimesAsStrings(), catches: ['timestamps: millisecond values'] },
   {
-    name: 'device poll awaits between its check and its write',
-    make: () => new AwaitBetweenCheckAndWriteInDevicePoll(),
-    catches: ['device authorizations (optional): exactly one of 20 concurrent polls'],
+    name: 'device redeem awaits between its check and its write',
+    make: () => new AwaitBetweenCheckAndWriteInDeviceRedeem(),
+    catches: ['device authorizations (optional): exactly one of 20 concurrent redeems'],
   },
   {
     name: 'revocation that misses tokens inserted concurrently',

@@ -8,7 +8,7 @@
 import { DEVICE_CODE_GRANT, type ClientGrantType, type DeviceAuthorizationRecord, type Storage } from '../../storage/types.js';
 import { conformanceCase, type MakeStorage, type StorageConformanceCase } from './case.js';
 import { check, same } from './check.js';
-import { CONFORMANCE_RACERS, T0, hash, id, makeAccount, warmUp } from './fixtures.js';
+import { CONFORMANCE_RACERS, T0, hash, id, makeAccount, makeGrant, makePair, warmUp } from './fixtures.js';
 
 /** The device lifetime of fixtures: ten minutes; the interval five seconds. */
 const LIFETIME = 600_000;
@@ -16,18 +16,31 @@ const INTERVAL = 5;
 
 type DeviceStorage = Storage &
   Required<
-    Pick<Storage, 'createDeviceAuthorization' | 'findDeviceAuthorization' | 'decideDeviceAuthorization' | 'pollDeviceAuthorization'>
+    Pick<
+      Storage,
+      | 'createDeviceAuthorization'
+      | 'findDeviceAuthorization'
+      | 'decideDeviceAuthorization'
+      | 'pollDeviceAuthorization'
+      | 'redeemDeviceAuthorization'
+    >
   >;
 
 /** The storage under test, or `null` when it has none of the optional device methods. */
 async function deviceStorage(make: MakeStorage): Promise<DeviceStorage | null> {
   const storage = await make();
-  const methods = ['createDeviceAuthorization', 'findDeviceAuthorization', 'decideDeviceAuthorization', 'pollDeviceAuthorization'] as const;
+  const methods = [
+    'createDeviceAuthorization',
+    'findDeviceAuthorization',
+    'decideDeviceAuthorization',
+    'pollDeviceAuthorization',
+    'redeemDeviceAuthorization',
+  ] as const;
   const present = methods.filter((m) => typeof storage[m] === 'function');
   if (present.length === 0) return null;
   check(
     present.length === methods.length,
-    `a storage with some device methods must have all four (${methods.join(', ')}); it has ${present.join(', ')}`,
+    `a storage with some device methods must have all five (${methods.join(', ')}); it has ${present.join(', ')}`,
   );
   return storage as DeviceStorage;
 }
@@ -159,11 +172,31 @@ export const deviceCases: readonly StorageConformanceCase[] = [
       const account = makeAccount();
       await storage.decideDeviceAuthorization(record.hash, T0 + 20_000, account);
       same(await poll(T0 + 20_001, id()), { status: 'missing' }, "another client's poll does not take the approval");
-      const won = await poll(T0 + 20_002);
-      check(won.status === 'approved', `an approved record is handed to the next poll (got ${JSON.stringify(won)})`);
-      same(won.record.account, account, 'with the account that approved it');
-      same(await poll(T0 + 20_003), { status: 'redeemed' }, 'the next poll finds it redeemed');
+      const seen = await poll(T0 + 20_002);
+      check(seen.status === 'approved', `an approved record is answered to the next poll (got ${JSON.stringify(seen)})`);
+      same(seen.record.account, account, 'with the account that approved it');
+      same((await poll(T0 + 20_003)).status, 'approved', 'a poll does not use the approval up');
+      const grant = makeGrant({ clientId: record.clientId, account });
+      const tokens = makePair(grant, T0 + 20_004);
+      check(
+        await storage.redeemDeviceAuthorization(record.hash, T0 + 20_004, grant, tokens),
+        'redeemDeviceAuthorization of an approved record answers true',
+      );
+      same((await storage.findToken(tokens[0].hash))?.grant, grant, 'and stores the grant with its tokens');
+      same(await storage.redeemDeviceAuthorization(record.hash, T0 + 20_005, makeGrant(), []), false, 'a second redeem answers false');
+      same(await poll(T0 + 20_006), { status: 'redeemed' }, 'the next poll finds it redeemed');
       same(await poll(record.expiresAt + 1), { status: 'redeemed' }, 'redeemed is reported before expired');
+      const late = makeDevice();
+      await storage.createDeviceAuthorization(late);
+      await storage.decideDeviceAuthorization(late.hash, T0 + 1, account);
+      const lateGrant = makeGrant({ clientId: late.clientId, account });
+      const latePair = makePair(lateGrant, late.expiresAt);
+      same(
+        await storage.redeemDeviceAuthorization(late.hash, late.expiresAt, lateGrant, latePair),
+        false,
+        'an approval is not redeemed at now = expiresAt',
+      );
+      same(await storage.findToken(latePair[0].hash), null, 'and nothing of it is stored');
 
       const denied = makeDevice();
       await storage.createDeviceAuthorization(denied);
@@ -183,7 +216,7 @@ export const deviceCases: readonly StorageConformanceCase[] = [
   ),
 
   conformanceCase(
-    `device authorizations (optional): exactly one of ${CONFORMANCE_RACERS} concurrent polls gets an approved record; one of concurrent decisions wins`,
+    `device authorizations (optional): exactly one of ${CONFORMANCE_RACERS} concurrent redeems gets an approval; one of concurrent decisions wins`,
     async (make) => {
       const storage = await deviceStorage(make);
       if (!storage) return;
@@ -202,17 +235,22 @@ export const deviceCases: readonly StorageConformanceCase[] = [
       const approved = makeDevice();
       await storage.createDeviceAuthorization(approved);
       await storage.decideDeviceAuthorization(approved.hash, T0 + 1, makeAccount());
-      const polls = await Promise.all(
-        Array.from({ length: CONFORMANCE_RACERS }, () => storage.pollDeviceAuthorization(approved.hash, approved.clientId, T0 + 2, 0)),
+      const grants = Array.from({ length: CONFORMANCE_RACERS }, () => makeGrant({ clientId: approved.clientId }));
+      const pairs = grants.map((grant) => makePair(grant, T0 + 2));
+      const redeems = await Promise.all(
+        grants.map((grant, i) => storage.redeemDeviceAuthorization(approved.hash, T0 + 2, grant, pairs[i]!)),
       );
-      const winners = polls.filter((p) => p.status === 'approved');
+      const winners = redeems.filter(Boolean).length;
       check(
-        winners.length === 1,
-        `pollDeviceAuthorization must hand an approval to exactly one caller: ${winners.length} of ${CONFORMANCE_RACERS} got it. Check and mark redeemed must be one atomic step.`,
+        winners === 1,
+        `redeemDeviceAuthorization must hand an approval to exactly one caller: ${winners} of ${CONFORMANCE_RACERS} got it. Check and mark redeemed must be one atomic step with the insert of the tokens.`,
       );
-      check(
-        polls.every((p) => p.status === 'approved' || p.status === 'redeemed'),
-        'the other concurrent polls find it redeemed',
+      const stored = await Promise.all(pairs.map((pair) => storage.findToken(pair[0].hash)));
+      same(stored.map(Boolean), redeems, 'only the winner stored its grant and tokens: the losers changed nothing');
+      same(
+        await storage.pollDeviceAuthorization(approved.hash, approved.clientId, T0 + 3, 0),
+        { status: 'redeemed' },
+        'after the race the record is redeemed',
       );
     },
   ),
