@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { systemClock } from './clock.js';
 import { ConfigError } from './errors.js';
-import type { Storage } from './storage/types.js';
+import { DEVICE_STORAGE_METHODS, type Storage } from './storage/types.js';
 import type { MetadataFetcher } from './checks/client-metadata-fetch.js';
 import type { JWK } from 'jose';
 import { pagesSchema, resolvePages, type ResolvedPages } from './page-settings.js';
@@ -25,15 +25,6 @@ const STORAGE_METHODS = [
   'revokeGrant',
   'revokeAccess',
   'revokeClientGrants',
-] as const;
-
-/** The optional `Storage` methods the device authorization grant needs. */
-const DEVICE_STORAGE_METHODS = [
-  'createDeviceAuthorization',
-  'findDeviceAuthorization',
-  'decideDeviceAuthorization',
-  'pollDeviceAuthorization',
-  'redeemDeviceAuthorization',
 ] as const;
 
 const hasMethods = (value: unknown, names: readonly string[]) =>

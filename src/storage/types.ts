@@ -87,6 +87,19 @@ export type ClientGrantType = 'authorization_code' | 'refresh_token' | typeof DE
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 /**
+ * The optional `Storage` methods the device authorization grant (the `deviceAuthorization`
+ * option) needs: a store has all of them or none.
+ * @group Storage
+ */
+export const DEVICE_STORAGE_METHODS = [
+  'createDeviceAuthorization',
+  'findDeviceAuthorization',
+  'decideDeviceAuthorization',
+  'pollDeviceAuthorization',
+  'redeemDeviceAuthorization',
+] as const;
+
+/**
  * The parsed, validated authorization request an interaction carries between steps.
  * @group Storage
  */

@@ -5,7 +5,13 @@
  * storage without the optional methods passes these cases without running them (it cannot be
  * used with the `deviceAuthorization` option: the server refuses it).
  */
-import { DEVICE_CODE_GRANT, type ClientGrantType, type DeviceAuthorizationRecord, type Storage } from '../../storage/types.js';
+import {
+  DEVICE_CODE_GRANT,
+  DEVICE_STORAGE_METHODS,
+  type ClientGrantType,
+  type DeviceAuthorizationRecord,
+  type Storage,
+} from '../../storage/types.js';
 import { conformanceCase, type MakeStorage, type StorageConformanceCase } from './case.js';
 import { check, same } from './check.js';
 import { CONFORMANCE_RACERS, T0, hash, id, makeAccount, makeGrant, makePair, warmUp } from './fixtures.js';
@@ -29,13 +35,7 @@ type DeviceStorage = Storage &
 /** The storage under test, or `null` when it has none of the optional device methods. */
 async function deviceStorage(make: MakeStorage): Promise<DeviceStorage | null> {
   const storage = await make();
-  const methods = [
-    'createDeviceAuthorization',
-    'findDeviceAuthorization',
-    'decideDeviceAuthorization',
-    'pollDeviceAuthorization',
-    'redeemDeviceAuthorization',
-  ] as const;
+  const methods = DEVICE_STORAGE_METHODS;
   const present = methods.filter((m) => typeof storage[m] === 'function');
   if (present.length === 0) return null;
   check(
