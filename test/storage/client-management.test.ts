@@ -3,29 +3,13 @@
  * server on both stores: register with an owner, list, rename, move the callback while codes and
  * consent pages are pending, delete a client, revoke everything of an account.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AuthorizationServer, ConfigError, isOAuthError, MemoryStorage, type AuditEvent, type Storage } from '../../src/index.js';
-import { PostgresStorage } from '../../src/postgres/index.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import { ADA, BOB, CALLBACK, json, setup } from '../helpers.js';
-import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
+import { storesUnderTest } from './pg.js';
 
-const pool = DATABASE_URL ? makePool(5) : undefined;
-const schema = schemaName('clientmgmt');
-
-beforeAll(async () => {
-  if (pool) await new PostgresStorage(pool, { schema }).migrate();
-});
-afterAll(async () => {
-  if (!pool) return;
-  await dropSchema(pool, schema);
-  await pool.end();
-});
-
-const stores: [string, () => Storage][] = [
-  ['MemoryStorage', () => new MemoryStorage()],
-  ...(pool ? [['PostgresStorage', () => new PostgresStorage(pool, { schema })] as [string, () => Storage]] : []),
-];
+const stores = storesUnderTest('clientmgmt');
 
 const NEW_CALLBACK = 'https://client.example/new-callback';
 

@@ -3,30 +3,13 @@
  * stores: nothing about it is stored as a client, and its URL client id is carried by the
  * consent, the grant, the code and the tokens like any other (PostgreSQL has no client foreign key).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sha256Base64url } from '../../src/crypto.js';
-import { MemoryStorage, type Storage } from '../../src/index.js';
-import { PostgresStorage } from '../../src/postgres/index.js';
 import { ADA } from '../fixtures.js';
 import { json, setup } from '../helpers.js';
-import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
+import { storesUnderTest } from './pg.js';
 
-const pool = DATABASE_URL ? makePool(5) : undefined;
-const schema = schemaName('cimd');
-
-beforeAll(async () => {
-  if (pool) await new PostgresStorage(pool, { schema }).migrate();
-});
-afterAll(async () => {
-  if (!pool) return;
-  await dropSchema(pool, schema);
-  await pool.end();
-});
-
-const stores: [string, () => Storage][] = [
-  ['MemoryStorage', () => new MemoryStorage()],
-  ...(pool ? [['PostgresStorage', () => new PostgresStorage(pool, { schema })] as [string, () => Storage]] : []),
-];
+const stores = storesUnderTest('cimd');
 
 const CLIENT_ID = 'https://agent.example/oauth/client-metadata.json';
 const CALLBACK = 'https://agent.example/callback';

@@ -3,50 +3,22 @@
  * stays deleted, a reset secret stays reset, a moved callback stays moved. Reads are delayed a
  * little, as a busy database would, so both calls read before either writes.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryStorage, type ClientRecord, type Storage } from '../../src/index.js';
-import { PostgresStorage } from '../../src/postgres/index.js';
+import { describe, expect, it } from 'vitest';
+import type { Storage } from '../../src/index.js';
 import { setup } from '../helpers.js';
-import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
+import { storesUnderTest } from './pg.js';
 
-const pool = DATABASE_URL ? makePool(5) : undefined;
-const schema = schemaName('clientraces');
-beforeAll(async () => {
-  if (pool) await new PostgresStorage(pool, { schema }).migrate();
-});
-afterAll(async () => {
-  if (!pool) return;
-  await dropSchema(pool, schema);
-  await pool.end();
-});
-
-const slow = (find: (id: string) => Promise<ClientRecord | null>) => async (id: string) => {
-  const found = await find(id);
-  await new Promise((resolve) => setTimeout(resolve, 20));
-  return found;
+/** Every client read answers a little after it was made, as a busy database would. */
+const slowReads = <S extends Storage>(storage: S): S => {
+  const find = storage.findClient.bind(storage);
+  storage.findClient = async (id: string) => {
+    const found = await find(id);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    return found;
+  };
+  return storage;
 };
-const stores: [string, () => Storage][] = [
-  [
-    'MemoryStorage',
-    () => {
-      const s = new MemoryStorage();
-      s.findClient = slow(s.findClient.bind(s));
-      return s;
-    },
-  ],
-  ...(pool
-    ? [
-        [
-          'PostgresStorage',
-          () => {
-            const s = new PostgresStorage(pool, { schema });
-            s.findClient = slow(s.findClient.bind(s));
-            return s;
-          },
-        ] as [string, () => Storage],
-      ]
-    : []),
-];
+const stores = storesUnderTest('clientraces', { wrap: slowReads });
 
 describe.each(stores)('%s: concurrent client management', (_name, makeStorage) => {
   it('deleteClient racing updateClient: the client stays deleted', async () => {

@@ -3,27 +3,12 @@
  * its next poll, so every revocation that covers its account or client (revokeAllForAccount,
  * revokeAccess, revokeClientTokens) denies it. Table prefix `ag_` checks the SQL names too.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryStorage, type Storage } from '../../src/index.js';
-import { PostgresStorage } from '../../src/postgres/index.js';
+import { describe, expect, it } from 'vitest';
 import { DEVICE_CODE_GRANT } from '../../src/storage/types.js';
 import { ADA, BOB, json, setup } from '../helpers.js';
-import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
+import { storesUnderTest } from './pg.js';
 
-const pool = DATABASE_URL ? makePool(5) : undefined;
-const schema = schemaName('devrevoke');
-beforeAll(async () => {
-  if (pool) await new PostgresStorage(pool, { schema, tablePrefix: 'ag_' }).migrate();
-});
-afterAll(async () => {
-  if (!pool) return;
-  await dropSchema(pool, schema);
-  await pool.end();
-});
-const stores: [string, () => Storage][] = [
-  ['MemoryStorage', () => new MemoryStorage()],
-  ...(pool ? [['PostgresStorage', () => new PostgresStorage(pool, { schema, tablePrefix: 'ag_' })] as [string, () => Storage]] : []),
-];
+const stores = storesUnderTest('devrevoke', { tablePrefix: 'ag_' });
 const VERIFY = '/v1/oauth/device/verify';
 
 describe.each(stores)(

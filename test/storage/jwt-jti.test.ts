@@ -5,30 +5,13 @@
  * introspection, revocation). Over HTTP: test/adapters/jwt-jti.test.ts.
  */
 import { decodeJwt } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sha256Base64url } from '../../src/crypto.js';
-import { MemoryStorage, type Storage } from '../../src/index.js';
-import { PostgresStorage } from '../../src/postgres/index.js';
 import { ISSUER } from '../fixtures.js';
 import { json, setup } from '../helpers.js';
-import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
+import { storesUnderTest } from './pg.js';
 
-const pool = DATABASE_URL ? makePool(5) : undefined;
-const schema = schemaName('jwtjti');
-
-beforeAll(async () => {
-  if (pool) await new PostgresStorage(pool, { schema }).migrate();
-});
-afterAll(async () => {
-  if (!pool) return;
-  await dropSchema(pool, schema);
-  await pool.end();
-});
-
-const stores: [string, () => Storage][] = [
-  ['MemoryStorage', () => new MemoryStorage()],
-  ...(pool ? [['PostgresStorage', () => new PostgresStorage(pool, { schema })] as [string, () => Storage]] : []),
-];
+const stores = storesUnderTest('jwtjti');
 
 describe.each(stores)('%s: JWT access tokens are known by nothing a bare claim leads to', (_name, makeStorage) => {
   it('storage does not know a JWT by the hash of its jti, nor by the hash of the JWT', async () => {

@@ -8,6 +8,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
+import { MemoryStorage, type Storage } from '../../src/index.js';
+import { PostgresStorage } from '../../src/postgres/index.js';
 
 const url = process.env['DATABASE_URL'];
 const inCI = /^(1|true|yes)$/i.test(process.env['CI'] ?? '');
@@ -42,4 +45,30 @@ export function makePool(max = 10): pg.Pool {
 export async function dropSchema(pool: pg.Pool, schema: string): Promise<void> {
   if (!/^ag_[a-z0-9_]+$/.test(schema)) throw new Error(`refusing to drop ${schema}`);
   await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+}
+
+/**
+ * The stores a storage test file runs its cases on, for `describe.each`: `MemoryStorage`, and
+ * with DATABASE_URL also `PostgresStorage` in a schema of its own (`label`), migrated before the
+ * file's tests and dropped after them. `wrap` changes each store before use (a slower read, say);
+ * `tablePrefix` checks the SQL names with a prefix.
+ */
+export function storesUnderTest(
+  label: string,
+  options: { tablePrefix?: string; wrap?: <S extends Storage>(storage: S) => S } = {},
+): [string, () => Storage][] {
+  const pool = url ? makePool(5) : undefined;
+  const pgOptions = { schema: schemaName(label), ...(options.tablePrefix !== undefined && { tablePrefix: options.tablePrefix }) };
+  beforeAll(async () => {
+    if (pool) await new PostgresStorage(pool, pgOptions).migrate();
+  });
+  afterAll(async () => {
+    if (!pool) return;
+    await dropSchema(pool, pgOptions.schema);
+    await pool.end();
+  });
+  const wrap = options.wrap ?? (<S extends Storage>(storage: S) => storage);
+  const stores: [string, () => Storage][] = [['MemoryStorage', () => wrap(new MemoryStorage())]];
+  if (pool) stores.push(['PostgresStorage', () => wrap(new PostgresStorage(pool, pgOptions))]);
+  return stores;
 }
