@@ -29,7 +29,7 @@ console.log(`
 ${DEMO_USERS.map((u) => `    ${u.account.email.padEnd(18)} password ${u.password}`).join('\n')}
 
   Open ${demo.appUrl}/ and click "Connect with Nimbus": sign in, authorize, then call the API,
-  refresh and revoke. On Nimbus, see "Authorized applications" and "Developer".
+  refresh and revoke. On Nimbus, see "Authorized applications", "API tokens" and "Developer".
   StatusBoard's client ID: ${demo.client.clientId}
   Sign a terminal in (device grant, RFC 8628):  NIMBUS_URL=${demo.platformUrl} npm run example:cli -- ${demo.cli.clientId}
   OAuth data: ${process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : 'in memory (set DATABASE_URL for PostgreSQL)'}.
