@@ -8,6 +8,7 @@ import { BIDI_CONTROLS } from './checks/client-metadata.js';
 import { redirectUriProblem } from './checks/redirect-uri.js';
 import { audit, type Context } from './context.js';
 import { ConfigError, OAuthError } from './errors.js';
+import { withClientChanges } from './storage/copy.js';
 import type { ClientChanges, ClientRecord, Storage } from './storage/types.js';
 import type { ClientInfo } from './types.js';
 
@@ -84,17 +85,15 @@ export function clientInfo(client: ClientRecord): ClientInfo {
 }
 
 /**
- * Write `fields` of a stored client: `updateClientFields` when the store has it (`invalid_client`
- * when the client was deleted meanwhile), else the whole record as before.
+ * Write `changes` of a stored client and answer the client as it now is:
+ * `updateClientFields` when the store has it (`invalid_client` when the client was deleted
+ * meanwhile), else the whole record, read before, with the changes.
  */
-export async function saveClientChanges(
-  storage: Storage,
-  client: ClientRecord,
-  updated: ClientRecord,
-  fields: ClientChanges,
-): Promise<void> {
-  if (typeof storage.updateClientFields !== 'function') return storage.saveClient(updated);
-  if (!(await storage.updateClientFields(client.id, fields))) throw new OAuthError('invalid_client', 'The application is unknown.');
+export async function saveClientChanges(storage: Storage, client: ClientRecord, changes: ClientChanges): Promise<ClientRecord> {
+  const updated = withClientChanges(client, changes);
+  if (typeof storage.updateClientFields !== 'function') await storage.saveClient(updated);
+  else if (!(await storage.updateClientFields(client.id, changes))) throw new OAuthError('invalid_client', 'The application is unknown.');
+  return updated;
 }
 
 /** The optional storage method a management call needs, or a `ConfigError` naming it. */
@@ -124,7 +123,7 @@ export async function listClients(ctx: Context, filter: { owner?: string } = {})
 /**
  * Change a client's name, callback URL or metadata. A new callback URL takes effect at once: an
  * authorization started before it, and a code issued to the old URL, are refused from then on
- * (`currentClient` in endpoints/interaction.ts, the code exchange in grants/authorization-code.ts).
+ * (`currentClient` in checks/authorization-request.ts, the code exchange in grants/authorization-code.ts).
  */
 export async function updateClient(
   ctx: Context,
@@ -133,18 +132,12 @@ export async function updateClient(
 ): Promise<ClientInfo> {
   const client = await registered(ctx, clientId);
   if (typeof changes !== 'object' || changes === null) throw new OAuthError('invalid_request', 'Expected the changes as an object.');
-  const updated: ClientRecord = { ...client };
   const fields: ClientChanges = {};
-  if (changes.name !== undefined) updated.name = fields.name = clientName(changes.name);
-  if (changes.redirectUri !== undefined) {
-    updated.redirectUri = fields.redirectUri = clientRedirectUri(changes.redirectUri, client.secretHash === null);
-  }
-  if (changes.metadata === null) {
-    delete updated.metadata;
-    fields.metadata = null;
-  } else if (changes.metadata !== undefined) updated.metadata = fields.metadata = clientMetadata(changes.metadata);
+  if (changes.name !== undefined) fields.name = clientName(changes.name);
+  if (changes.redirectUri !== undefined) fields.redirectUri = clientRedirectUri(changes.redirectUri, client.secretHash === null);
+  if (changes.metadata !== undefined) fields.metadata = changes.metadata === null ? null : clientMetadata(changes.metadata);
   // Only the changed fields, and never an insert: a concurrent deleteClient or resetClientSecret is not undone.
-  await saveClientChanges(ctx.storage, client, updated, fields);
+  const updated = await saveClientChanges(ctx.storage, client, fields);
   audit(ctx, { type: 'client.updated', clientId: client.id, callbackChanged: updated.redirectUri !== client.redirectUri });
   return clientInfo(updated);
 }

@@ -513,7 +513,7 @@ export class AuthorizationServer {
       throw new OAuthError('invalid_client', 'The application is unknown or has no client secret.');
     const clientSecret = randomToken();
     const secretHash = sha256Base64url(clientSecret);
-    await saveClientChanges(this.ctx.storage, client, { ...client, secretHash }, { secretHash });
+    await saveClientChanges(this.ctx.storage, client, { secretHash });
     audit(this.ctx, { type: 'client.secret_reset', clientId: client.id });
     return { clientId: client.id, clientSecret };
   }

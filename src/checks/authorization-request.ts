@@ -1,4 +1,5 @@
 import { bindRequest } from './browser-binding.js';
+import { findClient } from './clients.js';
 import { parseChallenge } from './pkce.js';
 import { clientRedirectUriMatches, redirectTo } from './redirect-uri.js';
 import { isResourceProblem, requestedResources } from './resource.js';
@@ -110,6 +111,17 @@ export const CALLBACK_CHANGED = new AuthorizeError(
   "The application's callback URL changed after this authorization started. Start again from the application.",
   null,
 );
+
+/**
+ * The request's client as it is now, or why the request cannot go on: the client is gone, or its
+ * callback URL changed (`updateClient`) and the one the request carries is no longer registered,
+ * so nothing (not even an error) is sent there (docs/reference.md#managing-clients).
+ */
+export async function currentClient(ctx: Context, req: AuthorizationRequestRecord): Promise<ClientRecord | AuthorizeError> {
+  const client = await findClient(ctx, req.clientId);
+  if (!client) return UNKNOWN_CLIENT;
+  return clientRedirectUriMatches(client, req.redirectUri, client.secretHash === null) ? client : CALLBACK_CHANGED;
+}
 
 /**
  * The `client_id` to look up, or the error page when it is missing or sent more than once. A

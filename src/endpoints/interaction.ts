@@ -1,7 +1,5 @@
 import { randomToken, sha256Base64url } from '../crypto.js';
-import { CALLBACK_CHANGED, errorDecision, UNKNOWN_CLIENT } from '../checks/authorization-request.js';
-import { findClient } from '../checks/clients.js';
-import { clientRedirectUriMatches } from '../checks/redirect-uri.js';
+import { currentClient, errorDecision, UNKNOWN_CLIENT } from '../checks/authorization-request.js';
 import { interactionStarted } from '../checks/pending-interactions.js';
 import { sessionMeets, signInAfter } from '../checks/session.js';
 import { audit, type Context } from '../context.js';
@@ -31,17 +29,6 @@ const STALE_SIGN_IN = new AuthorizeError(
   'The current sign-in does not meet what this authorization requires (a fresh or recent sign-in). Sign in again, then start again from the application.',
   null,
 );
-
-/**
- * The request's client as it is now, or why the request cannot go on: the client is gone, or its
- * callback URL changed (`updateClient`) and the one the request carries is no longer registered,
- * so nothing (not even an error) is sent there (docs/reference.md#managing-clients).
- */
-async function currentClient(ctx: Context, req: AuthorizationRequestRecord): Promise<ClientRecord | AuthorizeError> {
-  const client = await findClient(ctx, req.clientId);
-  if (!client) return UNKNOWN_CLIENT;
-  return clientRedirectUriMatches(client, req.redirectUri, client.secretHash === null) ? client : CALLBACK_CHANGED;
-}
 
 /** The stored interaction's expiry. */
 const expiry = (ctx: Context) => ctx.clock.now() + ctx.options.lifetimes.interaction * 1000;

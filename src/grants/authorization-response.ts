@@ -1,8 +1,7 @@
 import { randomId } from '../crypto.js';
-import { CALLBACK_CHANGED, errorDecision, UNKNOWN_CLIENT } from '../checks/authorization-request.js';
-import { findClient } from '../checks/clients.js';
-import { clientRedirectUriMatches } from '../checks/redirect-uri.js';
+import { currentClient, errorDecision } from '../checks/authorization-request.js';
 import type { Context } from '../context.js';
+import { AuthorizeError } from '../errors.js';
 import type { AuthorizationRequestRecord, ClientRecord, GrantRecord } from '../storage/types.js';
 import type { Account, AuthorizeDecision } from '../types.js';
 import { issueImplicit } from './implicit.js';
@@ -33,16 +32,16 @@ export function authorizationResponse(
  */
 async function implicitResponse(
   ctx: Context,
-  client: ClientRecord,
+  _client: ClientRecord,
   grant: GrantRecord,
   req: AuthorizationRequestRecord,
   now: number,
 ): Promise<AuthorizeDecision> {
   const decision = await issueImplicit(ctx, grant, req, now);
-  const current = await findClient(ctx, client.id);
-  if (!current || !clientRedirectUriMatches(current, req.redirectUri, current.secretHash === null)) {
+  const current = await currentClient(ctx, req);
+  if (current instanceof AuthorizeError) {
     await ctx.storage.revokeGrant(grant.id, ctx.clock.now());
-    return errorDecision(ctx, current ? CALLBACK_CHANGED : UNKNOWN_CLIENT);
+    return errorDecision(ctx, current);
   }
   return decision;
 }

@@ -1,4 +1,5 @@
 import type { Account } from '../types.js';
+import type { ClientChanges, ClientRecord } from './types.js';
 
 /**
  * A copy of an account, so that whoever receives it cannot change the one a store keeps. Records
@@ -14,4 +15,19 @@ export function copyAccount(a: Account): Account {
     if (typeof (copy as unknown as Record<string, unknown>)[keys[i]!] === 'object') return structuredClone(a);
   }
   return copy;
+}
+
+/**
+ * `client` with `changes` applied (`Storage.updateClientFields`): the fields named, `metadata:
+ * null` removing it; metadata is copied through JSON, as a store keeps it. A new record: `client`
+ * is not changed.
+ */
+export function withClientChanges(client: ClientRecord, changes: ClientChanges): ClientRecord {
+  const updated: ClientRecord = { ...client };
+  if (changes.name !== undefined) updated.name = changes.name;
+  if (changes.redirectUri !== undefined) updated.redirectUri = changes.redirectUri;
+  if (changes.secretHash !== undefined) updated.secretHash = changes.secretHash;
+  if (changes.metadata === null) delete updated.metadata;
+  else if (changes.metadata !== undefined) updated.metadata = JSON.parse(JSON.stringify(changes.metadata)) as Record<string, unknown>;
+  return updated;
 }

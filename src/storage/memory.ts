@@ -14,7 +14,7 @@ import type {
   Storage,
   TokenRecord,
 } from './types.js';
-import { copyAccount } from './copy.js';
+import { copyAccount, withClientChanges } from './copy.js';
 import type { Account } from '../types.js';
 
 // Records are flat except for `scope` arrays, the account object and an interaction's request:
@@ -315,11 +315,7 @@ export class MemoryStorage implements Storage {
   async updateClientFields(clientId: string, changes: ClientChanges): Promise<boolean> {
     const client = this.clients.get(clientId);
     if (!client) return false;
-    if (changes.name !== undefined) client.name = changes.name;
-    if (changes.redirectUri !== undefined) client.redirectUri = changes.redirectUri;
-    if (changes.secretHash !== undefined) client.secretHash = changes.secretHash;
-    if (changes.metadata === null) delete client.metadata;
-    else if (changes.metadata !== undefined) client.metadata = JSON.parse(JSON.stringify(changes.metadata)) as Record<string, unknown>;
+    this.clients.set(clientId, withClientChanges(client, changes));
     return true;
   }
 
