@@ -1,8 +1,9 @@
 /**
  * Behind a TLS-terminating reverse proxy (docs/reference.md#behind-a-proxy): the scheme the
  * client used, as the proxy reports it, for the adapters whose framework has no proxy setting
- * of its own (Hono, node:http). Express (`trust proxy`) and Fastify (`trustProxy`) report it
- * themselves, through `req.protocol` and `request.protocol`.
+ * of its own (Hono, node:http). Fastify (`trustProxy`) reports it itself, through
+ * `request.protocol`; the Express adapter reads it here when Express's `trust proxy` trusts the
+ * peer (its `req.protocol` would believe the left-most value).
  *
  * The headers are read only when the host says a proxy is in front (`trustProxy: true`): any
  * client can send them, so by default they are ignored. The adapters pick the reading once,

@@ -7,6 +7,7 @@
 import express, { type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
 import {
   DEFAULT_BASE_PATH,
+  forwardedScheme,
   routeWhere,
   serveRoute,
   type AdapterHooks,
@@ -47,10 +48,23 @@ export interface OAuthRouterOptions extends AdapterOptions, AdapterHooks<Hook> {
   onLogin?: Hook;
 }
 
+/**
+ * The scheme of the request: the connection's, or, when Express's `trust proxy` trusts the peer,
+ * the right-most `X-Forwarded-Proto` value, the one that proxy appended (SECURITY.md,
+ * docs/reference.md#behind-a-proxy). Not `req.protocol`: it believes the left-most value, which
+ * the client may have sent.
+ */
+function scheme(req: Request): string {
+  const own = (req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http';
+  const trust = req.app.get('trust proxy fn') as ((address: string | undefined, hop: number) => boolean) | undefined;
+  if (req.headers['x-forwarded-proto'] === undefined || !trust?.(req.socket.remoteAddress, 0)) return own;
+  return forwardedScheme(req.headers) ?? own;
+}
+
 function toOAuthRequest(req: Request): OAuthRequest {
   return {
     method: req.method,
-    url: `${req.protocol}://${req.get('host') ?? 'localhost'}${req.originalUrl}`,
+    url: `${scheme(req)}://${req.get('host') ?? 'localhost'}${req.originalUrl}`,
     headers: coreHeaders(req.headers, req),
   };
 }

@@ -1,6 +1,6 @@
-import { covers } from '../checks/scope.js';
 import { errorDecision, parseAuthorizationRequest, requestedClientId, UNKNOWN_CLIENT } from '../checks/authorization-request.js';
 import { findClient } from '../checks/clients.js';
+import { consentCovers } from '../checks/consent.js';
 import { sessionMeets, signInAfter, type SessionRequirement } from '../checks/session.js';
 import type { Context } from '../context.js';
 import { AuthorizeError } from '../errors.js';
@@ -65,10 +65,12 @@ async function decide(
       );
     }
     const consent = await ctx.storage.findConsent(session.account.uuid, client.id);
-    if (!consent || !covers(consent.scope, req.scope)) {
+    // The scope and the resources (RFC 8707) must both have been approved: a consent given for
+    // one resource never issues silently for another, nor tokens without an audience.
+    if (!consent || !consentCovers(consent, req)) {
       return errorDecision(
         ctx,
-        new AuthorizeError('consent_required', 'The user has not authorized this application for the requested scope.', req),
+        new AuthorizeError('consent_required', 'The user has not authorized this application for the requested scope and resources.', req),
       );
     }
     return authorizationResponse(ctx, client, req, session.account, now);

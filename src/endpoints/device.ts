@@ -1,5 +1,6 @@
 import { authenticateClient, clientClaim } from '../checks/client-auth.js';
 import { findClient } from '../checks/clients.js';
+import { approvedConsent } from '../checks/consent.js';
 import { interactionStarted } from '../checks/pending-interactions.js';
 import { requirePost } from '../checks/require-post.js';
 import { isResourceProblem, requestedResources } from '../checks/resource.js';
@@ -239,7 +240,8 @@ export async function decideDevice(ctx: Context, record: InteractionRecord, appr
   }
   const clientId = record.request.clientId;
   if (approved) {
-    await ctx.storage.saveConsent({ accountUuid: account.uuid, clientId, scope: record.request.scope, grantedAt: now });
+    // The resources of the device request, as on its confirmation page (RFC 8707 §2).
+    await ctx.storage.saveConsent(approvedConsent(account.uuid, clientId, record.request, now));
     audit(ctx, { type: 'consent.granted', clientId, accountUuid: account.uuid, scope: record.request.scope });
   } else audit(ctx, { type: 'consent.denied', clientId, accountUuid: account.uuid });
   return { type: 'redirect', location: `${record.request.redirectUri}?result=${approved ? 'approved' : 'denied'}` };

@@ -1,5 +1,6 @@
 import { randomToken, sha256Base64url } from '../crypto.js';
 import { currentClient, errorDecision, UNKNOWN_CLIENT } from '../checks/authorization-request.js';
+import { approvedConsent } from '../checks/consent.js';
 import { interactionStarted } from '../checks/pending-interactions.js';
 import { sessionMeets, signInAfter } from '../checks/session.js';
 import { audit, type Context } from '../context.js';
@@ -179,7 +180,7 @@ export async function approve(ctx: Context, interactionId: string, request: OAut
     if (client instanceof AuthorizeError) return errorDecision(ctx, client);
     if (!record.account) return errorDecision(ctx, UNKNOWN_CLIENT);
     const now = ctx.clock.now();
-    await ctx.storage.saveConsent({ accountUuid: record.account.uuid, clientId: client.id, scope: record.request.scope, grantedAt: now });
+    await ctx.storage.saveConsent(approvedConsent(record.account.uuid, client.id, record.request, now));
     audit(ctx, { type: 'consent.granted', clientId: client.id, accountUuid: record.account.uuid, scope: record.request.scope });
     return await authorizationResponse(ctx, client, record.request, record.account, now);
   } catch (error) {

@@ -10,7 +10,7 @@ export const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
  * The current schema version this code knows: the version of the last of `MIGRATIONS`.
  * @group Storage
  */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 /** The qualified, quoted name of every table. */
 export interface Tables {
@@ -203,6 +203,19 @@ export const MIGRATIONS: readonly Migration[] = [
     up: (t, index) => [
       `ALTER TABLE ${t.clients} ADD COLUMN owner text COLLATE "C", ADD COLUMN metadata jsonb`,
       `CREATE INDEX ${index('clients_owner')} ON ${t.clients} (owner) WHERE owner IS NOT NULL`,
+    ],
+  },
+  {
+    version: 8,
+    // The resources (RFC 8707) a consent approved. A consent stored before this migration was
+    // shown for resources nobody recorded: false and '{}' make it cover no silent request until
+    // the user approves again (docs/reference.md#stored-consents). The same
+    // defaults hold for a row an older server inserts after the upgrade.
+    name: 'consents: the resources approved (RFC 8707)',
+    up: (t) => [
+      `ALTER TABLE ${t.consents}
+        ADD COLUMN any_resource boolean NOT NULL DEFAULT false,
+        ADD COLUMN resources text[] NOT NULL DEFAULT '{}'`,
     ],
   },
 ];

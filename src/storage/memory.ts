@@ -83,7 +83,9 @@ const copyCode = (c: CodeRecord): CodeRecord => {
   if (c.resources !== undefined) out.resources = c.resources.slice();
   return out;
 };
-const copyConsent = (c: ConsentRecord): ConsentRecord => ({ ...c, scope: [...c.scope] });
+const copyConsent = (c: ConsentRecord): ConsentRecord => ({ ...c, scope: [...c.scope], resources: [...c.resources] });
+/** The values of `a` then those of `b`, each once. */
+const union = (a: readonly string[], b: readonly string[]): string[] => [...new Set([...a, ...b])];
 // Optional fields stay absent when they are (a copy must compare equal to what was saved).
 const copyRequest = (r: AuthorizationRequestRecord): AuthorizationRequestRecord => {
   const out: AuthorizationRequestRecord = {
@@ -190,8 +192,13 @@ export class MemoryStorage implements Storage {
   async saveConsent(consent: ConsentRecord): Promise<void> {
     const key = pairKey(consent.accountUuid, consent.clientId);
     const existing = this.consents.get(key);
-    const scope = existing ? [...new Set([...existing.scope, ...consent.scope])] : [...consent.scope];
-    this.consents.set(key, { ...consent, scope });
+    // Each approval widens the consent (docs/reference.md#stored-consents).
+    this.consents.set(key, {
+      ...consent,
+      scope: union(existing?.scope ?? [], consent.scope),
+      anyResource: existing?.anyResource === true || consent.anyResource,
+      resources: union(existing?.resources ?? [], consent.resources),
+    });
   }
 
   async findConsent(accountUuid: string, clientId: string): Promise<ConsentRecord | null> {

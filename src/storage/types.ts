@@ -179,7 +179,10 @@ export interface ConsentInteractionRecord extends InteractionFields {
 export type InteractionRecord = LoginInteractionRecord | ConsentInteractionRecord;
 
 /**
- * A user's standing authorization of an application, as used by `prompt=none`.
+ * A user's standing authorization of an application, as used by `prompt=none`: every approval
+ * of the account for the client, merged (docs/reference.md#stored-consents). A
+ * silent request passes only when `scope` covers its scope and the resources approved cover its
+ * resources. A store must keep every field; each save widens the stored consent, never narrows it.
  * @group Storage
  */
 export interface ConsentRecord {
@@ -187,6 +190,19 @@ export interface ConsentRecord {
   clientId: string;
   /** Every scope value the user has approved for this application. */
   scope: string[];
+  /**
+   * Whether the user approved a request without `resource` (RFC 8707): its tokens have no
+   * audience and every resource accepts them, so this covers a request for any resources or
+   * none. Once true, a save keeps it true.
+   */
+  anyResource: boolean;
+  /**
+   * Every resource (RFC 8707 §2) the user approved in a request that named resources: they cover
+   * a request for some of them. Kept even when `anyResource` is true; a save unites them.
+   * `anyResource: false` with no resources (a consent stored before authgate kept resources)
+   * covers no request at all.
+   */
+  resources: string[];
   /** When the user last approved. */
   grantedAt: number;
 }
@@ -389,7 +405,10 @@ export interface Storage {
   /** Atomically remove and return the interaction, if present and `now < expiresAt`. Single use. */
   takeInteraction(idHash: string, now: number): Promise<InteractionRecord | null>;
 
-  /** Insert, or merge the scope into the existing consent of the same account and client. */
+  /**
+   * Insert, or merge into the existing consent of the same account and client: the scope and the
+   * resources united, `anyResource` true if either is. In one step: concurrent approvals lose nothing.
+   */
   saveConsent(consent: ConsentRecord): Promise<void>;
   findConsent(accountUuid: string, clientId: string): Promise<ConsentRecord | null>;
   /** Every consent of an account (the user's "authorized applications"). */

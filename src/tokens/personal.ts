@@ -164,7 +164,8 @@ export async function listPersonalTokens(ctx: Context, accountUuid: string): Pro
 
 /**
  * Revoke a personal token of this account; `false` (and nothing changes) when the account has no
- * such live token, e.g. the id of another account's token.
+ * such live token: the id of another account's token, one already revoked, or one expired (it
+ * is dead already, and stays listed until `prune`; docs/reference.md#personal-access-tokens).
  */
 export async function revokePersonalToken(ctx: Context, accountUuid: string, id: string): Promise<boolean> {
   const store = personalStore(ctx.storage);
@@ -172,8 +173,11 @@ export async function revokePersonalToken(ctx: Context, accountUuid: string, id:
   const found = (await store.listPersonalTokens(accountUuid)).find(
     (p) => p.grant.id === id && p.grant.account.uuid === accountUuid && p.token.kind === 'personal',
   );
-  if (!found || found.grant.revokedAt !== null) return false;
-  await ctx.storage.revokeGrant(id, ctx.clock.now());
+  const now = ctx.clock.now();
+  // Live as at the bearer check (`verifyPersonal`): not revoked, and `now < expiresAt`.
+  if (!found || found.grant.revokedAt !== null || found.token.revokedAt !== null) return false;
+  if (found.token.expiresAt !== null && now >= found.token.expiresAt) return false;
+  await ctx.storage.revokeGrant(id, now);
   audit(ctx, { type: 'personal_token.revoked', accountUuid, tokenId: id, via: 'account' });
   return true;
 }

@@ -121,6 +121,24 @@ describe.each(IN_PROCESS)('%s behind a TLS-terminating proxy that it trusts', (f
     expect((await exchange(code)).status).toBe(200);
   });
 
+  // SECURITY.md: with trust, only the right-most value counts, the one the proxy next to the app
+  // appended; whatever stands before it came from the client (Express's own `req.protocol`
+  // would believe the left-most one).
+  it.each([
+    ['https, http', 'http'],
+    ['http, https', 'https'],
+    ['https,http', 'http'],
+    ['http,https', 'https'],
+  ])('X-Forwarded-Proto "%s" from the trusted proxy: the right-most value counts (%s)', async (header, scheme) => {
+    const { get, signIn, authorizeUrl, base } = app();
+    const urls = authorizeUrls(app());
+    const { csrf, binding } = consentCookies(await get(authorizeUrl(), signIn(ADA), { headers: { 'x-forwarded-proto': header } }));
+    const secure = scheme === 'https';
+    expect(SECURE.test(csrf.attributes), `CSRF cookie Secure: ${csrf.attributes}`).toBe(secure);
+    expect(SECURE.test(binding.attributes), `binding cookie Secure: ${binding.attributes}`).toBe(secure);
+    expect(urls()).toEqual([`${scheme}${base.slice('http'.length)}${authorizeUrl()}`]);
+  });
+
   it('trusted, but reached directly over http without forwarding headers: no Secure', async () => {
     const { get, signIn, authorizeUrl } = app();
     const { csrf, binding } = consentCookies(await get(authorizeUrl(), signIn(ADA)));

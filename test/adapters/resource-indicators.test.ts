@@ -2,11 +2,12 @@
  * Resource indicators (RFC 8707) over HTTP (docs/reference.md#resource-indicators-rfc-8707):
  * `invalid_target` at the authorization endpoint (redirected) and the token endpoint (400 JSON)
  * on every target; granting, narrowing and `aud` with the host's `acceptResource`, a function,
- * on the in-process targets (a function cannot be sent to the worker). The core cases are in
- * test/core/resource-indicators.test.ts.
+ * on the in-process targets (a function cannot be sent to the worker); `prompt=none` against the
+ * resources a stored consent approved, on every target. The core cases are in
+ * test/core/resource-indicators.test.ts and test/core/consent-resources.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { CALLBACK, expectJsonError, FRAMEWORKS, IN_PROCESS, useApp } from './app.js';
+import { ADA, CALLBACK, expectJsonError, FRAMEWORKS, IN_PROCESS, useApp } from './app.js';
 
 const API = 'https://api.example/v2';
 const MCP = 'https://mcp.example/mcp';
@@ -36,6 +37,41 @@ describe.each(FRAMEWORKS)('%s: resource indicators, refused', (framework) => {
     expectJsonError(await postForm('/v1/oauth/token', repeated), 400, 'invalid_target');
     const ok = await exchange(code);
     expect(ok.status, ok.text).toBe(200);
+  });
+});
+
+describe.each(FRAMEWORKS)('%s: prompt=none and the resources a consent approved', (framework) => {
+  // The protected resources are data, so the worker target runs this too (the default
+  // acceptResource issues for them).
+  const app = useApp({ framework, server: { protectedResources: KNOWN.map((resource) => ({ resource })) } });
+
+  it('approved for API: silent API works, MCP and no resource ask again; approved without resource: silent API works; revokeAccess: asks again', async () => {
+    const { get, authorizeUrl, readConsent, decide, signIn, server, client, clock } = app();
+    const sid = signIn();
+    const approve = async (...resources: string[]) => {
+      const decided = await decide(await readConsent(await get(authorizeUrl() + resourceQuery(...resources), sid)), 'approve', sid);
+      expect(decided.status, decided.text).toBe(303);
+    };
+    const silent = async (...resources: string[]) => {
+      const reply = await get(authorizeUrl({ prompt: 'none' }) + resourceQuery(...resources), sid);
+      expect(reply.status, reply.text).toBe(302);
+      const params = new URL(reply.location!).searchParams;
+      return params.has('code') ? 'code' : params.get('error');
+    };
+
+    await approve(API);
+    clock.advance(3_600_000);
+    expect(await silent(API)).toBe('code');
+    expect(await silent(MCP)).toBe('consent_required');
+    expect(await silent()).toBe('consent_required');
+    expect(await silent(API, MCP)).toBe('consent_required');
+    await approve();
+    expect(await silent(API)).toBe('code');
+    expect(await silent(API, MCP)).toBe('code');
+    expect(await silent()).toBe('code');
+    await server.revokeAccess({ accountUuid: ADA.uuid, clientId: client.clientId });
+    expect(await silent(API)).toBe('consent_required');
+    expect(await silent()).toBe('consent_required');
   });
 });
 

@@ -229,6 +229,26 @@ describe('personal access tokens', () => {
     expect((await t.server.listPersonalTokens(ADA.uuid)).map((p) => p.id)).toEqual([created.id]);
   });
 
+  it('revokePersonalToken of an expired token: false and nothing changes (no event, the grant unrevoked, listed until prune)', async () => {
+    const t = await withAudit();
+    const created = await t.personal({ expiresIn: 60 });
+    const other = await t.personal({ name: 'other', expiresIn: 60 });
+    t.clock.advance(60_000 - 1);
+    expect(await t.server.revokePersonalToken(ADA.uuid, other.id)).toBe(true); // still live a millisecond before
+    t.clock.advance(1); // now === expiresAt: expired, as at the bearer check
+    expect(await t.server.revokePersonalToken(ADA.uuid, created.id)).toBe(false);
+    expect(
+      t.events.filter((e) => e.type === 'personal_token.revoked').map((e) => e.type === 'personal_token.revoked' && e.tokenId),
+    ).toEqual([other.id]);
+    expect((await t.storage.findToken(sha256Base64url(created.token)))?.grant.revokedAt).toBeNull();
+    expect((await t.server.listPersonalTokens(ADA.uuid)).map((p) => p.id)).toEqual([created.id]);
+    t.clock.advance(MINUTE);
+    expect(await t.server.revokePersonalToken(ADA.uuid, created.id)).toBe(false);
+    t.storage.prune(t.clock.now());
+    expect(await t.server.listPersonalTokens(ADA.uuid)).toEqual([]);
+    expect(await t.server.revokePersonalToken(ADA.uuid, created.id)).toBe(false);
+  });
+
   it('last used: two uses within a minute write once, a use a minute later writes again; the request never waits for it', async () => {
     const t = await withAudit();
     const created = await t.personal();

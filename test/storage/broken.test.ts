@@ -130,6 +130,26 @@ class ConsentOverwrite extends MemoryStorage {
   }
 }
 
+/** Merges the scope but keeps only the latest approval's resources (the consent narrows). */
+class ConsentMergesScopeOnly extends MemoryStorage {
+  override async saveConsent(consent: ConsentRecord) {
+    await super.saveConsent(consent);
+    const merged = internals(this).consents.get(`${consent.accountUuid}\u0000${consent.clientId}`)!;
+    merged.anyResource = consent.anyResource;
+    merged.resources = [...consent.resources];
+  }
+}
+
+/** Keeps no resources at all, as a table without the columns would. */
+class ConsentWithoutResources extends MemoryStorage {
+  override async findConsent(accountUuid: string, clientId: string) {
+    const found = await super.findConsent(accountUuid, clientId);
+    if (!found) return null;
+    const { anyResource: _any, resources: _resources, ...rest } = found;
+    return rest as ConsentRecord;
+  }
+}
+
 /** Rotation that forgets to revoke the access token issued with the old refresh token. */
 class RotationKeepsPairedAccessToken extends MemoryStorage {
   override async rotateRefreshToken(hash: string, now: number, tokens: TokenRecord[]) {
@@ -251,6 +271,16 @@ const BROKEN: Broken[] = [
     name: 'saveConsent replaces instead of merging',
     make: () => new ConsentOverwrite(),
     catches: ['consents: round trip, scope merged', 'consents: concurrent saveConsent'],
+  },
+  {
+    name: 'saveConsent merges the scope but not the resources',
+    make: () => new ConsentMergesScopeOnly(),
+    catches: ['consents: the approved resources', 'consents: concurrent approvals of different resources'],
+  },
+  {
+    name: 'consents keep no resources',
+    make: () => new ConsentWithoutResources(),
+    catches: ['consents: round trip, scope merged', 'consents: the approved resources'],
   },
   {
     name: 'rotation keeps the paired access token',

@@ -17,7 +17,14 @@ const client = (over: Partial<ClientRecord> = {}): ClientRecord => ({
   ...over,
 });
 
-const consent = (accountUuid: string, clientId: string): ConsentRecord => ({ accountUuid, clientId, scope: ['read'], grantedAt: T0 });
+const consent = (accountUuid: string, clientId: string): ConsentRecord => ({
+  accountUuid,
+  clientId,
+  scope: ['read'],
+  anyResource: true,
+  resources: [],
+  grantedAt: T0,
+});
 
 /** The cases on managing clients and accounts. */
 export const managementCases: readonly StorageConformanceCase[] = [

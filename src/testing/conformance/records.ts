@@ -36,16 +36,28 @@ export const recordCases: readonly StorageConformanceCase[] = [
 
     const accountUuid = id();
     const clientId = id();
-    const consent: ConsentRecord = { accountUuid, clientId, scope: ['read'], grantedAt: T0 };
+    const consent: ConsentRecord = {
+      accountUuid,
+      clientId,
+      scope: ['read'],
+      anyResource: false,
+      resources: ['https://api.example/'],
+      grantedAt: T0,
+    };
     await storage.saveConsent(consent);
     consent.scope.push('write');
+    consent.resources.push('https://evil.example/');
     const foundConsent = await storage.findConsent(accountUuid, clientId);
     foundConsent?.scope.push('write');
-    (await storage.listConsents(accountUuid))[0]?.scope.push('write');
+    foundConsent?.resources.push('https://evil.example/');
+    const listedConsent = (await storage.listConsents(accountUuid))[0];
+    listedConsent?.scope.push('write');
+    listedConsent?.resources.push('https://evil.example/');
+    const storedConsent = await storage.findConsent(accountUuid, clientId);
     same(
-      (await storage.findConsent(accountUuid, clientId))?.scope,
-      ['read'],
-      'mutating a consent (its scope array) after saving, finding or listing it must not change the stored one',
+      { scope: storedConsent?.scope, resources: storedConsent?.resources },
+      { scope: ['read'], resources: ['https://api.example/'] },
+      'mutating a consent (its scope and resources arrays) after saving, finding or listing it must not change the stored one',
     );
 
     const { grant, code } = await withCode(storage);

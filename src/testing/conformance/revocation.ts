@@ -78,15 +78,29 @@ export const revocationCases: readonly StorageConformanceCase[] = [
     const account = makeAccount();
     const clientId = id();
     const otherClient = id();
-    await storage.saveConsent({ accountUuid: account.uuid, clientId, scope: ['read'], grantedAt: T0 });
-    await storage.saveConsent({ accountUuid: account.uuid, clientId: otherClient, scope: ['read'], grantedAt: T0 });
+    await storage.saveConsent({ accountUuid: account.uuid, clientId, scope: ['read'], anyResource: true, resources: [], grantedAt: T0 });
+    await storage.saveConsent({
+      accountUuid: account.uuid,
+      clientId: otherClient,
+      scope: ['read'],
+      anyResource: true,
+      resources: [],
+      grantedAt: T0,
+    });
     const first = await withPair(storage, {}, { account, clientId });
     const second = await withCode(storage, {}, { account, clientId });
     const earlier = await withPair(storage, {}, { account, clientId });
     await storage.revokeGrant(earlier.grant.id, T0 + 1);
     const keepClient = await withPair(storage, {}, { account, clientId: otherClient });
     const keepAccount = await withPair(storage, {}, { account: makeAccount(), clientId });
-    await storage.saveConsent({ accountUuid: keepAccount.grant.account.uuid, clientId, scope: ['read'], grantedAt: T0 });
+    await storage.saveConsent({
+      accountUuid: keepAccount.grant.account.uuid,
+      clientId,
+      scope: ['read'],
+      anyResource: true,
+      resources: [],
+      grantedAt: T0,
+    });
 
     await storage.revokeAccess(account.uuid, clientId, T0 + 50);
     same(await storage.findConsent(account.uuid, clientId), null, 'the consent of the account and client is deleted');
@@ -118,7 +132,14 @@ export const revocationCases: readonly StorageConformanceCase[] = [
     const a = await withPair(storage, {}, { clientId });
     const b = await withCode(storage, {}, { clientId });
     const other = await withPair(storage);
-    await storage.saveConsent({ accountUuid: a.grant.account.uuid, clientId, scope: ['read'], grantedAt: T0 });
+    await storage.saveConsent({
+      accountUuid: a.grant.account.uuid,
+      clientId,
+      scope: ['read'],
+      anyResource: true,
+      resources: [],
+      grantedAt: T0,
+    });
     await storage.revokeClientGrants(clientId, T0 + 3);
     same((await storage.findToken(a.refresh.hash))?.grant.revokedAt, T0 + 3, 'a grant of the client is revoked at now');
     expectFailure(
