@@ -15,6 +15,7 @@
  *   a storage error, nothing half-made, and the next `migrate()` works.
  * - The database unreachable at start-up: `migrate()` and `openPostgresStorage()` fail with an
  *   error that says so, the server process exits with it, and nothing crashes later.
+ * - The cluster helper's freeze and thaw (for tests of a hung database).
  *
  * Unhandled `error` events of pg clients are uncaught exceptions: in the child they end it, in
  * this process they are recorded and fail the case.
@@ -252,7 +253,30 @@ describe.skipIf(!clusterAvailable)(
       }
     });
 
-    it('a crash while migrate() holds its transaction (waiting on its CREATE SCHEMA): a storage error, nothing half-made, the next migrate() works', async () => {
+    it('the cluster helper: freeze() holds every answer (a hung database, connections open), thaw() releases them', async () => {
+    const client = new pg.Client({ connectionString: cluster.url });
+    client.on('error', () => {});
+    await client.connect();
+    try {
+      cluster.freeze();
+      let answered = false;
+      const query = client.query('SELECT 1 AS one').then((result) => {
+        answered = true;
+        return result.rows[0];
+      });
+      try {
+        await sleep(300);
+        expect(answered).toBe(false);
+      } finally {
+        cluster.thaw();
+      }
+      expect(await query).toEqual({ one: 1 });
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('a crash while migrate() holds its transaction (waiting on its CREATE SCHEMA): a storage error, nothing half-made, the next migrate() works', async () => {
       const schema = 'ag_outage_migrate';
       const pool = new pg.Pool({ connectionString: cluster.url, max: 2, application_name: 'ag_outage_migrate' });
       const holder = new pg.Client({ connectionString: cluster.url });
