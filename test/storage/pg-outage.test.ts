@@ -254,29 +254,29 @@ describe.skipIf(!clusterAvailable)(
     });
 
     it('the cluster helper: freeze() holds every answer (a hung database, connections open), thaw() releases them', async () => {
-    const client = new pg.Client({ connectionString: cluster.url });
-    client.on('error', () => {});
-    await client.connect();
-    try {
-      cluster.freeze();
-      let answered = false;
-      const query = client.query('SELECT 1 AS one').then((result) => {
-        answered = true;
-        return result.rows[0];
-      });
+      const client = new pg.Client({ connectionString: cluster.url });
+      client.on('error', () => {});
+      await client.connect();
       try {
-        await sleep(300);
-        expect(answered).toBe(false);
+        cluster.freeze();
+        let answered = false;
+        const query = client.query('SELECT 1 AS one').then((result) => {
+          answered = true;
+          return result.rows[0];
+        });
+        try {
+          await sleep(300);
+          expect(answered).toBe(false);
+        } finally {
+          cluster.thaw();
+        }
+        expect(await query).toEqual({ one: 1 });
       } finally {
-        cluster.thaw();
+        await client.end();
       }
-      expect(await query).toEqual({ one: 1 });
-    } finally {
-      await client.end();
-    }
-  });
+    });
 
-  it('a crash while migrate() holds its transaction (waiting on its CREATE SCHEMA): a storage error, nothing half-made, the next migrate() works', async () => {
+    it('a crash while migrate() holds its transaction (waiting on its CREATE SCHEMA): a storage error, nothing half-made, the next migrate() works', async () => {
       const schema = 'ag_outage_migrate';
       const pool = new pg.Pool({ connectionString: cluster.url, max: 2, application_name: 'ag_outage_migrate' });
       const holder = new pg.Client({ connectionString: cluster.url });
