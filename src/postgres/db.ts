@@ -1,11 +1,23 @@
 /**
  * How every operation of `PostgresStorage` reaches the database: one statement on the pool, or
  * one transaction on one connection, each retried once on a serialization failure or deadlock,
- * and every failure turned into a `PostgresStorageError`.
+ * and every failure turned into a `PostgresStorageError`. A connection that dies (the database
+ * restarted, failed over, killed the backend) is one more such failure, never a crash.
  */
 import { isRetryable, storageError } from './errors.js';
 import type { PgPool, PgPoolClient, PgQueryResult } from './pool.js';
 import { tableNames, type Tables } from './schema.js';
+
+/** The pools that have our `error` listener: one per pool, however many stores share it. */
+const guardedPools = new WeakSet<PgPool>();
+
+/**
+ * `pg.Pool` emits `error` when a connection dies while idle in it, or after it was released
+ * (a dead connection may report its end once more), and an `error` event nobody listens to ends
+ * the process. The pool has already dropped that connection, and the next operation connects
+ * anew: there is nothing to do but listen.
+ */
+const ignorePoolError = (): void => {};
 
 /**
  * The pool and the tables of one `PostgresStorage`, with the ways to run SQL on them. The
@@ -22,6 +34,10 @@ export class Db {
     readonly prefix: string,
   ) {
     this.t = tableNames(schema, prefix);
+    if (typeof pool.on === 'function' && !guardedPools.has(pool)) {
+      guardedPools.add(pool);
+      pool.on('error', ignorePoolError);
+    }
   }
 
   /** One statement on the pool, retried once on a serialization failure or deadlock. */
@@ -46,7 +62,9 @@ export class Db {
   /**
    * Run `work` in one READ COMMITTED transaction on one connection: COMMIT when it returns,
    * ROLLBACK when it throws. A serialization failure or deadlock is retried once from the start
-   * (nothing of the first attempt survived the rollback).
+   * (nothing of the first attempt survived the rollback). A connection that dies meanwhile fails
+   * the operation (never retried: a COMMIT whose answer was lost may have landed) and is destroyed,
+   * never handed back to the pool.
    */
   async transaction<T>(operation: string, work: (tx: PgPoolClient) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
@@ -56,6 +74,14 @@ export class Db {
       } catch (error) {
         throw storageError(operation, error, false);
       }
+      // While a connection is checked out the pool does not listen to it, and `pg` emits `error`
+      // on it when it dies (its pending query fails as well): unhandled, that event would end the
+      // process. The listener only notes the loss; the failed query tells the operation.
+      let lost = false;
+      const onError = () => {
+        lost = true;
+      };
+      tx.on?.('error', onError);
       let broken = false;
       try {
         await tx.query('BEGIN ISOLATION LEVEL READ COMMITTED');
@@ -63,15 +89,23 @@ export class Db {
         await tx.query('COMMIT');
         return result;
       } catch (error) {
-        try {
-          await tx.query('ROLLBACK');
-        } catch {
-          broken = true; // the connection is gone or unusable: do not hand it back to the pool
+        if (!lost) {
+          try {
+            await tx.query('ROLLBACK');
+          } catch {
+            broken = true; // the connection is gone or unusable: do not hand it back to the pool
+          }
         }
         if (attempt === 1 && isRetryable(error)) continue;
         throw storageError(operation, error, attempt > 1);
       } finally {
-        tx.release(broken);
+        if (lost || broken) {
+          // Destroyed. The listener stays: a dead connection may report its end once more.
+          tx.release(true);
+        } else {
+          tx.off?.('error', onError);
+          tx.release(false);
+        }
       }
     }
   }

@@ -9,7 +9,8 @@
  *   missing (23503): a bug or a misuse, never retried.
  * - `serialization`: the database reported a conflict with a concurrent transaction (40001,
  *   40P01) and the operation failed again when retried once.
- * - `database`: anything else (connection refused, timeout, missing table: run `migrate()`).
+ * - `database`: anything else: the database could not be reached or the connection was lost
+ *   (the message says so), a timeout, a missing table (run `migrate()`).
  * The original error is in `cause`, for logs only: authgate answers `server_error` to clients.
  * @group Storage
  */
@@ -33,6 +34,34 @@ const sqlStateOf = (error: unknown): string | undefined => {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 };
 
+/** Node's codes for a connection that could not be made or broke. */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+
+/**
+ * Whether `error` says the database could not be reached or the connection was lost: a
+ * network error, SQLSTATE class 08 (connection exception) or 57P01..57P03 (the server shut down,
+ * crashed or is starting), or one of `pg`'s own errors for a connection that ended (which carry
+ * no code). Returns the code to show, or `''` when there is none, or `undefined`.
+ */
+function connectionFailure(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') {
+    if (CONNECTION_CODES.has(code)) return code;
+    if (/^08[0-9A-Z]{3}$/.test(code) || /^57P0[123]$/.test(code)) return `SQLSTATE ${code}`;
+  }
+  const message = error instanceof Error ? error.message : '';
+  return /^Connection terminated|not queryable|timeout exceeded when trying to connect/.test(message) ? '' : undefined;
+}
+
 /** Whether `error` is a serialization failure or a deadlock: worth running the operation once more. */
 export const isRetryable = (error: unknown): boolean => RETRYABLE.has(sqlStateOf(error) ?? '');
 
@@ -51,6 +80,16 @@ export function storageError(operation: string, error: unknown, retried: boolean
       operation,
       state,
       `${at}: the database reported a conflict with a concurrent transaction (SQLSTATE ${state})${retried ? ', again after one retry' : ''}.`,
+      { cause: error },
+    );
+  }
+  const lost = connectionFailure(error);
+  if (lost !== undefined) {
+    return new PostgresStorageError(
+      'database',
+      operation,
+      state,
+      `${at} failed: the database could not be reached or the connection was lost${lost ? ` (${lost})` : ''}.`,
       { cause: error },
     );
   }

@@ -43,9 +43,8 @@ export async function openPostgresStorage(
     throw new Error('openPostgresStorage needs the pg package: npm install pg', { cause: error });
   }
   const { max, ...storageOptions } = options;
+  // No error listener to add: PostgresStorage listens to the pool and to the connections it holds.
   const pool = new pg.Pool({ connectionString, ...(max !== undefined && { max }) });
-  // An idle connection that dies (database restart) must not crash the process.
-  pool.on('error', () => {});
   try {
     const storage = new PostgresStorage(pool, storageOptions);
     await storage.migrate();

@@ -17,7 +17,7 @@ export interface MigrateResult {
  * A 32-bit key for the migration lock, from the schema name (FNV-1a): migrations of every table
  * prefix in one schema take turns, so none races another's CREATE SCHEMA.
  */
-function lockKey(text: string): number {
+export function lockKey(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);
@@ -26,7 +26,7 @@ function lockKey(text: string): number {
   return h | 0;
 }
 /** The first half of the two-key advisory lock: "auth" in ASCII. */
-const LOCK_NAMESPACE = 0x61757468;
+export const LOCK_NAMESPACE = 0x61757468;
 
 /**
  * Apply the migrations the database has not recorded yet, in one transaction that holds a

@@ -22,6 +22,15 @@ export interface PgPoolClient {
   query(text: string, values?: unknown[]): Promise<PgQueryResult>;
   /** `release(true)` destroys the connection instead of returning it to the pool. */
   release(destroy?: boolean | Error): void;
+  /**
+   * Optional, as on an `EventEmitter`: `pg` emits `error` on a checked-out connection that dies
+   * (a database restart or failover, a killed backend), and with no listener that error ends
+   * the process. `PostgresStorage` listens while it holds the connection, and destroys it when
+   * it died. A pool whose connections emit no events may leave both out.
+   */
+  on?(event: 'error', listener: (error: Error) => void): unknown;
+  /** Optional: removes the listener that `on` added, when the connection goes back to the pool. */
+  off?(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /**
@@ -32,4 +41,11 @@ export interface PgPoolClient {
 export interface PgPool {
   query(text: string, values?: unknown[]): Promise<PgQueryResult>;
   connect(): Promise<PgPoolClient>;
+  /**
+   * Optional, as on an `EventEmitter`: `pg.Pool` emits `error` when an idle connection dies, and
+   * with no listener that error ends the process. `PostgresStorage` adds one listener to each
+   * pool it is given (the pool has already dropped the dead connection: nothing else is to do).
+   * The host may add its own, to log.
+   */
+  on?(event: 'error', listener: (error: Error) => void): unknown;
 }
