@@ -1,46 +1,95 @@
 /**
- * Consents: the scope and resources an account has approved for a client, one row per account
- * and client.
+ * Consents: the scope an account has approved for a client, for each resource (RFC 8707) and for
+ * requests without resource, one row per account and client; `approvals` is a jsonb array of
+ * `{ resource, scope }` (docs/reference.md#stored-consents).
  */
-import type { ConsentRecord } from '../storage/types.js';
+import { MAX_CONSENT_APPROVALS, type ConsentApproval, type ConsentRecord } from '../storage/types.js';
 import type { Db } from './db.js';
 import { ms, strings, type Row } from './rows.js';
+
+/**
+ * The approvals of a row, each entry checked: one that is not `{ resource: string | null, scope:
+ * string[] }` is left out (it approves nothing), never read as the broadest `null`.
+ */
+function approvals(value: unknown): ConsentApproval[] {
+  if (!Array.isArray(value)) return [];
+  const out: ConsentApproval[] = [];
+  for (const entry of value as unknown[]) {
+    if (typeof entry !== 'object' || entry === null) continue;
+    const { resource, scope } = entry as Record<string, unknown>;
+    if ((typeof resource === 'string' || resource === null) && Array.isArray(scope) && scope.every((s) => typeof s === 'string')) {
+      out.push({ resource, scope: [...scope] });
+    }
+  }
+  return out;
+}
 
 const toConsent = (r: Row): ConsentRecord => ({
   accountUuid: r['account_uuid'] as string,
   clientId: r['client_id'] as string,
   scope: strings(r['scope']),
-  anyResource: r['any_resource'] === true,
-  resources: strings(r['resources']),
+  approvals: approvals(r['approvals']),
   grantedAt: ms(r['granted_at']),
 });
+
+/** The scope of an approval entry when it is an array, else an empty one (jsonb_array_elements throws on others). */
+const scopeArray = (entry: string) => `CASE WHEN jsonb_typeof(${entry}->'scope') = 'array' THEN ${entry}->'scope' ELSE '[]'::jsonb END`;
+
+/**
+ * The approvals of `newer` then those of `older` (jsonb arrays), merged by resource (the JSON
+ * `null` resource being one more), the scope values of each united in the order first seen, at
+ * most MAX_CONSENT_APPROVALS resources: those approved least recently are dropped. The merge of
+ * MemoryStorage (src/storage/memory.ts), in one expression.
+ */
+const mergedApprovals = (newer: string, older: string) => `(
+  SELECT COALESCE(jsonb_agg(jsonb_build_object('resource', m.resource, 'scope', m.scope) ORDER BY m.first), '[]'::jsonb)
+  FROM (
+    SELECT v.resource, min(v.i) AS first,
+      COALESCE(jsonb_agg(v.value ORDER BY v.i, v.j) FILTER (WHERE v.first_seen), '[]'::jsonb) AS scope
+    FROM (
+      SELECT a.entry->'resource' AS resource, a.i, s.value, s.j,
+        s.value IS NOT NULL AND row_number() OVER (PARTITION BY a.entry->'resource', s.value ORDER BY a.i, s.j) = 1 AS first_seen
+      FROM (
+        -- An entry of another shape approves nothing, as toConsent reads it: dropped. One without
+        -- a resource is never taken for the approval without resource (JSON null).
+        SELECT e.entry, e.i FROM jsonb_array_elements(${newer} || ${older}) WITH ORDINALITY AS e(entry, i)
+        WHERE jsonb_typeof(e.entry->'resource') IN ('string', 'null') AND jsonb_typeof(e.entry->'scope') = 'array'
+          AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(${scopeArray('e.entry')}) AS x(value) WHERE jsonb_typeof(x.value) <> 'string')
+      ) a
+      LEFT JOIN LATERAL jsonb_array_elements(${scopeArray('a.entry')}) WITH ORDINALITY AS s(value, j) ON true
+    ) v
+    GROUP BY v.resource
+    ORDER BY min(v.i)
+    LIMIT ${MAX_CONSENT_APPROVALS}
+  ) m
+)`;
 
 /** The values of two arrays, each once, in the order first seen. */
 const united = (a: string, b: string) =>
   `ARRAY(SELECT u.s FROM unnest(${a} || ${b}) WITH ORDINALITY AS u(s, i) GROUP BY u.s ORDER BY min(u.i))`;
 
 /**
- * One `INSERT ... ON CONFLICT DO UPDATE` that merges the scope and the resources (united,
- * `any_resource` once true stays true): concurrent approvals lose nothing.
+ * One `INSERT ... ON CONFLICT DO UPDATE` that merges the scope (united) and the approvals (by
+ * resource): concurrent approvals lose nothing.
  */
 export async function saveConsent(db: Db, consent: ConsentRecord): Promise<void> {
+  // Each resource once, each scope value once: the merge above then only has rows to unite.
+  const byResource = new Map<string | null, Set<string>>();
+  for (const { resource, scope } of consent.approvals) {
+    const values = byResource.get(resource) ?? new Set<string>();
+    for (const value of scope) values.add(value);
+    byResource.set(resource, values);
+  }
+  const approved = [...byResource].slice(0, MAX_CONSENT_APPROVALS).map(([resource, scope]) => ({ resource, scope: [...scope] }));
   await db.query(
     'saveConsent',
-    `INSERT INTO ${db.t.consents} AS c (account_uuid, client_id, scope, any_resource, resources, granted_at)
-    VALUES ($1, $2, $3::text[], $4, $5::text[], $6)
+    `INSERT INTO ${db.t.consents} AS c (account_uuid, client_id, scope, approvals, granted_at)
+    VALUES ($1, $2, $3::text[], $4::jsonb, $5)
     ON CONFLICT (account_uuid, client_id) DO UPDATE SET
       scope = ${united('c.scope', 'EXCLUDED.scope')},
-      any_resource = c.any_resource OR EXCLUDED.any_resource,
-      resources = ${united('c.resources', 'EXCLUDED.resources')},
+      approvals = ${mergedApprovals('EXCLUDED.approvals', 'c.approvals')},
       granted_at = EXCLUDED.granted_at`,
-    [
-      consent.accountUuid,
-      consent.clientId,
-      [...new Set(consent.scope)],
-      consent.anyResource === true,
-      [...new Set(consent.resources)],
-      ms(consent.grantedAt),
-    ],
+    [consent.accountUuid, consent.clientId, [...new Set(consent.scope)], JSON.stringify(approved), ms(consent.grantedAt)],
   );
 }
 

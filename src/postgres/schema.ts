@@ -207,15 +207,15 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 8,
-    // The resources (RFC 8707) a consent approved. A consent stored before this migration was
-    // shown for resources nobody recorded: false and '{}' make it cover no silent request until
-    // the user approves again (docs/reference.md#stored-consents). The same
-    // defaults hold for a row an older server inserts after the upgrade.
-    name: 'consents: the resources approved (RFC 8707)',
+    // The scope a consent approved for each resource (RFC 8707), and for requests without
+    // resource: a JSON array of { resource: string | null, scope: string[] }
+    // (docs/reference.md#stored-consents). A consent stored before this migration was shown for
+    // resources nobody recorded: '[]' makes it cover no silent request until the user approves
+    // again. The same default holds for a row an older server inserts after the upgrade.
+    name: 'consents: the scope approved for each resource (RFC 8707)',
     up: (t) => [
       `ALTER TABLE ${t.consents}
-        ADD COLUMN any_resource boolean NOT NULL DEFAULT false,
-        ADD COLUMN resources text[] NOT NULL DEFAULT '{}'`,
+        ADD COLUMN approvals jsonb NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(approvals) = 'array')`,
     ],
   },
 ];

@@ -3,6 +3,7 @@ import type {
   ClientChanges,
   ClientRecord,
   CodeRecord,
+  ConsentApproval,
   ConsentRecord,
   DeviceAuthorizationRecord,
   DevicePoll,
@@ -14,6 +15,7 @@ import type {
   Storage,
   TokenRecord,
 } from './types.js';
+import { MAX_CONSENT_APPROVALS } from './types.js';
 import { copyAccount, withClientChanges } from './copy.js';
 import type { Account } from '../types.js';
 
@@ -83,9 +85,23 @@ const copyCode = (c: CodeRecord): CodeRecord => {
   if (c.resources !== undefined) out.resources = c.resources.slice();
   return out;
 };
-const copyConsent = (c: ConsentRecord): ConsentRecord => ({ ...c, scope: [...c.scope], resources: [...c.resources] });
+const copyConsent = (c: ConsentRecord): ConsentRecord => ({
+  ...c,
+  scope: [...c.scope],
+  approvals: c.approvals.map((a) => ({ resource: a.resource, scope: [...a.scope] })),
+});
 /** The values of `a` then those of `b`, each once. */
 const union = (a: readonly string[], b: readonly string[]): string[] => [...new Set([...a, ...b])];
+/**
+ * The approvals of `newer` then those of `older`, merged by resource (`null` included), the scope
+ * of each united; at most `MAX_CONSENT_APPROVALS`, the resources approved least recently dropped.
+ * The same merge as PostgresStorage's (src/postgres/consents.ts).
+ */
+function mergeApprovals(newer: readonly ConsentApproval[], older: readonly ConsentApproval[]): ConsentApproval[] {
+  const byResource = new Map<string | null, string[]>();
+  for (const { resource, scope } of [...newer, ...older]) byResource.set(resource, union(byResource.get(resource) ?? [], scope));
+  return [...byResource].slice(0, MAX_CONSENT_APPROVALS).map(([resource, scope]) => ({ resource, scope }));
+}
 // Optional fields stay absent when they are (a copy must compare equal to what was saved).
 const copyRequest = (r: AuthorizationRequestRecord): AuthorizationRequestRecord => {
   const out: AuthorizationRequestRecord = {
@@ -196,8 +212,7 @@ export class MemoryStorage implements Storage {
     this.consents.set(key, {
       ...consent,
       scope: union(existing?.scope ?? [], consent.scope),
-      anyResource: existing?.anyResource === true || consent.anyResource,
-      resources: union(existing?.resources ?? [], consent.resources),
+      approvals: mergeApprovals(consent.approvals, existing?.approvals ?? []),
     });
   }
 

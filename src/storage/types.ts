@@ -179,30 +179,53 @@ export interface ConsentInteractionRecord extends InteractionFields {
 export type InteractionRecord = LoginInteractionRecord | ConsentInteractionRecord;
 
 /**
+ * The scope a user approved for one resource (RFC 8707), or for requests without `resource`: one
+ * entry of `ConsentRecord.approvals`.
+ * @group Storage
+ */
+export interface ConsentApproval {
+  /**
+   * The resource (RFC 8707 §2) approved, or `null` for a request without `resource`, whose tokens
+   * have no audience and are accepted by every resource: the broadest approval.
+   */
+  resource: string | null;
+  /** Every scope value approved for it, over every approval (a save unites them). */
+  scope: string[];
+}
+
+/**
+ * At most this many entries of `ConsentRecord.approvals` are kept per account and client: past
+ * it, a save drops the resources approved least recently (a dropped one is asked for again, never
+ * let through). The resources a server issues for bound the entries already; this bounds a
+ * host's `acceptResource` that accepts an open-ended set.
+ * @group Storage
+ */
+export const MAX_CONSENT_APPROVALS = 50;
+
+/**
  * A user's standing authorization of an application, as used by `prompt=none`: every approval
- * of the account for the client, merged (docs/reference.md#stored-consents). A
- * silent request passes only when `scope` covers its scope and the resources approved cover its
- * resources. A store must keep every field; each save widens the stored consent, never narrows it.
+ * of the account for the client, merged (docs/reference.md#stored-consents). A silent request
+ * passes only when, for each resource it names (or for "no resource" when it names none), the
+ * scope approved for that resource, or without resource, covers its scope. A store must keep
+ * every field; each save widens the stored consent, never narrows it (up to
+ * `MAX_CONSENT_APPROVALS` resources).
  * @group Storage
  */
 export interface ConsentRecord {
   accountUuid: string;
   clientId: string;
-  /** Every scope value the user has approved for this application. */
+  /**
+   * Every scope value the user has approved for this application, for any resource (what
+   * `listAuthorizations` shows). `prompt=none` goes by `approvals`, never by this union.
+   */
   scope: string[];
   /**
-   * Whether the user approved a request without `resource` (RFC 8707): its tokens have no
-   * audience and every resource accepts them, so this covers a request for any resources or
-   * none. Once true, a save keeps it true.
+   * The scope approved for each resource, and for requests without `resource`
+   * (`resource: null`): each resource at most once. A save merges the approvals by resource,
+   * uniting the scope of each. Empty (a consent stored before authgate kept them) covers no
+   * request at all.
    */
-  anyResource: boolean;
-  /**
-   * Every resource (RFC 8707 §2) the user approved in a request that named resources: they cover
-   * a request for some of them. Kept even when `anyResource` is true; a save unites them.
-   * `anyResource: false` with no resources (a consent stored before authgate kept resources)
-   * covers no request at all.
-   */
-  resources: string[];
+  approvals: ConsentApproval[];
   /** When the user last approved. */
   grantedAt: number;
 }
@@ -406,8 +429,10 @@ export interface Storage {
   takeInteraction(idHash: string, now: number): Promise<InteractionRecord | null>;
 
   /**
-   * Insert, or merge into the existing consent of the same account and client: the scope and the
-   * resources united, `anyResource` true if either is. In one step: concurrent approvals lose nothing.
+   * Insert, or merge into the existing consent of the same account and client: the scope values
+   * united, and the approvals merged by resource (`null` being one more resource), the scope of each
+   * united. In one step: concurrent approvals lose nothing. Past `MAX_CONSENT_APPROVALS`
+   * resources, keep those approved most recently.
    */
   saveConsent(consent: ConsentRecord): Promise<void>;
   findConsent(accountUuid: string, clientId: string): Promise<ConsentRecord | null>;

@@ -1,9 +1,10 @@
 /**
- * A stored consent covers the resources (RFC 8707) the user approved, not only the scope
- * (docs/reference.md#stored-consents): `prompt=none` issues without the user only
- * for a request the approvals cover, scope and resources alike, else `consent_required`. A
- * request without `resource` gets tokens with no audience, which every resource accepts: approving
- * one is the broadest approval. The device flow's approvals store the same. The sequence on both
+ * A stored consent covers the scope the user approved for each resource (RFC 8707), not a scope
+ * and a set of resources each on its own (docs/reference.md#stored-consents): `prompt=none`
+ * issues without the user only when each requested resource was approved with the requested
+ * scope, else `consent_required`. A request without `resource` gets tokens with no audience,
+ * which every resource accepts: approving one is the broadest approval, for its scope. The device
+ * flow's approvals store the same. The sequence on both
  * stores and the PostgreSQL migration: test/storage/consent-resources.test.ts; over HTTP:
  * test/adapters/resource-indicators.test.ts.
  */
@@ -17,8 +18,16 @@ const MCP = 'https://mcp.example/mcp';
 const FILES = 'https://files.example/';
 const KNOWN = [API, MCP, FILES];
 const acceptResource = (resource: string) => KNOWN.includes(resource);
+/** `read` and `write` each on its own (the default vocabulary has no `write` without `read`). */
+const scopes = { values: ['read', 'write'], default: ['read'], allows: () => true };
 
 type T = Awaited<ReturnType<typeof setup>>;
+
+/** The approvals of a consent by resource (the approval without resource first), each scope sorted. */
+const byResource = (consent: ConsentRecord | null) =>
+  (consent?.approvals ?? [])
+    .map((a) => ({ resource: a.resource, scope: [...a.scope].sort() }))
+    .sort((a, b) => (a.resource === null ? -1 : b.resource === null ? 1 : a.resource.localeCompare(b.resource)));
 
 /** `&resource=…` for each value. */
 const resourceQuery = (resources: readonly string[]) => resources.map((r) => `&resource=${encodeURIComponent(r)}`).join('');
@@ -63,27 +72,185 @@ describe('prompt=none and the resources a consent approved', () => {
     expect(await silent(t, requested)).toBe(outcome);
   });
 
-  it('scope and resources must both be covered; each is the union of every approval', async () => {
-    const t = await setup({ acceptResource });
+  it.each([
+    // approvals (resources, scope), in order → request (resources, scope) → outcome
+    // The cross product: read for API and read write for MCP never approved write for API.
+    [
+      [
+        [[API], 'read'],
+        [[MCP], 'read write'],
+      ],
+      [[API], 'read write'],
+      'consent_required',
+    ],
+    [
+      [
+        [[API], 'read'],
+        [[MCP], 'read write'],
+      ],
+      [[API], 'write'],
+      'consent_required',
+    ],
+    [
+      [
+        [[API], 'read'],
+        [[MCP], 'read write'],
+      ],
+      [[API, MCP], 'read write'],
+      'consent_required',
+    ],
+    [
+      [
+        [[API], 'read'],
+        [[MCP], 'read write'],
+      ],
+      [[API, MCP], 'read'],
+      'code',
+    ],
+    [
+      [
+        [[API], 'read'],
+        [[MCP], 'read write'],
+      ],
+      [[MCP], 'read write'],
+      'code',
+    ],
+    [
+      [
+        [[API], 'read'],
+        [[MCP], 'read write'],
+      ],
+      [[API], 'read'],
+      'code',
+    ],
+    [
+      [
+        [[API], 'read'],
+        [[MCP], 'read write'],
+      ],
+      [[], 'read'],
+      'consent_required',
+    ],
+    // One resource approved twice: its scope values unite.
+    [
+      [
+        [[API], 'read'],
+        [[API], 'write'],
+      ],
+      [[API], 'read write'],
+      'code',
+    ],
+    [[[[API, MCP], 'read write']], [[MCP], 'write'], 'code'],
+    // Without resource: its scope covers every resource, and only its scope covers a request without resource.
+    [
+      [
+        [[], 'read'],
+        [[API], 'read write'],
+      ],
+      [[], 'read write'],
+      'consent_required',
+    ],
+    [
+      [
+        [[], 'read'],
+        [[API], 'read write'],
+      ],
+      [[API], 'read write'],
+      'code',
+    ],
+    [
+      [
+        [[], 'read'],
+        [[API], 'read write'],
+      ],
+      [[FILES], 'read'],
+      'code',
+    ],
+    [
+      [
+        [[], 'read'],
+        [[API], 'read write'],
+      ],
+      [[FILES], 'read write'],
+      'consent_required',
+    ],
+    [
+      [
+        [[], 'read'],
+        [[API], 'read write'],
+      ],
+      [[API, FILES], 'read'],
+      'code',
+    ],
+    [
+      [
+        [[], 'read'],
+        [[API], 'read write'],
+      ],
+      [[API, FILES], 'read write'],
+      'consent_required',
+    ],
+    [
+      [
+        [[], 'read write'],
+        [[API], 'read'],
+      ],
+      [[MCP, API], 'read write'],
+      'code',
+    ],
+    // Each resource is covered by its own approval or by the one without resource, never by a mix
+    // of the two (read without resource and write for API: write for API, read for API, not both).
+    [
+      [
+        [[], 'read'],
+        [[API], 'write'],
+      ],
+      [[API], 'write'],
+      'code',
+    ],
+    [
+      [
+        [[], 'read'],
+        [[API], 'write'],
+      ],
+      [[API], 'read write'],
+      'consent_required',
+    ],
+  ] as Array<[Array<[string[], string]>, [string[], string], string]>)(
+    'scope is approved per resource: approved %j, then prompt=none for %j: %s',
+    async (approvals, [resources, scope], outcome) => {
+      const t = await setup({ acceptResource, scopes });
+      for (const [approvedResources, approvedScope] of approvals) await approve(t, approvedResources, approvedScope);
+      expect(await silent(t, resources, scope)).toBe(outcome);
+    },
+  );
+
+  it('scope and resources must both be covered, and by the same approval of each resource', async () => {
+    const t = await setup({ acceptResource, scopes });
     await approve(t, [API], 'read');
     expect(await silent(t, [API], 'read write')).toBe('consent_required');
     await approve(t, [MCP], 'read write');
     expect(await silent(t, [MCP], 'read write')).toBe('code');
     expect(await silent(t, [FILES], 'read')).toBe('consent_required');
-    // One set of scope values and one of resources, as documented: read write for API is
-    // covered now, although no single approval showed both.
+    // write was approved for MCP, never for API: no silent write for API.
+    expect(await silent(t, [API], 'read write')).toBe('consent_required');
+    await approve(t, [API], 'write');
     expect(await silent(t, [API], 'read write')).toBe('code');
   });
 
-  it('the consent keeps what was approved; the silent code is for the resources requested', async () => {
+  it('the consent keeps the scope approved for each resource; the silent code is for the resources requested', async () => {
     const t = await setup({ acceptResource });
-    await approve(t, [API, MCP]);
-    await approve(t, [FILES]);
+    await approve(t, [API, MCP], 'read');
+    await approve(t, [FILES], 'read write');
     const consent = await t.storage.findConsent(ADA.uuid, t.client.clientId);
-    expect(consent).toMatchObject({ scope: ['read'], anyResource: false });
-    expect([...(consent?.resources ?? [])].sort()).toEqual([API, FILES, MCP].sort());
+    expect(consent?.scope).toEqual(['read', 'write']);
+    expect(byResource(consent)).toEqual([
+      { resource: API, scope: ['read'] },
+      { resource: FILES, scope: ['read', 'write'] },
+      { resource: MCP, scope: ['read'] },
+    ]);
     await approve(t, []);
-    expect(await t.storage.findConsent(ADA.uuid, t.client.clientId)).toMatchObject({ anyResource: true });
+    expect(byResource(await t.storage.findConsent(ADA.uuid, t.client.clientId))[0]).toEqual({ resource: null, scope: ['read'] });
 
     const decision = await t.server.authorize(t.get(t.authorizeUrl({ prompt: 'none' }) + resourceQuery([MCP]), t.ada));
     if (decision.type !== 'redirect') throw new Error('expected a redirect');
@@ -91,18 +258,23 @@ describe('prompt=none and the resources a consent approved', () => {
     expect(code?.resources).toEqual([MCP]);
   });
 
-  it('a consent whose approved resources are unknown (a store that does not keep them) covers no request: consent_required, never a 500', async () => {
-    /** A store that forgets the fields, as one written before them would. */
-    class Forgetful extends MemoryStorage {
+  it.each([
+    ['without approvals (a store that does not keep them)', undefined],
+    ['with approvals that are not an array', 'read'],
+    ['with an approval that names no resource (never taken for the approval without resource)', [{ scope: ['read', 'write'] }]],
+    ['with an approval whose scope is not an array', [{ resource: null, scope: 'read write' }]],
+  ])('a consent %s covers no request: consent_required, never a 500', async (_name, approvals) => {
+    /** A store that returns the consent with `approvals` replaced, as one of another shape would. */
+    class Misshapen extends MemoryStorage {
       override async findConsent(accountUuid: string, clientId: string) {
         const found = await super.findConsent(accountUuid, clientId);
         if (!found) return null;
-        const { anyResource: _a, resources: _r, ...rest } = found;
-        return rest as ConsentRecord;
+        const { approvals: _approvals, ...rest } = found;
+        return (approvals === undefined ? rest : { ...rest, approvals }) as ConsentRecord;
       }
     }
     const errors: unknown[] = [];
-    const t = await setup({ acceptResource, storage: new Forgetful(), onError: (e) => errors.push(e) });
+    const t = await setup({ acceptResource, storage: new Misshapen(), onError: (e) => errors.push(e) });
     await approve(t, []);
     expect(await silent(t, [])).toBe('consent_required');
     expect(await silent(t, [API])).toBe('consent_required');
@@ -135,13 +307,16 @@ describe('prompt=none and the resources a consent approved', () => {
     };
 
     await deviceApprove([API]);
-    expect(await t.storage.findConsent(ADA.uuid, tv.clientId)).toMatchObject({ anyResource: false, resources: [API] });
+    expect(byResource(await t.storage.findConsent(ADA.uuid, tv.clientId))).toEqual([{ resource: API, scope: ['read'] }]);
     expect(await tvSilent([API])).toBe('code');
     expect(await tvSilent([MCP])).toBe('consent_required');
     expect(await tvSilent([])).toBe('consent_required');
 
     await deviceApprove([]);
-    expect(await t.storage.findConsent(ADA.uuid, tv.clientId)).toMatchObject({ anyResource: true, resources: [API] });
+    expect(byResource(await t.storage.findConsent(ADA.uuid, tv.clientId))).toEqual([
+      { resource: null, scope: ['read'] },
+      { resource: API, scope: ['read'] },
+    ]);
     expect(await tvSilent([MCP])).toBe('code');
     expect(await tvSilent([])).toBe('code');
   });

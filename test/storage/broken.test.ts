@@ -130,22 +130,44 @@ class ConsentOverwrite extends MemoryStorage {
   }
 }
 
-/** Merges the scope but keeps only the latest approval's resources (the consent narrows). */
+/** Merges the scope but keeps only the latest approval's approvals (the consent narrows). */
 class ConsentMergesScopeOnly extends MemoryStorage {
   override async saveConsent(consent: ConsentRecord) {
     await super.saveConsent(consent);
     const merged = internals(this).consents.get(`${consent.accountUuid}\u0000${consent.clientId}`)!;
-    merged.anyResource = consent.anyResource;
-    merged.resources = [...consent.resources];
+    merged.approvals = consent.approvals.map((a) => ({ resource: a.resource, scope: [...a.scope] }));
   }
 }
 
-/** Keeps no resources at all, as a table without the columns would. */
-class ConsentWithoutResources extends MemoryStorage {
+/**
+ * Unites the scope and the resources each on its own, as authgate did before approvals: every
+ * resource ends up with every scope value approved for any (read for A, read write for B: write for A).
+ */
+class ConsentCrossProduct extends MemoryStorage {
+  override async saveConsent(consent: ConsentRecord) {
+    await super.saveConsent(consent);
+    const merged = internals(this).consents.get(`${consent.accountUuid}\u0000${consent.clientId}`)!;
+    merged.approvals = merged.approvals.map((a) => ({ resource: a.resource, scope: [...merged.scope] }));
+  }
+}
+
+/** Keeps every resource ever approved: the consent grows without bound. */
+class ConsentUnbounded extends MemoryStorage {
+  override async saveConsent(consent: ConsentRecord) {
+    const key = `${consent.accountUuid}\u0000${consent.clientId}`;
+    const before = internals(this).consents.get(key)?.approvals ?? [];
+    await super.saveConsent(consent);
+    const merged = internals(this).consents.get(key)!;
+    merged.approvals = [...merged.approvals, ...before.filter((a) => !merged.approvals.some((m) => m.resource === a.resource))];
+  }
+}
+
+/** Keeps no approvals at all, as a table without the column would. */
+class ConsentWithoutApprovals extends MemoryStorage {
   override async findConsent(accountUuid: string, clientId: string) {
     const found = await super.findConsent(accountUuid, clientId);
     if (!found) return null;
-    const { anyResource: _any, resources: _resources, ...rest } = found;
+    const { approvals: _approvals, ...rest } = found;
     return rest as ConsentRecord;
   }
 }
@@ -273,14 +295,28 @@ const BROKEN: Broken[] = [
     catches: ['consents: round trip, scope merged', 'consents: concurrent saveConsent'],
   },
   {
-    name: 'saveConsent merges the scope but not the resources',
+    name: 'saveConsent merges the scope but not the approvals',
     make: () => new ConsentMergesScopeOnly(),
-    catches: ['consents: the approved resources', 'consents: concurrent approvals of different resources'],
+    catches: [
+      'consents: round trip, scope merged',
+      'consents: the scope approved for each resource',
+      'consents: concurrent approvals of different resources',
+    ],
   },
   {
-    name: 'consents keep no resources',
-    make: () => new ConsentWithoutResources(),
-    catches: ['consents: round trip, scope merged', 'consents: the approved resources'],
+    name: 'saveConsent unites scope and resources each on its own (the cross product)',
+    make: () => new ConsentCrossProduct(),
+    catches: ['consents: the scope approved for each resource', 'consents: concurrent approvals of different resources'],
+  },
+  {
+    name: 'saveConsent keeps every resource ever approved',
+    make: () => new ConsentUnbounded(),
+    catches: ['consents: at most'],
+  },
+  {
+    name: 'consents keep no approvals',
+    make: () => new ConsentWithoutApprovals(),
+    catches: ['consents: round trip, scope merged', 'consents: the scope approved for each resource'],
   },
   {
     name: 'rotation keeps the paired access token',

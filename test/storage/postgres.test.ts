@@ -228,7 +228,13 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       const g3 = grant();
       await st.createGrant(g3, { tokens: [token(g3, { hash: 'a3', expiresAt: T + 100_000 })] });
       await st.revokeGrant(g3.id, T + 3);
-      await st.saveConsent({ accountUuid: 'acct', clientId: 'client', scope: ['read'], anyResource: true, resources: [], grantedAt: T });
+      await st.saveConsent({
+        accountUuid: 'acct',
+        clientId: 'client',
+        scope: ['read'],
+        approvals: [{ resource: null, scope: ['read'] }],
+        grantedAt: T,
+      });
 
       // The rotated r1 and the access token a1 its rotation revoked go at once; r2 answers for the family.
       expect(await st.prune(T + 50)).toEqual({ interactions: 1, codes: 0, tokens: 2, grants: 1, devices: 0 });
@@ -456,8 +462,7 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       accountUuid: 'acct-marker',
       clientId: 'client-marker-1',
       scope: ['read'],
-      anyResource: true,
-      resources: [],
+      approvals: [{ resource: null, scope: ['read'] }],
       grantedAt: 1,
     });
     await st.revokeAccess('acct-marker', 'client-marker-1', 2);

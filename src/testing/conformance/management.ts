@@ -21,8 +21,7 @@ const consent = (accountUuid: string, clientId: string): ConsentRecord => ({
   accountUuid,
   clientId,
   scope: ['read'],
-  anyResource: true,
-  resources: [],
+  approvals: [{ resource: null, scope: ['read'] }],
   grantedAt: T0,
 });
 

@@ -40,24 +40,26 @@ export const recordCases: readonly StorageConformanceCase[] = [
       accountUuid,
       clientId,
       scope: ['read'],
-      anyResource: false,
-      resources: ['https://api.example/'],
+      approvals: [{ resource: 'https://api.example/', scope: ['read'] }],
       grantedAt: T0,
     };
     await storage.saveConsent(consent);
     consent.scope.push('write');
-    consent.resources.push('https://evil.example/');
+    consent.approvals[0]?.scope.push('write');
+    consent.approvals.push({ resource: null, scope: ['write'] });
     const foundConsent = await storage.findConsent(accountUuid, clientId);
     foundConsent?.scope.push('write');
-    foundConsent?.resources.push('https://evil.example/');
+    foundConsent?.approvals[0]?.scope.push('write');
+    foundConsent?.approvals.push({ resource: null, scope: ['write'] });
     const listedConsent = (await storage.listConsents(accountUuid))[0];
     listedConsent?.scope.push('write');
-    listedConsent?.resources.push('https://evil.example/');
+    listedConsent?.approvals[0]?.scope.push('write');
+    listedConsent?.approvals.push({ resource: null, scope: ['write'] });
     const storedConsent = await storage.findConsent(accountUuid, clientId);
     same(
-      { scope: storedConsent?.scope, resources: storedConsent?.resources },
-      { scope: ['read'], resources: ['https://api.example/'] },
-      'mutating a consent (its scope and resources arrays) after saving, finding or listing it must not change the stored one',
+      { scope: storedConsent?.scope, approvals: storedConsent?.approvals },
+      { scope: ['read'], approvals: [{ resource: 'https://api.example/', scope: ['read'] }] },
+      'mutating a consent (its scope, its approvals and the scope of one) after saving, finding or listing it must not change the stored one',
     );
 
     const { grant, code } = await withCode(storage);

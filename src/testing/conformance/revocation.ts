@@ -78,13 +78,18 @@ export const revocationCases: readonly StorageConformanceCase[] = [
     const account = makeAccount();
     const clientId = id();
     const otherClient = id();
-    await storage.saveConsent({ accountUuid: account.uuid, clientId, scope: ['read'], anyResource: true, resources: [], grantedAt: T0 });
+    await storage.saveConsent({
+      accountUuid: account.uuid,
+      clientId,
+      scope: ['read'],
+      approvals: [{ resource: null, scope: ['read'] }],
+      grantedAt: T0,
+    });
     await storage.saveConsent({
       accountUuid: account.uuid,
       clientId: otherClient,
       scope: ['read'],
-      anyResource: true,
-      resources: [],
+      approvals: [{ resource: null, scope: ['read'] }],
       grantedAt: T0,
     });
     const first = await withPair(storage, {}, { account, clientId });
@@ -97,8 +102,7 @@ export const revocationCases: readonly StorageConformanceCase[] = [
       accountUuid: keepAccount.grant.account.uuid,
       clientId,
       scope: ['read'],
-      anyResource: true,
-      resources: [],
+      approvals: [{ resource: null, scope: ['read'] }],
       grantedAt: T0,
     });
 
@@ -136,8 +140,7 @@ export const revocationCases: readonly StorageConformanceCase[] = [
       accountUuid: a.grant.account.uuid,
       clientId,
       scope: ['read'],
-      anyResource: true,
-      resources: [],
+      approvals: [{ resource: null, scope: ['read'] }],
       grantedAt: T0,
     });
     await storage.revokeClientGrants(clientId, T0 + 3);
