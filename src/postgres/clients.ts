@@ -96,12 +96,15 @@ export async function listClients(db: Db, filter: { owner?: string }): Promise<C
 }
 
 /**
- * One statement: every grant of the client revoked, its consents and the client deleted. Codes
- * and tokens stay until `prune()`, refused through their revoked grant.
+ * One statement, after the client's exclusive issuance lock (`Db.revoke`, locks.ts): every grant
+ * of the client revoked, its consents and the client deleted. Codes and tokens stay until
+ * `prune()`, refused through their revoked grant.
  */
 export async function deleteClient(db: Db, clientId: string, now: number): Promise<void> {
-  await db.query(
+  await db.revoke(
     'deleteClient',
+    'client',
+    clientId,
     `WITH revoked AS (
       UPDATE ${db.t.grants} SET revoked_at = $2 WHERE client_id = $1 AND revoked_at IS NULL
     ), consents AS (

@@ -5,6 +5,7 @@
  * restarted, failed over, killed the backend) is one more such failure, never a crash.
  */
 import { isRetryable, storageError } from './errors.js';
+import { lockSpaces, revocationLock, type LockSpaces } from './locks.js';
 import type { PgPool, PgPoolClient, PgQueryResult } from './pool.js';
 import { tableNames, type Tables } from './schema.js';
 
@@ -26,6 +27,8 @@ const ignorePoolError = (): void => {};
 export class Db {
   /** The qualified, quoted table names. */
   readonly t: Tables;
+  /** The first keys of this store's issuance locks (locks.ts). */
+  readonly locks: LockSpaces;
 
   /** `schema` and `prefix` must have been checked against `IDENTIFIER` (schema.ts). */
   constructor(
@@ -34,10 +37,23 @@ export class Db {
     readonly prefix: string,
   ) {
     this.t = tableNames(schema, prefix);
+    this.locks = lockSpaces(schema, prefix);
     if (typeof pool.on === 'function' && !guardedPools.has(pool)) {
       guardedPools.add(pool);
       pool.on('error', ignorePoolError);
     }
+  }
+
+  /**
+   * A revocation: one transaction that takes the exclusive issuance lock of `key` (an account or
+   * a client) and then runs `text`, in a statement of its own so that it sees every grant whose
+   * issuance it waited for (locks.ts).
+   */
+  revoke(operation: string, kind: keyof LockSpaces, key: string, text: string, values: unknown[]): Promise<void> {
+    return this.transaction(operation, async (tx) => {
+      await tx.query(revocationLock(this.locks, kind), [key]);
+      await tx.query(text, values);
+    });
   }
 
   /** One statement on the pool, retried once on a serialization failure or deadlock. */

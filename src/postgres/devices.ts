@@ -6,6 +6,7 @@ import type { DeviceAuthorizationRecord, DevicePoll, GrantRecord, TokenRecord } 
 import type { Account } from '../types.js';
 import type { Db } from './db.js';
 import { insertGrant } from './grants.js';
+import { issuanceLocks } from './locks.js';
 import { ms, msOrNull, strings, type Row } from './rows.js';
 import { insertTokens } from './tokens.js';
 
@@ -69,14 +70,27 @@ export async function findDeviceAuthorization(db: Db, userCodeHash: string): Pro
   return rows[0] ? toDevice(rows[0]) : null;
 }
 
-/** One conditional `UPDATE ... WHERE status = 'pending' AND expires_at > $now`: of concurrent deciders, one wins. */
+/**
+ * One conditional `UPDATE ... WHERE status = 'pending' AND expires_at > $now`: of concurrent
+ * deciders, one wins. An approval is a grant in waiting (the next poll redeems it), so it takes
+ * the shared issuance locks of the account and of the record's client in the same statement,
+ * before it writes: a revocation of either waits for it, then denies it (locks.ts).
+ */
 export async function decideDeviceAuthorization(db: Db, hash: string, now: number, account: Account | null): Promise<boolean> {
-  const { rowCount } = await db.query(
-    'decideDeviceAuthorization',
-    `UPDATE ${db.t.deviceAuthorizations} SET status = $3, account = $4::jsonb, decided_at = $2
-    WHERE hash = $1 AND status = 'pending' AND expires_at > $2`,
-    [hash, ms(now), account ? 'approved' : 'denied', account ? JSON.stringify(account) : null],
-  );
+  const { rowCount } = account
+    ? await db.query(
+        'decideDeviceAuthorization',
+        `WITH locked AS (${issuanceLocks(db.locks, '$4', 'l.client_id', `FROM ${db.t.deviceAuthorizations} AS l WHERE l.hash = $1`)})
+        UPDATE ${db.t.deviceAuthorizations} SET status = 'approved', account = $3::jsonb, decided_at = $2 FROM locked
+        WHERE hash = $1 AND status = 'pending' AND expires_at > $2`,
+        [hash, ms(now), JSON.stringify(account), account.uuid],
+      )
+    : await db.query(
+        'decideDeviceAuthorization',
+        `UPDATE ${db.t.deviceAuthorizations} SET status = 'denied', decided_at = $2
+        WHERE hash = $1 AND status = 'pending' AND expires_at > $2`,
+        [hash, ms(now)],
+      );
   return rowCount === 1;
 }
 
@@ -104,7 +118,10 @@ export async function pollDeviceAuthorization(db: Db, hash: string, clientId: st
 /**
  * One transaction: a conditional `UPDATE ... WHERE status = 'approved' AND expires_at > $now`
  * marks the record redeemed (of concurrent callers, one matches), then the grant and its tokens
- * are inserted; a failure rolls all of it back, so the approval waits for the next poll.
+ * are inserted; a failure rolls all of it back, so the approval waits for the next poll. The
+ * UPDATE first takes the shared issuance locks of the grant's account and client, held until
+ * the COMMIT: a revocation of either waits for the redemption and then revokes its grant, or
+ * denies the approval first, and the UPDATE then matches nothing (locks.ts).
  */
 export async function redeemDeviceAuthorization(
   db: Db,
@@ -115,8 +132,10 @@ export async function redeemDeviceAuthorization(
 ): Promise<boolean> {
   return db.transaction('redeemDeviceAuthorization', async (tx) => {
     const { rowCount } = await tx.query(
-      `UPDATE ${db.t.deviceAuthorizations} SET status = 'redeemed' WHERE hash = $1 AND status = 'approved' AND expires_at > $2`,
-      [hash, ms(now)],
+      `WITH locked AS (${issuanceLocks(db.locks, '$3', '$4')})
+      UPDATE ${db.t.deviceAuthorizations} SET status = 'redeemed' FROM locked
+      WHERE hash = $1 AND status = 'approved' AND expires_at > $2`,
+      [hash, ms(now), grant.account.uuid, grant.clientId],
     );
     if (rowCount !== 1) return false;
     await insertGrant(db, tx, grant);

@@ -1,40 +1,59 @@
 /**
  * Grants: what an account allowed a client, created with its first code or tokens, and revoked
  * with one flag that every code and token lookup joins, so revoking a grant revokes its whole
- * family at once.
+ * family at once. Creating a grant takes the shared issuance locks of its account and client,
+ * and revoking every grant of an account or client the exclusive one, so that a revocation
+ * never misses a grant created while it runs (locks.ts).
  */
 import type { CodeRecord, GrantRecord, TokenRecord } from '../storage/types.js';
 import { insertCode } from './codes.js';
 import type { Db } from './db.js';
+import { issuanceLocks } from './locks.js';
 import type { PgPoolClient } from './pool.js';
 import { ms, msOrNull } from './rows.js';
 import { insertTokens } from './tokens.js';
 
-/** The grant and its first code or tokens in one transaction. */
+/**
+ * The grant and its first code or tokens in one transaction. Its first statement takes the
+ * shared issuance locks of the account and the client together with the INSERT of the grant (no
+ * round trip of its own), and they are held until the COMMIT: a revocation of either waits for
+ * it, and then sees it.
+ */
 export async function createGrant(db: Db, grant: GrantRecord, issued: { code?: CodeRecord; tokens?: TokenRecord[] }): Promise<void> {
   await db.transaction('createGrant', async (tx) => {
-    await insertGrant(db, tx, grant);
+    await tx.query(
+      `WITH locked AS (${issuanceLocks(db.locks, '$3', '$2')})
+      INSERT INTO ${db.t.grants} (${GRANT_INSERT_COLUMNS})
+      SELECT $1, $2, $3, $4::jsonb, $5::text[], $6, $7, $8, $9 FROM locked`,
+      grantValues(grant),
+    );
     if (issued.code) await insertCode(db, tx, issued.code);
     await insertTokens(db, tx, issued.tokens ?? []);
   });
 }
 
-/** The INSERT of a grant, inside a transaction of the caller's. */
+const GRANT_INSERT_COLUMNS = 'id, client_id, account_uuid, account, scope, created_at, revoked_at, name, last_used_at';
+
+const grantValues = (grant: GrantRecord): unknown[] => [
+  grant.id,
+  grant.clientId,
+  grant.account.uuid,
+  JSON.stringify(grant.account),
+  grant.scope,
+  ms(grant.createdAt),
+  msOrNull(grant.revokedAt),
+  grant.name ?? null,
+  msOrNull(grant.lastUsedAt),
+];
+
+/**
+ * The INSERT of a grant, inside a transaction of the caller's that already holds the issuance
+ * locks of its account and client (devices.ts).
+ */
 export async function insertGrant(db: Db, tx: PgPoolClient, grant: GrantRecord): Promise<void> {
   await tx.query(
-    `INSERT INTO ${db.t.grants} (id, client_id, account_uuid, account, scope, created_at, revoked_at, name, last_used_at)
-      VALUES ($1, $2, $3, $4::jsonb, $5::text[], $6, $7, $8, $9)`,
-    [
-      grant.id,
-      grant.clientId,
-      grant.account.uuid,
-      JSON.stringify(grant.account),
-      grant.scope,
-      ms(grant.createdAt),
-      msOrNull(grant.revokedAt),
-      grant.name ?? null,
-      msOrNull(grant.lastUsedAt),
-    ],
+    `INSERT INTO ${db.t.grants} (${GRANT_INSERT_COLUMNS}) VALUES ($1, $2, $3, $4::jsonb, $5::text[], $6, $7, $8, $9)`,
+    grantValues(grant),
   );
 }
 
@@ -43,10 +62,15 @@ export async function revokeGrant(db: Db, grantId: string, now: number): Promise
   await db.query('revokeGrant', `UPDATE ${db.t.grants} SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, [grantId, ms(now)]);
 }
 
-/** One statement: the consent is deleted and every grant of the pair revoked together. */
+/**
+ * One statement, after the account's exclusive issuance lock (`Db.revoke`): the consent is
+ * deleted and every grant of the pair revoked together.
+ */
 export async function revokeAccess(db: Db, accountUuid: string, clientId: string, now: number): Promise<void> {
-  await db.query(
+  await db.revoke(
     'revokeAccess',
+    'account',
+    accountUuid,
     `WITH deleted AS (
       DELETE FROM ${db.t.consents} WHERE account_uuid = $1 AND client_id = $2
     ), devices AS (
@@ -58,10 +82,12 @@ export async function revokeAccess(db: Db, accountUuid: string, clientId: string
   );
 }
 
-/** Revoke every grant of the client, of every account; consents stay. */
+/** After the client's exclusive issuance lock (`Db.revoke`): every grant of the client, of every account, revoked; consents stay. */
 export async function revokeClientGrants(db: Db, clientId: string, now: number): Promise<void> {
-  await db.query(
+  await db.revoke(
     'revokeClientGrants',
+    'client',
+    clientId,
     `WITH devices AS (
       UPDATE ${db.t.deviceAuthorizations} SET status = 'denied' WHERE status = 'approved' AND client_id = $1
     )
@@ -70,10 +96,15 @@ export async function revokeClientGrants(db: Db, clientId: string, now: number):
   );
 }
 
-/** One statement: every grant of the account revoked (every client's) and its consents deleted. */
+/**
+ * One statement, after the account's exclusive issuance lock (`Db.revoke`): every grant of the
+ * account revoked (every client's) and its consents deleted.
+ */
 export async function revokeAccountGrants(db: Db, accountUuid: string, now: number): Promise<void> {
-  await db.query(
+  await db.revoke(
     'revokeAccountGrants',
+    'account',
+    accountUuid,
     `WITH deleted AS (
       DELETE FROM ${db.t.consents} WHERE account_uuid = $1
     ), devices AS (

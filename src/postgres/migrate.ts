@@ -2,7 +2,11 @@
  * `migrate()`: create or upgrade the tables, safely when several instances start at once.
  */
 import type { Db } from './db.js';
+import { lockKey } from './locks.js';
 import { MIGRATIONS, quote } from './schema.js';
+
+/** The migration lock's second key, from the schema name: also taken by the tests that hold it. */
+export { lockKey };
 
 /**
  * What `migrate()` did: the schema version before and after. Equal when nothing was to do.
@@ -13,18 +17,6 @@ export interface MigrateResult {
   to: number;
 }
 
-/**
- * A 32-bit key for the migration lock, from the schema name (FNV-1a): migrations of every table
- * prefix in one schema take turns, so none races another's CREATE SCHEMA.
- */
-export function lockKey(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h | 0;
-}
 /** The first half of the two-key advisory lock: "auth" in ASCII. */
 export const LOCK_NAMESPACE = 0x61757468;
 
@@ -35,6 +27,8 @@ export const LOCK_NAMESPACE = 0x61757468;
  */
 export async function migrate(db: Db): Promise<MigrateResult> {
   return db.transaction('migrate', async (tx) => {
+    // Keyed by the schema alone: migrations of every table prefix in one schema take turns, so
+    // none races another's CREATE SCHEMA.
     await tx.query('SELECT pg_advisory_xact_lock($1::int, $2::int)', [LOCK_NAMESPACE, lockKey(db.schema)]);
     const exists = await tx.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [db.schema]);
     if (exists.rowCount === 0) await tx.query(`CREATE SCHEMA ${quote(db.schema)}`);

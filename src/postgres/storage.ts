@@ -55,9 +55,11 @@ export interface PostgresStorageOptions {
  * `Storage` on PostgreSQL (`pg`). Several authgate processes may share one database: every
  * single-use step (redeeming a code, rotating a refresh token, taking an interaction) is one
  * conditional statement inside one transaction, so exactly one of any number of concurrent
- * callers succeeds, whichever process they run in. Times always come from the arguments (the
- * server's injected clock), never from the database's `now()`. Secrets arrive hashed from the
- * core and are stored as such.
+ * callers succeeds, whichever process they run in. A revocation of an account or a client waits
+ * for the grants being issued to it meanwhile, in any process, and revokes them too (advisory
+ * locks, docs/architecture.md). Times always come from the arguments (the server's injected
+ * clock), never from the database's `now()`. Secrets arrive hashed from the core and are stored
+ * as such.
  *
  * Call `migrate()` once at startup (safe when several instances start at once) and `prune()`
  * from time to time. The storage never ends the pool: the host owns it.
@@ -142,7 +144,10 @@ export class PostgresStorage implements Storage {
     return updateClientFields(this.db, clientId, changes);
   }
 
-  /** One statement: every grant of the client revoked, its consents and the client deleted. */
+  /**
+   * One statement: every grant of the client revoked, its consents and the client deleted; after
+   * the client's issuance lock, so it also reaches what is being issued meanwhile (locks.ts).
+   */
   deleteClient(clientId: string, now: number): Promise<void> {
     return deleteClient(this.db, clientId, now);
   }
@@ -182,7 +187,10 @@ export class PostgresStorage implements Storage {
   // -------------------------------------------------------------------------------------------
   // Grants, codes, tokens.
 
-  /** The grant and its first code or tokens in one transaction. */
+  /**
+   * The grant and its first code or tokens in one transaction, which holds the shared issuance
+   * locks of the account and the client (locks.ts): a revocation of either waits for it.
+   */
   createGrant(grant: GrantRecord, issued: { code?: CodeRecord; tokens?: TokenRecord[] }): Promise<void> {
     return createGrant(this.db, grant, issued);
   }
@@ -224,16 +232,23 @@ export class PostgresStorage implements Storage {
     return revokeGrant(this.db, grantId, now);
   }
 
-  /** One statement: the consent is deleted and every grant of the pair revoked together. */
+  /**
+   * One statement: the consent is deleted and every grant of the pair revoked together; after the
+   * account's issuance lock, so it also reaches what is being issued meanwhile (locks.ts).
+   */
   revokeAccess(accountUuid: string, clientId: string, now: number): Promise<void> {
     return revokeAccess(this.db, accountUuid, clientId, now);
   }
 
+  /** After the client's issuance lock, so it also reaches what is being issued meanwhile (locks.ts). */
   revokeClientGrants(clientId: string, now: number): Promise<void> {
     return revokeClientGrants(this.db, clientId, now);
   }
 
-  /** One statement: the account's consents deleted and every grant of it revoked together. */
+  /**
+   * One statement: the account's consents deleted and every grant of it revoked together; after
+   * the account's issuance lock, so it also reaches what is being issued meanwhile (locks.ts).
+   */
   revokeAccountGrants(accountUuid: string, now: number): Promise<void> {
     return revokeAccountGrants(this.db, accountUuid, now);
   }
@@ -262,7 +277,7 @@ export class PostgresStorage implements Storage {
     return findDeviceAuthorization(this.db, userCodeHash);
   }
 
-  /** One conditional `UPDATE`: decided at most once, across processes. */
+  /** One conditional `UPDATE`: decided at most once, across processes; an approval holds the issuance locks (locks.ts). */
   decideDeviceAuthorization(hash: string, now: number, account: Account | null): Promise<boolean> {
     return decideDeviceAuthorization(this.db, hash, now, account);
   }
@@ -272,7 +287,10 @@ export class PostgresStorage implements Storage {
     return pollDeviceAuthorization(this.db, hash, clientId, now, leewayMs);
   }
 
-  /** One transaction: marked redeemed only where still approved, with the grant and its tokens. */
+  /**
+   * One transaction: marked redeemed only where still approved, with the grant and its tokens;
+   * it holds the issuance locks of the account and the client (locks.ts).
+   */
   redeemDeviceAuthorization(hash: string, now: number, grant: GrantRecord, tokens: TokenRecord[]): Promise<boolean> {
     return redeemDeviceAuthorization(this.db, hash, now, grant, tokens);
   }

@@ -142,7 +142,11 @@ function httpServer(app: TestApp): AuthorizationServer {
       if (reply.status === 200 || reply.status === 201) return { ok: true, token: reply.json<{ oauth: never }>().oauth };
       return { ok: false, response: asResponse(reply) };
     },
+    // The host's own calls (no endpoint): straight to the server.
     revokeAccess: (input: { accountUuid: string; clientId: string }) => app.server.revokeAccess(input),
+    revokeAllForAccount: (accountUuid: string) => app.server.revokeAllForAccount(accountUuid),
+    revokeClientTokens: (clientId: string) => app.server.revokeClientTokens(clientId),
+    listAuthorizations: (accountUuid: string) => app.server.listAuthorizations(accountUuid),
   };
   return facade as unknown as AuthorizationServer;
 }

@@ -27,6 +27,9 @@ export const INVARIANTS = {
   scopeNeverWidens: 'Every token carries at most the scope of the request it descends from, and a refresh never widens it.',
   nothingRevokedAuthenticates: 'Nothing revoked (by revoke, revokeAccess, rotation or a replay) ever authenticates or refreshes again.',
   nothingExpiredAuthenticates: 'Nothing expired ever authenticates or refreshes.',
+  revocationCoversIssued:
+    'Once a revocation (revokeAccess, revokeAllForAccount, revokeClientTokens) returns, nothing of its account or client issued before it ' +
+    'works: a code or token stored before the revocation reached the store, or added to a grant it revokes while it ran.',
   noFaults: 'No step answers 5xx or throws, and onError is never called except for a deliberate host bug (a non-finite sign-in time).',
   modelAgreement: 'Every answer is one the model allows (the liveness side: good requests succeed).',
 } as const;

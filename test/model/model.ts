@@ -62,6 +62,53 @@ export interface Real {
   faults: unknown[];
   /** HTTP variant: the browser-facing steps go through an adapter, with a cookie jar per browser. */
   browserSteps?: BrowserSteps;
+  /** When the store's grant-creating and revoking calls started and ended (`recordStorage`), if recorded. */
+  storageLog?: StorageLog;
+  /**
+   * One turn of `Race`'s lead: by default an event-loop turn (enough to put a step of an
+   * in-memory store wholly first); a store that answers over a network waits a millisecond, the
+   * order of a round trip.
+   */
+  turn?: () => Promise<void>;
+}
+
+/** The storage calls `Race` orders an issuance and a revocation by. */
+export const LOGGED_STORAGE_CALLS = ['createGrant', 'revokeAccess', 'revokeAccountGrants', 'revokeClientGrants'] as const;
+
+/** Each logged storage call, with the numbers of its start and its end in the order of events. */
+export interface StorageLog {
+  events: number;
+  calls: { method: (typeof LOGGED_STORAGE_CALLS)[number]; start: number; end: number }[];
+}
+
+/**
+ * `storage` with the calls of `LOGGED_STORAGE_CALLS` logged: a call started when it was made and
+ * ended when its promise settled, so one that ended before another started happened before it
+ * on any store. Every other method is the store's own, bound (a synchronous `readToken` stays so).
+ */
+export function recordStorage<S extends object>(storage: S, log: StorageLog): S {
+  const wrapper: Record<string, unknown> = {};
+  for (let o: object | null = storage; o && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+    for (const name of Object.getOwnPropertyNames(o)) {
+      const value = (storage as Record<string, unknown>)[name];
+      if (name !== 'constructor' && !(name in wrapper) && typeof value === 'function') wrapper[name] = value.bind(storage);
+    }
+  }
+  for (const method of LOGGED_STORAGE_CALLS) {
+    const inner = wrapper[method] as ((...args: unknown[]) => Promise<unknown>) | undefined;
+    if (!inner) continue;
+    wrapper[method] = (...args: unknown[]) => {
+      const call = { method, start: ++log.events, end: Number.POSITIVE_INFINITY };
+      log.calls.push(call);
+      const done = inner(...args);
+      const end = () => {
+        call.end = ++log.events;
+      };
+      done.then(end, end);
+      return done;
+    };
+  }
+  return wrapper as S;
 }
 
 /**
@@ -1005,7 +1052,10 @@ export class Refresh implements Cmd {
   ) {}
   check = (m: Readonly<Model>) => m.refresh.length > 0;
   async run(model: Model, real: Real): Promise<void> {
-    const token = pick(model.refresh, this.token);
+    await this.on(model, real, pick(model.refresh, this.token));
+  }
+
+  async on(model: Model, real: Real, token: RefreshToken): Promise<void> {
     const { family } = token;
     const liveBefore = familyLive(family, model.now);
     const res = await refreshRequest(real, token, this.client, this.scope);
@@ -1162,6 +1212,30 @@ export class RevokeToken implements Cmd {
   toString = () => `RevokeToken(${this.refresh ? 'refresh' : 'access'} ${this.token}, client ${this.client})`;
 }
 
+/**
+ * The revocations of an account's or a client's grants: `access` (the user revokes an
+ * application: `revokeAccess`), `account` (`revokeAllForAccount`) and `client`
+ * (`revokeClientTokens`).
+ */
+export type RevocationKind = 'access' | 'account' | 'client';
+
+/** Whether a revocation of `kind` for `account` and `client` reaches `family`. */
+const covers = (kind: RevocationKind, account: Account, client: ClientKey, family: Family): boolean =>
+  (kind === 'client' || family.account.uuid === account.uuid) && (kind === 'account' || family.client === client);
+
+function revocationCall(real: Real, kind: RevocationKind, account: Account, client: ClientKey): Promise<void> {
+  const clientId = real.clients[client].clientId;
+  if (kind === 'access') return real.server.revokeAccess({ accountUuid: account.uuid, clientId });
+  return kind === 'account' ? real.server.revokeAllForAccount(account.uuid) : real.server.revokeClientTokens(clientId);
+}
+
+/** What a revocation that returned did: every family it reaches is dead, and the consents it names are gone. */
+function applyRevocation(model: Model, kind: RevocationKind, account: Account, client: ClientKey): void {
+  for (const family of model.families) if (covers(kind, account, client, family)) family.revoked = 'yes';
+  if (kind === 'access') model.consents.delete(consentKey(account, client));
+  if (kind === 'account') for (const c of ['conf', 'pub'] as const) model.consents.delete(consentKey(account, c));
+}
+
 /** The user revokes an application: every family of the pair, and the consent. */
 export class RevokeAccess implements Cmd {
   constructor(
@@ -1170,14 +1244,154 @@ export class RevokeAccess implements Cmd {
   ) {}
   check = (m: Readonly<Model>) => m.families.length > 0;
   async run(model: Model, real: Real): Promise<void> {
-    await call('revokeAccess', () =>
-      real.server.revokeAccess({ accountUuid: this.account.uuid, clientId: real.clients[this.client].clientId }),
-    );
-    for (const family of model.families)
-      if (family.account.uuid === this.account.uuid && family.client === this.client) family.revoked = 'yes';
-    model.consents.delete(consentKey(this.account, this.client));
+    await call('revokeAccess', () => revocationCall(real, 'access', this.account, this.client));
+    applyRevocation(model, 'access', this.account, this.client);
   }
   toString = () => `RevokeAccess(${this.account.name.split(' ')[0]}, ${this.client})`;
+}
+
+/** What a `Race` runs next to the revocation: an approval (a code or an implicit token), a code exchange, a refresh. */
+export type RacingStep = 'approve' | 'exchange' | 'refresh';
+
+/**
+ * A revocation (`RevocationKind`) and an issuance step run side by side, the one `lead` turns
+ * (`Real.turn`) after the other (0: together, their awaits interleaving). Once the revocation
+ * returned (SECURITY.md, "Model-based tests"):
+ * - a family it reaches that existed before the step is dead, tokens the racing exchange or
+ *   refresh added to it included (they joined a grant the revocation revokes, whichever came
+ *   first);
+ * - a family the racing approval created is dead if its grant was stored before the revocation's
+ *   storage call started (`revocationCoversIssued`, checked at once on the code or the token),
+ *   live if it was stored after the revocation's storage call ended, and either when the two
+ *   storage calls overlapped (only the forced schedules of test/storage/revocation-races.test.ts
+ *   can order those): the model says `maybe` and learns from the next observation.
+ * After an approval racing a revocation that deletes consents, the consents are read back (the
+ * approval saves one, the revocation may delete it, in either order).
+ */
+export class Race implements Cmd {
+  constructor(
+    readonly revocation: RevocationKind,
+    readonly account: Account,
+    readonly client: ClientKey,
+    readonly step: RacingStep,
+    readonly target: number,
+    readonly lead: number,
+    readonly revocationFirst: boolean,
+  ) {}
+  check = (m: Readonly<Model>) =>
+    this.step === 'approve'
+      ? m.interactions.some((i) => i.kind === 'consent' && i.status === 'live')
+      : (this.step === 'exchange' ? m.codes.length : m.refresh.length) > 0;
+
+  async run(model: Model, real: Real): Promise<void> {
+    const { revocation, account, client } = this;
+    const reached = model.families.filter((f) => covers(revocation, account, client, f));
+    // The step's own checks allow either order: a family the revocation reaches may be revoked before the step.
+    for (const family of reached) if (family.revoked === 'no') family.revoked = 'maybe';
+    const familiesBefore = model.families.length;
+    const accessBefore = model.access.length;
+    const refreshBefore = model.refresh.length;
+    const log = real.storageLog;
+    const logged = log?.calls.length ?? 0;
+    const turn = real.turn ?? (() => new Promise<void>((resolve) => setImmediate(resolve)));
+    const turns = async (n: number) => {
+      for (let i = 0; i < n; i++) await turn();
+    };
+    const revoke = async () => {
+      if (!this.revocationFirst) await turns(this.lead);
+      await call(`race: ${revocation}`, () => revocationCall(real, revocation, account, client));
+    };
+    const issue = async () => {
+      if (this.revocationFirst) await turns(this.lead);
+      await this.issue(model, real);
+    };
+    await Promise.all([revoke(), issue()]);
+    count(`race ${revocation} / ${this.step}`);
+    applyRevocation(model, revocation, account, client);
+
+    // Tokens the exchange or refresh added to a family the revocation reaches: dead, whichever came first.
+    for (const token of model.access.slice(accessBefore)) {
+      if (reached.includes(token.family)) await this.probeDead(real, token.family, [token], null);
+    }
+    for (const token of model.refresh.slice(refreshBefore)) {
+      if (reached.includes(token.family)) await this.probeDead(real, token.family, [], token);
+    }
+    // A family the approval created: ordered by the storage calls, when they did not overlap.
+    const calls = log?.calls.slice(logged) ?? [];
+    const created = calls.find((c) => c.method === 'createGrant');
+    const revoking = calls.find((c) => c.method !== 'createGrant');
+    for (const family of model.families.slice(familiesBefore)) {
+      if (!covers(revocation, account, client, family)) continue;
+      if (created && revoking && created.end < revoking.start) {
+        count('race: issued before the revocation');
+        family.revoked = 'yes';
+        const code = model.codes.find((c) => c.family === family);
+        await this.probeDead(real, family, family.access, null, code);
+      } else if (created && revoking && revoking.end < created.start) {
+        count('race: issued after the revocation');
+        family.revoked = 'no';
+      } else {
+        count('race: issued while the revocation ran');
+        family.revoked = 'maybe';
+      }
+    }
+    // An approval saves a consent that the revocation may delete, or not, in either order.
+    if (this.step === 'approve' && revocation !== 'client') await readConsents(model, real);
+  }
+
+  private async issue(model: Model, real: Real): Promise<void> {
+    if (this.step === 'exchange') return new ExchangeCode(0, 'right', 'right', true).on(model, real, pick(model.codes, this.target));
+    if (this.step === 'refresh') return new Refresh(0, 'right', undefined).on(model, real, pick(model.refresh, this.target));
+    const live = model.interactions.filter((i) => i.kind === 'consent' && i.status === 'live');
+    const target = pick(live, this.target);
+    const decide = new Decide(null, null, 'approve');
+    await decide.on(model, real, target, target.owner ?? pickBrowser(model, null, target.account));
+  }
+
+  /** What of `family` was issued before the revocation returned: none of it works now. */
+  private async probeDead(real: Real, family: Family, access: AccessToken[], refresh: RefreshToken | null, code?: Code): Promise<void> {
+    const what = (thing: string) => () => `${thing} of family #${family.id} issued before ${this.revocation} returned still works`;
+    if (code) {
+      const res = await call('token (code)', () =>
+        real.server.token(
+          post('/v1/oauth/token', {
+            grant_type: 'authorization_code',
+            code: code.value,
+            redirect_uri: code.req.redirectUri,
+            code_verifier: code.req.verifier,
+            ...credentials(real, code.req.client, 'right'),
+          }),
+        ),
+      );
+      noServerError('token (code)', res.status, res.body);
+      check('revocationCoversIssued', res.status !== 200, what('a code'));
+    }
+    for (const token of access) {
+      const result = await call('authenticate', () =>
+        real.server.authenticate({ method: 'GET', url: '/v2/account', headers: { authorization: `Bearer ${token.value}` } }),
+      );
+      check('revocationCoversIssued', !result.ok, what('an access token'));
+    }
+    if (refresh) {
+      const res = await refreshRequest(real, refresh, 'right', undefined);
+      check('revocationCoversIssued', res.status !== 200, what('a refresh token'));
+    }
+  }
+
+  toString = () =>
+    `Race(${this.revocation} ${this.account.name.split(' ')[0]} ${this.client}, ${this.step} ${this.target}, ${this.revocationFirst ? 'revocation' : this.step} first by ${this.lead} turns)`;
+}
+
+/** The consents as the server lists them, for both accounts: what the model knows of them from now on. */
+async function readConsents(model: Model, real: Real): Promise<void> {
+  for (const account of ACCOUNTS) {
+    const listed = await call('listAuthorizations', () => real.server.listAuthorizations(account.uuid));
+    for (const client of ['conf', 'pub'] as const) {
+      const found = listed.find((a) => a.client.id === real.clients[client].clientId);
+      if (found) model.consents.set(consentKey(account, client), new Set(found.scope));
+      else model.consents.delete(consentKey(account, client));
+    }
+  }
 }
 
 /** A resource API call with any access token ever issued. */
@@ -1255,6 +1469,17 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
     )
     .map(([t, c, s]) => new Refresh(t, c, s));
   const advance = fc.constantFrom(...ADVANCES).map((s) => new Advance(s));
+  const race = fc
+    .tuple(
+      fc.constantFrom<RevocationKind>('access', 'account', 'client'),
+      account,
+      fc.constantFrom<ClientKey>('conf', 'pub'),
+      fc.constantFrom<RacingStep>('approve', 'approve', 'exchange', 'refresh'),
+      index,
+      fc.constantFrom(0, 0, 0, 1, 2, 3, 5, 8),
+      fc.boolean(),
+    )
+    .map(([kind, a, c, step, target, lead, first]) => new Race(kind, a, c, step, target, lead, first));
   const prune = fc.constant(null).map(() => new Prune());
   return [
     signIn,
@@ -1301,6 +1526,8 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
       .tuple(index, fc.boolean(), fc.constantFrom<'right' | 'other' | 'none'>('right', 'other', 'none'))
       .map(([t, r, c]) => new RevokeToken(t, r, c)),
     fc.tuple(account, fc.constantFrom<ClientKey>('conf', 'pub')).map(([a, c]) => new RevokeAccess(a, c)),
+    race,
+    race,
     bearer,
     bearer,
     bearer,

@@ -38,7 +38,9 @@ describe.skipIf(!DATABASE_URL)('model-based: the authorization state machine on 
     const known = await runModel(async () => {
       // Whatever tables the schema has (a later version may add some), emptied for each run.
       await pool.query(`TRUNCATE ${tables.join(', ')}`);
-      return { storage, prune: (now: number) => storage.prune(now) };
+      // A Race step's lead in milliseconds: the order of a round trip, so either side can get ahead.
+      const turn = () => new Promise<void>((resolve) => setTimeout(resolve, 1));
+      return { storage, prune: (now: number) => storage.prune(now), turn };
     }, s);
     // Every invariant is checked inside the run (a violation throws); here: the runs got far.
     const reached = reportRun(known);

@@ -26,9 +26,11 @@ import {
   LIFETIMES,
   OTHER_CALLBACK,
   PUBLIC_CALLBACK,
+  recordStorage,
   type Model,
   type Real,
   type RefreshLifetime,
+  type StorageLog,
 } from './model.js';
 
 /** The fixed seed of CI runs. */
@@ -59,6 +61,8 @@ export function settings(defaultRuns: number): ModelSettings {
 export interface RunStore {
   storage: Storage;
   prune(now: number): unknown;
+  /** `Real.turn`: one turn of a `Race` step's lead (default: an event-loop turn). */
+  turn?: () => Promise<void>;
 }
 
 type Cmd = fc.AsyncCommand<Model, Real>;
@@ -94,8 +98,9 @@ export async function makeReal(store: RunStore, refreshLifetime: RefreshLifetime
   const clock = new FakeClock(START);
   const sessions = new FakeSessions(clock);
   const faults: unknown[] = [];
+  const storageLog: StorageLog = { events: 0, calls: [] };
   const server = new AuthorizationServer({
-    storage: store.storage,
+    storage: recordStorage(store.storage, storageLog),
     sessions,
     clock,
     onError: (error) => faults.push(error),
@@ -104,7 +109,16 @@ export async function makeReal(store: RunStore, refreshLifetime: RefreshLifetime
   const conf = await server.registerClient({ name: 'Confidential App', redirectUri: CONF_CALLBACK });
   const pub = await server.registerClient({ name: 'Public App', redirectUri: PUBLIC_CALLBACK, public: true });
   const other = await server.registerClient({ name: 'Other App', redirectUri: OTHER_CALLBACK });
-  return { server, clock, sessions, clients: { conf, pub, other }, prune: (now) => store.prune(now), faults };
+  return {
+    server,
+    clock,
+    sessions,
+    clients: { conf, pub, other },
+    prune: (now) => store.prune(now),
+    faults,
+    storageLog,
+    ...(store.turn && { turn: store.turn }),
+  };
 }
 
 /**
