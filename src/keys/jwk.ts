@@ -1,4 +1,4 @@
-import type { JWK } from 'jose';
+import { CompactSign, compactVerify, importJWK, type JWK } from 'jose';
 import { ConfigError } from '../errors.js';
 
 /**
@@ -108,4 +108,34 @@ export function publicJwk(jwk: JWK | Record<string, unknown>): JWK {
     if (value !== undefined) out[member] = value;
   }
   return out as JWK;
+}
+
+/** A key imported into Web Crypto: both halves. */
+export interface ImportedKey {
+  kid: string;
+  alg: SigningAlgorithm;
+  sign: CryptoKey;
+  verify: CryptoKey;
+}
+
+const PROBE = new TextEncoder().encode('authgate key check');
+
+/**
+ * Import both halves of a checked key and prove they are one pair: sign a probe, verify it with
+ * the public half. Otherwise the key would sign tokens that nobody can verify with the JWKS.
+ * @throws ConfigError naming the key (`where`).
+ */
+export async function importSigningKey(key: CheckedKey, where: string): Promise<ImportedKey> {
+  try {
+    const { use: _use, kid: _kid, alg: _alg, ...members } = key.publicJwk;
+    const sign = (await importJWK(key.privateJwk, key.alg)) as CryptoKey;
+    const verify = (await importJWK(members, key.alg)) as CryptoKey;
+    await compactVerify(await new CompactSign(PROBE).setProtectedHeader({ alg: key.alg }).sign(sign), verify, { algorithms: [key.alg] });
+    return { kid: key.kid, alg: key.alg, sign, verify };
+  } catch {
+    throw new ConfigError(
+      where,
+      'expected a usable key pair: Web Crypto cannot import it, or its public members are not those of its private key',
+    );
+  }
 }

@@ -28,29 +28,18 @@
  * first use, never at module load: an import failure or a key pair whose public members do not
  * match its private key is a `ConfigError` then.
  */
-import {
-  CompactSign,
-  compactVerify,
-  decodeProtectedHeader,
-  exportJWK,
-  generateKeyPair,
-  importJWK,
-  jwtVerify,
-  SignJWT,
-  type JWK,
-  type JWTHeaderParameters,
-  type JWTPayload,
-} from 'jose';
-import { randomToken } from '../crypto.js';
+import { decodeProtectedHeader, jwtVerify, SignJWT, type JWK, type JWTHeaderParameters, type JWTPayload } from 'jose';
 import { ConfigError } from '../errors.js';
-import { type CheckedKey, checkSigningJwk, SIGNING_ALGORITHMS, type SigningAlgorithm } from './jwk.js';
+import { generateSigningKey } from './generate.js';
+import {
+  type CheckedKey,
+  checkSigningJwk,
+  importSigningKey,
+  type ImportedKey as Key,
+  SIGNING_ALGORITHMS,
+  type SigningAlgorithm,
+} from './jwk.js';
 
-interface Key {
-  kid: string;
-  alg: SigningAlgorithm;
-  sign: CryptoKey;
-  verify: CryptoKey;
-}
 interface Loaded {
   keys: readonly Key[];
   byKid: ReadonlyMap<string, Key>;
@@ -79,7 +68,6 @@ export interface JwsVerifyOptions {
 }
 
 const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
-const PROBE = new TextEncoder().encode('authgate key check');
 const refused = (reason: JwsRefusal): JwsVerification => ({ valid: false, reason });
 
 /** A signing key set (see the module documentation for how keys are chosen and rotated). */
@@ -193,8 +181,11 @@ export class SigningKeys {
   private load(): Promise<Loaded> {
     this.loading ??= (async () => {
       const source = this.source;
-      const checked = 'given' in source ? source.given : await Promise.all(source.generate.map(generate));
-      const keys = await Promise.all(checked.map((key, i) => importKey(key, `${this.option}.${i}`)));
+      const checked =
+        'given' in source
+          ? source.given
+          : await Promise.all(source.generate.map(async (alg) => checkSigningJwk(await generateSigningKey(alg), 'generated key')));
+      const keys = await Promise.all(checked.map((key, i) => importSigningKey(key, `${this.option}.${i}`)));
       const signers = new Map<SigningAlgorithm, Key>();
       for (const key of keys) if (!signers.has(key.alg)) signers.set(key.alg, key);
       this.ready = {
@@ -206,27 +197,5 @@ export class SigningKeys {
       return this.ready;
     })();
     return this.loading;
-  }
-}
-
-/** A fresh key pair of `alg` with a random `kid`. */
-async function generate(alg: SigningAlgorithm): Promise<CheckedKey> {
-  const { privateKey } = await generateKeyPair(alg, { extractable: true });
-  return checkSigningJwk({ ...(await exportJWK(privateKey)), kid: randomToken().slice(0, 16), alg }, 'generated key');
-}
-
-/** Import both halves and prove they are one pair: sign a probe, verify it with the public half. */
-async function importKey(key: CheckedKey, where: string): Promise<Key> {
-  try {
-    const { use: _use, kid: _kid, alg: _alg, ...members } = key.publicJwk;
-    const sign = (await importJWK(key.privateJwk, key.alg)) as CryptoKey;
-    const verify = (await importJWK(members, key.alg)) as CryptoKey;
-    await compactVerify(await new CompactSign(PROBE).setProtectedHeader({ alg: key.alg }).sign(sign), verify, { algorithms: [key.alg] });
-    return { kid: key.kid, alg: key.alg, sign, verify };
-  } catch {
-    throw new ConfigError(
-      where,
-      'expected a usable key pair: Web Crypto cannot import it, or its public members are not those of its private key',
-    );
   }
 }
