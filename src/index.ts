@@ -54,3 +54,5 @@ export {
 } from './adapter-kit.js';
 export { forwardedScheme, fromTrustedProxy, secureCookies, type TrustProxyOptions } from './proxy.js';
 export { bindBrowser, BROWSER_COOKIE, readCookie, type BrowserBinding, type BrowserBindingOptions } from './checks/browser-binding.js';
+export { generateSigningKey } from './keys/generate.js';
+export type { SigningAlgorithm, SigningJwk } from './keys/jwk.js';

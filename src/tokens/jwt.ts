@@ -1,6 +1,7 @@
-import { createLocalJWKSet, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK, type JWTVerifyGetKey } from 'jose';
+import type { JWK } from 'jose';
 import { isResourceIndicator } from '../checks/audience.js';
-import { randomToken } from '../crypto.js';
+import { ConfigError } from '../errors.js';
+import { SigningKeys } from '../keys/signing-keys.js';
 
 /**
  * JWT access tokens (RFC 9068), signed with `jose` on Web Crypto. Storage knows a JWT by its
@@ -9,62 +10,48 @@ import { randomToken } from '../crypto.js';
  * `authenticate` and revocation look every JWT up, so a revoked JWT is refused like an opaque
  * token, while resource servers elsewhere can verify signatures offline with the JWKS.
  *
- * Keys: the first key signs; every key is published and verifies, so rotating is "put the new
- * key first", and retiring is "remove the old one" once its tokens have expired. Without keys a
- * key pair is generated per process, which suits tests and a single instance only.
+ * Keys (`SigningKeys`, src/keys/signing-keys.ts): the first key signs; every key is published
+ * and verifies, so rotating is "put the new key first", and retiring is "remove the old one"
+ * once its tokens have expired. Without keys a key pair is generated per process, which suits
+ * tests and a single instance only.
  */
 
 type Algorithm = 'EdDSA' | 'ES256';
-interface Loaded {
-  sign: { key: CryptoKey | Uint8Array; kid: string; alg: Algorithm };
-  verify: JWTVerifyGetKey;
-  publicKeys: JWK[];
-}
-
-const PUBLIC_FIELDS = ['kty', 'crv', 'x', 'y', 'kid', 'alg'] as const;
-
-function publicJwk(jwk: JWK): JWK {
-  const out: JWK = { use: 'sig' };
-  for (const field of PUBLIC_FIELDS) if (jwk[field] !== undefined) (out as Record<string, unknown>)[field] = jwk[field];
-  return out;
-}
 
 export interface JwtOptions {
   keys?: JWK[];
+  /**
+   * A key set shared with other signatures (ID tokens), instead of `keys`: access tokens are
+   * signed by its first EdDSA or ES256 key, whichever comes first.
+   */
+  signingKeys?: SigningKeys;
   algorithm: Algorithm;
   issuer: string;
   audience: string;
 }
 
 export class JwtAccessTokens {
-  private loaded?: Promise<Loaded>;
+  private readonly keys: SigningKeys;
+  private readonly alg: Algorithm;
 
-  constructor(private readonly options: JwtOptions) {}
-
-  private load(): Promise<Loaded> {
-    this.loaded ??= (async () => {
-      let keys = this.options.keys;
-      if (!keys || keys.length === 0) {
-        const pair = await generateKeyPair(this.options.algorithm, { extractable: true });
-        keys = [{ ...(await exportJWK(pair.privateKey)), kid: randomToken().slice(0, 16), alg: this.options.algorithm }];
-      }
-      const first = keys[0]!;
-      const alg = first.alg as Algorithm;
-      const publicKeys = keys.map(publicJwk);
-      return {
-        sign: { key: await importJWK(first, alg), kid: first.kid!, alg },
-        verify: createLocalJWKSet({ keys: publicKeys }),
-        publicKeys,
-      };
-    })();
-    return this.loaded;
+  /** @throws ConfigError naming `jwt.keys` when a key is refused (`SigningKeys.from`). */
+  constructor(private readonly options: JwtOptions) {
+    this.keys =
+      options.signingKeys ??
+      (options.keys && options.keys.length > 0
+        ? SigningKeys.from(options.keys, 'jwt.keys')
+        : SigningKeys.generated([options.algorithm], 'jwt.keys'));
+    // The first key signs: with the host's keys, which are EdDSA or ES256, that is keys[0].
+    const alg = this.keys.algorithms.find((a): a is Algorithm => a === 'EdDSA' || a === 'ES256');
+    if (!alg) throw new ConfigError('jwt.keys', 'expected an EdDSA or ES256 key to sign JWT access tokens');
+    this.alg = alg;
   }
 
   /**
    * Sign an access token; `jti` is the id storage knows. `aud` is the token's resources (RFC 8707
    * §2; a string for one); without them the `audience` option, as before resource indicators.
    */
-  async sign(claims: {
+  sign(claims: {
     sub: string;
     clientId: string;
     scope: string;
@@ -73,31 +60,18 @@ export class JwtAccessTokens {
     exp: number;
     aud?: readonly string[] | undefined;
   }): Promise<string> {
-    const { sign } = await this.load();
-    return new SignJWT({ client_id: claims.clientId, scope: claims.scope })
-      .setProtectedHeader({ alg: sign.alg, kid: sign.kid, typ: 'at+jwt' })
-      .setIssuer(this.options.issuer)
-      .setAudience(claims.aud === undefined ? this.options.audience : claims.aud.length === 1 ? claims.aud[0]! : [...claims.aud])
-      .setSubject(claims.sub)
-      .setJti(claims.jti)
-      .setIssuedAt(Math.floor(claims.iat / 1000))
-      .setExpirationTime(Math.floor(claims.exp / 1000))
-      .sign(sign.key);
+    const aud = claims.aud === undefined ? this.options.audience : claims.aud.length === 1 ? claims.aud[0]! : [...claims.aud];
+    // The claims in the order the token has always had them.
+    const payload = { client_id: claims.clientId, scope: claims.scope, iss: this.options.issuer, aud, sub: claims.sub, jti: claims.jti };
+    return this.keys.sign(this.alg, { ...payload, iat: Math.floor(claims.iat / 1000), exp: Math.floor(claims.exp / 1000) }, 'at+jwt');
   }
 
   /** The `jti` of a token this server signed and that has not expired at `now`; `null` otherwise. */
   async jti(token: string, now: number): Promise<string | null> {
-    const { verify } = await this.load();
-    try {
-      const { payload } = await jwtVerify(token, verify, {
-        issuer: this.options.issuer,
-        typ: 'at+jwt',
-        currentDate: new Date(now),
-      });
-      return typeof payload.jti === 'string' && this.audienceSigned(payload.aud) ? payload.jti : null;
-    } catch {
-      return null;
-    }
+    const verified = await this.keys.verify(token, { now, issuer: this.options.issuer, typ: 'at+jwt' });
+    if (!verified.valid) return null;
+    const { jti, aud } = verified.payload;
+    return typeof jti === 'string' && this.audienceSigned(aud) ? jti : null;
   }
 
   /**
@@ -112,8 +86,8 @@ export class JwtAccessTokens {
   }
 
   /** The public keys, for the JWKS endpoint (RFC 7517). */
-  async jwks(): Promise<{ keys: JWK[] }> {
-    return { keys: (await this.load()).publicKeys };
+  jwks(): Promise<{ keys: JWK[] }> {
+    return this.keys.jwks();
   }
 }
 
