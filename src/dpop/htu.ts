@@ -1,0 +1,35 @@
+/**
+ * The comparison form of a proof's `htu` and of the request URL it must match (RFC 9449 §4.3
+ * point 9: "ignoring any query and fragment parts", after the syntax- and scheme-based
+ * normalisation of RFC 3986 §6.2.2 and §6.2.3).
+ */
+
+/** RFC 3986 §2.3: the characters a percent-encoding never needs to hide. */
+const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
+
+/** One `%XX` triplet in its normal form: the character if unreserved (§6.2.2.2), else upper-case hex (§6.2.2.1). */
+function percentTriplet(triplet: string): string {
+  const char = String.fromCharCode(Number.parseInt(triplet.slice(1), 16));
+  return UNRESERVED.test(char) ? char : triplet.toUpperCase();
+}
+
+/**
+ * `scheme://host[:port]/path` of an http or https URL, normalised; `undefined` for anything
+ * else (not a URL, another scheme, user information). The WHATWG URL parser does most of RFC
+ * 3986 §6.2.2 and §6.2.3: scheme and host in lower case, the default port and dot segments
+ * removed, an empty path made `/`, international host names in their ASCII form; what it leaves,
+ * percent-encodings, is normalised here. Query and fragment are dropped.
+ *
+ * User information is refused rather than ignored: a request URL never carries it, and an `htu`
+ * that does names another resource, or hides one (`https://good.example@evil.example/`).
+ */
+export function normalizeHtu(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '') return undefined;
+  return `${url.protocol}//${url.host}${url.pathname.replace(/%[0-9A-Fa-f]{2}/g, percentTriplet)}`;
+}
