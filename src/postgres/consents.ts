@@ -1,10 +1,13 @@
 /**
  * Consents: the scope an account has approved for a client, for each resource (RFC 8707) and for
  * requests without resource, one row per account and client; `approvals` is a jsonb array of
- * `{ resource, scope }` (docs/reference.md#stored-consents).
+ * `{ resource, scope }` (docs/reference.md#stored-consents). Saving one takes the shared issuance
+ * locks of its account and client, so that a revocation never misses a consent saved while it
+ * runs (locks.ts).
  */
 import { MAX_CONSENT_APPROVALS, type ConsentApproval, type ConsentRecord } from '../storage/types.js';
 import type { Db } from './db.js';
+import { issuanceLocks } from './locks.js';
 import { ms, strings, type Row } from './rows.js';
 
 /**
@@ -70,7 +73,12 @@ const united = (a: string, b: string) =>
 
 /**
  * One `INSERT ... ON CONFLICT DO UPDATE` that merges the scope (united) and the approvals (by
- * resource): concurrent approvals lose nothing.
+ * resource): concurrent approvals lose nothing. The statement first takes the shared issuance
+ * locks of the account and the client (no round trip of its own), held until it commits: a
+ * revocation that deletes consents waits for a consent being written, and then deletes it; one
+ * already under way when the consent comes makes it wait, and the consent lands after it
+ * (locks.ts). Without them, a consent inserted while the revocation's DELETE ran survived it, and
+ * `prompt=none` went on issuing to an application the user had just revoked.
  */
 export async function saveConsent(db: Db, consent: ConsentRecord): Promise<void> {
   // Each resource once, each scope value once: the merge above then only has rows to unite.
@@ -83,8 +91,9 @@ export async function saveConsent(db: Db, consent: ConsentRecord): Promise<void>
   const approved = [...byResource].slice(0, MAX_CONSENT_APPROVALS).map(([resource, scope]) => ({ resource, scope: [...scope] }));
   await db.query(
     'saveConsent',
-    `INSERT INTO ${db.t.consents} AS c (account_uuid, client_id, scope, approvals, granted_at)
-    VALUES ($1, $2, $3::text[], $4::jsonb, $5)
+    `WITH locked AS (${issuanceLocks(db.locks, '$1', '$2')})
+    INSERT INTO ${db.t.consents} AS c (account_uuid, client_id, scope, approvals, granted_at)
+    SELECT $1, $2, $3::text[], $4::jsonb, $5 FROM locked
     ON CONFLICT (account_uuid, client_id) DO UPDATE SET
       scope = ${united('c.scope', 'EXCLUDED.scope')},
       approvals = ${mergedApprovals('EXCLUDED.approvals', 'c.approvals')},

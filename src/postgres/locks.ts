@@ -1,7 +1,7 @@
 /**
  * Transaction-level advisory locks: the migration lock (migrate.ts), and the issuance locks that
- * keep a revocation from missing a grant inserted while it runs (docs/architecture.md,
- * "Revocation racing issuance").
+ * keep a revocation from missing a grant, a device approval or a consent stored while it runs
+ * (docs/architecture.md, "Revocation racing issuance").
  *
  * Why the issuance locks: a revocation is an UPDATE of every grant of an account or client. At
  * READ COMMITTED a statement sees the rows committed when it started; a grant that a concurrent
@@ -10,16 +10,27 @@
  * was handed out before the revocation returned. A device approval (`status = 'approved'`) being
  * committed is missed the same way, and becomes a live grant at the next poll.
  *
- * So every step that inserts a grant, or approves a device authorization, takes two shared locks
- * in its first statement, one keyed by the account and one by the client, and holds them until
- * it commits; shared locks do not wait for each other, so issuance is never serialized. Each
- * revocation takes the exclusive lock of its account (revokeAccountGrants, revokeAccess) or its
- * client (revokeClientGrants, deleteClient) in a statement of its own, then runs its UPDATE in a
- * second statement, which takes a new snapshot: it waits for every issuance already under way,
- * then sees it, and an issuance that starts later waits for the revocation to commit, then finds
- * the approval denied or inserts a grant issued after the revocation (which is live, as any
- * grant issued afterwards). The lock cannot be folded into the revocation's UPDATE: a statement
- * keeps the snapshot it took before it waited.
+ * The same holds for a consent: revokeAccess, revokeAccountGrants and deleteClient delete
+ * consents in that statement, and a consent that saveConsent inserts and commits while it runs
+ * survives, so that `prompt=none` goes on issuing to an application the user has just revoked.
+ *
+ * So every step that inserts a grant, approves a device authorization or saves a consent takes
+ * two shared locks in its first statement, one keyed by the account and one by the client, and
+ * holds them until it commits; shared locks do not wait for each other, so issuance is never
+ * serialized. Each revocation takes the exclusive lock of its account (revokeAccountGrants,
+ * revokeAccess) or its client (revokeClientGrants, deleteClient) in a statement of its own, then
+ * runs its UPDATE in a second statement, which takes a new snapshot: it waits for every issuance
+ * already under way, then sees it, and an issuance that starts later waits for the revocation to
+ * commit, then finds the approval denied, inserts a grant issued after the revocation (which is
+ * live, as any grant issued afterwards) or saves a consent given after it. The lock cannot be
+ * folded into the revocation's UPDATE: a statement keeps the snapshot it took before it waited.
+ *
+ * A step of the core that writes twice takes the locks twice, and a revocation can come in
+ * between: an approval saves its consent and then creates its grant, so one whose consent was
+ * being saved when the revocation came answers after it (its grant waits), with its consent
+ * deleted and its code live; a device approval decides and then saves its consent, so one whose
+ * decision was being made answers after the revocation too, the decision denied and the consent
+ * kept (given after the revocation, as far as the store can tell).
  *
  * Codes and tokens added to an existing grant (redeemCode, rotateRefreshToken) take no lock:
  * every lookup reads the grant's revoked flag, so a revocation that commits before or after them

@@ -4,7 +4,9 @@
  * that was issued before it returned works. Every revocation kind (revokeAllForAccount,
  * revokeAccess, revokeClientTokens, deleteClient) against every step that inserts a grant or
  * makes one live (a device approval and its redemption, a code, an implicit token, a personal
- * access token) or adds tokens to a grant (a code exchange, a refresh).
+ * access token) or adds tokens to a grant (a code exchange, a refresh); and every revocation that
+ * deletes consents against every step that saves one (an approval, a device approval), after
+ * which `prompt=none` must answer `consent_required`.
  *
  * On PostgreSQL the schedule is forced through the pool and two row locks:
  * 1. a "bystander" grant of the same account and client is locked (`FOR UPDATE`, as a concurrent
@@ -12,14 +14,22 @@
  *    middle of its work;
  * 2. the issuance runs up to its COMMIT, which the pool wrapper holds; a device approval, one
  *    autocommit statement, is held instead by a lock on its device row, which it waits for
- *    after taking its issuance locks (src/postgres/locks.ts);
+ *    after taking its issuance locks (src/postgres/locks.ts); a consent, one autocommit
+ *    `INSERT ... ON CONFLICT`, by an uncommitted row of the test with the same key, which it
+ *    waits for after taking its issuance locks;
  * 3. the revocation starts, and the test waits until it waits on a lock: the bystander row, or
  *    the issuance locks the held issuance holds;
  * 4. the issuance is let go and answers, while the revocation still waits;
  * 5. the bystander row is let go, and the revocation answers.
- * So the issuance always answers first; its code, token or approval must then be dead. Without
- * the issuance locks, the revocation's single UPDATE took its snapshot in step 3, did not see
- * the grant committed in step 4, and left it live.
+ * So the issuance always answers first; its code, token, approval or consent must then be dead.
+ * Without the issuance locks, the revocation's single UPDATE took its snapshot in step 3, did not
+ * see the grant (or the consent) committed in step 4, and left it live.
+ *
+ * Two schedules end the other way round: a device approval held at its decision, and an approval
+ * held at its consent. Each writes again afterwards (the device approval its consent, the
+ * approval its grant), taking the issuance locks anew, and the revocation, which was waiting for
+ * the first write, has them by then; so these approvals answer after the revocation (`order:
+ * 'either'`, and each says what it expects).
  *
  * On MemoryStorage every storage step is atomic, so the only interleaving that matters is the
  * revocation's storage call waiting (not yet run) while the issuance runs to its answer: the
@@ -36,6 +46,7 @@ import {
   type OAuthResponse,
   type Storage,
 } from '../../src/index.js';
+import type { ClientRecord } from '../../src/storage/types.js';
 import { randomId, sha256Base64url } from '../../src/crypto.js';
 import { PostgresStorage } from '../../src/postgres/index.js';
 import type { PgPool, PgPoolClient } from '../../src/postgres/pool.js';
@@ -191,27 +202,75 @@ async function lockRow(table: string, column: string, value: string): Promise<{ 
   };
 }
 
+/**
+ * A transaction of the test's own that has inserted, and not committed, the consent row of this
+ * account and client: a concurrent `INSERT ... ON CONFLICT` of the same key waits for it, and
+ * inserts its own row once `release()` rolls it back.
+ */
+async function holdConsentKey(table: string, accountUuid: string, clientId: string): Promise<{ release: () => Promise<void> }> {
+  const connection = await pgSetup!.monitor.connect();
+  await connection.query('BEGIN');
+  await connection.query(`INSERT INTO ${table} (account_uuid, client_id, scope, granted_at) VALUES ($1, $2, '{}', 0)`, [
+    accountUuid,
+    clientId,
+  ]);
+  return {
+    release: async () => {
+      await connection.query('ROLLBACK');
+      connection.release();
+    },
+  };
+}
+
+/**
+ * Whether a connection of the storage's pool waits in a statement that inserts (an issuance: no
+ * revocation inserts), on any lock or only on an advisory lock (an issuance lock that a
+ * revocation holds or waits for).
+ */
+async function insertWaiting(on: 'any lock' | 'an issuance lock'): Promise<boolean> {
+  const { rows } = await pgSetup!.monitor.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
+    WHERE a.application_name = $1 AND NOT l.granted AND position('INSERT INTO' in a.query) > 0
+      AND ($2 OR l.locktype = 'advisory')`,
+    [appName, on === 'any lock'],
+  );
+  return rows[0]!.n > 0;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The world of one case: a server on the store, one client that may use every flow, Ada signed in.
 
-type Hold = 'commit' | { deviceCode: string };
+/**
+ * Where the issuance is held on PostgreSQL: at the COMMIT of its next inserting transaction, at
+ * its consent's INSERT (the key held by the test), or at the decision of this device code.
+ */
+type Hold = 'commit' | 'consent' | { deviceCode: string };
+/** Which side of a forced schedule must answer first. */
+type Order = 'issuance first' | 'either';
 
 interface World {
   server: AuthorizationServer;
   storage: Storage;
   clock: FakeClock;
   app: { clientId: string; clientSecret: string };
+  /** The app's stored record, to register it again under the same id after `deleteClient`. */
+  client: ClientRecord;
   cookie: string;
   errors: unknown[];
   /**
    * A live grant of Ada for the app: the row the forced schedule locks. Stored directly, with no
-   * consent: a device approval saves one after its decision, and with a consent row already
-   * there that save would wait for the revocation's DELETE of it, so the approval could not
-   * answer first.
+   * consent: the consent rows need the approval to insert a new one (an existing row would make
+   * its save wait for the revocation's DELETE of it, and the approval could not answer first).
    */
   bystander: string;
-  /** Run `issue` and `revoke` so that `issue` answers first while `revoke` is under way. */
-  interleave<T>(issue: () => Promise<T>, revoke: () => Promise<void>, hold: Hold): Promise<T>;
+  /**
+   * Run `issue` and `revoke` side by side, `revoke` starting while `issue` is held (`hold`, on
+   * PostgreSQL), and check that `issue` answered first; with `order: 'either'`, only note which
+   * did (`issuedFirst`), for the schedules in which the issuance waits for the revocation.
+   */
+  interleave<T>(issue: () => Promise<T>, revoke: () => Promise<void>, hold: Hold, order?: Order): Promise<T>;
+  /** Whether the issuance of the last `interleave` answered before the revocation. */
+  issuedFirst: boolean;
 }
 
 const post = (url: string, form: Record<string, string>): OAuthRequest => ({
@@ -252,13 +311,14 @@ async function makeWorld(store: 'memory' | 'postgres'): Promise<World> {
     responseTypes: ['code', 'token'],
     grantTypes: ['authorization_code', 'refresh_token', DEVICE_CODE_GRANT],
   });
+  const client = (await storage.findClient(app.clientId))!;
   const bystander = randomId();
   await storage.createGrant(
     { id: bystander, clientId: app.clientId, account: ADA, scope: ['read'], createdAt: clock.now(), revokedAt: null },
     { tokens: [] },
   );
 
-  async function interleavePostgres<T>(issue: () => Promise<T>, revoke: () => Promise<void>, hold: Hold): Promise<T> {
+  async function interleavePostgres<T>(issue: () => Promise<T>, revoke: () => Promise<void>, hold: Hold, order: Order): Promise<T> {
     const t = tableNames(pgSetup!.schema, 'authgate_');
     const bystanderLock = await lockRow(t.grants, 'id', bystander);
     try {
@@ -270,6 +330,12 @@ async function makeWorld(store: 'memory' | 'postgres'): Promise<World> {
         await within('the issuance reaching its COMMIT', Promise.race([gate.held, issued.promise.then(() => {})]));
         expect(issued.settled, 'the issuance is held at its COMMIT').toBe(false);
         releaseIssue = async () => gate.release();
+      } else if (hold === 'consent') {
+        const consentKey = await holdConsentKey(t.consents, ADA.uuid, app.clientId);
+        issued = track(issue());
+        await until('the consent waiting on its key', async () => issued.settled || (await insertWaiting('any lock')));
+        expect(issued.settled, 'the issuance is held at its consent').toBe(false);
+        releaseIssue = consentKey.release;
       } else {
         const deviceLock = await lockRow(t.deviceAuthorizations, 'hash', sha256Base64url(hold.deviceCode));
         issued = track(issue());
@@ -281,11 +347,19 @@ async function makeWorld(store: 'memory' | 'postgres'): Promise<World> {
       await until('the revocation waiting on a lock', async () => revoked.settled || (await waitingOnLocks()) > waitingBefore);
       expect(revoked.settled, 'the revocation is under way (waiting on a lock) when the issuance goes on').toBe(false);
       await releaseIssue();
-      const result = await within('the issuance answering while the revocation waits', issued.promise);
-      expect(revoked.settled, 'the issuance answered before the revocation').toBe(false);
+      // The issuance answers; or a later step of it (the consent a device approval saves after
+      // its decision, the grant an approval creates after its consent) waits for the issuance
+      // locks of the revocation, which took them once what it waited for had committed.
+      await until(
+        'the issuance answering, or waiting for the revocation',
+        async () => issued.settled || (await insertWaiting('an issuance lock')),
+      );
+      expect(revoked.settled, 'the revocation is still under way').toBe(false);
       await bystanderLock.release();
       await within('the revocation answering', revoked.promise);
-      expect(issued.at).toBeLessThan(revoked.at);
+      const result = await within('the issuance answering', issued.promise);
+      world.issuedFirst = issued.at < revoked.at;
+      if (order === 'issuance first') expect(world.issuedFirst, 'the issuance answered before the revocation').toBe(true);
       return result;
     } catch (error) {
       await bystanderLock.release().catch(() => {});
@@ -304,19 +378,24 @@ async function makeWorld(store: 'memory' | 'postgres'): Promise<World> {
     holdRevocation = null;
     release();
     await within('the revocation', revoked.promise);
+    world.issuedFirst = true;
     return result;
   }
 
-  return {
+  const world: World = {
     server,
     storage,
     clock,
     app,
+    client,
     cookie: sessions.signIn(ADA),
     errors,
     bystander,
-    interleave: (issue, revoke, hold) => (store === 'postgres' ? interleavePostgres(issue, revoke, hold) : interleaveMemory(issue, revoke)),
+    interleave: (issue, revoke, hold, order = 'issuance first') =>
+      store === 'postgres' ? interleavePostgres(issue, revoke, hold, order) : interleaveMemory(issue, revoke),
+    issuedFirst: false,
   };
+  return world;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -355,8 +434,9 @@ const poll = (w: World, deviceCode: string) =>
   w.server.token(post('/v1/oauth/token', { grant_type: DEVICE_CODE_GRANT, device_code: deviceCode, ...credentials(w) }));
 
 /** A device authorization of the app, its user code entered by Ada: the device code and the consent interaction. */
-async function deviceConsent(w: World): Promise<{ deviceCode: string; interaction: string }> {
-  const started = json(await w.server.deviceAuthorization(post('/v1/oauth/device', credentials(w)), `https://a.example${VERIFY}`));
+async function deviceConsent(w: World, scope?: string): Promise<{ deviceCode: string; interaction: string }> {
+  const form = { ...credentials(w), ...(scope !== undefined && { scope }) };
+  const started = json(await w.server.deviceAuthorization(post('/v1/oauth/device', form), `https://a.example${VERIFY}`));
   const outcome = await w.server.enterUserCode(started['user_code'] as string, get(VERIFY, w.cookie), VERIFY);
   if (outcome.type !== 'decision' || outcome.decision.type !== 'consent') throw new Error('expected a confirmation');
   return { deviceCode: started['device_code'] as string, interaction: outcome.decision.interaction.id };
@@ -381,6 +461,51 @@ async function usableTokens(w: World, tokens: Tokens): Promise<string[]> {
   if (found && found.grant.revokedAt === null) usable.push('the access token’s grant is not revoked');
   if (tokens.refresh !== undefined && (await refresh(w, tokens.refresh)).status === 200) usable.push('the refresh token refreshes');
   return usable;
+}
+
+/** What of a device approval still works: a poll's tokens, or the approval itself. */
+async function deviceUsable(w: World, deviceCode: string): Promise<string[]> {
+  const usable: string[] = [];
+  const res = await poll(w, deviceCode);
+  if (res.status === 200) usable.push('a poll got tokens');
+  const record = await w.storage.pollDeviceAuthorization!(sha256Base64url(deviceCode), w.app.clientId, w.clock.now(), 0);
+  if (record.status === 'approved') usable.push('the device authorization is still approved');
+  return usable;
+}
+
+/** What of a code still works: an exchange, or its grant. */
+async function codeUsable(w: World, code: string): Promise<string[]> {
+  const usable: string[] = [];
+  if ((await exchange(w, code)).status === 200) usable.push('the code was exchanged for tokens');
+  const redeemed = await w.storage.redeemCode(sha256Base64url(code), w.clock.now(), []);
+  if (redeemed.ok) usable.push('the code’s grant is not revoked');
+  return usable;
+}
+
+/**
+ * What is left of Ada's consent to the app: empty when it is gone. The user meets a consent
+ * left behind as `prompt=none` getting a code without asking, so that is asked too (after
+ * `deleteClient`, of the app registered again under the same id, as a host that keeps its
+ * clients' ids in its configuration would; else prompt=none would only find no client).
+ */
+async function consentLeft(w: World): Promise<string[]> {
+  const left: string[] = [];
+  if (await w.storage.findConsent(ADA.uuid, w.app.clientId)) left.push('the consent is stored');
+  if (!(await w.storage.findClient(w.app.clientId))) await w.storage.saveClient(w.client);
+  const query = new URLSearchParams({
+    client_id: w.app.clientId,
+    redirect_uri: CALLBACK,
+    response_type: 'code',
+    scope: 'read',
+    state: 's',
+    prompt: 'none',
+  });
+  const silent = await w.server.authorize(get(`/v1/oauth/authorize?${query}`, w.cookie));
+  const answer = silent.type === 'redirect' ? new URL(silent.location).searchParams : null;
+  if (answer?.get('error') !== 'consent_required') {
+    left.push(`prompt=none answered ${answer?.has('code') ? 'a code' : (answer?.get('error') ?? silent.type)}, not consent_required`);
+  }
+  return left;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -416,13 +541,11 @@ const PATHS: Record<string, Path> = {
     revocations: ALL,
     async race(w, revoke) {
       const { deviceCode, interaction } = await deviceConsent(w);
-      await w.interleave(() => approve(w, interaction), revoke, { deviceCode });
-      const usable: string[] = [];
-      const res = await poll(w, deviceCode);
-      if (res.status === 200) usable.push('a poll got tokens');
-      const record = await w.storage.pollDeviceAuthorization!(sha256Base64url(deviceCode), w.app.clientId, w.clock.now(), 0);
-      if (record.status === 'approved') usable.push('the device authorization is still approved');
-      return usable;
+      // On PostgreSQL the approval answers after the revocation: its consent, saved after the
+      // decision the revocation waited for, then waits for the revocation (header). The
+      // decision was made first, so the revocation must deny it all the same.
+      await w.interleave(() => approve(w, interaction), revoke, { deviceCode }, 'either');
+      return deviceUsable(w, deviceCode);
     },
   },
   'a code issued on approval (createGrant), exchanged afterwards': {
@@ -430,12 +553,7 @@ const PATHS: Record<string, Path> = {
     async race(w, revoke) {
       const interaction = await consentFor(w, 'code');
       const url = await w.interleave(() => approve(w, interaction), revoke, 'commit');
-      const code = url.searchParams.get('code')!;
-      const usable: string[] = [];
-      if ((await exchange(w, code)).status === 200) usable.push('the code was exchanged for tokens');
-      const redeemed = await w.storage.redeemCode(sha256Base64url(code), w.clock.now(), []);
-      if (redeemed.ok) usable.push('the code’s grant is not revoked');
-      return usable;
+      return codeUsable(w, url.searchParams.get('code')!);
     },
   },
   'an implicit access token (createGrant)': {
@@ -491,8 +609,70 @@ describe.each(stores)('%s: a revocation racing an issuance (forced interleaving)
 });
 
 // ---------------------------------------------------------------------------------------------
-// What the locks cost in round trips: nothing on the issuance steps (each lock is taken by a
-// statement the step sends anyway), three on a revocation (BEGIN, the lock, COMMIT).
+// Consents. A revocation that deletes them (revokeAllForAccount, revokeAccess, deleteClient)
+// racing a step that saves one: a consent saved by an approval that answered before the
+// revocation returned is gone, and prompt=none for the app answers consent_required. A device
+// approval saves its consent after its decision, so the revocation can start while that INSERT is
+// in flight ('consent'). An approval saves it before createGrant, so it can answer first only when
+// its consent was saved before the revocation took its lock ('commit'); one whose consent INSERT
+// is still in flight then answers after the revocation (the PostgreSQL cases below the table).
+
+const DELETES_CONSENTS: Revocation[] = ['revokeAllForAccount', 'revokeAccess', 'deleteClient'];
+
+const CONSENT_PATHS: Record<string, (w: World, revoke: () => Promise<void>) => Promise<string[]>> = {
+  'a device approval (decideDeviceAuthorization, then saveConsent), its consent held at its INSERT': async (w, revoke) => {
+    const { deviceCode, interaction } = await deviceConsent(w, 'read');
+    await w.interleave(() => approve(w, interaction), revoke, 'consent');
+    return [...(await deviceUsable(w, deviceCode)), ...(await consentLeft(w))];
+  },
+  'an approval (saveConsent, then createGrant), its code held at its COMMIT': async (w, revoke) => {
+    const interaction = await consentFor(w, 'code');
+    const url = await w.interleave(() => approve(w, interaction), revoke, 'commit');
+    return [...(await codeUsable(w, url.searchParams.get('code')!)), ...(await consentLeft(w))];
+  },
+};
+
+const consentCases = Object.keys(CONSENT_PATHS).flatMap((path) => DELETES_CONSENTS.map((revocation) => [revocation, path] as const));
+
+describe.each(stores)('%s: a revocation racing a consent (forced interleaving)', (store) => {
+  it.each(consentCases)('%s racing %s: prompt=none then answers consent_required', async (revocation, path) => {
+    const w = await makeWorld(store);
+    const left = await CONSENT_PATHS[path]!(w, () => REVOCATIONS[revocation](w));
+    expect(left).toEqual([]);
+    expect(w.errors).toEqual([]);
+  });
+
+  // The check above must be able to fail: without a revocation, the same consent lets prompt=none
+  // through (the device request asks the same scope, without resource, as the silent one).
+  it.each(Object.keys(CONSENT_PATHS))('without a revocation, %s leaves a consent prompt=none uses', async (path) => {
+    const w = await makeWorld(store);
+    const left = await CONSENT_PATHS[path]!(Object.assign(w, { interleave: <T>(issue: () => Promise<T>) => issue() }), async () => {});
+    expect(left).toContain('the consent is stored');
+    expect(left).toContain('prompt=none answered a code, not consent_required');
+  });
+});
+
+describe.skipIf(!pgSetup)('postgres: an approval whose consent is being written when a revocation starts', () => {
+  it.each(DELETES_CONSENTS)('%s: the approval answers after it, and its consent is gone', async (revocation) => {
+    const w = await makeWorld('postgres');
+    const interaction = await consentFor(w, 'code');
+    await w.interleave(
+      () => approve(w, interaction),
+      () => REVOCATIONS[revocation](w),
+      'consent',
+      'either',
+    );
+    // The revocation waited for the consent's INSERT, took its lock, deleted the consent; the
+    // approval's createGrant then waited for it, so its code was issued after it.
+    expect(w.issuedFirst).toBe(false);
+    expect(await w.storage.findConsent(ADA.uuid, w.app.clientId)).toBeNull();
+    expect(w.errors).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// What the locks cost in round trips: nothing on the issuance steps and saveConsent (each lock is
+// taken by a statement the step sends anyway), three on a revocation (BEGIN, the lock, COMMIT).
 
 /** `PgPool` that counts round trips: every `query`, on the pool or on a checked-out connection. */
 class CountingPool implements PgPool {
@@ -515,7 +695,7 @@ class CountingPool implements PgPool {
 }
 
 describe.skipIf(!pgSetup)('PostgresStorage: round trips of the steps the issuance locks touch', () => {
-  it('createGrant 4 with a code, redeemDeviceAuthorization 5, decideDeviceAuthorization 1; each revocation 4', async () => {
+  it('createGrant 4 with a code, redeemDeviceAuthorization 5, decideDeviceAuthorization 1, saveConsent 1; each revocation 4', async () => {
     const counting = new CountingPool(pgSetup!.pool);
     const storage = new PostgresStorage(counting, { schema: pgSetup!.schema });
     const rounds = async (step: () => Promise<unknown>) => {
@@ -554,6 +734,15 @@ describe.skipIf(!pgSetup)('PostgresStorage: round trips of the steps the issuanc
     const counts = {
       createGrant: await rounds(() => storage.createGrant(g, { code })),
       decideDeviceAuthorization: await rounds(() => storage.decideDeviceAuthorization(device.hash, now, ADA)),
+      saveConsent: await rounds(() =>
+        storage.saveConsent({
+          accountUuid: ADA.uuid,
+          clientId: 'c1',
+          scope: ['read'],
+          approvals: [{ resource: null, scope: ['read'] }],
+          grantedAt: now,
+        }),
+      ),
       redeemDeviceAuthorization: await rounds(() => {
         const redeemed = grant();
         const access = {
@@ -578,6 +767,7 @@ describe.skipIf(!pgSetup)('PostgresStorage: round trips of the steps the issuanc
     expect(counts).toEqual({
       createGrant: 4,
       decideDeviceAuthorization: 1,
+      saveConsent: 1,
       redeemDeviceAuthorization: 5,
       revokeAccountGrants: 4,
       revokeAccess: 4,
