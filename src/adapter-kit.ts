@@ -24,9 +24,9 @@ import {
   interactionResponse,
   type AuthorizeHandling,
   type InteractionUiOptions,
-} from './interaction-ui.js';
+} from './ui/interaction-routes.js';
 import { secureCookies } from './proxy.js';
-import { handleDeviceAuthorization, handleDeviceVerification } from './device-ui.js';
+import { handleDeviceAuthorization, handleDeviceVerification } from './ui/device-routes.js';
 import type { AuthorizationServer } from './server.js';
 import type { AuthorizeDecision, Interaction, OAuthRequest, OAuthResponse } from './types.js';
 

@@ -14,13 +14,13 @@ export {
   renderDeviceConfirmPage,
   renderDeviceLockedPage,
   renderDeviceResultPage,
-} from './device-pages.js';
+} from './ui/device-pages.js';
 export type * from './types.js';
 export { OAuthError, ConfigError, isOAuthError, type OAuthErrorCode } from './errors.js';
 export { systemClock } from './clock.js';
-export { escapeHtml, renderErrorPage, renderConsentPage, decisionResponse, PAGE_HEADERS, type PageOptions } from './pages.js';
-export { negotiateLanguage, type PagesOptions, type ResolvedPages } from './page-settings.js';
-export { SHIPPED_MESSAGES, type Messages, type MessageKey, type MessagesInput } from './messages/index.js';
+export { escapeHtml, renderErrorPage, renderConsentPage, decisionResponse, PAGE_HEADERS, type PageOptions } from './ui/pages.js';
+export { negotiateLanguage, type PagesOptions, type ResolvedPages } from './ui/page-settings.js';
+export { SHIPPED_MESSAGES, type Messages, type MessageKey, type MessagesInput } from './ui/messages/index.js';
 export { parseScope, formatScope, requiredScope, ScopePolicy, type ScopeOptions } from './checks/scope.js';
 export { PATHS, type MetadataOptions } from './endpoints/metadata.js';
 export type { MetadataFetcher, MetadataFetchLimits, MetadataResponse } from './checks/client-metadata-fetch.js';
@@ -33,7 +33,7 @@ export {
   CSRF_COOKIE,
   type InteractionUiOptions,
   type AuthorizeHandling,
-} from './interaction-ui.js';
+} from './ui/interaction-routes.js';
 export {
   oauthRoutes,
   routeWhere,

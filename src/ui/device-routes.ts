@@ -1,12 +1,12 @@
-import { BROWSER_COOKIE, readCookie } from './checks/browser-binding.js';
-import { randomToken, timingSafeEqual } from './crypto.js';
+import { BROWSER_COOKIE, readCookie } from '../checks/browser-binding.js';
+import { randomToken, timingSafeEqual } from '../crypto.js';
 import { renderDeviceConfirmPage, renderDeviceEntryPage, renderDeviceLockedPage, renderDeviceResultPage } from './device-pages.js';
-import { errorPage } from './endpoints/failure.js';
-import { isMethod, queryParams, requestParams, single } from './http.js';
+import { errorPage } from '../endpoints/failure.js';
+import { isMethod, queryParams, requestParams, single } from '../http.js';
 import { pageOptions, type PageOptions } from './pages.js';
-import { secureCookies } from './proxy.js';
-import type { AuthorizationServer } from './server.js';
-import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from './types.js';
+import { secureCookies } from '../proxy.js';
+import type { AuthorizationServer } from '../server.js';
+import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from '../types.js';
 
 /**
  * The routes of the device authorization grant every adapter shares

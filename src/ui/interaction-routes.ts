@@ -1,13 +1,13 @@
-import { bindBrowser, readCookie } from './checks/browser-binding.js';
-import { randomToken, timingSafeEqual } from './crypto.js';
-import { errorPage } from './endpoints/failure.js';
-import { isMethod, queryParams, requestParams, single } from './http.js';
+import { bindBrowser, readCookie } from '../checks/browser-binding.js';
+import { randomToken, timingSafeEqual } from '../crypto.js';
+import { errorPage } from '../endpoints/failure.js';
+import { isMethod, queryParams, requestParams, single } from '../http.js';
 import type { ResolvedPages } from './page-settings.js';
 import { decisionResponse, pageOptions, renderConsentPage } from './pages.js';
-import { secureCookies } from './proxy.js';
-import { deviceDecisionResponse } from './device-ui.js';
-import type { AuthorizationServer } from './server.js';
-import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from './types.js';
+import { secureCookies } from '../proxy.js';
+import { deviceDecisionResponse } from './device-routes.js';
+import type { AuthorizationServer } from '../server.js';
+import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from '../types.js';
 
 /**
  * The default handling of `login` and `consent` decisions that every adapter shares, so the

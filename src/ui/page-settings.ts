@@ -5,10 +5,10 @@
  * Content-Security-Policy widened for the brand's logo and stylesheet, the site name defaulted.
  */
 import { z } from 'zod';
-import { ConfigError } from './errors.js';
-import { header } from './http.js';
+import { ConfigError } from '../errors.js';
+import { header } from '../http.js';
 import { en, MESSAGE_KEYS, placeholders, SHIPPED_MESSAGES, type Messages, type MessagesInput } from './messages/index.js';
-import type { OAuthRequest } from './types.js';
+import type { OAuthRequest } from '../types.js';
 
 const isLoopback = (host: string) => host === 'localhost' || host === '127.0.0.1' || host === '[::1]';
 
