@@ -23,7 +23,7 @@ export { negotiateLanguage, type PagesOptions, type ResolvedPages } from './ui/p
 export { SHIPPED_MESSAGES, type Messages, type MessageKey, type MessagesInput } from './ui/messages/index.js';
 export { parseScope, formatScope, requiredScope, ScopePolicy, type ScopeOptions } from './checks/scope.js';
 export { PATHS, type MetadataOptions } from './endpoints/metadata.js';
-export type { MetadataFetcher, MetadataFetchLimits, MetadataResponse } from './checks/client-metadata-fetch.js';
+export type { MetadataFetcher, MetadataFetchLimits, MetadataResponse } from './client-metadata/metadata-fetcher.js';
 export {
   interactionResponse,
   pageOptions,

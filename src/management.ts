@@ -4,7 +4,7 @@
  * callback URL, delete a client with everything it holds, and revoke every grant of an account.
  * `AuthorizationServer` exposes each as a method.
  */
-import { BIDI_CONTROLS } from './checks/client-metadata.js';
+import { BIDI_CONTROLS } from './client-metadata/metadata-documents.js';
 import { redirectUriProblem } from './checks/redirect-uri.js';
 import { audit, type Context } from './context.js';
 import { ConfigError, OAuthError } from './errors.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { systemClock } from './clock.js';
 import { ConfigError } from './errors.js';
 import { DEVICE_STORAGE_METHODS, type Storage } from './storage/types.js';
-import type { MetadataFetcher } from './checks/client-metadata-fetch.js';
+import type { MetadataFetcher } from './client-metadata/metadata-fetcher.js';
 import type { JWK } from 'jose';
 import { pagesSchema, resolvePages, type ResolvedPages } from './ui/page-settings.js';
 import type { Account, AuditEvent, Clock, OAuthRequest, ProtectedResource, ResourceRequest, UserSessions } from './types.js';

@@ -1,4 +1,4 @@
-import { ClientMetadataDocuments } from './client-metadata.js';
+import { ClientMetadataDocuments } from '../client-metadata/metadata-documents.js';
 import type { Context } from '../context.js';
 import type { ClientRecord } from '../storage/types.js';
 

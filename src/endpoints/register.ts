@@ -1,4 +1,4 @@
-import { BIDI_CONTROLS } from '../checks/client-metadata.js';
+import { BIDI_CONTROLS } from '../client-metadata/metadata-documents.js';
 import type { Context } from '../context.js';
 import { asciiDescription } from '../errors.js';
 import { header, isMethod, jsonResponse } from '../http.js';

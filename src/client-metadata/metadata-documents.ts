@@ -1,5 +1,5 @@
-import { type MetadataFetcher, type MetadataFetchLimits, nodeMetadataFetcher } from './client-metadata-fetch.js';
-import { redirectUriProblem } from './redirect-uri.js';
+import { type MetadataFetcher, type MetadataFetchLimits, nodeMetadataFetcher } from './metadata-fetcher.js';
+import { redirectUriProblem } from '../checks/redirect-uri.js';
 import type { Context } from '../context.js';
 import type { ClientGrantType, ClientRecord } from '../storage/types.js';
 
