@@ -1,6 +1,6 @@
 import type { PendingAnonymous } from './checks/pending-interactions.js';
 import type { RecentPairs } from './checks/pkce.js';
-import type { GuessLimiter } from './checks/user-code.js';
+import type { GuessLimiter } from './device/user-code.js';
 import type { ScopePolicy } from './checks/scope.js';
 import type { ResolvedOptions } from './options.js';
 import type { JwtAccessTokens } from './tokens/jwt.js';

@@ -8,7 +8,7 @@ export type { AuthorizationServerOptions, ResolvedOptions } from './options.js';
 export { MemoryStorage } from './storage/memory.js';
 export type * from './storage/types.js';
 export { DEVICE_CODE_GRANT, DEVICE_STORAGE_METHODS, MAX_CONSENT_APPROVALS } from './storage/types.js';
-export type { UserCodeOutcome } from './endpoints/device.js';
+export type { UserCodeOutcome } from './device/device-authorization.js';
 export {
   renderDeviceEntryPage,
   renderDeviceConfirmPage,

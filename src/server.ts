@@ -33,8 +33,8 @@ import { PendingAnonymous } from './checks/pending-interactions.js';
 import { JwtAccessTokens } from './tokens/jwt.js';
 import { createPersonalToken, listPersonalTokens, personalMemory, revokePersonalToken } from './tokens/personal.js';
 import { DEVICE_CODE_GRANT, type ClientGrantType, type ClientRecord, type ClientResponseType } from './storage/types.js';
-import { deviceAuthorization, deviceSignIn, enterUserCode, type UserCodeOutcome } from './endpoints/device.js';
-import { GuessLimiter } from './checks/user-code.js';
+import { deviceAuthorization, deviceSignIn, enterUserCode, type UserCodeOutcome } from './device/device-authorization.js';
+import { GuessLimiter } from './device/user-code.js';
 import type {
   AuthenticateOptions,
   AuthenticateResult,

@@ -8,7 +8,7 @@ import { AuthorizeError } from '../errors.js';
 import { authorizationResponse } from '../grants/authorization-response.js';
 import type { AuthorizationRequestRecord, ClientRecord, InteractionRecord } from '../storage/types.js';
 import type { Account, AuthorizeDecision, Interaction, OAuthRequest } from '../types.js';
-import { decideDevice } from './device.js';
+import { decideDevice } from '../device/device-authorization.js';
 import { pageFailure } from './failure.js';
 
 /**

@@ -3,7 +3,7 @@ import { requirePost } from '../checks/require-post.js';
 import type { Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { authorizationCodeGrant } from '../grants/authorization-code.js';
-import { deviceCodeGrant } from '../grants/device-code.js';
+import { deviceCodeGrant } from '../device/device-code.js';
 import { DEVICE_CODE_GRANT } from '../storage/types.js';
 import { refreshTokenGrant } from '../grants/refresh-token.js';
 import { formParamsWithin, jsonTextResponse, requestParams, singleWithin } from '../http.js';

@@ -6,8 +6,8 @@ import { OAuthError } from '../errors.js';
 import { DEVICE_CODE_GRANT, type ClientRecord, type GrantRecord } from '../storage/types.js';
 import { MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
 import { familyEnd, mintAccessOnly, mintPair, type IssuedTokens } from '../tokens/mint.js';
-import { checkAccountActive } from './authorization-code.js';
-import { invalidGrant } from './invalid-grant.js';
+import { checkAccountActive } from '../grants/authorization-code.js';
+import { invalidGrant } from '../grants/invalid-grant.js';
 
 /**
  * A poll sooner than `interval` seconds after the last one by less than this is not `slow_down`:
