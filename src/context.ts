@@ -22,7 +22,7 @@ export interface Context {
   pendingAnonymous?: PendingAnonymous;
   /**
    * Personal access tokens whose last use this instance wrote lately, and expired ones whose use it
-   * reported lately: each at most once a minute (`RecentWrites`, tokens/personal.ts).
+   * reported lately: each at most once a minute (`RecentWrites`, personal/personal-tokens.ts).
    */
   personal: { uses: WriteThrottle; expiredUses: WriteThrottle };
   /** Wrong user codes per account and per browser, when `deviceAuthorization` is on (RFC 8628 §5.1). */

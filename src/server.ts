@@ -31,7 +31,7 @@ import { ScopePolicy } from './checks/scope.js';
 import { RecentPairs } from './checks/pkce.js';
 import { PendingAnonymous } from './checks/pending-interactions.js';
 import { JwtAccessTokens } from './tokens/jwt.js';
-import { createPersonalToken, listPersonalTokens, personalMemory, revokePersonalToken } from './tokens/personal.js';
+import { createPersonalToken, listPersonalTokens, personalMemory, revokePersonalToken } from './personal/personal-tokens.js';
 import { DEVICE_CODE_GRANT, type ClientGrantType, type ClientRecord, type ClientResponseType } from './storage/types.js';
 import { deviceAuthorization, deviceSignIn, enterUserCode, type UserCodeOutcome } from './device/device-authorization.js';
 import { GuessLimiter } from './device/user-code.js';
