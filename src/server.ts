@@ -11,7 +11,7 @@ import { introspect } from './endpoints/introspect.js';
 import { jwks, metadata, metadataDocument, type MetadataOptions } from './endpoints/metadata.js';
 import { register } from './endpoints/register.js';
 import { resourceMetadata, resourceMetadataDocument } from './endpoints/resource-metadata.js';
-import { reportFault } from './endpoints/failure.js';
+import { reportFault } from './failure.js';
 import { ConfigError, OAuthError } from './errors.js';
 import {
   clientInfo,

@@ -4,7 +4,7 @@ import { parseChallenge } from './pkce.js';
 import { clientRedirectUriMatches, redirectTo } from './redirect-uri.js';
 import { isResourceProblem, requestedResources } from './resource.js';
 import { audit, type Context } from '../context.js';
-import { errorPage } from '../endpoints/failure.js';
+import { errorPage } from '../failure.js';
 import { AuthorizeError, OAuthError, type ErrorCallback } from '../errors.js';
 import { single, type Params } from '../http.js';
 import type { AuthorizationRequestRecord, ClientRecord } from '../storage/types.js';

@@ -26,7 +26,7 @@
  */
 import { randomToken, sha256Base64url, timingSafeEqual } from '../crypto.js';
 import type { Context } from '../context.js';
-import { errorPage, pageFailure } from '../endpoints/failure.js';
+import { errorPage, pageFailure } from '../failure.js';
 import type { AuthorizationRequestRecord } from '../storage/types.js';
 import type { AuthorizeDecision, OAuthRequest } from '../types.js';
 

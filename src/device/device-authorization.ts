@@ -11,7 +11,7 @@ import { OAuthError } from '../errors.js';
 import { jsonResponse, requestParams, singleWithin } from '../http.js';
 import { DEVICE_CODE_GRANT, type AuthorizationRequestRecord, type InteractionRecord } from '../storage/types.js';
 import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from '../types.js';
-import { errorPage, jsonFailure, pageFailure } from '../endpoints/failure.js';
+import { errorPage, jsonFailure, pageFailure } from '../failure.js';
 import { askForConsent } from '../endpoints/interaction.js';
 
 /**

@@ -8,7 +8,7 @@ import { authorizationResponse } from '../grants/authorization-response.js';
 import { isMethod, queryParams } from '../http.js';
 import type { AuthorizationRequestRecord, ClientRecord } from '../storage/types.js';
 import type { AuthorizeDecision, OAuthRequest } from '../types.js';
-import { pageFailure } from './failure.js';
+import { pageFailure } from '../failure.js';
 import { askForConsent, askToSignIn } from './interaction.js';
 
 /**

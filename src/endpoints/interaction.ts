@@ -9,7 +9,7 @@ import { authorizationResponse } from '../grants/authorization-response.js';
 import type { AuthorizationRequestRecord, ClientRecord, InteractionRecord } from '../storage/types.js';
 import type { Account, AuthorizeDecision, Interaction, OAuthRequest } from '../types.js';
 import { decideDevice } from '../device/device-authorization.js';
-import { pageFailure } from './failure.js';
+import { pageFailure } from '../failure.js';
 
 /**
  * The interaction steps of an authorization request: the `login` and `consent` decisions that

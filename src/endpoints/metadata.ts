@@ -1,7 +1,7 @@
 import type { Context } from '../context.js';
 import { isMethod, jsonResponse } from '../http.js';
 import type { OAuthResponse } from '../types.js';
-import { jsonFailure } from './failure.js';
+import { jsonFailure } from '../failure.js';
 
 /**
  * Where the endpoints are, relative to the issuer. Adapters mount them at these paths.

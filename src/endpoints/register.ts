@@ -4,7 +4,7 @@ import { asciiDescription } from '../errors.js';
 import { header, isMethod, jsonResponse } from '../http.js';
 import type { ClientGrantType } from '../storage/types.js';
 import type { OAuthRequest, OAuthResponse, RegisteredPublicClient } from '../types.js';
-import { jsonFailure } from './failure.js';
+import { jsonFailure } from '../failure.js';
 
 /** The longest `client_uri` / `logo_uri` kept, as for redirect URIs. */
 const MAX_URI = 2000;

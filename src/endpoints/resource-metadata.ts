@@ -1,7 +1,7 @@
 import type { Context } from '../context.js';
 import { isMethod, jsonResponse } from '../http.js';
 import type { OAuthResponse, ProtectedResource } from '../types.js';
-import { jsonFailure } from './failure.js';
+import { jsonFailure } from '../failure.js';
 
 /**
  * OAuth 2.0 Protected Resource Metadata (RFC 9728; docs/reference.md#protected-resources-rfc-9728):

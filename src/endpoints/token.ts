@@ -11,7 +11,7 @@ import type { ClientRecord } from '../storage/types.js';
 import type { IssuedTokens } from '../tokens/mint.js';
 import { tokenResponseJson } from '../tokens/response.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
-import { jsonFailure } from './failure.js';
+import { jsonFailure } from '../failure.js';
 
 /**
  * Every parameter the token endpoint defines, each of which may appear once (RFC 6749 §3.2),

@@ -1,7 +1,7 @@
 import { BROWSER_COOKIE, readCookie } from '../checks/browser-binding.js';
 import { randomToken, timingSafeEqual } from '../crypto.js';
 import { renderDeviceConfirmPage, renderDeviceEntryPage, renderDeviceLockedPage, renderDeviceResultPage } from './device-pages.js';
-import { errorPage } from '../endpoints/failure.js';
+import { errorPage } from '../failure.js';
 import { isMethod, queryParams, requestParams, single } from '../http.js';
 import { pageOptions, type PageOptions } from './pages.js';
 import { secureCookies } from '../proxy.js';

@@ -1,6 +1,6 @@
 import { bindBrowser, readCookie } from '../checks/browser-binding.js';
 import { randomToken, timingSafeEqual } from '../crypto.js';
-import { errorPage } from '../endpoints/failure.js';
+import { errorPage } from '../failure.js';
 import { isMethod, queryParams, requestParams, single } from '../http.js';
 import type { ResolvedPages } from './page-settings.js';
 import { decisionResponse, pageOptions, renderConsentPage } from './pages.js';

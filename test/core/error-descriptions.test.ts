@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { asciiDescription, OAuthError } from '../../src/errors.js';
-import { errorPage } from '../../src/endpoints/failure.js';
+import { errorPage } from '../../src/failure.js';
 import { json, setup } from '../helpers.js';
 
 const RFC6749_DESCRIPTION = /^[\x20-\x21\x23-\x5B\x5D-\x7E]*$/;
