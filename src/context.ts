@@ -1,4 +1,4 @@
-import type { PendingAnonymous } from './checks/pending-interactions.js';
+import type { PendingAnonymous } from './interactions/pending-anonymous.js';
 import type { RecentPairs } from './checks/pkce.js';
 import type { GuessLimiter } from './device/user-code.js';
 import type { ScopePolicy } from './checks/scope.js';

@@ -29,7 +29,7 @@ import {
 import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions } from './options.js';
 import { ScopePolicy } from './checks/scope.js';
 import { RecentPairs } from './checks/pkce.js';
-import { PendingAnonymous } from './checks/pending-interactions.js';
+import { PendingAnonymous } from './interactions/pending-anonymous.js';
 import { JwtAccessTokens } from './tokens/jwt.js';
 import { createPersonalToken, listPersonalTokens, personalMemory, revokePersonalToken } from './personal/personal-tokens.js';
 import { DEVICE_CODE_GRANT, type ClientGrantType, type ClientRecord, type ClientResponseType } from './storage/types.js';

@@ -1,7 +1,7 @@
 import { authenticateClient, clientClaim } from '../checks/client-auth.js';
 import { findClient } from '../checks/clients.js';
 import { approvedConsent } from '../checks/consent.js';
-import { interactionStarted } from '../checks/pending-interactions.js';
+import { interactionStarted } from '../interactions/pending-anonymous.js';
 import { requirePost } from '../checks/require-post.js';
 import { isResourceProblem, requestedResources } from '../checks/resource.js';
 import { formatUserCode, newUserCode, normalizeUserCode, userCodeHash } from './user-code.js';

@@ -1,7 +1,7 @@
 import { randomToken, sha256Base64url } from '../crypto.js';
 import { currentClient, errorDecision, UNKNOWN_CLIENT } from '../checks/authorization-request.js';
 import { approvedConsent } from '../checks/consent.js';
-import { interactionStarted } from '../checks/pending-interactions.js';
+import { interactionStarted } from '../interactions/pending-anonymous.js';
 import { sessionMeets, signInAfter } from '../checks/session.js';
 import { audit, type Context } from '../context.js';
 import { AuthorizeError } from '../errors.js';
