@@ -12,7 +12,7 @@ import { jsonResponse, requestParams, singleWithin } from '../http.js';
 import { DEVICE_CODE_GRANT, type AuthorizationRequestRecord, type InteractionRecord } from '../storage/types.js';
 import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from '../types.js';
 import { errorPage, jsonFailure, pageFailure } from '../failure.js';
-import { askForConsent } from '../endpoints/interaction.js';
+import { askForConsent } from '../interactions/ask.js';
 
 /**
  * The device authorization grant (RFC 8628; docs/reference.md#device-authorization-grant-rfc-8628),
