@@ -1,3 +1,4 @@
+import { BoundedMap } from '../bounded-map.js';
 import { sha256Base64url, timingSafeEqual } from '../crypto.js';
 import { OAuthError } from '../errors.js';
 
@@ -68,10 +69,11 @@ export function checkVerifier(
  * instances each see their own.
  */
 export class RecentPairs {
-  // Map keeps insertion order: the first key is the oldest.
-  private readonly seen = new Map<string, true>();
+  private readonly seen: BoundedMap<string, true>;
 
-  constructor(private readonly capacity: number) {}
+  constructor(capacity: number) {
+    this.seen = new BoundedMap(capacity);
+  }
 
   get size(): number {
     return this.seen.size;
@@ -81,11 +83,9 @@ export class RecentPairs {
     return this.seen.has(RecentPairs.key(clientId, value));
   }
 
+  /** Remember the pair; one seen again is the newest now. */
   add(clientId: string, value: string): void {
-    const key = RecentPairs.key(clientId, value);
-    this.seen.delete(key); // seen again: it is the newest now
-    this.seen.set(key, true);
-    if (this.seen.size > this.capacity) this.seen.delete(this.seen.keys().next().value!);
+    this.seen.set(RecentPairs.key(clientId, value), true);
   }
 
   delete(clientId: string, value: string): void {

@@ -1,5 +1,6 @@
 import { type MetadataFetcher, type MetadataFetchLimits, nodeMetadataFetcher } from './metadata-fetcher.js';
 import { redirectUriProblem } from '../checks/redirect-uri.js';
+import { BoundedMap } from '../bounded-map.js';
 import type { Context } from '../context.js';
 import type { ClientGrantType, ClientRecord } from '../storage/types.js';
 
@@ -143,7 +144,7 @@ export interface ClientMetadataOptions {
 
 /** The documents one server instance fetched: the cache, and the fetches under way. */
 export class ClientMetadataDocuments {
-  private readonly cache = new Map<string, { client: ClientRecord; until: number }>();
+  private readonly cache: BoundedMap<string, { client: ClientRecord; until: number }>;
   private readonly pending = new Map<string, Promise<ClientRecord | null>>();
   private readonly fetcher: MetadataFetcher;
 
@@ -152,6 +153,7 @@ export class ClientMetadataDocuments {
     private readonly options: ClientMetadataOptions,
   ) {
     this.fetcher = options.fetch ?? nodeMetadataFetcher();
+    this.cache = new BoundedMap(options.maxEntries);
   }
 
   /**
@@ -192,10 +194,7 @@ export class ClientMetadataDocuments {
     const client = documentClient(clientId, response.status, response.headers.get('content-type'), response.body);
     if (typeof client === 'string') return null;
     const seconds = cacheSeconds(response.headers.get('cache-control'), response.headers.get('age'), this.options.maxCacheSeconds);
-    if (seconds > 0) {
-      if (this.cache.size >= this.options.maxEntries) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(clientId, { client, until: this.ctx.clock.now() + seconds * 1000 });
-    }
+    if (seconds > 0) this.cache.set(clientId, { client, until: this.ctx.clock.now() + seconds * 1000 });
     return client;
   }
 }

@@ -1,3 +1,4 @@
+import { BoundedMap } from '../bounded-map.js';
 import { audit, type Context } from '../context.js';
 import { randomId, randomToken, sha256Base64url } from '../crypto.js';
 import { ConfigError, OAuthError } from '../errors.js';
@@ -28,19 +29,19 @@ export const LAST_USED_INTERVAL = 60_000;
  * write per use while more than `max` tokens are in use at once.
  */
 export class RecentWrites {
-  private readonly at = new Map<string, number>();
+  private readonly at: BoundedMap<string, number>;
   constructor(
-    private readonly max: number,
+    max: number,
     private readonly interval: number,
-  ) {}
+  ) {
+    this.at = new BoundedMap(max);
+  }
 
   /** Whether something of `id` is to be written at `now`, and if so remember it. */
   due(id: string, now: number): boolean {
     const last = this.at.get(id);
     // A clock that went back counts as due: the stored time keeps the later one anyway.
     if (last !== undefined && now >= last && now - last < this.interval) return false;
-    this.at.delete(id);
-    if (this.at.size >= this.max) this.at.delete(this.at.keys().next().value!);
     this.at.set(id, now);
     return true;
   }
