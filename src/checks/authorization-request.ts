@@ -1,9 +1,9 @@
 import { bindRequest } from './browser-binding.js';
 import { findClient } from './clients.js';
-import { parseChallenge } from './pkce.js';
+import { challengeSeen, parseChallenge } from './pkce.js';
 import { clientRedirectUriMatches, redirectTo } from './redirect-uri.js';
 import { isResourceProblem, requestedResources } from './resource.js';
-import { audit, type Context } from '../context.js';
+import type { Context } from '../context.js';
 import { errorPage } from '../failure.js';
 import { AuthorizeError, OAuthError, type ErrorCallback } from '../errors.js';
 import { single, type Params } from '../http.js';
@@ -273,11 +273,7 @@ export function parseAuthorizationRequest(
   if (pkce) {
     // Refused here, before any page, when the challenge is known already; `issueCode` checks
     // again (and reports) for flows that were started side by side with the same challenge.
-    if (ctx.options.rejectReusedPkceChallenge && ctx.challenges.has(client.id, pkce.codeChallenge)) {
-      ctx.challenges.add(client.id, pkce.codeChallenge); // still in use: remembered afresh
-      audit(ctx, { type: 'pkce.challenge_reused', clientId: client.id });
-      return reusedChallenge(req);
-    }
+    if (ctx.options.rejectReusedPkceChallenge && challengeSeen(ctx, client.id, pkce.codeChallenge, false)) return reusedChallenge(req);
     req.codeChallenge = pkce.codeChallenge;
     req.codeChallengeMethod = pkce.codeChallengeMethod;
   }

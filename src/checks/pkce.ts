@@ -1,4 +1,5 @@
 import { BoundedMap } from '../bounded-map.js';
+import { audit, type Context } from '../context.js';
 import { sha256Base64url, timingSafeEqual } from '../crypto.js';
 import { OAuthError } from '../errors.js';
 
@@ -96,4 +97,18 @@ export class RecentPairs {
   private static key(clientId: string, value: string): string {
     return `${clientId.length}:${clientId}${value}`;
   }
+}
+
+/**
+ * Whether `clientId` sent `challenge` for a code before (P-10, `ctx.challenges`): a known one is
+ * remembered afresh (still in use) and reported as `pkce.challenge_reused`; a new one is
+ * remembered only when `remember` says a code is being issued for it. The one place of that
+ * bookkeeping, for the authorization request (refusing early) and `issueCode` (for flows
+ * started side by side), each in one synchronous step with its check.
+ */
+export function challengeSeen(ctx: Context, clientId: string, challenge: string, remember: boolean): boolean {
+  const seen = ctx.challenges.has(clientId, challenge);
+  if (seen || remember) ctx.challenges.add(clientId, challenge);
+  if (seen) audit(ctx, { type: 'pkce.challenge_reused', clientId });
+  return seen;
 }
