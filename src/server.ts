@@ -21,12 +21,12 @@ import {
   clientRedirectUri,
   deleteClient,
   listClients,
-  plausibleId,
   revokeAllForAccount,
   saveClientChanges,
   updateClient,
 } from './management.js';
 import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions } from './options.js';
+import { plausibleId } from './rules.js';
 import { ScopePolicy } from './checks/scope.js';
 import { RecentPairs } from './checks/pkce.js';
 import { PendingAnonymous } from './interactions/pending-anonymous.js';
@@ -429,7 +429,7 @@ export class AuthorizationServer {
     accountHint?: string;
     expiresAt: number;
   } | null> {
-    if (typeof interactionId !== 'string' || !interactionId || interactionId.length > 200) return null;
+    if (!plausibleId(interactionId)) return null;
     const record = await this.ctx.storage.findInteraction(sha256Base64url(interactionId));
     if (!record || this.ctx.clock.now() >= record.expiresAt) return null;
     const client = await findClient(this.ctx, record.request.clientId);

@@ -7,6 +7,7 @@ import type { Context } from '../context.js';
 import { errorPage } from '../failure.js';
 import { AuthorizeError, OAuthError, type ErrorCallback } from '../errors.js';
 import { single, type Params } from '../http.js';
+import { CONTROL, plausibleId } from '../rules.js';
 import type { AuthorizationRequestRecord, ClientRecord } from '../storage/types.js';
 import type { AuthorizeDecision, OAuthRequest } from '../types.js';
 
@@ -21,7 +22,6 @@ import type { AuthorizeDecision, OAuthRequest } from '../types.js';
  */
 
 const PROMPTS: readonly string[] = ['none', 'login', 'select_account'];
-const CONTROL = /[\x00-\x1f\x7f]/;
 const SECONDS = /^\d{1,10}$/;
 const ACCOUNT_HINT = /^[0-9A-Fa-f-]{1,36}$/;
 // Module-level, so the checks below allocate no closure per request.
@@ -130,8 +130,7 @@ export async function currentClient(ctx: Context, req: AuthorizationRequestRecor
 export function requestedClientId(params: Params): string | AuthorizeError {
   const ids = params.get('client_id');
   if (!ids || ids.length !== 1 || !ids[0]) return NO_CLIENT_ID;
-  // Control characters are never part of a client id (and a NUL would break a SQL store).
-  return ids[0].length <= 200 && !CONTROL.test(ids[0]) ? ids[0] : UNKNOWN_CLIENT;
+  return plausibleId(ids[0]) ? ids[0] : UNKNOWN_CLIENT;
 }
 
 const INVALID_REDIRECT_URI = new AuthorizeError(

@@ -5,6 +5,7 @@ import { sessionMeets, signInAfter } from '../checks/session.js';
 import { audit, type Context } from '../context.js';
 import { AuthorizeError } from '../errors.js';
 import { authorizationResponse } from '../grants/authorization-response.js';
+import { plausibleId } from '../rules.js';
 import type { InteractionRecord } from '../storage/types.js';
 import type { AuthorizeDecision, OAuthRequest } from '../types.js';
 import { decideDevice } from '../device/device-authorization.js';
@@ -32,10 +33,6 @@ const STALE_SIGN_IN = new AuthorizeError(
   null,
 );
 
-function validId(id: unknown): id is string {
-  return typeof id === 'string' && id.length > 0 && id.length <= 200;
-}
-
 /**
  * After the host signed the user in: continue the request behind a `login` decision. A
  * `consent` interaction may be resumed too: that is "use another account" (`select_account`),
@@ -43,7 +40,7 @@ function validId(id: unknown): id is string {
  */
 export async function resume(ctx: Context, interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
   try {
-    if (!validId(interactionId)) return errorDecision(ctx, EXPIRED);
+    if (!plausibleId(interactionId)) return errorDecision(ctx, EXPIRED);
     const record = await ctx.storage.takeInteraction(sha256Base64url(interactionId), ctx.clock.now());
     if (!record) return errorDecision(ctx, EXPIRED);
     // The sign-in step of a device verification: back to the verification page (RFC 8628 §3.3).
@@ -67,7 +64,7 @@ export async function resume(ctx: Context, interactionId: string, request: OAuth
  * (single use, so two concurrent approvals give one code).
  */
 async function takeConsent(ctx: Context, interactionId: string, request: OAuthRequest): Promise<InteractionRecord | AuthorizeError> {
-  if (!validId(interactionId)) return EXPIRED;
+  if (!plausibleId(interactionId)) return EXPIRED;
   const idHash = sha256Base64url(interactionId);
   const found = await ctx.storage.findInteraction(idHash);
   if (!found || found.kind !== 'consent' || ctx.clock.now() >= found.expiresAt) return EXPIRED;

@@ -1,7 +1,7 @@
-import { BIDI_CONTROLS } from '../client-metadata/metadata-documents.js';
 import type { Context } from '../context.js';
 import { asciiDescription } from '../errors.js';
 import { header, isMethod, jsonResponse } from '../http.js';
+import { BIDI_CONTROLS } from '../rules.js';
 import type { ClientGrantType } from '../storage/types.js';
 import type { OAuthRequest, OAuthResponse, RegisteredPublicClient } from '../types.js';
 import { jsonFailure } from '../failure.js';
