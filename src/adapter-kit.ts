@@ -15,6 +15,7 @@
  * no closure or object is made per request.
  */
 import { isMethod } from './http.js';
+import { DEFAULT_BASE_PATH } from './rules.js';
 import { PATHS, type MetadataOptions } from './endpoints/metadata.js';
 import { resourceAt } from './endpoints/resource-metadata.js';
 import {
@@ -45,11 +46,7 @@ export interface AdapterOptions extends InteractionUiOptions {
  */
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
 
-/**
- * The default `basePath`.
- * @group Adapter kit
- */
-export const DEFAULT_BASE_PATH = '/v1/oauth';
+export { DEFAULT_BASE_PATH };
 
 /**
  * Where an adapter's routes are: what the pages, the cookies and the metadata name.

@@ -1,6 +1,7 @@
 /**
  * Small rules the core applies in many places, each named once here (base layer: it imports
- * nothing): what an id may be, which characters no name may hold, which hosts are loopback.
+ * nothing): what an id may be, which characters no name may hold, which hosts are loopback,
+ * and the default paths of the routes.
  */
 
 /** C0 control characters and DEL, as a character class. */
@@ -41,3 +42,12 @@ export const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.
 /** Whether a URL is https, or http on a loopback host (RFC 8252 §7.3, RFC 8414 §2 for development). */
 export const isHttpsOrLoopback = (url: URL): boolean =>
   url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname));
+
+/**
+ * The default `basePath`: where the OAuth routes are mounted.
+ * @group Adapter kit
+ */
+export const DEFAULT_BASE_PATH = '/v1/oauth';
+
+/** The default `loginUrl`: where the host signs users in. */
+export const DEFAULT_LOGIN_URL = '/login';

@@ -27,7 +27,7 @@
 import { randomToken, sha256Base64url, timingSafeEqual } from '../crypto.js';
 import type { Context } from '../context.js';
 import { errorPage, pageFailure } from '../failure.js';
-import { plausibleId } from '../rules.js';
+import { DEFAULT_BASE_PATH, plausibleId } from '../rules.js';
 import type { AuthorizationRequestRecord } from '../storage/types.js';
 import type { AuthorizeDecision, OAuthRequest } from '../types.js';
 
@@ -161,7 +161,7 @@ export function bindBrowser(request: OAuthRequest, options: BrowserBindingOption
   const secure = options.secure ?? request.url.startsWith('https:');
   return {
     request: { ...request, headers: { ...request.headers, cookie } },
-    setCookie: `${pair}; Path=${options.path ?? '/v1/oauth/authorize'}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`,
+    setCookie: `${pair}; Path=${options.path ?? `${DEFAULT_BASE_PATH}/authorize`}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`,
   };
 }
 

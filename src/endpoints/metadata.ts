@@ -1,5 +1,6 @@
 import type { Context } from '../context.js';
 import { isMethod, jsonResponse } from '../http.js';
+import { DEFAULT_BASE_PATH } from '../rules.js';
 import type { OAuthResponse } from '../types.js';
 import { jsonFailure } from '../failure.js';
 
@@ -8,11 +9,11 @@ import { jsonFailure } from '../failure.js';
  * @group Adapter kit
  */
 export const PATHS = {
-  authorize: '/v1/oauth/authorize',
-  token: '/v1/oauth/token',
-  revoke: '/v1/oauth/revoke',
-  introspect: '/v1/oauth/introspect',
-  register: '/v1/oauth/register',
+  authorize: `${DEFAULT_BASE_PATH}/authorize`,
+  token: `${DEFAULT_BASE_PATH}/token`,
+  revoke: `${DEFAULT_BASE_PATH}/revoke`,
+  introspect: `${DEFAULT_BASE_PATH}/introspect`,
+  register: `${DEFAULT_BASE_PATH}/register`,
   metadata: '/.well-known/oauth-authorization-server',
   jwks: '/.well-known/jwks.json',
 } as const;
@@ -26,7 +27,7 @@ export function metadataDocument(ctx: Context, options: MetadataOptions = {}): R
   if (!issuer) return null;
   const base = issuer.replace(/\/$/, '');
   // The adapters tell where they mounted the OAuth routes (basePath, a Fastify prefix).
-  const oauth = `${base}${options.basePath ?? '/v1/oauth'}`;
+  const oauth = `${base}${options.basePath ?? DEFAULT_BASE_PATH}`;
   const o = ctx.options;
   return {
     issuer,

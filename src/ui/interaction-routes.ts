@@ -5,6 +5,7 @@ import { isMethod, queryParams, requestParams, single } from '../http.js';
 import type { ResolvedPages } from './page-settings.js';
 import { decisionResponse, pageOptions, renderConsentPage } from './pages.js';
 import { secureCookies } from '../proxy.js';
+import { DEFAULT_BASE_PATH, DEFAULT_LOGIN_URL } from '../rules.js';
 import { deviceDecisionResponse } from './device-routes.js';
 import type { AuthorizationServer } from '../server.js';
 import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from '../types.js';
@@ -73,19 +74,17 @@ export function interactionResponse(
   pages?: ResolvedPages,
   secure: boolean = secureCookies(undefined, request),
 ): OAuthResponse {
-  const basePath = options.basePath ?? '/v1/oauth';
+  const basePath = options.basePath ?? DEFAULT_BASE_PATH;
   switch (decision.type) {
     case 'redirect':
       return decisionResponse(decision, request);
     case 'error':
       return decisionResponse(decision, request, pageOptions(pages, request, options.siteName));
     case 'login': {
-      const loginUrl = options.loginUrl ?? '/login';
-      const sep = loginUrl.includes('?') ? '&' : '?';
       return {
         status: 302,
         headers: {
-          location: `${loginUrl}${sep}interaction=${encodeURIComponent(decision.interaction.id)}`,
+          location: signInUrl(options, decision.interaction.id),
           'cache-control': 'no-store',
           'referrer-policy': 'no-referrer',
         },
@@ -99,8 +98,7 @@ export function interactionResponse(
       }
       const existing = readCookie(request, CSRF_COOKIE);
       const csrfToken = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomToken();
-      const loginUrl = options.loginUrl ?? '/login';
-      const switchAccountUrl = `${loginUrl}${loginUrl.includes('?') ? '&' : '?'}interaction=${encodeURIComponent(decision.interaction.id)}`;
+      const switchAccountUrl = signInUrl(options, decision.interaction.id);
       const response = renderConsentPage(decision.interaction, {
         action: `${basePath}/authorize/decision`,
         csrfToken,
@@ -112,6 +110,12 @@ export function interactionResponse(
       return response;
     }
   }
+}
+
+/** The host's sign-in page for an interaction: `loginUrl` with `interaction=<id>` added to its query. */
+function signInUrl(options: InteractionUiOptions, interactionId: string): string {
+  const loginUrl = options.loginUrl ?? DEFAULT_LOGIN_URL;
+  return `${loginUrl}${loginUrl.includes('?') ? '&' : '?'}interaction=${encodeURIComponent(interactionId)}`;
 }
 
 /**
@@ -138,7 +142,7 @@ export async function handleAuthorize(
   options: InteractionUiOptions = {},
 ): Promise<AuthorizeHandling> {
   const binding = bindBrowser(request, {
-    path: options.browserCookiePath ?? `${options.basePath ?? '/v1/oauth'}/authorize`,
+    path: options.browserCookiePath ?? `${options.basePath ?? DEFAULT_BASE_PATH}/authorize`,
     // An https issuer means an https public URL, whatever the hop to the app was.
     secure: secureCookies(server.options.issuer, request),
   });
