@@ -7,7 +7,7 @@ import { isResourceProblem, requestedResources } from '../checks/resource.js';
 import { formatUserCode, newUserCode, normalizeUserCode, userCodeHash } from './user-code.js';
 import { audit, type Context } from '../context.js';
 import { randomToken, sha256Base64url } from '../crypto.js';
-import { OAuthError } from '../errors.js';
+import { invalidClient, OAuthError } from '../errors.js';
 import { jsonResponse, requestParams, singleWithin } from '../http.js';
 import { DEVICE_CODE_GRANT, type AuthorizationRequestRecord, type InteractionRecord } from '../storage/types.js';
 import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from '../types.js';
@@ -51,7 +51,7 @@ export async function deviceAuthorization(ctx: Context, request: OAuthRequest, v
     const params = singleWithin(all, DEVICE_PARAMS);
     const claim = clientClaim(ctx, request, params);
     // RFC 8628 §3.1: `client_id` is required of a public client; a confidential one authenticates.
-    if (!claim) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
+    if (!claim) throw invalidClient();
     const client = authenticateClient(ctx, claim, await claim.found);
     if (!client.grantTypes?.includes(DEVICE_CODE_GRANT)) {
       throw new OAuthError('unauthorized_client', 'This application may not use the device authorization grant.');
