@@ -1,11 +1,12 @@
 import { bindBrowser, readCookie } from '../checks/browser-binding.js';
-import { randomToken, timingSafeEqual } from '../crypto.js';
+import { randomToken } from '../crypto.js';
 import { errorPage } from '../failure.js';
 import { isMethod, queryParams, requestParams, single } from '../http.js';
 import type { ResolvedPages } from './page-settings.js';
 import { decisionResponse, pageOptions, renderConsentPage } from './pages.js';
 import { secureCookies } from '../proxy.js';
 import { DEFAULT_BASE_PATH, DEFAULT_LOGIN_URL } from '../rules.js';
+import { CSRF_COOKIE, csrfCookie, csrfMatches, isCsrfToken } from './csrf-cookie.js';
 import { deviceDecisionResponse } from './device-routes.js';
 import type { AuthorizationServer } from '../server.js';
 import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from '../types.js';
@@ -49,13 +50,7 @@ export interface InteractionUiOptions {
   browserCookiePath?: string;
 }
 
-/**
- * The double-submit cookie of the consent form.
- * @group Adapter kit
- */
-export const CSRF_COOKIE = 'authgate_csrf';
-
-export { pageOptions };
+export { CSRF_COOKIE, pageOptions };
 
 /**
  * Default response for any decision. `pages` (`server.options.pages`) brands the pages and
@@ -97,7 +92,7 @@ export function interactionResponse(
         return deviceDecisionResponse(decision, request, { basePath }, pageOptions(pages, request, options.siteName), secure);
       }
       const existing = readCookie(request, CSRF_COOKIE);
-      const csrfToken = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomToken();
+      const csrfToken = existing && isCsrfToken(existing) ? existing : randomToken();
       const switchAccountUrl = signInUrl(options, decision.interaction.id);
       const response = renderConsentPage(decision.interaction, {
         action: `${basePath}/authorize/decision`,
@@ -105,8 +100,7 @@ export function interactionResponse(
         switchAccountUrl,
         ...pageOptions(pages, request, options.siteName),
       });
-      response.headers['set-cookie'] =
-        `${CSRF_COOKIE}=${csrfToken}; Path=${basePath}/authorize; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+      response.headers['set-cookie'] = csrfCookie(csrfToken, `${basePath}/authorize`, secure);
       return response;
     }
   }
@@ -179,8 +173,8 @@ export async function handleDecisionForm(server: AuthorizationServer, request: O
   } catch {
     return errorPage('invalid_request', 'The authorization form was malformed. Start again from the application.');
   }
-  const expected = readCookie(request, CSRF_COOKIE);
-  if (!form.csrf || !expected || !timingSafeEqual(form.csrf, expected)) {
+  // Any value the cookie holds: a host's own page (`renderConsentPage`) may set a token of its own.
+  if (!csrfMatches(form.csrf, readCookie(request, CSRF_COOKIE))) {
     return errorPage(
       'invalid_request',
       'The authorization form could not be verified (missing or wrong CSRF token). Start again from the application.',
