@@ -9,6 +9,7 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import {
   DEFAULT_BODY_LIMIT,
+  fromTrustedProxy,
   serveRoute,
   type AdapterHooks,
   type AdapterIo,
@@ -17,9 +18,9 @@ import {
   type Interaction,
   type OAuthRequest,
   type OAuthResponse,
+  type TrustProxyOptions,
   type VerifiedToken,
 } from '../../src/index.js';
-import { fromTrustedProxy, type TrustProxyOptions } from '../../src/proxy.js';
 import { jsonForRule, readFetchBody } from '../fetch-body.js';
 import { mount } from '../shared.js';
 

@@ -8,6 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  fromTrustedProxy,
   serveRoute,
   type AdapterHooks,
   type AdapterIo,
@@ -16,12 +17,12 @@ import {
   type Interaction,
   type OAuthRequest,
   type OAuthResponse,
+  type TrustProxyOptions,
   type VerifiedToken,
 } from '../../src/index.js';
 import { readNodeBody } from '../node-body.js';
 import { coreHeaders } from '../node-headers.js';
 import { checkToken, mount, resourceOf } from '../shared.js';
-import { fromTrustedProxy, type TrustProxyOptions } from '../../src/proxy.js';
 
 declare module 'http' {
   interface IncomingMessage {
