@@ -349,6 +349,31 @@ export function jsonTextResponse(status: number, json: string, headers?: Record<
   return { status, headers: headers ? { ...base, ...headers } : base, body: json };
 }
 
+/**
+ * A public JSON document (the metadata documents, the keys), which every cache may keep for
+ * `maxAge` seconds: unlike token responses, they are the same for everyone and change seldom.
+ */
+export function publicJsonResponse(body: unknown, maxAge: number): OAuthResponse {
+  return {
+    status: 200,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': `public, max-age=${maxAge}` },
+    body: JSON.stringify(body),
+  };
+}
+
+/**
+ * The 405 of a document for a method other than GET and HEAD (docs/reference.md#metadata-endpoint),
+ * or `null` when it may answer (no request is a call from the host itself).
+ */
+export function documentMethodRefused(request?: { method: string }): OAuthResponse | null {
+  if (!request || isMethod(request, 'GET') || isMethod(request, 'HEAD')) return null;
+  return jsonResponse(
+    405,
+    { error: 'invalid_request', error_description: 'This document only answers GET and HEAD.' },
+    { allow: 'GET, HEAD' },
+  );
+}
+
 // Printable ASCII other than `"` and `\`: what a JSON string holds without escaping.
 const JSON_SAFE = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
