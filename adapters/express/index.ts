@@ -81,11 +81,10 @@ function send(res: Response, response: OAuthResponse, setCookie?: string): void 
 }
 
 /**
- * An Express router with `GET {basePath}/authorize`, `POST {basePath}/token`,
- * `POST {basePath}/revoke`, `POST {basePath}/introspect`, `POST {basePath}/register` (when
- * enabled), `GET /.well-known/oauth-authorization-server` and `GET /.well-known/jwks.json`,
- * and the interaction routes `GET {basePath}/authorize/resume` and
- * `POST {basePath}/authorize/decision`. It parses its own bodies: mount no body parser for it.
+ * An Express router with every route of the kit's route table, {@link authgate!oauthRoutes}
+ * (the OAuth endpoints under `basePath`, the interaction and device routes, the well-known
+ * documents), each for every method: the core answers those it does not take. It parses its own
+ * bodies: mount no body parser for it.
  * Each interaction is bound to the browser that started it (the `authgate_browser` cookie,
  * scoped to `{mount path}{basePath}/authorize`): resume and decision refuse any other browser.
  *

@@ -72,11 +72,10 @@ const send = (c: Context, response: OAuthResponse): Response =>
     : c.body(response.body, response.status as 200, response.headers);
 
 /**
- * A Hono app with `GET {basePath}/authorize`, `POST {basePath}/token`, `POST {basePath}/revoke`,
- * `POST {basePath}/introspect`, `POST {basePath}/register` (when enabled), and the interaction
- * routes `GET {basePath}/authorize/resume` and `POST {basePath}/authorize/decision`; every other
- * method reaches the core too (405 or an error page). `GET /.well-known/oauth-authorization-server`
- * and `GET /.well-known/jwks.json` answer GET and HEAD (405 otherwise, from the core). It reads its own bodies: mount it at the root
+ * A Hono app with every route of the kit's route table, {@link authgate!oauthRoutes} (the
+ * OAuth endpoints under `basePath`, the interaction and device routes, the well-known
+ * documents), each for every method: the core answers those it does not take (405 or an error
+ * page). It reads its own bodies: mount it at the root
  * (`app.route('/', ...)`) and move it with `basePath`, so the pages it serves link to the right
  * place. Each interaction is bound to the browser that started it (the `authgate_browser`
  * cookie, scoped to `{basePath}/authorize` and added to whatever response `onLogin` /
