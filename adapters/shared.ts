@@ -46,6 +46,26 @@ export function mount(server: AuthorizationServer, options: AdapterOptions, pref
   };
 }
 
+/** Lower case for A-Z only, as Express's case-insensitive route patterns fold (no other letters). */
+const asciiLower = (path: string): string => (/[A-Z]/.test(path) ? path.replace(/[A-Z]/g, (c) => c.toLowerCase()) : path);
+
+/**
+ * Whether a request path is one of `routes`' paths, compared as Express and connect-style routers
+ * compare them by default (ASCII case folded, one trailing slash optional): for a router mounted
+ * in front of every route of the host, to pass a request that is for none of them on at once.
+ * `null` when `basePath` holds route syntax (`/t/:tenant/oauth`): only the framework's own
+ * matching can tell then.
+ */
+export function caseFoldedPaths(routes: readonly OAuthRoute[], basePath: string): ((path: string) => boolean) | null {
+  if (!/^[\w\-./~%]*$/.test(basePath)) return null;
+  const paths = new Set(routes.map((route) => asciiLower(route.path)));
+  return (path) => {
+    let folded = asciiLower(path);
+    if (folded.length > 1 && folded.endsWith('/')) folded = folded.slice(0, -1);
+    return paths.has(folded);
+  };
+}
+
 /**
  * The protected resource whose requests a `requireToken(server, { resource })` checks, looked up
  * once, when the middleware is made; undefined without `resource` (the plain bearer check).

@@ -15,6 +15,7 @@
  * no closure or object is made per request.
  */
 import { isMethod } from './http.js';
+import { DEFAULT_BASE_PATH } from './rules.js';
 import { PATHS, type MetadataOptions } from './endpoints/metadata.js';
 import { resourceAt } from './endpoints/resource-metadata.js';
 import {
@@ -24,9 +25,9 @@ import {
   interactionResponse,
   type AuthorizeHandling,
   type InteractionUiOptions,
-} from './interaction-ui.js';
+} from './ui/interaction-routes.js';
 import { secureCookies } from './proxy.js';
-import { handleDeviceAuthorization, handleDeviceVerification } from './device-ui.js';
+import { handleDeviceAuthorization, handleDeviceVerification } from './ui/device-routes.js';
 import type { AuthorizationServer } from './server.js';
 import type { AuthorizeDecision, Interaction, OAuthRequest, OAuthResponse } from './types.js';
 
@@ -45,11 +46,7 @@ export interface AdapterOptions extends InteractionUiOptions {
  */
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
 
-/**
- * The default `basePath`.
- * @group Adapter kit
- */
-export const DEFAULT_BASE_PATH = '/v1/oauth';
+export { DEFAULT_BASE_PATH };
 
 /**
  * Where an adapter's routes are: what the pages, the cookies and the metadata name.

@@ -1,37 +1,103 @@
-import type { PendingAnonymous } from './checks/pending-interactions.js';
-import type { RecentPairs } from './checks/pkce.js';
-import type { GuessLimiter } from './checks/user-code.js';
-import type { ScopePolicy } from './checks/scope.js';
+import type { JWK } from 'jose';
 import type { ResolvedOptions } from './options.js';
-import type { JwtAccessTokens } from './tokens/jwt.js';
 import type { Storage } from './storage/types.js';
 import type { AuditEventInput, Clock, UserSessions } from './types.js';
 
-/** What every endpoint needs: the resolved options and the three seams. */
+/**
+ * What every endpoint needs: the resolved options, the three seams, and the parts
+ * `AuthorizationServer` makes once per instance. Each part is named here by what the core asks
+ * of it, and made in its own room (named on each field): so this base module imports none of the
+ * modules above it, and none of them can import it back in a cycle.
+ */
 export interface Context {
   options: ResolvedOptions;
   storage: Storage;
   sessions: UserSessions;
   clock: Clock;
-  scopes: ScopePolicy;
-  /** Present when `accessTokenFormat` is `jwt`. */
-  jwt?: JwtAccessTokens;
-  /** The (client, PKCE challenge) pairs this instance issued codes for, or refused, lately (P-10). */
-  challenges: RecentPairs;
-  /** The anonymous interactions this instance stored, when `maxPendingAnonymousInteractions` caps them. */
-  pendingAnonymous?: PendingAnonymous;
+  /** The scope vocabulary (`ScopePolicy`, checks/scope.ts). */
+  scopes: Scopes;
+  /** Present when `accessTokenFormat` is `jwt` (`JwtAccessTokens`, tokens/jwt.ts). */
+  jwt?: JwtSigner;
+  /** The (client, PKCE challenge) pairs this instance issued codes for, or refused, lately (P-10; `RecentPairs`, checks/pkce.ts). */
+  challenges: PairMemory;
+  /**
+   * The anonymous interactions this instance stored, when `maxPendingAnonymousInteractions` caps
+   * them (`PendingAnonymous`, interactions/pending-anonymous.ts).
+   */
+  pendingAnonymous?: PendingCap;
   /**
    * Personal access tokens whose last use this instance wrote lately, and expired ones whose use it
-   * reported lately: each at most once a minute (`RecentWrites`, tokens/personal.ts).
+   * reported lately: each at most once a minute (`RecentWrites`, personal/personal-tokens.ts).
    */
   personal: { uses: WriteThrottle; expiredUses: WriteThrottle };
-  /** Wrong user codes per account and per browser, when `deviceAuthorization` is on (RFC 8628 §5.1). */
-  deviceGuesses?: GuessLimiter;
+  /**
+   * Wrong user codes per account and per browser, when `deviceAuthorization` is on (RFC 8628 §5.1;
+   * `GuessLimiter`, device/user-code.ts).
+   */
+  deviceGuesses?: GuessCounter;
+}
+
+/** What the core asks of the scope vocabulary. */
+export interface Scopes {
+  /** Every known value. */
+  readonly values: string[];
+  /** `undefined` is the default scope; `null` is invalid, unknown or malformed. */
+  parse(value: string | undefined): string[] | null;
+  /** The wire form. */
+  format(scope: readonly string[]): string;
+  /** Whether a token's scope allows a resource request; `needed` names the scope it lacks. */
+  check(scope: readonly string[], request: { method: string; url: string }): { ok: true } | { ok: false; needed?: string };
+  /** Plain words for a value, for the consent page. */
+  describe(value: string): string;
+}
+
+/** The claims of a JWT access token (RFC 9068) as the core mints it. */
+export interface JwtClaims {
+  sub: string;
+  clientId: string;
+  scope: string;
+  jti: string;
+  iat: number;
+  exp: number;
+  aud?: readonly string[] | undefined;
+}
+
+/** What the core asks of its JWT access tokens. */
+export interface JwtSigner {
+  sign(claims: JwtClaims): Promise<string>;
+  /** The `jti` of a valid token this server signed, or `null`. */
+  jti(token: string, now: number): Promise<string | null>;
+  /** The public keys (RFC 7517). */
+  jwks(): Promise<{ keys: JWK[] }>;
+}
+
+/** A bounded memory of (client id, value) pairs. */
+export interface PairMemory {
+  has(clientId: string, value: string): boolean;
+  /** Remember the pair as the newest. */
+  add(clientId: string, value: string): void;
+  delete(clientId: string, value: string): void;
+}
+
+/** The pending anonymous interactions, within their cap. */
+export interface PendingCap {
+  /** Remember a newly stored one; the id hash of a displaced one still live at `now`, which the caller deletes. */
+  add(idHash: string, expiresAt: number, now: number): string | undefined;
 }
 
 /** Whether something of an id is due to be written at `now` (and if so, it counts as written). */
 export interface WriteThrottle {
   due(id: string, now: number): boolean;
+}
+
+/** Wrong guesses counted per key, with a lock after too many. */
+export interface GuessCounter {
+  /** Until when `key` is locked at `now`, or 0. */
+  lockedUntil(key: string, now: number): number;
+  /** Count a wrong guess: the count, and the lock's end when this one locks the key (else 0). */
+  fail(key: string, now: number): { failures: number; lockedUntil: number };
+  /** Give back a count `fail` took for a guess that was right. */
+  forgive(key: string): void;
 }
 
 /** Report a security event to the host's `onAudit` hook. A failing hook never fails the request. */

@@ -78,6 +78,17 @@ export class OAuthError extends Error {
 }
 
 /**
+ * `invalid_client` (401, RFC 6749 §5.2): client authentication failed, or a client that must
+ * authenticate sent nothing. One description whatever the cause, so the answer tells nothing of
+ * which. Built only on failure: an Error captures a stack trace, which every request would pay
+ * for otherwise (see BENCHMARKS.md). `jsonFailure` adds the Basic challenge when the client
+ * tried HTTP Basic.
+ */
+export function invalidClient(): OAuthError {
+  return new OAuthError('invalid_client', 'Client authentication failed.', 401);
+}
+
+/**
  * Where an error of an authorization step may be sent back to: the client's callback, once it is
  * verified (a stored request, or a new one past its client, `redirect_uri` and scope checks),
  * with the `state` to echo (`undefined`: none). The response mode follows the response type: the

@@ -288,37 +288,38 @@ export function singleWithin<K extends string>(params: Params, bounds: Readonly<
   return out;
 }
 
-/** The names of a bounds table, and their bounds in the same order. */
-interface BoundNames {
-  names: string[];
-  limits: number[];
+/** A bounds table as `formParamsWithin` reads it (`formBounds`): its names, and their bounds in the same order. */
+export interface FormBounds<K extends string> {
+  readonly names: readonly K[];
+  readonly limits: readonly number[];
 }
 
-// Per bounds table (they are module constants), worked out once.
-const BOUND_NAMES = new WeakMap<object, BoundNames>();
+/**
+ * A bounds table made ready for `formParamsWithin`, once, where it is declared (a module
+ * constant), so no request works it out or looks it up. Its names are compared as written, so
+ * none may need decoding, as no OAuth parameter name does.
+ */
+export function formBounds<K extends string>(bounds: Readonly<Record<K, number>>): FormBounds<K> {
+  const names = Object.keys(bounds) as K[];
+  if (names.some(needsDecoding)) throw new Error('formBounds: parameter names are compared as written, so none may need decoding.');
+  return { names, limits: names.map((name) => bounds[name]) };
+}
 
 /**
- * `singleWithin(requestParams(request), bounds)`: the token, revocation and introspection
- * parameters. Only the bounded names are read from the form (`pickForm`), so a parameter nobody
- * asked for costs no string of its own (the endpoints ignore unknown parameters, RFC 6749
- * §3.2). The names of `bounds` must need no decoding, as no OAuth parameter name does.
+ * `singleWithin(requestParams(request), table)` for the `table` that `bounds` was made of: the
+ * token, revocation and introspection parameters. Only the bounded names are read from the form
+ * (`pickForm`), so a parameter nobody asked for costs no string of its own (the endpoints ignore
+ * unknown parameters, RFC 6749 §3.2).
  */
-export function formParamsWithin<K extends string>(request: OAuthRequest, bounds: Readonly<Record<K, number>>): Partial<Record<K, string>> {
-  let known = BOUND_NAMES.get(bounds);
-  if (!known) {
-    const names = Object.keys(bounds);
-    if (names.some(needsDecoding)) throw new Error('formParamsWithin: parameter names are compared as written, so none may need decoding.');
-    known = { names, limits: names.map((name) => bounds[name as K]) };
-    BOUND_NAMES.set(bounds, known);
-  }
-  const { names, limits } = known;
+export function formParamsWithin<K extends string>(request: OAuthRequest, bounds: FormBounds<K>): Partial<Record<K, string>> {
+  const { names, limits } = bounds;
   const picked: Picked = new Array<undefined>(names.length).fill(undefined);
   if (request.url.includes('?')) pickForm(rawQuery(request.url), names, picked);
   const body = formBody(request);
   if (typeof body === 'string') pickForm(body, names, picked);
   else {
     for (const [name, values] of parsedForm(body, new Map())) {
-      const k = names.indexOf(name);
+      const k = (names as readonly string[]).indexOf(name);
       if (k >= 0) for (const value of values) pick(picked, k, value);
     }
   }
@@ -331,7 +332,7 @@ export function formParamsWithin<K extends string>(request: OAuthRequest, bounds
     if (value === REPEATED) throw new OAuthError('invalid_request', `The parameter '${names[k]}' was sent more than once.`);
     if (value === undefined || value === '') continue;
     if (tooLong === undefined && value.length > limits[k]!) tooLong = names[k];
-    out[names[k] as K] = value;
+    out[names[k]!] = value;
   }
   if (tooLong !== undefined) throw new OAuthError('invalid_request', `The parameter '${tooLong}' is malformed.`);
   return out;
@@ -346,6 +347,31 @@ export function jsonResponse(status: number, body: unknown, headers?: Record<str
 export function jsonTextResponse(status: number, json: string, headers?: Record<string, string>): OAuthResponse {
   const base = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', pragma: 'no-cache' };
   return { status, headers: headers ? { ...base, ...headers } : base, body: json };
+}
+
+/**
+ * A public JSON document (the metadata documents, the keys), which every cache may keep for
+ * `maxAge` seconds: unlike token responses, they are the same for everyone and change seldom.
+ */
+export function publicJsonResponse(body: unknown, maxAge: number): OAuthResponse {
+  return {
+    status: 200,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': `public, max-age=${maxAge}` },
+    body: JSON.stringify(body),
+  };
+}
+
+/**
+ * The 405 of a document for a method other than GET and HEAD (docs/reference.md#metadata-endpoint),
+ * or `null` when it may answer (no request is a call from the host itself).
+ */
+export function documentMethodRefused(request?: { method: string }): OAuthResponse | null {
+  if (!request || isMethod(request, 'GET') || isMethod(request, 'HEAD')) return null;
+  return jsonResponse(
+    405,
+    { error: 'invalid_request', error_description: 'This document only answers GET and HEAD.' },
+    { allow: 'GET, HEAD' },
+  );
 }
 
 // Printable ASCII other than `"` and `\`: what a JSON string holds without escaping.

@@ -8,22 +8,22 @@ export type { AuthorizationServerOptions, ResolvedOptions } from './options.js';
 export { MemoryStorage } from './storage/memory.js';
 export type * from './storage/types.js';
 export { DEVICE_CODE_GRANT, DEVICE_STORAGE_METHODS, MAX_CONSENT_APPROVALS } from './storage/types.js';
-export type { UserCodeOutcome } from './endpoints/device.js';
+export type { UserCodeOutcome } from './device/device-authorization.js';
 export {
   renderDeviceEntryPage,
   renderDeviceConfirmPage,
   renderDeviceLockedPage,
   renderDeviceResultPage,
-} from './device-pages.js';
+} from './ui/device-pages.js';
 export type * from './types.js';
 export { OAuthError, ConfigError, isOAuthError, type OAuthErrorCode } from './errors.js';
 export { systemClock } from './clock.js';
-export { escapeHtml, renderErrorPage, renderConsentPage, decisionResponse, PAGE_HEADERS, type PageOptions } from './pages.js';
-export { negotiateLanguage, type PagesOptions, type ResolvedPages } from './page-settings.js';
-export { SHIPPED_MESSAGES, type Messages, type MessageKey, type MessagesInput } from './messages/index.js';
+export { escapeHtml, renderErrorPage, renderConsentPage, decisionResponse, PAGE_HEADERS, type PageOptions } from './ui/pages.js';
+export { negotiateLanguage, type PagesOptions, type ResolvedPages } from './ui/page-settings.js';
+export { SHIPPED_MESSAGES, type Messages, type MessageKey, type MessagesInput } from './ui/messages/index.js';
 export { parseScope, formatScope, requiredScope, ScopePolicy, type ScopeOptions } from './checks/scope.js';
 export { PATHS, type MetadataOptions } from './endpoints/metadata.js';
-export type { MetadataFetcher, MetadataFetchLimits, MetadataResponse } from './checks/client-metadata-fetch.js';
+export type { MetadataFetcher, MetadataFetchLimits, MetadataResponse } from './client-metadata/metadata-fetcher.js';
 export {
   interactionResponse,
   pageOptions,
@@ -33,7 +33,7 @@ export {
   CSRF_COOKIE,
   type InteractionUiOptions,
   type AuthorizeHandling,
-} from './interaction-ui.js';
+} from './ui/interaction-routes.js';
 export {
   oauthRoutes,
   routeWhere,

@@ -4,17 +4,13 @@
  * callback URL, delete a client with everything it holds, and revoke every grant of an account.
  * `AuthorizationServer` exposes each as a method.
  */
-import { BIDI_CONTROLS } from './checks/client-metadata.js';
 import { redirectUriProblem } from './checks/redirect-uri.js';
 import { audit, type Context } from './context.js';
 import { ConfigError, OAuthError } from './errors.js';
+import { BIDI_CONTROLS, plainLine, plausibleId } from './rules.js';
 import { withClientChanges } from './storage/copy.js';
 import type { ClientChanges, ClientRecord, Storage } from './storage/types.js';
 import type { ClientInfo } from './types.js';
-
-/** A string that could be an id (a client's, an account's): bounded, no control characters (a NUL breaks SQL stores). */
-export const plausibleId = (value: unknown): value is string =>
-  typeof value === 'string' && value.length > 0 && value.length <= 200 && !/[\x00-\x1f\x7f]/.test(value);
 
 /** The largest `metadata` a client may carry, as JSON. */
 export const MAX_CLIENT_METADATA_BYTES = 4096;
@@ -22,7 +18,7 @@ export const MAX_CLIENT_METADATA_BYTES = 4096;
 /** The name of a client: 1 to 200 characters without control characters, trimmed. */
 export function clientName(value: unknown): string {
   const name = typeof value === 'string' ? value.trim() : '';
-  if (!name || name.length > 200 || /[\x00-\x1f\x7f]/.test(name) || BIDI_CONTROLS.test(name)) {
+  if (!plainLine(name, 200) || BIDI_CONTROLS.test(name)) {
     throw new OAuthError(
       'invalid_request',
       'The application name must be 1 to 200 characters, without control or bidirectional characters.',

@@ -2,9 +2,10 @@ import { z } from 'zod';
 import { systemClock } from './clock.js';
 import { ConfigError } from './errors.js';
 import { DEVICE_STORAGE_METHODS, type Storage } from './storage/types.js';
-import type { MetadataFetcher } from './checks/client-metadata-fetch.js';
+import type { MetadataFetcher } from './client-metadata/metadata-fetcher.js';
 import type { JWK } from 'jose';
-import { pagesSchema, resolvePages, type ResolvedPages } from './page-settings.js';
+import { isHttpsOrLoopback, plainLine } from './rules.js';
+import { pagesSchema, resolvePages, type ResolvedPages } from './ui/page-settings.js';
 import type { Account, AuditEvent, Clock, OAuthRequest, ProtectedResource, ResourceRequest, UserSessions } from './types.js';
 
 const STORAGE_METHODS = [
@@ -47,14 +48,11 @@ const isSigningJwk = (v: unknown): boolean => {
   return typeof jwk.kid === 'string' && (jwk.alg === 'EdDSA' || jwk.alg === 'ES256') && typeof jwk.d === 'string';
 };
 
-const isLoopback = (host: string) => host === 'localhost' || host === '127.0.0.1' || host === '[::1]';
-
 /** RFC 8414 §2: https, no query, no fragment. http is allowed for loopback development only. */
 const issuer = z.string().refine((value) => {
   if (!URL.canParse(value)) return false;
   const url = new URL(value);
-  const secure = url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url.hostname));
-  return secure && !url.search && !url.hash && !value.includes('#') && !value.includes('?') && !url.username;
+  return isHttpsOrLoopback(url) && !url.search && !url.hash && !value.includes('#') && !value.includes('?') && !url.username;
 }, 'expected an https URL with no query or fragment (http only for localhost)');
 
 /**
@@ -65,9 +63,14 @@ const issuer = z.string().refine((value) => {
 const resourceIdentifier = z.string().refine((value) => {
   if (!URL.canParse(value)) return false;
   const url = new URL(value);
-  const secure = url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url.hostname));
   return (
-    secure && !url.search && !url.hash && !/[#?]/.test(value) && !url.username && !url.password && /^[A-Za-z0-9\-._~/]*$/.test(url.pathname)
+    isHttpsOrLoopback(url) &&
+    !url.search &&
+    !url.hash &&
+    !/[#?]/.test(value) &&
+    !url.username &&
+    !url.password &&
+    /^[A-Za-z0-9\-._~/]*$/.test(url.pathname)
   );
 }, 'expected an https URL with no query or fragment (http only for localhost), its path of A-Z, a-z, 0-9, -._~ and /');
 
@@ -234,7 +237,7 @@ const schema = z
             resource: resourceIdentifier,
             name: z
               .string()
-              .regex(/^[^\x00-\x1f\x7f]{1,200}$/, 'expected 1 to 200 characters without control characters')
+              .refine((value) => plainLine(value, 200), 'expected 1 to 200 characters without control characters')
               .optional(),
             scopes: z.array(scopeToken).min(1).max(100).optional(),
             requiredScope: z

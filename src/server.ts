@@ -11,7 +11,7 @@ import { introspect } from './endpoints/introspect.js';
 import { jwks, metadata, metadataDocument, type MetadataOptions } from './endpoints/metadata.js';
 import { register } from './endpoints/register.js';
 import { resourceMetadata, resourceMetadataDocument } from './endpoints/resource-metadata.js';
-import { reportFault } from './endpoints/failure.js';
+import { reportFault } from './failure.js';
 import { ConfigError, OAuthError } from './errors.js';
 import {
   clientInfo,
@@ -21,20 +21,20 @@ import {
   clientRedirectUri,
   deleteClient,
   listClients,
-  plausibleId,
   revokeAllForAccount,
   saveClientChanges,
   updateClient,
 } from './management.js';
 import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions } from './options.js';
+import { plausibleId } from './rules.js';
 import { ScopePolicy } from './checks/scope.js';
 import { RecentPairs } from './checks/pkce.js';
-import { PendingAnonymous } from './checks/pending-interactions.js';
+import { PendingAnonymous } from './interactions/pending-anonymous.js';
 import { JwtAccessTokens } from './tokens/jwt.js';
-import { createPersonalToken, listPersonalTokens, personalMemory, revokePersonalToken } from './tokens/personal.js';
+import { createPersonalToken, listPersonalTokens, personalMemory, revokePersonalToken } from './personal/personal-tokens.js';
 import { DEVICE_CODE_GRANT, type ClientGrantType, type ClientRecord, type ClientResponseType } from './storage/types.js';
-import { deviceAuthorization, deviceSignIn, enterUserCode, type UserCodeOutcome } from './endpoints/device.js';
-import { GuessLimiter } from './checks/user-code.js';
+import { deviceAuthorization, deviceSignIn, enterUserCode, type UserCodeOutcome } from './device/device-authorization.js';
+import { GuessLimiter } from './device/user-code.js';
 import type {
   AuthenticateOptions,
   AuthenticateResult,
@@ -429,7 +429,7 @@ export class AuthorizationServer {
     accountHint?: string;
     expiresAt: number;
   } | null> {
-    if (typeof interactionId !== 'string' || !interactionId || interactionId.length > 200) return null;
+    if (!plausibleId(interactionId)) return null;
     const record = await this.ctx.storage.findInteraction(sha256Base64url(interactionId));
     if (!record || this.ctx.clock.now() >= record.expiresAt) return null;
     const client = await findClient(this.ctx, record.request.clientId);

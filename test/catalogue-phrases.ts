@@ -1,8 +1,8 @@
 /**
- * The phrases of a catalogue (src/messages/), to prove a page in another language shows none of
+ * The phrases of a catalogue (src/ui/messages/), to prove a page in another language shows none of
  * the English ones: shared by test/core/messages.test.ts, the adapters' suite and the browser tests.
  */
-import type { Messages } from '../src/messages/index.js';
+import type { Messages } from '../src/ui/messages/index.js';
 
 /** Every string of a catalogue. */
 export const values = (m: Messages): string[] => [

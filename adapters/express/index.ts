@@ -21,7 +21,7 @@ import {
 } from '../../src/index.js';
 import { readNodeBody } from '../node-body.js';
 import { coreHeaders } from '../node-headers.js';
-import { checkToken, mount, resourceOf } from '../shared.js';
+import { caseFoldedPaths, checkToken, mount, resourceOf } from '../shared.js';
 
 declare global {
   namespace Express {
@@ -69,9 +69,6 @@ function toOAuthRequest(req: Request): OAuthRequest {
   };
 }
 
-/** Lower case for A-Z only, as Express's case-insensitive route patterns fold (no other letters). */
-const asciiLower = (path: string): string => (/[A-Z]/.test(path) ? path.replace(/[A-Z]/g, (c) => c.toLowerCase()) : path);
-
 /** `res.set()` would replace a Set-Cookie appended before (the binding's, a host's): cookies go on with append. */
 function send(res: Response, response: OAuthResponse, setCookie?: string): void {
   res.status(response.status);
@@ -84,11 +81,10 @@ function send(res: Response, response: OAuthResponse, setCookie?: string): void 
 }
 
 /**
- * An Express router with `GET {basePath}/authorize`, `POST {basePath}/token`,
- * `POST {basePath}/revoke`, `POST {basePath}/introspect`, `POST {basePath}/register` (when
- * enabled), `GET /.well-known/oauth-authorization-server` and `GET /.well-known/jwks.json`,
- * and the interaction routes `GET {basePath}/authorize/resume` and
- * `POST {basePath}/authorize/decision`. It parses its own bodies: mount no body parser for it.
+ * An Express router with every route of the kit's route table, {@link authgate!oauthRoutes}
+ * (the OAuth endpoints under `basePath`, the interaction and device routes, the well-known
+ * documents), each for every method: the core answers those it does not take. It parses its own
+ * bodies: mount no body parser for it.
  * Each interaction is bound to the browser that started it (the `authgate_browser` cookie,
  * scoped to `{mount path}{basePath}/authorize`): resume and decision refuse any other browser.
  *
@@ -98,7 +94,6 @@ function send(res: Response, response: OAuthResponse, setCookie?: string): void 
  * @group Authorization
  */
 export function createOAuthRouter(server: AuthorizationServer, options: OAuthRouterOptions = {}): Router {
-  const basePath = options.basePath ?? DEFAULT_BASE_PATH;
   const { routes, limit, where: atRoot } = mount(server, options);
   // Mounted under a path (app.use('/auth', router)): the pages link there, and the cookies are
   // scoped there. The last mount point seen is kept: a router is mostly mounted once.
@@ -121,22 +116,15 @@ export function createOAuthRouter(server: AuthorizationServer, options: OAuthRou
 
   // The routes live on an inner router, so Express still sets `req.route` for them (hosts label
   // metrics with it). Hosts mount the returned router in front of their own routes, so every
-  // request of the app comes through it: with a literal basePath, one that is for none of the
-  // OAuth paths, compared as Express compares them (ASCII case folded, one optional trailing
-  // slash), goes on at once instead of past nine path patterns tried in turn, to the host's
-  // routes on this router or on the app. Route syntax in basePath (`/t/:tenant/oauth`) leaves
-  // every request to Express's own matching.
+  // request of the app comes through it: one that is for none of the OAuth paths goes on at
+  // once (`caseFoldedPaths`) instead of past nine path patterns tried in turn, to the host's
+  // routes on this router or on the app.
   const inner = express.Router();
   // The handler returns nothing: Express 5 would chain a promise it returned.
   for (const route of routes) inner.all(route.path, (req, res, next) => void serveRoute(io, route, req, res, next));
-  const paths = /^[\w\-./~%]*$/.test(basePath) ? new Set(routes.map((route) => asciiLower(route.path))) : null;
+  const isOAuthPath = caseFoldedPaths(routes, options.basePath ?? DEFAULT_BASE_PATH);
   const router = express.Router();
-  router.use((req, res, next) => {
-    if (paths === null) return inner(req, res, next);
-    let path = asciiLower(req.path);
-    if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
-    return paths.has(path) ? inner(req, res, next) : next();
-  });
+  router.use((req, res, next) => (isOAuthPath === null || isOAuthPath(req.path) ? inner(req, res, next) : next()));
   return router;
 }
 

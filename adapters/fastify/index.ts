@@ -58,13 +58,10 @@ function send(reply: FastifyReply, response: OAuthResponse, setCookie?: string):
 const hidden = new WeakMap<FastifyRequest, FastifyRequest['headers']>();
 
 /**
- * A Fastify plugin with `GET {basePath}/authorize`, `POST {basePath}/token`,
- * `POST {basePath}/revoke`, `POST {basePath}/introspect`, `POST {basePath}/register` (when
- * enabled), and the interaction routes `GET {basePath}/authorize/resume` and
- * `POST {basePath}/authorize/decision`; every other method reaches the core too (405 or an error
- * page). `GET /.well-known/oauth-authorization-server` and `GET /.well-known/jwks.json` answer
- * GET and HEAD (405 otherwise, from the core), and the metadata names the routes where they are. It reads its own
- * raw bodies in its own encapsulated context: the host registers no body parser for it, and its
+ * A Fastify plugin with every route of the kit's route table, {@link authgate!oauthRoutes}
+ * (the OAuth endpoints under `basePath`, the interaction and device routes, the well-known
+ * documents), each for every method: the core answers those it does not take (405 or an error
+ * page), and the metadata names the routes where they are. It reads its own raw bodies in its own encapsulated context: the host registers no body parser for it, and its
  * parsers do not leak to the host's routes. A `prefix` is honoured (for every route, the
  * well-known ones included, as when an Express router is mounted under a path). Each
  * interaction is bound to the browser that started it (the `authgate_browser` cookie, scoped to

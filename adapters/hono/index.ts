@@ -9,6 +9,7 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import {
   DEFAULT_BODY_LIMIT,
+  fromTrustedProxy,
   serveRoute,
   type AdapterHooks,
   type AdapterIo,
@@ -17,9 +18,9 @@ import {
   type Interaction,
   type OAuthRequest,
   type OAuthResponse,
+  type TrustProxyOptions,
   type VerifiedToken,
 } from '../../src/index.js';
-import { fromTrustedProxy, type TrustProxyOptions } from '../../src/proxy.js';
 import { jsonForRule, readFetchBody } from '../fetch-body.js';
 import { mount } from '../shared.js';
 
@@ -71,11 +72,10 @@ const send = (c: Context, response: OAuthResponse): Response =>
     : c.body(response.body, response.status as 200, response.headers);
 
 /**
- * A Hono app with `GET {basePath}/authorize`, `POST {basePath}/token`, `POST {basePath}/revoke`,
- * `POST {basePath}/introspect`, `POST {basePath}/register` (when enabled), and the interaction
- * routes `GET {basePath}/authorize/resume` and `POST {basePath}/authorize/decision`; every other
- * method reaches the core too (405 or an error page). `GET /.well-known/oauth-authorization-server`
- * and `GET /.well-known/jwks.json` answer GET and HEAD (405 otherwise, from the core). It reads its own bodies: mount it at the root
+ * A Hono app with every route of the kit's route table, {@link authgate!oauthRoutes} (the
+ * OAuth endpoints under `basePath`, the interaction and device routes, the well-known
+ * documents), each for every method: the core answers those it does not take (405 or an error
+ * page). It reads its own bodies: mount it at the root
  * (`app.route('/', ...)`) and move it with `basePath`, so the pages it serves link to the right
  * place. Each interaction is bound to the browser that started it (the `authgate_browser`
  * cookie, scoped to `{basePath}/authorize` and added to whatever response `onLogin` /

@@ -8,6 +8,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  fromTrustedProxy,
   serveRoute,
   type AdapterHooks,
   type AdapterIo,
@@ -16,12 +17,12 @@ import {
   type Interaction,
   type OAuthRequest,
   type OAuthResponse,
+  type TrustProxyOptions,
   type VerifiedToken,
 } from '../../src/index.js';
 import { readNodeBody } from '../node-body.js';
 import { coreHeaders } from '../node-headers.js';
 import { checkToken, mount, resourceOf } from '../shared.js';
-import { fromTrustedProxy, type TrustProxyOptions } from '../../src/proxy.js';
 
 declare module 'http' {
   interface IncomingMessage {
@@ -85,11 +86,10 @@ function plain(res: ServerResponse, status: number, text: string): void {
 }
 
 /**
- * A request handler for `GET {basePath}/authorize`, `POST {basePath}/token`,
- * `POST {basePath}/revoke`, `POST {basePath}/introspect`, `POST {basePath}/register` (when
- * enabled), the interaction routes `GET {basePath}/authorize/resume` and
- * `POST {basePath}/authorize/decision`, and `GET /.well-known/oauth-authorization-server` and
- * `GET /.well-known/jwks.json`; every other method reaches the core too (405 or an error page).
+ * A request handler for every route of the kit's route table, {@link authgate!oauthRoutes}
+ * (the OAuth endpoints under `basePath`, the interaction and device routes, the well-known
+ * documents), each for every method: the core answers those it does not take (405 or an error
+ * page).
  * Paths match exactly (case and trailing slash count, as in Fastify and Hono). Any other path
  * goes to `next()`, or is answered 404 without one. An error of a host hook goes to
  * `next(error)`, or is logged and answered 500 without one. It reads its own bodies; serve it at

@@ -1,12 +1,13 @@
 import { bindRequest } from './browser-binding.js';
 import { findClient } from './clients.js';
-import { parseChallenge } from './pkce.js';
+import { challengeSeen, parseChallenge } from './pkce.js';
 import { clientRedirectUriMatches, redirectTo } from './redirect-uri.js';
 import { isResourceProblem, requestedResources } from './resource.js';
-import { audit, type Context } from '../context.js';
-import { errorPage } from '../endpoints/failure.js';
+import type { Context } from '../context.js';
+import { errorPage } from '../failure.js';
 import { AuthorizeError, OAuthError, type ErrorCallback } from '../errors.js';
 import { single, type Params } from '../http.js';
+import { CONTROL, plausibleId } from '../rules.js';
 import type { AuthorizationRequestRecord, ClientRecord } from '../storage/types.js';
 import type { AuthorizeDecision, OAuthRequest } from '../types.js';
 
@@ -21,7 +22,6 @@ import type { AuthorizeDecision, OAuthRequest } from '../types.js';
  */
 
 const PROMPTS: readonly string[] = ['none', 'login', 'select_account'];
-const CONTROL = /[\x00-\x1f\x7f]/;
 const SECONDS = /^\d{1,10}$/;
 const ACCOUNT_HINT = /^[0-9A-Fa-f-]{1,36}$/;
 // Module-level, so the checks below allocate no closure per request.
@@ -130,8 +130,7 @@ export async function currentClient(ctx: Context, req: AuthorizationRequestRecor
 export function requestedClientId(params: Params): string | AuthorizeError {
   const ids = params.get('client_id');
   if (!ids || ids.length !== 1 || !ids[0]) return NO_CLIENT_ID;
-  // Control characters are never part of a client id (and a NUL would break a SQL store).
-  return ids[0].length <= 200 && !CONTROL.test(ids[0]) ? ids[0] : UNKNOWN_CLIENT;
+  return plausibleId(ids[0]) ? ids[0] : UNKNOWN_CLIENT;
 }
 
 const INVALID_REDIRECT_URI = new AuthorizeError(
@@ -273,11 +272,7 @@ export function parseAuthorizationRequest(
   if (pkce) {
     // Refused here, before any page, when the challenge is known already; `issueCode` checks
     // again (and reports) for flows that were started side by side with the same challenge.
-    if (ctx.options.rejectReusedPkceChallenge && ctx.challenges.has(client.id, pkce.codeChallenge)) {
-      ctx.challenges.add(client.id, pkce.codeChallenge); // still in use: remembered afresh
-      audit(ctx, { type: 'pkce.challenge_reused', clientId: client.id });
-      return reusedChallenge(req);
-    }
+    if (ctx.options.rejectReusedPkceChallenge && challengeSeen(ctx, client.id, pkce.codeChallenge, false)) return reusedChallenge(req);
     req.codeChallenge = pkce.codeChallenge;
     req.codeChallengeMethod = pkce.codeChallengeMethod;
   }

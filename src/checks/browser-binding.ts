@@ -26,7 +26,8 @@
  */
 import { randomToken, sha256Base64url, timingSafeEqual } from '../crypto.js';
 import type { Context } from '../context.js';
-import { errorPage, pageFailure } from '../endpoints/failure.js';
+import { errorPage, pageFailure } from '../failure.js';
+import { DEFAULT_BASE_PATH, plausibleId } from '../rules.js';
 import type { AuthorizationRequestRecord } from '../storage/types.js';
 import type { AuthorizeDecision, OAuthRequest } from '../types.js';
 
@@ -160,7 +161,7 @@ export function bindBrowser(request: OAuthRequest, options: BrowserBindingOption
   const secure = options.secure ?? request.url.startsWith('https:');
   return {
     request: { ...request, headers: { ...request.headers, cookie } },
-    setCookie: `${pair}; Path=${options.path ?? '/v1/oauth/authorize'}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`,
+    setCookie: `${pair}; Path=${options.path ?? `${DEFAULT_BASE_PATH}/authorize`}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`,
   };
 }
 
@@ -173,7 +174,7 @@ export function bindBrowser(request: OAuthRequest, options: BrowserBindingOption
  */
 export async function checkBrowserBinding(ctx: Context, interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision | null> {
   try {
-    if (typeof interactionId !== 'string' || !interactionId || interactionId.length > 200) return null;
+    if (!plausibleId(interactionId)) return null;
     const record = await ctx.storage.findInteraction(sha256Base64url(interactionId));
     if (!record || sameBrowser(record.request, request)) return null;
     return errorPage('invalid_request', ANOTHER_BROWSER);

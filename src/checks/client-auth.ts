@@ -1,7 +1,7 @@
 import { findClient } from './clients.js';
 import { audit, type Context } from '../context.js';
 import { sha256Base64url, timingSafeEqual } from '../crypto.js';
-import { OAuthError } from '../errors.js';
+import { invalidClient, OAuthError } from '../errors.js';
 import { header, queryParams, repeatedAuthorization } from '../http.js';
 import type { ClientRecord } from '../storage/types.js';
 import type { OAuthRequest } from '../types.js';
@@ -10,7 +10,6 @@ import type { OAuthRequest } from '../types.js';
 export interface ClientCredentials {
   clientId: string;
   secret: string | undefined;
-  method: 'basic' | 'post';
 }
 
 /** Client credentials, with the store's lookup of the client they name under way (`clientClaim`). */
@@ -40,28 +39,20 @@ function basicCredentials(request: OAuthRequest): { clientId: string; secret: st
   if (value === undefined) return undefined;
   if (!/^basic(\s|$)/i.test(value)) {
     if (/^bearer(\s|$)/i.test(value) || value.trim() === '') return undefined;
-    throw basicFailure();
+    throw invalidClient();
   }
   const match = /^basic(?: +(\S*))?\s*$/i.exec(value);
-  if (!match) throw basicFailure();
+  if (!match) throw invalidClient();
   try {
     const encoded = match[1] ?? '';
-    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) throw basicFailure();
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded)) throw invalidClient();
     const text = decoder.decode(Uint8Array.from(atob(encoded), (c) => c.charCodeAt(0)));
     const colon = text.indexOf(':');
-    if (colon <= 0) throw basicFailure();
+    if (colon <= 0) throw invalidClient();
     return { clientId: formDecode(text.slice(0, colon)), secret: formDecode(text.slice(colon + 1)) };
   } catch {
-    throw basicFailure();
+    throw invalidClient();
   }
-}
-
-/**
- * `invalid_client` for a request that tried HTTP Basic or another scheme in `Authorization`:
- * RFC 6749 §5.2 asks for a challenge (`jsonFailure` adds a Basic one).
- */
-export function basicFailure(): OAuthError {
-  return new OAuthError('invalid_client', 'Client authentication failed.', 401);
 }
 
 /**
@@ -97,15 +88,14 @@ export function clientClaim(
     return {
       clientId: basic.clientId,
       secret: basic.secret === '' ? undefined : basic.secret,
-      method: 'basic',
       found: findClient(ctx, basic.clientId),
     };
   }
   if (params.client_id === undefined) {
-    if (params.client_secret !== undefined) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
+    if (params.client_secret !== undefined) throw invalidClient();
     return null;
   }
-  return { clientId: params.client_id, secret: params.client_secret, method: 'post', found: findClient(ctx, params.client_id) };
+  return { clientId: params.client_id, secret: params.client_secret, found: findClient(ctx, params.client_id) };
 }
 
 /**
@@ -137,16 +127,11 @@ export function verifyClient(client: ClientRecord | null, credentials: ClientCre
   const match = timingSafeEqual(presented, expected);
   if (client && client.secretHash === null) {
     // A public client identifies itself with client_id alone and must not send a secret.
-    if (credentials.secret !== undefined) throw clientFailure(credentials);
+    if (credentials.secret !== undefined) throw invalidClient();
     return client;
   }
-  if (!client || credentials.secret === undefined || !match) throw clientFailure(credentials);
+  if (!client || credentials.secret === undefined || !match) throw invalidClient();
   return client;
-}
-
-/** Built only on failure: an Error captures a stack trace, which every request would pay for otherwise (see BENCHMARKS.md). */
-function clientFailure(credentials: ClientCredentials): OAuthError {
-  return credentials.method === 'basic' ? basicFailure() : new OAuthError('invalid_client', 'Client authentication failed.', 401);
 }
 
 /**

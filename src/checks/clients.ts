@@ -1,5 +1,6 @@
-import { ClientMetadataDocuments } from './client-metadata.js';
+import { ClientMetadataDocuments } from '../client-metadata/metadata-documents.js';
 import type { Context } from '../context.js';
+import { plausibleId } from '../rules.js';
 import type { ClientRecord } from '../storage/types.js';
 
 /**
@@ -9,7 +10,6 @@ import type { ClientRecord } from '../storage/types.js';
  * looks a client up by id comes here.
  */
 
-const CONTROL = /[\x00-\x1f\x7f]/;
 // One document cache per server instance, created at its first metadata-document client.
 const documents = new WeakMap<Context, ClientMetadataDocuments>();
 
@@ -20,7 +20,7 @@ const documents = new WeakMap<Context, ClientMetadataDocuments>();
  * paths; see BENCHMARKS.md).
  */
 export function findClient(ctx: Context, clientId: string): Promise<ClientRecord | null> | null {
-  if (clientId.length > 200 || CONTROL.test(clientId)) return null;
+  if (!plausibleId(clientId)) return null;
   const options = ctx.options.clientMetadataDocuments;
   if (options === undefined || !clientId.startsWith('https://')) return ctx.storage.findClient(clientId);
   let cache = documents.get(ctx);

@@ -1,3 +1,5 @@
+import { BoundedMap } from '../bounded-map.js';
+import { audit, type Context } from '../context.js';
 import { sha256Base64url, timingSafeEqual } from '../crypto.js';
 import { OAuthError } from '../errors.js';
 
@@ -68,10 +70,11 @@ export function checkVerifier(
  * instances each see their own.
  */
 export class RecentPairs {
-  // Map keeps insertion order: the first key is the oldest.
-  private readonly seen = new Map<string, true>();
+  private readonly seen: BoundedMap<string, true>;
 
-  constructor(private readonly capacity: number) {}
+  constructor(capacity: number) {
+    this.seen = new BoundedMap(capacity);
+  }
 
   get size(): number {
     return this.seen.size;
@@ -81,11 +84,9 @@ export class RecentPairs {
     return this.seen.has(RecentPairs.key(clientId, value));
   }
 
+  /** Remember the pair; one seen again is the newest now. */
   add(clientId: string, value: string): void {
-    const key = RecentPairs.key(clientId, value);
-    this.seen.delete(key); // seen again: it is the newest now
-    this.seen.set(key, true);
-    if (this.seen.size > this.capacity) this.seen.delete(this.seen.keys().next().value!);
+    this.seen.set(RecentPairs.key(clientId, value), true);
   }
 
   delete(clientId: string, value: string): void {
@@ -96,4 +97,18 @@ export class RecentPairs {
   private static key(clientId: string, value: string): string {
     return `${clientId.length}:${clientId}${value}`;
   }
+}
+
+/**
+ * Whether `clientId` sent `challenge` for a code before (P-10, `ctx.challenges`): a known one is
+ * remembered afresh (still in use) and reported as `pkce.challenge_reused`; a new one is
+ * remembered only when `remember` says a code is being issued for it. The one place of that
+ * bookkeeping, for the authorization request (refusing early) and `issueCode` (for flows
+ * started side by side), each in one synchronous step with its check.
+ */
+export function challengeSeen(ctx: Context, clientId: string, challenge: string, remember: boolean): boolean {
+  const seen = ctx.challenges.has(clientId, challenge);
+  if (seen || remember) ctx.challenges.add(clientId, challenge);
+  if (seen) audit(ctx, { type: 'pkce.challenge_reused', clientId });
+  return seen;
 }

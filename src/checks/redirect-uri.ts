@@ -4,8 +4,8 @@
  * that nothing here decides what "the same URI" means. Registration refuses what could never be
  * safe to redirect to.
  */
+import { CONTROL, isHttpsOrLoopback } from '../rules.js';
 
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** Response parameters a registered URI may not carry, so none can be smuggled into a response. */
 const RESERVED = [
   'code',
@@ -29,11 +29,11 @@ const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/;
  */
 export function redirectUriProblem(uri: string, isPublic = false): string | null {
   if (uri.length > 2000) return 'is longer than 2000 characters';
-  if (/[\s\x00-\x1f\x7f\\]/.test(uri)) return 'contains whitespace, control characters or backslashes';
+  if (/[\s\\]/.test(uri) || CONTROL.test(uri)) return 'contains whitespace, control characters or backslashes';
   if (!URL.canParse(uri)) return 'is not an absolute URL';
   const url = new URL(uri);
   const privateUse = isPublic && PRIVATE_USE_SCHEME.test(url.protocol);
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK.has(url.hostname)) && !privateUse) {
+  if (!isHttpsOrLoopback(url) && !privateUse) {
     return 'must use https (http only for localhost, 127.0.0.1 or [::1])';
   }
   if (uri.includes('#')) return 'must not contain a fragment (RFC 6749 section 3.1.2)';

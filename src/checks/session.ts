@@ -1,5 +1,5 @@
 import type { Context } from '../context.js';
-import { reportFault } from '../endpoints/failure.js';
+import { reportFault } from '../failure.js';
 import type { AuthorizationRequestRecord } from '../storage/types.js';
 import type { UserSession } from '../types.js';
 

@@ -6,7 +6,7 @@ import type { TokenRead } from '../storage/types.js';
 import { ConfigError, OAuthError } from '../errors.js';
 import { errorResponse, queryParams, repeatedAuthorization } from '../http.js';
 import { isPending, lookupToken, MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
-import { verifyPersonal } from '../tokens/personal.js';
+import { verifyPersonal } from '../personal/personal-tokens.js';
 import type { AuthenticateOptions, AuthenticateResult, OAuthRequest, ProtectedResource } from '../types.js';
 
 /** `Bearer <b64token>` (RFC 6750 §2.1), the scheme in any case. */

@@ -8,14 +8,14 @@ import { authorizationResponse } from '../grants/authorization-response.js';
 import { isMethod, queryParams } from '../http.js';
 import type { AuthorizationRequestRecord, ClientRecord } from '../storage/types.js';
 import type { AuthorizeDecision, OAuthRequest } from '../types.js';
-import { pageFailure } from './failure.js';
-import { askForConsent, askToSignIn } from './interaction.js';
+import { pageFailure } from '../failure.js';
+import { askForConsent, askToSignIn } from '../interactions/ask.js';
 
 /**
  * The authorization endpoint (RFC 6749 §4.1.1, §4.2.1): the request is parsed and checked
  * (`checks/authorization-request.ts`, which also decides where its errors go), then the prompt
  * rules decide between an answer at once (`prompt=none`), a sign-in and a consent step
- * (`endpoints/interaction.ts` continues those).
+ * (`interactions/ask.ts` starts those, `endpoints/interaction.ts` continues them).
  */
 
 const NOT_GET = new AuthorizeError('invalid_request', 'The authorization endpoint only accepts GET requests.', null);

@@ -1,19 +1,21 @@
-import { randomToken, sha256Base64url } from '../crypto.js';
+import { sha256Base64url } from '../crypto.js';
 import { currentClient, errorDecision, UNKNOWN_CLIENT } from '../checks/authorization-request.js';
 import { approvedConsent } from '../checks/consent.js';
-import { interactionStarted } from '../checks/pending-interactions.js';
 import { sessionMeets, signInAfter } from '../checks/session.js';
 import { audit, type Context } from '../context.js';
 import { AuthorizeError } from '../errors.js';
 import { authorizationResponse } from '../grants/authorization-response.js';
-import type { AuthorizationRequestRecord, ClientRecord, InteractionRecord } from '../storage/types.js';
-import type { Account, AuthorizeDecision, Interaction, OAuthRequest } from '../types.js';
-import { decideDevice } from './device.js';
-import { pageFailure } from './failure.js';
+import { plausibleId } from '../rules.js';
+import type { InteractionRecord } from '../storage/types.js';
+import type { AuthorizeDecision, OAuthRequest } from '../types.js';
+import { decideDevice } from '../device/device-authorization.js';
+import { askForConsent, askToSignIn } from '../interactions/ask.js';
+import { pageFailure } from '../failure.js';
 
 /**
- * The interaction steps of an authorization request: the `login` and `consent` decisions that
- * start them, `resume` after the host signed the user in, and `approve` / `deny` after consent.
+ * The interaction steps of an authorization request after one was started
+ * (`askToSignIn` / `askForConsent`, interactions/ask.ts): `resume` after the host signed the user
+ * in, and `approve` / `deny` after consent.
  * Each step takes its interaction (single use) and checks every requirement of the original
  * request again, against the session it reads from its own request (`sessionMeets`). See
  * docs/reference.md#interactions.
@@ -31,103 +33,6 @@ const STALE_SIGN_IN = new AuthorizeError(
   null,
 );
 
-/** The stored interaction's expiry. */
-const expiry = (ctx: Context) => ctx.clock.now() + ctx.options.lifetimes.interaction * 1000;
-
-/**
- * Store a sign-in step of `req` and answer `login`: the host signs the user in, then calls
- * `resume`. `loginAfter` is the time the sign-in must follow, if any (`signInAfter`).
- */
-export function askToSignIn(
-  ctx: Context,
-  client: ClientRecord,
-  req: AuthorizationRequestRecord,
-  requestedAt: number,
-  loginAfter: number | null,
-): Promise<AuthorizeDecision> {
-  const id = randomToken();
-  return start(ctx, client, id, {
-    idHash: sha256Base64url(id),
-    kind: 'login',
-    request: req,
-    requestedAt,
-    expiresAt: expiry(ctx),
-    loginAfter,
-  });
-}
-
-/**
- * Store a consent step of `req` shown to `account` and answer `consent`: the host asks the user,
- * then calls `approve` or `deny`. `loginAfter` is kept from the sign-in step before it, if any.
- */
-export function askForConsent(
-  ctx: Context,
-  client: ClientRecord,
-  req: AuthorizationRequestRecord,
-  requestedAt: number,
-  loginAfter: number | null,
-  account: Account,
-): Promise<AuthorizeDecision> {
-  const id = randomToken();
-  return start(ctx, client, id, {
-    idHash: sha256Base64url(id),
-    kind: 'consent',
-    request: req,
-    requestedAt,
-    expiresAt: expiry(ctx),
-    loginAfter,
-    account,
-  });
-}
-
-/** Store the interaction `id` identifies, and answer the decision that shows it to the host. */
-async function start(ctx: Context, client: ClientRecord, id: string, record: InteractionRecord): Promise<AuthorizeDecision> {
-  await ctx.storage.saveInteraction(record);
-  await interactionStarted(ctx, record); // audit, and the cap on anonymous ones
-  const req = record.request;
-  const scopeDescriptions: Record<string, string> = {};
-  for (const s of req.scope) scopeDescriptions[s] = ctx.scopes.describe(s);
-  // Built field by field (no conditional spreads: each is an object more), in the documented order.
-  const shown = { id, client: { id: client.id, name: client.name }, scope: [...req.scope], scopeDescriptions } as Interaction;
-  if (record.kind === 'consent') shown.account = record.account;
-  if (req.accountHint !== undefined) shown.accountHint = req.accountHint;
-  if (req.resources !== undefined) shown.resources = [...req.resources];
-  // Where the browser goes after the decision, shown on every consent page (docs/reference.md#consent-page).
-  const redirectHost = hostOf(req.redirectUri);
-  if (redirectHost) shown.redirectHost = redirectHost;
-  if (client.registration !== undefined) unreviewed(shown, client);
-  shown.expiresAt = record.expiresAt;
-  return { type: record.kind, interaction: shown };
-}
-
-/**
- * What the user must see of a client nobody at the platform reviewed (docs/reference.md#consent-page):
- * that it is not verified, the host of its client id when that is a URL, and what it stated about
- * itself.
- */
-function unreviewed(shown: Interaction, client: ClientRecord): void {
-  shown.client.verified = false;
-  const idHost = client.id.includes('://') ? hostOf(client.id) : undefined;
-  if (idHost) shown.client.idHost = idHost;
-  if (client.clientUri !== undefined) shown.client.uri = client.clientUri;
-  if (client.logoUri !== undefined) shown.client.logoUri = client.logoUri;
-}
-
-/** The host and port of a URL, or the scheme of a private-use URI (RFC 8252 §7.1) such as `com.example.app:/cb`. */
-function hostOf(uri: string): string | undefined {
-  // One parse (not canParse then parse): every consent step runs it (docs/reference.md#branding-and-languages).
-  try {
-    const url = new URL(uri);
-    return url.host || url.protocol;
-  } catch {
-    return undefined;
-  }
-}
-
-function validId(id: unknown): id is string {
-  return typeof id === 'string' && id.length > 0 && id.length <= 200;
-}
-
 /**
  * After the host signed the user in: continue the request behind a `login` decision. A
  * `consent` interaction may be resumed too: that is "use another account" (`select_account`),
@@ -135,7 +40,7 @@ function validId(id: unknown): id is string {
  */
 export async function resume(ctx: Context, interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
   try {
-    if (!validId(interactionId)) return errorDecision(ctx, EXPIRED);
+    if (!plausibleId(interactionId)) return errorDecision(ctx, EXPIRED);
     const record = await ctx.storage.takeInteraction(sha256Base64url(interactionId), ctx.clock.now());
     if (!record) return errorDecision(ctx, EXPIRED);
     // The sign-in step of a device verification: back to the verification page (RFC 8628 §3.3).
@@ -159,7 +64,7 @@ export async function resume(ctx: Context, interactionId: string, request: OAuth
  * (single use, so two concurrent approvals give one code).
  */
 async function takeConsent(ctx: Context, interactionId: string, request: OAuthRequest): Promise<InteractionRecord | AuthorizeError> {
-  if (!validId(interactionId)) return EXPIRED;
+  if (!plausibleId(interactionId)) return EXPIRED;
   const idHash = sha256Base64url(interactionId);
   const found = await ctx.storage.findInteraction(idHash);
   if (!found || found.kind !== 'consent' || ctx.clock.now() >= found.expiresAt) return EXPIRED;

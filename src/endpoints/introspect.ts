@@ -1,11 +1,11 @@
 import { authenticateClient, clientClaim } from '../checks/client-auth.js';
 import { requirePost } from '../checks/require-post.js';
 import type { Context } from '../context.js';
-import { OAuthError } from '../errors.js';
+import { invalidClient, OAuthError } from '../errors.js';
 import { formParamsWithin, jsonResponse } from '../http.js';
 import { isPending, lookupToken, TOKEN_ABOUT_PARAMS } from '../tokens/lookup.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
-import { jsonFailure } from './failure.js';
+import { jsonFailure } from '../failure.js';
 
 /**
  * POST /v1/oauth/introspect (RFC 7662). The caller must authenticate as a confidential client,
@@ -18,7 +18,7 @@ export async function introspect(ctx: Context, request: OAuthRequest): Promise<O
     const params = formParamsWithin(request, TOKEN_ABOUT_PARAMS);
     const claim = clientClaim(ctx, request, params);
     const client = claim && authenticateClient(ctx, claim, await claim.found);
-    if (!client || client.secretHash === null) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
+    if (!client || client.secretHash === null) throw invalidClient();
     if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');
     const read = lookupToken(ctx, params.token);
     const found = isPending(read) ? await read : read;

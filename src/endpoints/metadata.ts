@@ -1,18 +1,19 @@
 import type { Context } from '../context.js';
-import { isMethod, jsonResponse } from '../http.js';
+import { documentMethodRefused, jsonResponse, publicJsonResponse } from '../http.js';
+import { DEFAULT_BASE_PATH } from '../rules.js';
 import type { OAuthResponse } from '../types.js';
-import { jsonFailure } from './failure.js';
+import { jsonFailure } from '../failure.js';
 
 /**
  * Where the endpoints are, relative to the issuer. Adapters mount them at these paths.
  * @group Adapter kit
  */
 export const PATHS = {
-  authorize: '/v1/oauth/authorize',
-  token: '/v1/oauth/token',
-  revoke: '/v1/oauth/revoke',
-  introspect: '/v1/oauth/introspect',
-  register: '/v1/oauth/register',
+  authorize: `${DEFAULT_BASE_PATH}/authorize`,
+  token: `${DEFAULT_BASE_PATH}/token`,
+  revoke: `${DEFAULT_BASE_PATH}/revoke`,
+  introspect: `${DEFAULT_BASE_PATH}/introspect`,
+  register: `${DEFAULT_BASE_PATH}/register`,
   metadata: '/.well-known/oauth-authorization-server',
   jwks: '/.well-known/jwks.json',
 } as const;
@@ -26,7 +27,7 @@ export function metadataDocument(ctx: Context, options: MetadataOptions = {}): R
   if (!issuer) return null;
   const base = issuer.replace(/\/$/, '');
   // The adapters tell where they mounted the OAuth routes (basePath, a Fastify prefix).
-  const oauth = `${base}${options.basePath ?? '/v1/oauth'}`;
+  const oauth = `${base}${options.basePath ?? DEFAULT_BASE_PATH}`;
   const o = ctx.options;
   return {
     issuer,
@@ -70,29 +71,15 @@ export interface MetadataOptions {
   documentsPath?: string;
 }
 
-/** The documents answer GET and HEAD; anything else is 405 in every adapter. */
-function documentMethod(request?: { method: string }): OAuthResponse | null {
-  if (!request || isMethod(request, 'GET') || isMethod(request, 'HEAD')) return null;
-  return jsonResponse(
-    405,
-    { error: 'invalid_request', error_description: 'This document only answers GET and HEAD.' },
-    { allow: 'GET, HEAD' },
-  );
-}
-
 /** GET /.well-known/oauth-authorization-server */
 export function metadata(ctx: Context, request?: { method: string }, options: MetadataOptions = {}): OAuthResponse {
   try {
-    const refused = documentMethod(request);
+    const refused = documentMethodRefused(request);
     if (refused) return refused;
     const document = metadataDocument(ctx, options);
     if (!document)
       return jsonResponse(404, { error: 'not_found', error_description: 'No issuer is configured, so no metadata is published.' });
-    // Public and stable: caching is fine here, unlike token responses.
-    return {
-      ...jsonResponse(200, document),
-      headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=3600' },
-    };
+    return publicJsonResponse(document, 3600);
   } catch (error) {
     // A request that is not one (a method that is not a string). No credentials come here.
     return jsonFailure(ctx, undefined, error, 500);
@@ -102,14 +89,11 @@ export function metadata(ctx: Context, request?: { method: string }, options: Me
 /** GET /.well-known/jwks.json */
 export async function jwks(ctx: Context, request?: { method: string }): Promise<OAuthResponse> {
   try {
-    const refused = documentMethod(request);
+    const refused = documentMethodRefused(request);
     if (refused) return refused;
     if (!ctx.jwt)
       return jsonResponse(404, { error: 'not_found', error_description: 'Access tokens are opaque: there are no signing keys.' });
-    return {
-      ...jsonResponse(200, await ctx.jwt.jwks()),
-      headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=300' },
-    };
+    return publicJsonResponse(await ctx.jwt.jwks(), 300);
   } catch (error) {
     // The keys could not be read, or a request that is not one. No credentials come here.
     return jsonFailure(ctx, undefined, error, 500);

@@ -1,10 +1,10 @@
-import { BIDI_CONTROLS } from '../checks/client-metadata.js';
 import type { Context } from '../context.js';
 import { asciiDescription } from '../errors.js';
 import { header, isMethod, jsonResponse } from '../http.js';
+import { BIDI_CONTROLS } from '../rules.js';
 import type { ClientGrantType } from '../storage/types.js';
 import type { OAuthRequest, OAuthResponse, RegisteredPublicClient } from '../types.js';
-import { jsonFailure } from './failure.js';
+import { jsonFailure } from '../failure.js';
 
 /** The longest `client_uri` / `logo_uri` kept, as for redirect URIs. */
 const MAX_URI = 2000;

@@ -1,7 +1,7 @@
 import type { Context } from '../context.js';
-import { isMethod, jsonResponse } from '../http.js';
+import { documentMethodRefused, jsonResponse, publicJsonResponse } from '../http.js';
 import type { OAuthResponse, ProtectedResource } from '../types.js';
-import { jsonFailure } from './failure.js';
+import { jsonFailure } from '../failure.js';
 
 /**
  * OAuth 2.0 Protected Resource Metadata (RFC 9728; docs/reference.md#protected-resources-rfc-9728):
@@ -37,20 +37,10 @@ export function resourceAt(resources: readonly ProtectedResource[] | undefined, 
   return candidates.find((r) => new URL(r.resource).host === host)?.resource;
 }
 
-/** The same method rule as the other documents (docs/reference.md#metadata-endpoint): GET and HEAD, else 405. */
-function refusedMethod(request?: { method: string }): OAuthResponse | null {
-  if (!request || isMethod(request, 'GET') || isMethod(request, 'HEAD')) return null;
-  return jsonResponse(
-    405,
-    { error: 'invalid_request', error_description: 'This document only answers GET and HEAD.' },
-    { allow: 'GET, HEAD' },
-  );
-}
-
 /** GET /.well-known/oauth-protected-resource{path}: 404 without an issuer or for an unknown resource. */
 export function resourceMetadata(ctx: Context, resource: string | undefined, request?: { method: string }): OAuthResponse {
   try {
-    const refused = refusedMethod(request);
+    const refused = documentMethodRefused(request);
     if (refused) return refused;
     const document = resource === undefined ? null : resourceMetadataDocument(ctx, resource);
     if (!document)
@@ -61,10 +51,7 @@ export function resourceMetadata(ctx: Context, resource: string | undefined, req
           : 'No issuer is configured, so no metadata is published.',
       });
     // Public and stable, as the authorization server's metadata.
-    return {
-      ...jsonResponse(200, document),
-      headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'public, max-age=3600' },
-    };
+    return publicJsonResponse(document, 3600);
   } catch (error) {
     // A request that is not one (a method that is not a string). No credentials come here.
     return jsonFailure(ctx, undefined, error, 500);

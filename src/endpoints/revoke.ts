@@ -5,7 +5,7 @@ import { OAuthError } from '../errors.js';
 import { formParamsWithin, jsonTextResponse } from '../http.js';
 import { isPending, lookupToken, TOKEN_ABOUT_PARAMS } from '../tokens/lookup.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
-import { jsonFailure } from './failure.js';
+import { jsonFailure } from '../failure.js';
 
 /**
  * POST /v1/oauth/revoke (RFC 7009; docs/reference.md#revocation-endpoint). Holding the token is

@@ -3,15 +3,15 @@ import { requirePost } from '../checks/require-post.js';
 import type { Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { authorizationCodeGrant } from '../grants/authorization-code.js';
-import { deviceCodeGrant } from '../grants/device-code.js';
+import { deviceCodeGrant } from '../device/device-code.js';
 import { DEVICE_CODE_GRANT } from '../storage/types.js';
 import { refreshTokenGrant } from '../grants/refresh-token.js';
-import { formParamsWithin, jsonTextResponse, requestParams, singleWithin } from '../http.js';
+import { formBounds, formParamsWithin, jsonTextResponse, requestParams, singleWithin } from '../http.js';
 import type { ClientRecord } from '../storage/types.js';
 import type { IssuedTokens } from '../tokens/mint.js';
 import { tokenResponseJson } from '../tokens/response.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
-import { jsonFailure } from './failure.js';
+import { jsonFailure } from '../failure.js';
 
 /**
  * Every parameter the token endpoint defines, each of which may appear once (RFC 6749 §3.2),
@@ -32,6 +32,7 @@ const TOKEN_PARAMS = {
   device_code: 4096,
 } as const;
 type TokenParams = Partial<Record<keyof typeof TOKEN_PARAMS, string>>;
+const TOKEN_FORM = formBounds(TOKEN_PARAMS);
 const { resource: _resource, ...ONE_VALUE_PARAMS } = TOKEN_PARAMS;
 
 /**
@@ -64,7 +65,7 @@ export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthR
     let params: TokenParams;
     let resources: readonly string[] | undefined;
     try {
-      params = formParamsWithin(request, TOKEN_PARAMS);
+      params = formParamsWithin(request, TOKEN_FORM);
       resources = params.resource === undefined ? undefined : [params.resource];
     } catch (error) {
       // The one-value reader refuses a repeated parameter, and `resource` may be repeated (RFC

@@ -2,7 +2,7 @@ import { sha256Base64url } from '../crypto.js';
 import { checkVerifier } from '../checks/pkce.js';
 import { clientRedirectUriMatches } from '../checks/redirect-uri.js';
 import { audit, type Context } from '../context.js';
-import { OAuthError } from '../errors.js';
+import { invalidClient, OAuthError } from '../errors.js';
 import type { ClientRecord, GrantRecord } from '../storage/types.js';
 import { MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
 import { familyEnd, mintAccessOnly, mintPair, type IssuedTokens } from '../tokens/mint.js';
@@ -22,7 +22,7 @@ export async function authorizationCodeGrant(
   resources?: readonly string[],
 ): Promise<IssuedTokens> {
   // RFC 6749 §4.1.3: the client authenticates (a public client with client_id alone).
-  if (!client) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
+  if (!client) throw invalidClient();
   if (params.code === undefined) throw new OAuthError('invalid_request', 'The code parameter is missing.');
   if (params.redirect_uri === undefined) throw new OAuthError('invalid_request', 'The redirect_uri parameter is missing.');
   if (params.code.length > MAX_TOKEN_LENGTH) throw invalidGrant();

@@ -1,7 +1,8 @@
 import { randomToken, sha256Base64url } from '../crypto.js';
 import { errorDecision, reusedChallenge } from '../checks/authorization-request.js';
+import { challengeSeen } from '../checks/pkce.js';
 import { redirectTo } from '../checks/redirect-uri.js';
-import { audit, type Context } from '../context.js';
+import type { Context } from '../context.js';
 import type { AuthorizationRequestRecord, CodeRecord, GrantRecord } from '../storage/types.js';
 import type { AuthorizeDecision } from '../types.js';
 
@@ -22,12 +23,8 @@ export async function issueCode(
   const challenge = req.codeChallenge;
   let fresh = false;
   if (challenge) {
-    const reused = ctx.challenges.has(grant.clientId, challenge);
-    ctx.challenges.add(grant.clientId, challenge);
-    if (reused) {
-      audit(ctx, { type: 'pkce.challenge_reused', clientId: grant.clientId });
-      if (ctx.options.rejectReusedPkceChallenge) return errorDecision(ctx, reusedChallenge(req));
-    } else fresh = true;
+    if (!challengeSeen(ctx, grant.clientId, challenge, true)) fresh = true;
+    else if (ctx.options.rejectReusedPkceChallenge) return errorDecision(ctx, reusedChallenge(req));
   }
   const code = `${ctx.options.tokenPrefixes.code}${randomToken()}`;
   const record: CodeRecord = {

@@ -4,7 +4,7 @@ import { mayUseGrant } from '../checks/client-auth.js';
 import { findClient, isDocumentClientId } from '../checks/clients.js';
 import { accessAudience } from '../checks/resource.js';
 import { audit, type Context } from '../context.js';
-import { OAuthError } from '../errors.js';
+import { invalidClient, OAuthError } from '../errors.js';
 import type { ClientRecord } from '../storage/types.js';
 import { MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
 import { familyEnd, familyOf, familyPart, mintPair, type IssuedTokens } from '../tokens/mint.js';
@@ -24,7 +24,7 @@ export async function refreshTokenGrant(
   resources?: readonly string[],
 ): Promise<IssuedTokens> {
   if (!client && ctx.options.requireClientAuthOnRefresh) {
-    throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
+    throw invalidClient();
   }
   if (params.refresh_token === undefined) throw new OAuthError('invalid_request', 'The refresh_token parameter is missing.');
   if (params.refresh_token.length > MAX_TOKEN_LENGTH) throw invalidGrant();
@@ -52,7 +52,7 @@ export async function refreshTokenGrant(
     // A client ID metadata document client is asked again (its document, the host's `allow`).
     const documentClient = isDocumentClientId(ctx, found.token.clientId);
     const owner = await (documentClient ? findClient(ctx, found.token.clientId) : ctx.storage.findClient(found.token.clientId));
-    if (!owner && documentClient) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
+    if (!owner && documentClient) throw invalidClient();
     if (owner && !mayUseGrant(owner, 'refresh_token')) {
       throw new OAuthError('unauthorized_client', 'This application may not use grant_type=refresh_token.');
     }

@@ -1,5 +1,6 @@
 import type { JWK } from 'jose';
 import { isResourceIndicator } from '../checks/audience.js';
+import type { JwtClaims } from '../context.js';
 import { ConfigError } from '../errors.js';
 import { SigningKeys } from '../keys/signing-keys.js';
 
@@ -51,15 +52,7 @@ export class JwtAccessTokens {
    * Sign an access token; `jti` is the id storage knows. `aud` is the token's resources (RFC 8707
    * §2; a string for one); without them the `audience` option, as before resource indicators.
    */
-  sign(claims: {
-    sub: string;
-    clientId: string;
-    scope: string;
-    jti: string;
-    iat: number;
-    exp: number;
-    aud?: readonly string[] | undefined;
-  }): Promise<string> {
+  sign(claims: JwtClaims): Promise<string> {
     const aud = claims.aud === undefined ? this.options.audience : claims.aud.length === 1 ? claims.aud[0]! : [...claims.aud];
     // The claims in the order the token has always had them.
     const payload = { client_id: claims.clientId, scope: claims.scope, iss: this.options.issuer, aud, sub: claims.sub, jti: claims.jti };

@@ -1,5 +1,6 @@
 import type { Context } from '../context.js';
 import { sha256Base64url } from '../crypto.js';
+import { formBounds } from '../http.js';
 import type { Storage, TokenRead } from '../storage/types.js';
 import { looksLikeJwt } from './jwt.js';
 
@@ -12,13 +13,13 @@ import { looksLikeJwt } from './jwt.js';
 export const MAX_TOKEN_LENGTH = 4096;
 
 /** The revocation and introspection parameters (RFC 7009 §2.1, RFC 7662 §2.1). */
-export const TOKEN_ABOUT_PARAMS = {
+export const TOKEN_ABOUT_PARAMS = formBounds({
   // In this order: a request with several over-long values names the first of them.
   client_id: 512,
   client_secret: 512,
   token: Infinity, // RFC 7009 §2.2: any unknown or malformed token is still 200 {}
   token_type_hint: 100,
-} as const;
+});
 
 /**
  * The storage key of a presented token: the hash of an opaque token, or the `jti` of a JWT this

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AuthorizationServer, ConfigError, interactionResponse, MemoryStorage } from '../../src/index.js';
-import type { MetadataFetcher, MetadataResponse } from '../../src/checks/client-metadata-fetch.js';
+import type { MetadataFetcher, MetadataResponse } from '../../src/client-metadata/metadata-fetcher.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import { sha256Base64url } from '../../src/crypto.js';
 import { findClient, isMetadataDocumentClient } from '../../src/checks/clients.js';

@@ -4,7 +4,7 @@
  * refresh sent without credentials still asks the document and the host's `allow` hook.
  */
 import { describe, expect, it } from 'vitest';
-import type { MetadataFetcher } from '../../src/checks/client-metadata-fetch.js';
+import type { MetadataFetcher } from '../../src/client-metadata/metadata-fetcher.js';
 import { sha256Base64url } from '../../src/crypto.js';
 import { ADA } from '../fixtures.js';
 import { json, setup } from '../helpers.js';

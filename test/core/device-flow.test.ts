@@ -5,7 +5,7 @@
  * single use under races. Over HTTP with a real RFC 8628 client: test/adapters/device-flow.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { handleDeviceAuthorization, handleDeviceVerification } from '../../src/device-ui.js';
+import { handleDeviceAuthorization, handleDeviceVerification } from '../../src/ui/device-routes.js';
 import {
   AuthorizationServer,
   ConfigError,

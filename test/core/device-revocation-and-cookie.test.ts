@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DEVICE_CODE_GRANT } from '../../src/storage/types.js';
-import { handleDeviceVerification } from '../../src/device-ui.js';
+import { handleDeviceVerification } from '../../src/ui/device-routes.js';
 import { ADA, json, setup } from '../helpers.js';
 
 const VERIFY = '/v1/oauth/device/verify';

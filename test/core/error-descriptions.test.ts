@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { asciiDescription, OAuthError } from '../../src/errors.js';
-import { errorPage } from '../../src/endpoints/failure.js';
+import { errorPage } from '../../src/failure.js';
 import { json, setup } from '../helpers.js';
 
 const RFC6749_DESCRIPTION = /^[\x20-\x21\x23-\x5B\x5D-\x7E]*$/;
@@ -123,7 +123,7 @@ describe('every error_description written in the sources is in the RFC 6749 §5.
     expect(all.filter((d) => !RFC6749_DESCRIPTION.test(d.text))).toEqual([]);
   });
 
-  it("no string in the sources is non-ASCII, but for the pages' catalogues (src/messages/: UTF-8 HTML, never a description)", () => {
+  it("no string in the sources is non-ASCII, but for the pages' catalogues (src/ui/messages/: UTF-8 HTML, never a description)", () => {
     const offenders: string[] = [];
     for (const file of files) {
       const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
@@ -136,7 +136,7 @@ describe('every error_description written in the sources is in the RFC 6749 §5.
             ts.isTemplateTail(node)) &&
           /[^\x00-\x7f]/.test(node.text)
         ) {
-          const catalogue = file.slice(ROOT.length + 1).startsWith(join('src', 'messages'));
+          const catalogue = file.slice(ROOT.length + 1).startsWith(join('src', 'ui', 'messages'));
           if (!catalogue) offenders.push(`${file.slice(ROOT.length + 1)}: ${node.text}`);
         }
         ts.forEachChild(node, visit);

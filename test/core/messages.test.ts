@@ -13,9 +13,9 @@ import {
   SHIPPED_MESSAGES,
   type Interaction,
 } from '../../src/index.js';
-import { en, fr } from '../../src/messages/index.js';
-import { placeholders } from '../../src/messages/index.js';
-import { resolvePages } from '../../src/page-settings.js';
+import { en, fr } from '../../src/ui/messages/index.js';
+import { placeholders } from '../../src/ui/messages/index.js';
+import { resolvePages } from '../../src/ui/page-settings.js';
 import { phrases, showsPhrase, values } from '../catalogue-phrases.js';
 
 const keys = (record: object) => Object.keys(record).sort();

@@ -7,7 +7,7 @@
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { audienceAllows } from '../../src/checks/audience.js';
-import { renderConsentPage } from '../../src/pages.js';
+import { renderConsentPage } from '../../src/ui/pages.js';
 import type { TokenRecord } from '../../src/storage/types.js';
 import { ISSUER } from '../fixtures.js';
 import { CALLBACK, json, setup } from '../helpers.js';

@@ -17,7 +17,7 @@ import express from 'express';
 import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { brandRoutes } from '../../examples/platform/brand.js';
-import { en } from '../../src/messages/index.js';
+import { en } from '../../src/ui/messages/index.js';
 import { phrases, showsPhrase, values } from '../catalogue-phrases.js';
 import { interactionResponse, type Interaction, type OAuthRequest } from '../../src/index.js';
 import { ADA, browserAvailable, E2E_TIMEOUT, navigate, SCREENSHOTS, signIn, text, useBrowserDemo } from './harness.js';

@@ -15,7 +15,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { en } from '../../src/messages/index.js';
+import { en } from '../../src/ui/messages/index.js';
 import { phrases, showsPhrase, values } from '../catalogue-phrases.js';
 import { ADA, BOB, browserAvailable, E2E_TIMEOUT, navigate, SCREENSHOTS, signIn, text, type User, useBrowserDemo } from './harness.js';
 

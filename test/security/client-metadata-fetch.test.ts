@@ -18,7 +18,7 @@ import {
   type ResolvedAddress,
   type Resolver,
   type ResponseStream,
-} from '../../src/checks/client-metadata-fetch.js';
+} from '../../src/client-metadata/metadata-fetcher.js';
 
 const REFUSED: Array<[string, string[]]> = [
   ['IPv4 loopback', ['127.0.0.1', '127.1.2.3', '127.255.255.255']],

@@ -1,5 +1,7 @@
-import { type MetadataFetcher, type MetadataFetchLimits, nodeMetadataFetcher } from './client-metadata-fetch.js';
-import { redirectUriProblem } from './redirect-uri.js';
+import { type MetadataFetcher, type MetadataFetchLimits, nodeMetadataFetcher } from './metadata-fetcher.js';
+import { redirectUriProblem } from '../checks/redirect-uri.js';
+import { BoundedMap } from '../bounded-map.js';
+import { BIDI_CONTROLS, plainLine } from '../rules.js';
 import type { Context } from '../context.js';
 import type { ClientGrantType, ClientRecord } from '../storage/types.js';
 
@@ -17,14 +19,6 @@ export const FETCH_LIMITS = { maxBytes: 5120, timeoutMs: 3000 } as const;
 export const MAX_CONCURRENT_FETCHES = 32;
 const MAX_REDIRECT_URIS = 20;
 const MAX_NAME = 100;
-const CONTROL = /[\x00-\x1f\x7f]/;
-
-/**
- * Bidirectional formatting characters (Unicode UAX #9: embeddings, overrides, isolates, marks).
- * A name a client chose for itself must not hold one: it could reorder what the consent page
- * shows around it, such as the "(unverified)" mark.
- */
-export const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 const utf8 = new TextEncoder();
 
 /**
@@ -94,10 +88,7 @@ export function documentClient(clientId: string, status: number, contentType: st
   )
     return "has grant_types other than 'authorization_code' and 'refresh_token'";
   const name = doc.client_name;
-  if (
-    name !== undefined &&
-    (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME || CONTROL.test(name) || BIDI_CONTROLS.test(name))
-  )
+  if (name !== undefined && (typeof name !== 'string' || name.trim() === '' || !plainLine(name, MAX_NAME) || BIDI_CONTROLS.test(name)))
     return 'has an invalid client_name';
   const redirectUris = [...(uris as string[])];
   return {
@@ -143,7 +134,7 @@ export interface ClientMetadataOptions {
 
 /** The documents one server instance fetched: the cache, and the fetches under way. */
 export class ClientMetadataDocuments {
-  private readonly cache = new Map<string, { client: ClientRecord; until: number }>();
+  private readonly cache: BoundedMap<string, { client: ClientRecord; until: number }>;
   private readonly pending = new Map<string, Promise<ClientRecord | null>>();
   private readonly fetcher: MetadataFetcher;
 
@@ -152,6 +143,7 @@ export class ClientMetadataDocuments {
     private readonly options: ClientMetadataOptions,
   ) {
     this.fetcher = options.fetch ?? nodeMetadataFetcher();
+    this.cache = new BoundedMap(options.maxEntries);
   }
 
   /**
@@ -192,10 +184,7 @@ export class ClientMetadataDocuments {
     const client = documentClient(clientId, response.status, response.headers.get('content-type'), response.body);
     if (typeof client === 'string') return null;
     const seconds = cacheSeconds(response.headers.get('cache-control'), response.headers.get('age'), this.options.maxCacheSeconds);
-    if (seconds > 0) {
-      if (this.cache.size >= this.options.maxEntries) this.cache.delete(this.cache.keys().next().value!);
-      this.cache.set(clientId, { client, until: this.ctx.clock.now() + seconds * 1000 });
-    }
+    if (seconds > 0) this.cache.set(clientId, { client, until: this.ctx.clock.now() + seconds * 1000 });
     return client;
   }
 }

@@ -1,13 +1,15 @@
-import { bindBrowser, readCookie } from './checks/browser-binding.js';
-import { randomToken, timingSafeEqual } from './crypto.js';
-import { errorPage } from './endpoints/failure.js';
-import { isMethod, queryParams, requestParams, single } from './http.js';
+import { bindBrowser, readCookie } from '../checks/browser-binding.js';
+import { randomToken } from '../crypto.js';
+import { errorPage } from '../failure.js';
+import { isMethod, queryParams, requestParams, single } from '../http.js';
 import type { ResolvedPages } from './page-settings.js';
 import { decisionResponse, pageOptions, renderConsentPage } from './pages.js';
-import { secureCookies } from './proxy.js';
-import { deviceDecisionResponse } from './device-ui.js';
-import type { AuthorizationServer } from './server.js';
-import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from './types.js';
+import { secureCookies } from '../proxy.js';
+import { DEFAULT_BASE_PATH, DEFAULT_LOGIN_URL } from '../rules.js';
+import { CSRF_COOKIE, csrfCookie, csrfMatches, isCsrfToken } from './csrf-cookie.js';
+import { deviceDecisionResponse } from './device-routes.js';
+import type { AuthorizationServer } from '../server.js';
+import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from '../types.js';
 
 /**
  * The default handling of `login` and `consent` decisions that every adapter shares, so the
@@ -48,13 +50,7 @@ export interface InteractionUiOptions {
   browserCookiePath?: string;
 }
 
-/**
- * The double-submit cookie of the consent form.
- * @group Adapter kit
- */
-export const CSRF_COOKIE = 'authgate_csrf';
-
-export { pageOptions };
+export { CSRF_COOKIE, pageOptions };
 
 /**
  * Default response for any decision. `pages` (`server.options.pages`) brands the pages and
@@ -73,19 +69,17 @@ export function interactionResponse(
   pages?: ResolvedPages,
   secure: boolean = secureCookies(undefined, request),
 ): OAuthResponse {
-  const basePath = options.basePath ?? '/v1/oauth';
+  const basePath = options.basePath ?? DEFAULT_BASE_PATH;
   switch (decision.type) {
     case 'redirect':
       return decisionResponse(decision, request);
     case 'error':
       return decisionResponse(decision, request, pageOptions(pages, request, options.siteName));
     case 'login': {
-      const loginUrl = options.loginUrl ?? '/login';
-      const sep = loginUrl.includes('?') ? '&' : '?';
       return {
         status: 302,
         headers: {
-          location: `${loginUrl}${sep}interaction=${encodeURIComponent(decision.interaction.id)}`,
+          location: signInUrl(options, decision.interaction.id),
           'cache-control': 'no-store',
           'referrer-policy': 'no-referrer',
         },
@@ -98,20 +92,24 @@ export function interactionResponse(
         return deviceDecisionResponse(decision, request, { basePath }, pageOptions(pages, request, options.siteName), secure);
       }
       const existing = readCookie(request, CSRF_COOKIE);
-      const csrfToken = existing && /^[A-Za-z0-9_-]{43}$/.test(existing) ? existing : randomToken();
-      const loginUrl = options.loginUrl ?? '/login';
-      const switchAccountUrl = `${loginUrl}${loginUrl.includes('?') ? '&' : '?'}interaction=${encodeURIComponent(decision.interaction.id)}`;
+      const csrfToken = existing && isCsrfToken(existing) ? existing : randomToken();
+      const switchAccountUrl = signInUrl(options, decision.interaction.id);
       const response = renderConsentPage(decision.interaction, {
         action: `${basePath}/authorize/decision`,
         csrfToken,
         switchAccountUrl,
         ...pageOptions(pages, request, options.siteName),
       });
-      response.headers['set-cookie'] =
-        `${CSRF_COOKIE}=${csrfToken}; Path=${basePath}/authorize; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+      response.headers['set-cookie'] = csrfCookie(csrfToken, `${basePath}/authorize`, secure);
       return response;
     }
   }
+}
+
+/** The host's sign-in page for an interaction: `loginUrl` with `interaction=<id>` added to its query. */
+function signInUrl(options: InteractionUiOptions, interactionId: string): string {
+  const loginUrl = options.loginUrl ?? DEFAULT_LOGIN_URL;
+  return `${loginUrl}${loginUrl.includes('?') ? '&' : '?'}interaction=${encodeURIComponent(interactionId)}`;
 }
 
 /**
@@ -138,7 +136,7 @@ export async function handleAuthorize(
   options: InteractionUiOptions = {},
 ): Promise<AuthorizeHandling> {
   const binding = bindBrowser(request, {
-    path: options.browserCookiePath ?? `${options.basePath ?? '/v1/oauth'}/authorize`,
+    path: options.browserCookiePath ?? `${options.basePath ?? DEFAULT_BASE_PATH}/authorize`,
     // An https issuer means an https public URL, whatever the hop to the app was.
     secure: secureCookies(server.options.issuer, request),
   });
@@ -175,8 +173,8 @@ export async function handleDecisionForm(server: AuthorizationServer, request: O
   } catch {
     return errorPage('invalid_request', 'The authorization form was malformed. Start again from the application.');
   }
-  const expected = readCookie(request, CSRF_COOKIE);
-  if (!form.csrf || !expected || !timingSafeEqual(form.csrf, expected)) {
+  // Any value the cookie holds: a host's own page (`renderConsentPage`) may set a token of its own.
+  if (!csrfMatches(form.csrf, readCookie(request, CSRF_COOKIE))) {
     return errorPage(
       'invalid_request',
       'The authorization form could not be verified (missing or wrong CSRF token). Start again from the application.',

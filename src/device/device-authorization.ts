@@ -1,22 +1,22 @@
 import { authenticateClient, clientClaim } from '../checks/client-auth.js';
 import { findClient } from '../checks/clients.js';
 import { approvedConsent } from '../checks/consent.js';
-import { interactionStarted } from '../checks/pending-interactions.js';
+import { interactionStarted } from '../interactions/pending-anonymous.js';
 import { requirePost } from '../checks/require-post.js';
 import { isResourceProblem, requestedResources } from '../checks/resource.js';
-import { formatUserCode, newUserCode, normalizeUserCode, userCodeHash } from '../checks/user-code.js';
+import { formatUserCode, newUserCode, normalizeUserCode, userCodeHash } from './user-code.js';
 import { audit, type Context } from '../context.js';
 import { randomToken, sha256Base64url } from '../crypto.js';
-import { OAuthError } from '../errors.js';
+import { invalidClient, OAuthError } from '../errors.js';
 import { jsonResponse, requestParams, singleWithin } from '../http.js';
 import { DEVICE_CODE_GRANT, type AuthorizationRequestRecord, type InteractionRecord } from '../storage/types.js';
 import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from '../types.js';
-import { errorPage, jsonFailure, pageFailure } from './failure.js';
-import { askForConsent } from './interaction.js';
+import { errorPage, jsonFailure, pageFailure } from '../failure.js';
+import { askForConsent } from '../interactions/ask.js';
 
 /**
  * The device authorization grant (RFC 8628; docs/reference.md#device-authorization-grant-rfc-8628),
- * apart from the token endpoint's part (`grants/device-code.ts`):
+ * apart from the token endpoint's part (`device-code.ts`):
  * - `deviceAuthorization`: `POST {basePath}/device`, where a device gets its device code and the
  *   user code to show (RFC 8628 §3.1, §3.2);
  * - `enterUserCode`: the verification page's step (RFC 8628 §3.3) once a signed-in user typed a
@@ -51,7 +51,7 @@ export async function deviceAuthorization(ctx: Context, request: OAuthRequest, v
     const params = singleWithin(all, DEVICE_PARAMS);
     const claim = clientClaim(ctx, request, params);
     // RFC 8628 §3.1: `client_id` is required of a public client; a confidential one authenticates.
-    if (!claim) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
+    if (!claim) throw invalidClient();
     const client = authenticateClient(ctx, claim, await claim.found);
     if (!client.grantTypes?.includes(DEVICE_CODE_GRANT)) {
       throw new OAuthError('unauthorized_client', 'This application may not use the device authorization grant.');

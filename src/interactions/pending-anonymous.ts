@@ -16,21 +16,19 @@
  * account. Sign-in steps count whether or not some session was there: if it did not meet the
  * request, the requester has proven nothing for it yet.
  *
- * Memory: one slot (a hash and a time) per remembered interaction, in a ring allocated up front.
+ * Memory: one entry (a hash and a time) per remembered interaction, at most the cap of them.
  * The `interaction.started` audit event lets a host rate-limit before any of this matters.
  */
+import { BoundedMap } from '../bounded-map.js';
 import { audit, type Context } from '../context.js';
 import type { InteractionRecord } from '../storage/types.js';
 
-/** The anonymous interactions one server instance stored, oldest first: a fixed-size ring. */
+/** The anonymous interactions one server instance stored, oldest first: id hash → expiry. */
 export class PendingAnonymous {
-  private readonly hashes: (string | undefined)[];
-  private readonly expiries: Float64Array;
-  private next = 0;
+  private readonly pending: BoundedMap<string, number>;
 
   constructor(readonly capacity: number) {
-    this.hashes = new Array<string | undefined>(capacity);
-    this.expiries = new Float64Array(capacity);
+    this.pending = new BoundedMap(capacity);
   }
 
   /**
@@ -38,13 +36,8 @@ export class PendingAnonymous {
    * one has not expired by `now` (the caller deletes it), otherwise undefined.
    */
   add(idHash: string, expiresAt: number, now: number): string | undefined {
-    const slot = this.next;
-    const displaced = this.hashes[slot];
-    const live = displaced !== undefined && now < this.expiries[slot]!;
-    this.hashes[slot] = idHash;
-    this.expiries[slot] = expiresAt;
-    this.next = slot + 1 === this.capacity ? 0 : slot + 1;
-    return live ? displaced : undefined;
+    const displaced = this.pending.set(idHash, expiresAt);
+    return displaced !== undefined && now < displaced[1] ? displaced[0] : undefined;
   }
 }
 

@@ -1,5 +1,5 @@
-import type { AuthorizeDecision, Interaction, OAuthRequest, OAuthResponse } from './types.js';
-import { isMethod } from './http.js';
+import type { AuthorizeDecision, Interaction, OAuthRequest, OAuthResponse } from '../types.js';
+import { isMethod } from '../http.js';
 import { en, type MessageKey, type Messages } from './messages/index.js';
 import { PAGE_HEADERS, pageLanguage, type ResolvedPages } from './page-settings.js';
 
@@ -8,7 +8,7 @@ export { PAGE_HEADERS };
 /**
  * The HTML the adapters serve by default: the error page and the consent page, and the response
  * for a redirect. Kept in the core so that every adapter serves the same bytes and headers. Every
- * user-visible string comes from a catalogue (src/messages/, docs/reference.md#branding-and-languages).
+ * user-visible string comes from a catalogue (src/ui/messages/, docs/reference.md#branding-and-languages).
  */
 
 /**
@@ -27,7 +27,7 @@ export class Markup {
 /**
  * A catalogue string as HTML: the text escaped, each `{placeholder}` replaced by its value,
  * escaped too unless it is `Markup`. One pass: a value's own braces are never read as placeholders.
- * For any built-in page of the core (a new page's strings go in src/messages/).
+ * For any built-in page of the core (a new page's strings go in src/ui/messages/).
  */
 export function say(text: string, values: Record<string, string | Markup> = {}): string {
   return escapeHtml(text).replace(/\{(\w+)\}/g, (whole, name: string) => {

@@ -2,7 +2,7 @@ import type { Messages } from './en.js';
 
 /**
  * The French catalogue of the built-in pages: the same keys and placeholders as the English one
- * (src/messages/en.ts), checked by test/core/messages.test.ts.
+ * (src/ui/messages/en.ts), checked by test/core/messages.test.ts.
  */
 export const fr: Messages = {
   titleWithSite: '{title} · {site}',

@@ -1,6 +1,8 @@
+import { BoundedMap } from '../bounded-map.js';
 import { audit, type Context } from '../context.js';
 import { randomId, randomToken, sha256Base64url } from '../crypto.js';
 import { ConfigError, OAuthError } from '../errors.js';
+import { plainLine, plausibleId } from '../rules.js';
 import { copyAccount } from '../storage/copy.js';
 import type { GrantRecord, PersonalTokenRead, Storage, TokenRead, TokenRecord } from '../storage/types.js';
 import type { Account, CreatedPersonalToken, PersonalTokenInfo, PersonalTokenInput, VerifiedToken } from '../types.js';
@@ -28,19 +30,19 @@ export const LAST_USED_INTERVAL = 60_000;
  * write per use while more than `max` tokens are in use at once.
  */
 export class RecentWrites {
-  private readonly at = new Map<string, number>();
+  private readonly at: BoundedMap<string, number>;
   constructor(
-    private readonly max: number,
+    max: number,
     private readonly interval: number,
-  ) {}
+  ) {
+    this.at = new BoundedMap(max);
+  }
 
   /** Whether something of `id` is to be written at `now`, and if so remember it. */
   due(id: string, now: number): boolean {
     const last = this.at.get(id);
     // A clock that went back counts as due: the stored time keeps the later one anyway.
     if (last !== undefined && now >= last && now - last < this.interval) return false;
-    this.at.delete(id);
-    if (this.at.size >= this.max) this.at.delete(this.at.keys().next().value!);
     this.at.set(id, now);
     return true;
   }
@@ -63,13 +65,10 @@ function personalStore(storage: Storage): Required<Pick<Storage, 'listPersonalTo
   return storage as Required<Pick<Storage, 'listPersonalTokens' | 'touchPersonalToken'>>;
 }
 
-const plausibleUuid = (value: unknown): value is string =>
-  typeof value === 'string' && value.length > 0 && value.length <= 200 && !/[\x00-\x1f\x7f]/.test(value);
-
 /** The account as a token's grant keeps it: a uuid, a name and an email, each a string. */
 function checkedAccount(account: unknown): Account {
   const a = account as Partial<Account> | null;
-  if (!a || typeof a !== 'object' || !plausibleUuid(a.uuid) || typeof a.name !== 'string' || typeof a.email !== 'string') {
+  if (!a || typeof a !== 'object' || !plausibleId(a.uuid) || typeof a.name !== 'string' || typeof a.email !== 'string') {
     throw new OAuthError('invalid_request', 'The account must have a uuid, a name and an email.');
   }
   return copyAccount(a as Account);
@@ -93,7 +92,7 @@ export async function createPersonalToken(ctx: Context, input: PersonalTokenInpu
   personalStore(ctx.storage);
   const account = checkedAccount(input?.account);
   const name = typeof input.name === 'string' ? input.name.trim() : '';
-  if (!name || name.length > MAX_NAME || /[\x00-\x1f\x7f]/.test(name)) {
+  if (!plainLine(name, MAX_NAME)) {
     throw new OAuthError('invalid_request', `The token name must be 1 to ${MAX_NAME} characters, without control characters.`);
   }
   const scope = checkedScope(ctx, input.scope);
@@ -151,7 +150,7 @@ function info({ grant, token }: PersonalTokenRead): PersonalTokenInfo {
 /** The live (not revoked) personal tokens of an account, newest first; expired ones stay until pruned. */
 export async function listPersonalTokens(ctx: Context, accountUuid: string): Promise<PersonalTokenInfo[]> {
   const store = personalStore(ctx.storage);
-  if (!plausibleUuid(accountUuid)) return [];
+  if (!plausibleId(accountUuid)) return [];
   const found = await store.listPersonalTokens(accountUuid);
   return found
     .filter(
@@ -169,7 +168,7 @@ export async function listPersonalTokens(ctx: Context, accountUuid: string): Pro
  */
 export async function revokePersonalToken(ctx: Context, accountUuid: string, id: string): Promise<boolean> {
   const store = personalStore(ctx.storage);
-  if (!plausibleUuid(accountUuid) || typeof id !== 'string') return false;
+  if (!plausibleId(accountUuid) || typeof id !== 'string') return false;
   const found = (await store.listPersonalTokens(accountUuid)).find(
     (p) => p.grant.id === id && p.grant.account.uuid === accountUuid && p.token.kind === 'personal',
   );

@@ -1,12 +1,13 @@
-import { BROWSER_COOKIE, readCookie } from './checks/browser-binding.js';
-import { randomToken, timingSafeEqual } from './crypto.js';
+import { BROWSER_COOKIE, readCookie } from '../checks/browser-binding.js';
+import { randomToken } from '../crypto.js';
 import { renderDeviceConfirmPage, renderDeviceEntryPage, renderDeviceLockedPage, renderDeviceResultPage } from './device-pages.js';
-import { errorPage } from './endpoints/failure.js';
-import { isMethod, queryParams, requestParams, single } from './http.js';
+import { errorPage } from '../failure.js';
+import { isMethod, queryParams, requestParams, single } from '../http.js';
 import { pageOptions, type PageOptions } from './pages.js';
-import { secureCookies } from './proxy.js';
-import type { AuthorizationServer } from './server.js';
-import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from './types.js';
+import { secureCookies } from '../proxy.js';
+import { CSRF_COOKIE, csrfCookie, csrfMatches, isCsrfToken } from './csrf-cookie.js';
+import type { AuthorizationServer } from '../server.js';
+import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from '../types.js';
 
 /**
  * The routes of the device authorization grant every adapter shares
@@ -27,16 +28,11 @@ import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from './types.js'
 /** The verification page, under the mounted `basePath`. */
 export const deviceVerificationPath = (basePath: string): string => `${basePath}/device/verify`;
 
-/** The double-submit cookie of the device pages (the consent form's name, at the device pages' path). */
-const CSRF_COOKIE = 'authgate_csrf';
-const TOKEN = /^[A-Za-z0-9_-]{43}$/;
-const wellFormed = (value: string) => TOKEN.test(value);
 /**
- * The `Set-Cookie` of the device pages' CSRF cookie: `Secure` as the consent page's, when the
- * issuer or the request URL is https (`secureCookies`, docs/reference.md#behind-a-proxy).
+ * The browser's token of the device pages: only one this server could have issued, as it is also
+ * the browser's secret (its wrong codes, its binding).
  */
-const csrfCookie = (token: string, basePath: string, secure: boolean) =>
-  `${CSRF_COOKIE}=${token}; Path=${basePath}/device; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
+const ownToken = (request: OAuthRequest): string | undefined => readCookie(request, CSRF_COOKIE, isCsrfToken);
 
 /** Where the routes' pages link, and what they are called. */
 interface DeviceUiOptions {
@@ -69,14 +65,14 @@ export function deviceDecisionResponse(
   page: PageOptions = {},
   secure: boolean = secureCookies(undefined, request),
 ): OAuthResponse {
-  const existing = readCookie(request, CSRF_COOKIE, wellFormed);
+  const existing = ownToken(request);
   const token = existing ?? randomToken();
   const response = renderDeviceConfirmPage(decision.interaction, {
     action: deviceVerificationPath(options.basePath),
     csrfToken: token,
     ...page,
   });
-  if (!existing) response.headers['set-cookie'] = csrfCookie(token, options.basePath, secure);
+  if (!existing) response.headers['set-cookie'] = csrfCookie(token, `${options.basePath}/device`, secure);
   return response;
 }
 
@@ -97,14 +93,15 @@ export async function handleDeviceVerification(
   if (!server.options.deviceAuthorization) {
     return errorPage('not_found', 'The device authorization grant is not enabled on this server.', 404);
   }
-  const existing = readCookie(request, CSRF_COOKIE, wellFormed);
+  const existing = ownToken(request);
   const entry = (userCode: string | undefined, wrong: boolean) => {
     const token = existing ?? randomToken();
     const response = renderDeviceEntryPage(
       { action: verifyPath, csrfToken: token, ...page, ...(userCode && { userCode }), wrong },
       wrong ? 400 : 200,
     );
-    if (!existing) response.headers['set-cookie'] = csrfCookie(token, options.basePath, secureCookies(server.options.issuer, request));
+    if (!existing)
+      response.headers['set-cookie'] = csrfCookie(token, `${options.basePath}/device`, secureCookies(server.options.issuer, request));
     return response;
   };
 
@@ -130,7 +127,7 @@ export async function handleDeviceVerification(
   } catch {
     return errorPage('invalid_request', 'The form was malformed. Start again.');
   }
-  if (!form.csrf || !existing || !timingSafeEqual(form.csrf, existing)) {
+  if (!csrfMatches(form.csrf, existing)) {
     return errorPage('invalid_request', 'The form could not be verified (missing or wrong CSRF token). Start again.', 403);
   }
   if (form.interaction !== undefined) {

@@ -2,12 +2,12 @@ import { mayUseGrant } from '../checks/client-auth.js';
 import { accessAudience } from '../checks/resource.js';
 import { audit, type Context } from '../context.js';
 import { randomId, sha256Base64url } from '../crypto.js';
-import { OAuthError } from '../errors.js';
+import { invalidClient, OAuthError } from '../errors.js';
 import { DEVICE_CODE_GRANT, type ClientRecord, type GrantRecord } from '../storage/types.js';
 import { MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
 import { familyEnd, mintAccessOnly, mintPair, type IssuedTokens } from '../tokens/mint.js';
-import { checkAccountActive } from './authorization-code.js';
-import { invalidGrant } from './invalid-grant.js';
+import { checkAccountActive } from '../grants/authorization-code.js';
+import { invalidGrant } from '../grants/invalid-grant.js';
 
 /**
  * A poll sooner than `interval` seconds after the last one by less than this is not `slow_down`:
@@ -35,7 +35,7 @@ export async function deviceCodeGrant(
   const poll = ctx.options.deviceAuthorization ? ctx.storage.pollDeviceAuthorization : undefined;
   const redeem = ctx.storage.redeemDeviceAuthorization;
   if (!poll || !redeem) throw new OAuthError('unsupported_grant_type', 'The device authorization grant is not enabled on this server.');
-  if (!client) throw new OAuthError('invalid_client', 'Client authentication failed.', 401);
+  if (!client) throw invalidClient();
   // Named explicitly: a client registered without `grantTypes` may not use it (the token endpoint's `mayUseGrant` allows it every type).
   if (!client.grantTypes?.includes(DEVICE_CODE_GRANT)) {
     throw new OAuthError('unauthorized_client', `This application may not use grant_type=${DEVICE_CODE_GRANT}.`);

@@ -1,7 +1,7 @@
-import type { Context } from '../context.js';
-import { asciiDescription, isOAuthError, OAuthError } from '../errors.js';
-import { errorResponse, header } from '../http.js';
-import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from '../types.js';
+import type { Context } from './context.js';
+import { asciiDescription, isOAuthError, OAuthError } from './errors.js';
+import { errorResponse, header } from './http.js';
+import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from './types.js';
 
 /**
  * What an endpoint answers when one of its steps throws. One pattern for every endpoint: its

@@ -7,6 +7,7 @@
  * in any case, with or without the dash or spaces. Eight characters give 20^8 (about 2^34.6) codes,
  * against which RFC 8628 §5.1 asks for rate-limited guessing: `GuessLimiter` below.
  */
+import { BoundedMap } from '../bounded-map.js';
 import { sha256Base64url } from '../crypto.js';
 
 /** RFC 8628 §6.1. */
@@ -58,13 +59,15 @@ export const userCodeHash = (code: string): string => sha256Base64url(code);
  * on the `device.user_code_failed` audit event.
  */
 export class GuessLimiter {
-  private readonly entries = new Map<string, { failures: number; since: number; lockedUntil: number }>();
+  private readonly entries: BoundedMap<string, { failures: number; since: number; lockedUntil: number }>;
 
   constructor(
     private readonly max: number,
     private readonly lockMs: number,
-    private readonly capacity = 10_000,
-  ) {}
+    capacity = 10_000,
+  ) {
+    this.entries = new BoundedMap(capacity);
+  }
 
   /** Until when `key` is locked at `now`, or 0 when it is not. */
   lockedUntil(key: string, now: number): number {
@@ -80,9 +83,10 @@ export class GuessLimiter {
     entry ??= { failures: 0, since: now, lockedUntil: 0 };
     entry.failures++;
     if (entry.failures >= this.max) entry.lockedUntil = now + this.lockMs;
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    if (this.entries.size > this.capacity) this.forgetOne(now);
+    // At capacity, the least recently failed key that is not locked is forgotten: forgetting a
+    // locked one would lift its lock, which fresh keys (a new browser cookie each) make cheap;
+    // only when every key is locked does the oldest go.
+    this.entries.set(key, entry, (other) => now >= other.lockedUntil);
     return { failures: entry.failures, lockedUntil: entry.lockedUntil };
   }
 
@@ -96,20 +100,5 @@ export class GuessLimiter {
     if (!entry || entry.failures === 0) return;
     entry.failures--;
     if (entry.failures < this.max) entry.lockedUntil = 0;
-  }
-
-  /**
-   * At capacity: forget the least recently failed key that is not locked. Forgetting a locked one
-   * would lift its lock, which fresh keys (a new browser cookie each) make cheap; only when every
-   * key is locked is the oldest forgotten.
-   */
-  private forgetOne(now: number): void {
-    for (const [key, entry] of this.entries) {
-      if (now >= entry.lockedUntil) {
-        this.entries.delete(key);
-        return;
-      }
-    }
-    this.entries.delete(this.entries.keys().next().value!);
   }
 }

@@ -1,12 +1,12 @@
 import { en } from './messages/index.js';
 import { escapeHtml, Markup, renderPage, say, scopeWords, fill, isEnglish, type PageOptions } from './pages.js';
-import type { Interaction, OAuthResponse } from './types.js';
+import type { Interaction, OAuthResponse } from '../types.js';
 
 /**
  * The built-in pages of the device verification (RFC 8628 §3.3;
  * docs/reference.md#device-authorization-grant-rfc-8628): the code entry, the confirmation, the
  * outcome. Every word they show is in the catalogue of `options.messages` (the `device…` keys of
- * src/messages/en.ts), with the brand and headers of `options`, as the consent page
+ * src/ui/messages/en.ts), with the brand and headers of `options`, as the consent page
  * (docs/reference.md#branding-and-languages).
  */
 

@@ -5,12 +5,11 @@
  * Content-Security-Policy widened for the brand's logo and stylesheet, the site name defaulted.
  */
 import { z } from 'zod';
-import { ConfigError } from './errors.js';
-import { header } from './http.js';
+import { ConfigError } from '../errors.js';
+import { header } from '../http.js';
+import { isHttpsOrLoopback, PAGE_TEXT } from '../rules.js';
 import { en, MESSAGE_KEYS, placeholders, SHIPPED_MESSAGES, type Messages, type MessagesInput } from './messages/index.js';
-import type { OAuthRequest } from './types.js';
-
-const isLoopback = (host: string) => host === 'localhost' || host === '127.0.0.1' || host === '[::1]';
+import type { OAuthRequest } from '../types.js';
 
 /** A path of the host's own origin: `/…`, never `//…` (another host) nor a backslash. */
 const isLocalPath = (value: string) => /^\/(?![/\\])[A-Za-z0-9\-._~!$&'()*+,;=:@%/?]*$/.test(value);
@@ -23,16 +22,11 @@ const pageUrl = z
     if (isLocalPath(value)) return true;
     if (!URL.canParse(value)) return false;
     const url = new URL(value);
-    const secure = url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url.hostname));
-    return secure && !url.username && !url.password;
+    return isHttpsOrLoopback(url) && !url.username && !url.password;
   }, 'expected an https URL (http only for localhost) or a path starting with a single /');
 
-/** Control characters and the bidirectional overrides, which could disguise a name. */
-const plainText = (max: number) =>
-  z
-    .string()
-    .max(max)
-    .regex(/^[^\x00-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$/, 'expected text without control characters');
+/** Text without control characters and bidirectional overrides, which could disguise a name (`PAGE_TEXT`). */
+const plainText = (max: number) => z.string().max(max).regex(PAGE_TEXT, 'expected text without control characters');
 
 /** A host's strings for one language: known keys only, plain text (typed as `MessagesInput`, which the keys of `en` make). */
 const messagesInput = z
