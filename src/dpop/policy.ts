@@ -72,11 +72,11 @@ export interface ProofPolicy {
 export function proofPolicy(options: ProofPolicyOptions = {}): ProofPolicy {
   const algorithms = options.algorithms ?? DEFAULT_DPOP_ALGORITHMS;
   if (!Array.isArray(algorithms) || algorithms.length === 0) {
-    throw new ConfigError('dpop.algorithms', 'expected a non-empty list of asymmetric JWS algorithms (RFC 9449 §4.2)');
+    throw new ConfigError('dpop.algorithms', 'expected a non-empty list of asymmetric JWS algorithms (RFC 9449 section 4.2)');
   }
   for (const alg of algorithms) {
     if (typeof alg === 'string' && (alg === 'none' || /^HS\d+$/.test(alg))) {
-      throw new ConfigError('dpop.algorithms', `"${alg}" can never sign a DPoP proof: RFC 9449 §4.2 allows asymmetric algorithms only`);
+      throw new ConfigError('dpop.algorithms', `"${alg}" can never sign a DPoP proof: RFC 9449 section 4.2 allows asymmetric algorithms only`);
     }
     if (typeof alg !== 'string' || !DPOP_ALGORITHMS.has(alg)) {
       throw new ConfigError('dpop.algorithms', `expected each of ${[...DPOP_ALGORITHMS].join(', ')}; got ${JSON.stringify(alg)}`);

@@ -93,7 +93,7 @@ export function checkSigningJwk(value: unknown, where: string): CheckedKey {
     privateJwk[member] = text;
   }
   if (alg === 'RS256' && decodedLength((jwk.n as string).length) < MIN_RSA_BYTES)
-    fail('expected an RSA modulus of at least 2048 bits (RFC 7518 §3.3)');
+    fail('expected an RSA modulus of at least 2048 bits (RFC 7518 section 3.3)');
   return { kid, alg: alg as SigningAlgorithm, privateJwk, publicJwk: publicJwk(jwk) };
 }
 

@@ -66,7 +66,7 @@ export function claimsPolicy(options: ClaimsOptions = {}, option = 'claims'): Cl
   const byScope = new Map<string, string[]>(Object.entries(SCOPE_CLAIMS).map(([scope, claims]) => [scope, [...claims]]));
   for (const [scope, claims] of Object.entries(options.scopes ?? {})) {
     const where = `${option}.scopes.${scope}`;
-    if (!SCOPE_TOKEN.test(scope)) throw new ConfigError(where, 'expected a scope name (RFC 6749 §3.3)');
+    if (!SCOPE_TOKEN.test(scope)) throw new ConfigError(where, 'expected a scope name (RFC 6749 section 3.3)');
     if (!Array.isArray(claims)) throw new ConfigError(where, 'expected an array of claim names');
     for (const claim of claims) {
       if (typeof claim !== 'string' || !CLAIM_NAME.test(claim) || FORBIDDEN_NAMES.has(claim))
