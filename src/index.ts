@@ -37,6 +37,9 @@ export {
 export {
   oauthRoutes,
   routeWhere,
+  checkAdapterOptions,
+  checkServer,
+  ADAPTER_OPTIONS,
   answerRoute,
   serveRoute,
   bodyErrorResponse,
