@@ -132,6 +132,13 @@ afterAll(() => {
 });
 
 describe('README.md: every TypeScript block compiles', () => {
+  it('every block is TypeScript, shell, or the request-flow diagram (no language): nothing goes unchecked', () => {
+    expect(new Set(ALL.map((b) => b.lang))).toEqual(new Set(['ts', 'sh', '']));
+    expect(ALL.filter((b) => b.lang === '').map((b) => b.code.split('\n')[0])).toEqual([
+      expect.stringMatching(/^browser ─► GET \/v1\/oauth\/authorize/),
+    ]);
+  });
+
   it('the blocks, fragments included, against the package sources (marks: only region)', { timeout: 120_000 }, () => {
     // No block is let off: the only mark a TypeScript block may carry is its region.
     for (const block of TS) if (block.marker !== undefined) expect(block.marker, `README.md:${block.line}`).toMatch(/^region: /);
@@ -208,7 +215,7 @@ describe('README.md: the Quick start runs as printed', () => {
   it('discovery, sign-in, consent, code, token, the protected API', { timeout: 60_000 }, async () => {
     const port = await freePort();
     const base = `http://localhost:${port}`;
-    const file = join(dir, 'server.ts');
+    const file = join(dir, 'server.mts'); // as the README says to save it
     writeFileSync(file, toSources(QUICK_START.code));
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port) };
     delete env['NODE_OPTIONS'];
