@@ -5,7 +5,10 @@
  * not an entry point of the package.
  */
 import {
+  ConfigError,
   DEFAULT_BODY_LIMIT,
+  checkAdapterOptions,
+  checkServer,
   bodyErrorResponse,
   bodyTooLarge,
   bodyUnreadable,
@@ -37,13 +40,38 @@ export interface Mount {
   readonly limit: number;
 }
 
-/** The routes of `server` with `options`, mounted under `prefix` (an Express mount path, a Fastify `prefix`). */
-export function mount(server: AuthorizationServer, options: AdapterOptions, prefix = ''): Mount {
+/** What each adapter takes besides `ADAPTER_OPTIONS` (Fastify: its own register options), and what it calls the server. */
+const ADAPTERS = {
+  createOAuthRouter: { extra: [], serverName: 'server' },
+  oauthPlugin: { extra: ['server', 'prefix', 'logLevel', 'logSerializers'], serverName: 'options.server' },
+  createOAuthApp: { extra: ['trustProxy'], serverName: 'server' },
+  createOAuthHandler: { extra: ['trustProxy'], serverName: 'server' },
+} as const;
+
+/**
+ * The routes of `server` with `options`, mounted under `prefix` (an Express mount path, a Fastify
+ * `prefix`), once both are checked (`checkAdapterOptions`: a `ConfigError` names what is wrong).
+ */
+export function mount(adapter: keyof typeof ADAPTERS, server: AuthorizationServer, options: AdapterOptions, prefix = ''): Mount {
+  const { extra, serverName } = ADAPTERS[adapter];
+  checkAdapterOptions(adapter, server, options, extra, serverName);
   return {
     routes: oauthRoutes(options.basePath, server),
     where: routeWhere(options, prefix),
     limit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
   };
+}
+
+/**
+ * Check the arguments of an adapter's `requireToken` as `mount` checks the routes': `server` an
+ * `AuthorizationServer`, and no option but `known`.
+ * @throws ConfigError naming the first wrong one.
+ */
+export function checkRequireToken(server: AuthorizationServer, options: object, known: readonly string[] = ['resource']): void {
+  checkServer('requireToken', server);
+  for (const key of Object.keys(options))
+    if (!known.includes(key))
+      throw new ConfigError(key, `unknown option of requireToken, which takes ${known.map((k) => `"${k}"`).join(', ')}`);
 }
 
 /** Lower case for A-Z only, as Express's case-insensitive route patterns fold (no other letters). */
@@ -69,9 +97,11 @@ export function caseFoldedPaths(routes: readonly OAuthRoute[], basePath: string)
 /**
  * The protected resource whose requests a `requireToken(server, { resource })` checks, looked up
  * once, when the middleware is made; undefined without `resource` (the plain bearer check).
- * @throws ConfigError when `resource` is not one of the server's `protectedResources`.
+ * @throws ConfigError when `server` is none, an option is unknown, or `resource` is not one of the
+ *   server's `protectedResources`.
  */
 export function resourceOf(server: AuthorizationServer, options: { resource?: string | undefined }): ProtectedResource | undefined {
+  checkRequireToken(server, options);
   return options.resource === undefined ? undefined : server.protectedResource(options.resource);
 }
 

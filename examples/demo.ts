@@ -1,24 +1,30 @@
 /**
  * `npm run demo`: Nimbus, a demo cloud platform using authgate, on http://127.0.0.1:3000, and
- * StatusBoard, a third-party app using it, on http://127.0.0.1:3001. Everything is in memory.
- * Environment: HOST, PLATFORM_PORT, APP_PORT; DATABASE_URL (see platform/storage.ts).
+ * StatusBoard, a third-party app using it, on http://127.0.0.1:3001. Everything is in memory,
+ * unless DATABASE_URL is set (see platform/storage.ts). Environment: HOST, PLATFORM_PORT, APP_PORT.
+ * What stops it from starting (a port in use, a bad DATABASE_URL) is one line on stderr, exit 1.
  */
 import { startDemo } from './start-demo.js';
 import { chooseStorage } from './platform/storage.js';
 import { DEMO_USERS } from './platform/sign-in.js';
 
-const { storage, close } = await chooseStorage();
+/** One line on stderr and exit 1: what went wrong is in the message, a stack trace would bury it. */
+function cannotStart(message: string): never {
+  console.error(`The demo cannot start: ${message}`);
+  process.exit(1);
+}
+
+const { storage, close } = await chooseStorage().catch((error: Error) =>
+  cannotStart(`DATABASE_URL: ${error.message} (unset DATABASE_URL to keep everything in memory)`),
+);
 const demo = await startDemo({
   host: process.env.HOST ?? '127.0.0.1',
   platformPort: Number(process.env.PLATFORM_PORT ?? 3000),
   appPort: Number(process.env.APP_PORT ?? 3001),
   storage,
 }).catch(async (error: NodeJS.ErrnoException) => {
-  console.error(
-    `The demo cannot start: ${error.message}${error.code === 'EADDRINUSE' ? ' (set PLATFORM_PORT / APP_PORT to use other ports)' : ''}`,
-  );
   await close();
-  process.exit(1);
+  cannotStart(`${error.message}${error.code === 'EADDRINUSE' ? ' (set PLATFORM_PORT / APP_PORT to use other ports)' : ''}`);
 });
 
 console.log(`
@@ -32,7 +38,7 @@ ${DEMO_USERS.map((u) => `    ${u.account.email.padEnd(18)} password ${u.password
   refresh and revoke. On Nimbus, see "Authorized applications", "API tokens" and "Developer".
   StatusBoard's client ID: ${demo.client.clientId}
   Sign a terminal in (device grant, RFC 8628):  NIMBUS_URL=${demo.platformUrl} npm run example:cli -- ${demo.cli.clientId}
-  OAuth data: ${process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : 'in memory (set DATABASE_URL for PostgreSQL)'}.
+  OAuth data: ${process.env.DATABASE_URL !== undefined ? 'PostgreSQL (DATABASE_URL)' : 'in memory (set DATABASE_URL for PostgreSQL)'}.
   Ctrl-C stops both.
 `);
 

@@ -14,8 +14,9 @@
  * An adapter describes its framework once, as an `AdapterIo` built when the routes are mounted;
  * no closure or object is made per request.
  */
+import { ConfigError } from './errors.js';
 import { isMethod } from './http.js';
-import { DEFAULT_BASE_PATH } from './rules.js';
+import { CONTROL, DEFAULT_BASE_PATH, plainLine } from './rules.js';
 import { PATHS, type MetadataOptions } from './endpoints/metadata.js';
 import { resourceAt } from './endpoints/resource-metadata.js';
 import {
@@ -47,6 +48,114 @@ export interface AdapterOptions extends InteractionUiOptions {
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
 
 export { DEFAULT_BASE_PATH };
+
+/**
+ * The options every adapter takes (`AdapterOptions` and `AdapterHooks`), by name.
+ * @group Adapter kit
+ */
+export const ADAPTER_OPTIONS: readonly string[] = [
+  'loginUrl',
+  'basePath',
+  'siteName',
+  'browserCookiePath',
+  'bodyLimit',
+  'onLogin',
+  'onConsent',
+  'onDeviceVerification',
+];
+
+/** Whitespace, a control character, `?`, `#` or a backslash: never in a path the kit mounts or scopes a cookie to. */
+const NOT_IN_PATH = /[\s?#\\]/;
+
+/** What each common option must be, as the text of the `ConfigError`, or '' when it is right. */
+const CHECKS: Record<string, (value: unknown) => string> = {
+  // Refused, not repaired: the host writes its basePath in other places too (a rate limiter in
+  // front, its own links), which a repaired value here would not reach.
+  basePath: (v) =>
+    typeof v !== 'string' || (v !== '' && (!v.startsWith('/') || v.endsWith('/') || v.includes('//') || NOT_IN_PATH.test(v)))
+      ? `expected '' or a path that starts with "/" and does not end with one, such as "/oauth" (the routes are basePath + "/token", ...), got ${shown(v)}`
+      : '',
+  loginUrl: (v) =>
+    typeof v !== 'string' || !plainLine(v, 2000) || /\s/.test(v) || !(/^\/(?!\/)/.test(v) || /^https?:\/\/[^/]/i.test(v))
+      ? `expected a path on this site such as "/login", or an absolute http(s) URL, got ${shown(v)}`
+      : '',
+  siteName: (v) => (typeof v !== 'string' || !plainLine(v.trim(), 200) ? `expected a name of 1 to 200 characters, got ${shown(v)}` : ''),
+  browserCookiePath: (v) =>
+    typeof v !== 'string' || !v.startsWith('/') || NOT_IN_PATH.test(v) || /[;,]/.test(v) || CONTROL.test(v)
+      ? `expected a cookie path that starts with "/", such as "/", got ${shown(v)}`
+      : '',
+  bodyLimit: (v) => (Number.isSafeInteger(v) && (v as number) > 0 ? '' : `expected a whole number of bytes above 0, got ${shown(v)}`),
+  trustProxy: (v) => (typeof v === 'boolean' ? '' : `expected true or false, got ${shown(v)}`),
+};
+for (const hook of ['onLogin', 'onConsent', 'onDeviceVerification'])
+  CHECKS[hook] = (v) => (typeof v === 'function' ? '' : `expected a function, got ${shown(v)}`);
+
+/** A value as a message may show it: strings quoted (and cut), anything else by its type. */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value).replace(/[^ -~]/g, '?');
+  if (value === null || typeof value !== 'object') return String(value).slice(0, 60);
+  return Array.isArray(value) ? 'an array' : 'an object';
+}
+
+/** The known name `key` is likely a slip of (`loginURL`, `basepath`, `onconsent`), if any. */
+function slipOf(key: string, known: readonly string[]): string | undefined {
+  const lower = key.toLowerCase().replace(/[-_]/g, '');
+  return known.find((name) => name.toLowerCase() === lower);
+}
+
+/**
+ * Check what an adapter was given, once, when its routes are made, as `new AuthorizationServer()`
+ * checks its own options: a `ConfigError` names the first wrong one. `server` must be an
+ * `AuthorizationServer`; every option must be one of `ADAPTER_OPTIONS` or `extra` (an unknown
+ * name, such as the slip `loginURL`, is refused rather than ignored), and each known one of its
+ * type: `basePath` '' or `/a/path` (no trailing or double slash: `oauth/` would serve
+ * `oauth//token`), `loginUrl` a path or an http(s) URL, `browserCookiePath` a cookie path,
+ * `bodyLimit` a positive whole number, the hooks functions, `trustProxy` a boolean. A value of
+ * `undefined` counts as absent.
+ * @param adapter What the host called, named in every message: `createOAuthRouter`, `oauthPlugin`.
+ * @param extra The adapter's own option names (`trustProxy`; Fastify's `server`, `prefix`, ...): a
+ *   name here that the kit knows (`trustProxy`) is checked too.
+ * @param serverName What the messages call the server: `server`, or `options.server` (Fastify).
+ * @throws ConfigError for the first argument or option that is wrong.
+ * @group Adapter kit
+ */
+export function checkAdapterOptions(
+  adapter: string,
+  server: unknown,
+  options: unknown,
+  extra: readonly string[] = [],
+  serverName = 'server',
+): void {
+  checkServer(adapter, server, serverName);
+  if (options === undefined) return;
+  if (options === null || typeof options !== 'object' || Array.isArray(options))
+    throw new ConfigError(`${adapter} options`, `expected an object of options, got ${shown(options)}`);
+  const known = [...ADAPTER_OPTIONS, ...extra];
+  for (const [key, value] of Object.entries(options)) {
+    if (!known.includes(key)) {
+      const slip = slipOf(key, known);
+      const hint = slip ? `; did you mean "${slip}"?` : `; ${adapter} takes ${known.map((name) => `"${name}"`).join(', ')}`;
+      throw new ConfigError(key, `unknown option of ${adapter}${hint}`);
+    }
+    const wrong = value === undefined ? '' : (CHECKS[key]?.(value) ?? '');
+    if (wrong) throw new ConfigError(key, `${adapter}: ${wrong}`);
+  }
+}
+
+/**
+ * Check that `server` is an `AuthorizationServer` (by its shape, so that a second copy of the
+ * package passes too), naming what the host called when it is not.
+ * @throws ConfigError naming `name` (`server`, `options.server`).
+ * @group Adapter kit
+ */
+export function checkServer(adapter: string, server: unknown, name = 'server'): void {
+  const s = server as { options?: unknown; token?: unknown; authenticate?: unknown } | null | undefined;
+  if (typeof s?.options === 'object' && typeof s.token === 'function' && typeof s.authenticate === 'function') return;
+  throw new ConfigError(
+    name,
+    `${adapter}: expected an AuthorizationServer (new AuthorizationServer({ storage, sessions, ... })), got ${shown(server)}`,
+  );
+}
 
 /**
  * Where an adapter's routes are: what the pages, the cookies and the metadata name.

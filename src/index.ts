@@ -37,6 +37,9 @@ export {
 export {
   oauthRoutes,
   routeWhere,
+  checkAdapterOptions,
+  checkServer,
+  ADAPTER_OPTIONS,
   answerRoute,
   serveRoute,
   bodyErrorResponse,
@@ -53,6 +56,7 @@ export {
   type RouteWhere,
 } from './adapter-kit.js';
 export { forwardedScheme, fromTrustedProxy, secureCookies, type TrustProxyOptions } from './proxy.js';
+export { RATE_LIMITED_ENDPOINTS, basicClientId, rateLimitKey, tooManyRequests } from './rate-limit.js';
 export { bindBrowser, BROWSER_COOKIE, readCookie, type BrowserBinding, type BrowserBindingOptions } from './checks/browser-binding.js';
 export { generateSigningKey } from './keys/generate.js';
 export type { SigningAlgorithm, SigningJwk } from './keys/jwk.js';

@@ -91,10 +91,11 @@ function send(res: Response, response: OAuthResponse, setCookie?: string): void 
  * @example
  * app.use(createOAuthRouter(server, { loginUrl: '/login' }));
  * app.use('/v2', requireToken(server));
+ * @throws ConfigError for a missing server or a wrong or unknown option (`checkAdapterOptions`).
  * @group Authorization
  */
 export function createOAuthRouter(server: AuthorizationServer, options: OAuthRouterOptions = {}): Router {
-  const { routes, limit, where: atRoot } = mount(server, options);
+  const { routes, limit, where: atRoot } = mount('createOAuthRouter', server, options);
   // Mounted under a path (app.use('/auth', router)): the pages link there, and the cookies are
   // scoped there. The last mount point seen is kept: a router is mostly mounted once.
   let mounted = atRoot;

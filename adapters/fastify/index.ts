@@ -71,11 +71,12 @@ const hidden = new WeakMap<FastifyRequest, FastifyRequest['headers']>();
  * @example
  * await app.register(oauthPlugin, { server, loginUrl: '/login' });
  * app.get('/v2/account', { preHandler: requireToken(server) }, (request) => request.oauth);
+ * @throws ConfigError for a missing server or a wrong or unknown option (`checkAdapterOptions`).
  * @group Authorization
  */
 export const oauthPlugin: FastifyPluginAsync<OAuthPluginOptions> = async (fastify, options) => {
   // The pages link to where the routes really are, prefix included.
-  const { routes, where, limit } = mount(options.server, options, fastify.prefix);
+  const { routes, where, limit } = mount('oauthPlugin', options.server, options, fastify.prefix);
   const io: AdapterIo<FastifyRequest, FastifyReply, FastifyReply, Hook> = {
     server: options.server,
     hooks: options,

@@ -22,7 +22,7 @@ import {
   type VerifiedToken,
 } from '../../src/index.js';
 import { jsonForRule, readFetchBody } from '../fetch-body.js';
-import { mount } from '../shared.js';
+import { checkRequireToken, mount } from '../shared.js';
 
 /**
  * The variables `requireToken` sets: `new Hono<{ Variables: OAuthVariables }>()` types
@@ -84,10 +84,11 @@ const send = (c: Context, response: OAuthResponse): Response =>
  * @example
  * app.route('/', createOAuthApp(server, { loginUrl: '/login' }));
  * app.use('/v2/*', requireToken(server));
+ * @throws ConfigError for a missing server or a wrong or unknown option (`checkAdapterOptions`).
  * @group Authorization
  */
 export function createOAuthApp(server: AuthorizationServer, options: OAuthAppOptions = {}): Hono {
-  const { routes, where, limit } = mount(server, options);
+  const { routes, where, limit } = mount('createOAuthApp', server, options);
   const io: AdapterIo<Context, Context, Response, Hook> = {
     server,
     hooks: options,
@@ -136,13 +137,15 @@ function bearerRequest(c: Context): OAuthRequest {
  * Middleware for the resource API: answers 401/403 with an RFC 6750 `WWW-Authenticate`
  * challenge, or sets the verified token as `c.get('oauth')` and continues. With `resource`, the
  * request is checked as one to that protected resource (RFC 9728).
- * @throws ConfigError when `resource` is not one of the server's `protectedResources`.
+ * @throws ConfigError when `server` is none, an option is unknown, or `resource` is not one of the
+ *   server's `protectedResources`.
  * @group Resource
  */
 export function requireToken(
   server: AuthorizationServer,
   options: RequireTokenOptions = {},
 ): MiddlewareHandler<{ Variables: OAuthVariables }> {
+  checkRequireToken(server, options, ['resource', 'bodyLimit']);
   if (options.resource !== undefined) {
     const entry = server.protectedResource(options.resource);
     const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;

@@ -101,10 +101,11 @@ function plain(res: ServerResponse, status: number, text: string): void {
  * const oauth = createOAuthHandler(server, { loginUrl: '/login' });
  * const protect = requireToken(server);
  * createServer((req, res) => oauth(req, res, () => protect(req, res, () => res.end(req.oauth!.account.uuid))));
+ * @throws ConfigError for a missing server or a wrong or unknown option (`checkAdapterOptions`).
  * @group Authorization
  */
 export function createOAuthHandler(server: AuthorizationServer, options: OAuthHandlerOptions = {}): OAuthHandler {
-  const { routes: list, where, limit } = mount(server, options);
+  const { routes: list, where, limit } = mount('createOAuthHandler', server, options);
   const routes = new Map(list.map((route) => [route.path, route]));
   const io: AdapterIo<IncomingMessage, ServerResponse, unknown, Hook> = {
     server,

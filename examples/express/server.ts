@@ -1,5 +1,5 @@
 /**
- * authgate in an Express 5 platform: the smallest complete setup, runnable with `npm run demo`.
+ * authgate in an Express 5 platform: the smallest complete setup, runnable with `npm run example:express`.
  *
  *   1. the platform's own sign-in (here: two demo accounts, sessions in memory),
  *   2. `UserSessions`: how authgate asks "who is signed in?" (it reads our session cookie),
@@ -27,8 +27,8 @@ const base = `http://127.0.0.1:${port}`;
 // ── 1. The platform's sign-in ───────────────────────────────────────────────────────────────
 // Demo only: a real platform keeps password hashes, not passwords.
 const users: { password: string; account: Account }[] = [
-  { password: 'ada', account: { uuid: 'a3f1c2e4b5d60718293a4b5c6d7e8f90', name: 'Ada Lovelace', email: 'ada@example.com' } },
-  { password: 'bob', account: { uuid: 'b0b5e1f2a3c4d5e6f708192a3b4c5d6e', name: 'Bob Example', email: 'bob@example.com' } },
+  { password: 'lovelace', account: { uuid: 'a3f1c2e4b5d60718293a4b5c6d7e8f90', name: 'Ada Lovelace', email: 'ada@example.com' } },
+  { password: 'builder', account: { uuid: 'b0b5e1f2a3c4d5e6f708192a3b4c5d6e', name: 'Bob Builder', email: 'bob@example.com' } },
 ];
 const SESSION_COOKIE = 'demo_sid';
 const cookieOptions = { httpOnly: true, sameSite: 'lax', path: '/' } as const; // add `secure: true` behind https
@@ -109,7 +109,7 @@ const loginPage = (res: Response, interaction: string | undefined, error?: strin
     res,
     'Sign in',
     html`${error ? html`<p style="color:#b00">${error}</p>` : ''}
-<p>Demo accounts: <code>ada@example.com</code> / password <code>ada</code>, <code>bob@example.com</code> / password <code>bob</code>.</p>
+<p>Demo accounts: <code>ada@example.com</code> / password <code>lovelace</code>, <code>bob@example.com</code> / password <code>builder</code>.</p>
 <form method="post" action="/login">
   ${interaction ? html`<input type="hidden" name="interaction" value="${interaction}">` : ''}
   <p><label>E-mail <input name="email" type="email" autocomplete="username" required></label></p>

@@ -7,7 +7,7 @@
  */
 import express, { type Response, type Router } from 'express';
 import { isOAuthError, type AuthorizationServer } from '../../src/index.js';
-import { csrfField, formatDate, html, scopeWords, sendPage, type Html } from './html.js';
+import { confirmBox, csrfField, formatDate, html, scopeWords, sendPage, type Html } from './html.js';
 import { checkCsrf, requireUser, takeFlash, type BrowserSession, type SessionStore } from './sessions.js';
 
 const DAY = 86_400;
@@ -102,10 +102,13 @@ ${created.expiresAt === null ? 'It never expires.' : `It expires on ${formatDate
         res,
         session,
         'Revoke API token',
-        html`<div class="box"><p>Revoke <strong>${token.name}</strong>? Every script that uses it stops working at once. This cannot be undone.</p>
-<form method="post" action="/account/tokens/revoke">${csrfField(session.csrf)}<input type="hidden" name="id" value="${token.id}">
-<input type="hidden" name="confirm" value="yes"><button class="danger">Revoke token</button></form>
-<p><a href="/account/tokens">Cancel</a></p></div>`,
+        confirmBox(session.csrf, {
+          action: '/account/tokens/revoke',
+          fields: { id: token.id },
+          question: html`Revoke <strong>${token.name}</strong>? Every script that uses it stops working at once. This cannot be undone.`,
+          confirm: 'Revoke token',
+          cancel: '/account/tokens',
+        }),
       );
     }
     if (await server.revokePersonalToken(session.user!.account.uuid, token.id)) session.flash = `${token.name} is revoked.`;

@@ -67,10 +67,10 @@ ${
   mine.length === 0
     ? html`<div class="box muted">You have not registered an application yet.</div>`
     : html`
-<table class="apps"><tr><th>Application</th><th>Client ID and callback URL</th><th></th></tr>
+<table class="apps"><tr><th>Application</th><th>Client</th><th></th></tr>
 ${mine.map(
   (app) => html`<tr><td><strong>${app.name}</strong><br><span class="muted">since ${formatDate(app.createdAt)}</span></td>
-<td data-label="Client ID and callback URL"><code class="id">${app.clientId}</code><br><code>${app.redirectUri}</code></td>
+<td><dl class="ids"><dt>Client ID</dt><dd><code class="id">${app.clientId}</code></dd><dt>Callback URL</dt><dd><code>${app.redirectUri}</code></dd></dl></td>
 <td>${
     managedByDemo(app)
       ? html`<p class="muted">Run by the demo, which holds its secret: it resets the secret and callback URL at each start.</p>`

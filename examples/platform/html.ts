@@ -6,6 +6,7 @@
  */
 import type { Response } from 'express';
 import { PAGE_HEADERS, escapeHtml, type Account } from '../../src/index.js';
+import { LOGO } from './brand.js';
 
 export class Html {
   constructor(readonly value: string) {}
@@ -53,6 +54,14 @@ export function confirmBox(
 
 export interface PageContext {
   title: string;
+  /**
+   * A page of the sign-in and authorization flow (the sign-in page): the header shows the logo
+   * and no navigation, as authgate's built-in consent and device pages do, so the steps of one
+   * flow look alike.
+   */
+  flow?: boolean;
+  /** The page's language (`<html lang>`); default English. */
+  lang?: string;
   /** The signed-in user, for the header. */
   user?: Account | undefined;
   /** The session's CSRF token, for the header's sign-out form. */
@@ -62,18 +71,20 @@ export interface PageContext {
 }
 
 export function sendPage(res: Response, page: PageContext, body: Html, status = 200): void {
-  const nav = page.user
-    ? html`<a href="/account/applications">Authorized applications</a><a href="/account/tokens">API tokens</a><a href="/developer">Developer</a>
+  const nav = page.flow
+    ? ''
+    : page.user
+      ? html`<a href="/account/applications">Authorized applications</a><a href="/account/tokens">API tokens</a><a href="/developer">Developer</a>
 <form method="post" action="/logout">${csrfField(page.csrf ?? '')}<span class="who">${page.user.name}</span><button class="link">Sign out</button></form>`
-    : html`<a href="/login">Sign in</a>`;
+      : html`<a href="/login">Sign in</a>`;
   res
     .status(status)
     .set(PAGE_HEADERS)
     .send(
       render(html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<html lang="${page.lang ?? 'en'}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${page.title} · Nimbus</title><style>${new Html(STYLE)}</style></head>
-<body><header><a class="brand" href="/">☁ Nimbus</a><nav>${nav}</nav></header>
+<body><header><a class="brand" href="/">${new Html(LOGO)}<span>Nimbus</span></a>${nav ? html`<nav>${nav}</nav>` : ''}</header>
 <main>${page.flash ? html`<p class="flash">${page.flash}</p>` : ''}<h1>${page.title}</h1>${body}</main></body></html>`),
     );
 }
@@ -81,7 +92,7 @@ export function sendPage(res: Response, page: PageContext, body: Html, status = 
 const STYLE = `
 body{margin:0;font:16px/1.5 system-ui,sans-serif;color:#1b1f24;background:#f5f7fa}
 header{display:flex;flex-wrap:wrap;align-items:center;justify-content:space-between;gap:.25rem 1.25rem;padding:.75rem 1.5rem;background:#031b4e;color:#fff}
-header a{color:#fff;text-decoration:none}.brand{font-weight:700;font-size:1.2rem}
+header a{color:#fff;text-decoration:none}.brand{display:inline-flex;align-items:center;gap:.5rem;font-weight:700;font-size:1.2rem}.brand svg{height:1.75rem;width:1.75rem}
 nav{display:flex;flex-wrap:wrap;align-items:center;gap:.25rem 1.25rem}nav form{display:inline-flex;align-items:center;white-space:nowrap}.who{opacity:.8;margin-right:.5rem}
 main{max-width:48rem;margin:2rem auto;padding:0 1rem}h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem}
 .box{background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:1rem 1.25rem;margin:1rem 0}.box h2{margin:0 0 .5rem}.box>:first-child,.box>form>:first-child{margin-top:0}.box p:last-child{margin-bottom:0}
@@ -95,7 +106,9 @@ button.link{background:none;border:none;color:#fff;padding:0;text-decoration:und
 td form{display:inline-block;margin:0 .25rem .25rem 0}.actions{margin-top:1rem}
 code{background:#eef1f4;padding:.05rem .3rem;border-radius:4px;overflow-wrap:anywhere}
 table.apps{table-layout:fixed}table.apps th:first-child{width:28%}table.apps th:last-child{width:10rem}
-code.id{display:inline-block;max-width:100%;box-sizing:border-box;overflow-x:auto;white-space:nowrap;vertical-align:bottom}
+main a{color:#0069ff}
+code.id{font-size:.85em;overflow-wrap:anywhere;word-break:break-all;-webkit-box-decoration-break:clone;box-decoration-break:clone}
+dl.ids{margin:0}dl.ids dt{font-size:.8rem;font-weight:600;color:#57606a}dl.ids dd{margin:0 0 .5rem}dl.ids dd:last-child{margin-bottom:0}
 .secret{display:block;margin:.25rem 0 0;font-family:ui-monospace,monospace;background:#fff8c5;border:1px solid #d4a72c;padding:.5rem;border-radius:6px;word-break:break-all}
 .flash{background:#dafbe1;border:1px solid #4ac26b;padding:.5rem .75rem;border-radius:6px}
 .error{background:#ffebe9;border:1px solid #ff8182;padding:.5rem .75rem;border-radius:6px}

@@ -79,6 +79,8 @@ export function createPlatform({ url, storage }: PlatformOptions) {
       user
         ? html`<div class="box"><h2><a href="/account/applications">Authorized applications</a></h2>
 <p>The applications that can access your account, what each may do, and a button to revoke each.</p></div>
+<div class="box"><h2><a href="/account/tokens">API tokens</a></h2>
+<p>Personal access tokens for your scripts and the command line: create one, see it once, see when it was last used, revoke it.</p></div>
 <div class="box"><h2><a href="/developer">Developer</a></h2>
 <p>Register an application to get a client ID and secret; reset the secret; revoke every token it holds.</p></div>
 <div class="box"><h2>API</h2><p>Applications call <code>GET /v2/account</code> and <code>POST /v2/droplets</code>

@@ -1,6 +1,6 @@
 /**
  * Rate limiting with Fastify: `@fastify/rate-limit` in front of the token, device authorization
- * and revocation endpoints, one budget per endpoint, keyed by client (shared.ts). The OAuth
+ * and revocation endpoints, one budget per endpoint, keyed by client (`rateLimitKey` of `authgate`). The OAuth
  * plugin declares its own routes, so the limit is not a route option: an `onRequest` hook on the
  * root instance asks the limiter for the routes it matched (by their declared path, so no
  * spelling of a URL goes around it).
@@ -8,9 +8,8 @@
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { oauthPlugin } from '../../adapters/fastify/index.js';
-import type { AuthorizationServer } from '../../src/index.js';
+import { RATE_LIMITED_ENDPOINTS, rateLimitKey, tooManyRequests, type AuthorizationServer } from '../../src/index.js';
 import type { RateLimitOptions } from './express.js';
-import { LIMITED_ENDPOINTS, rateLimitKey, tooManyRequests } from './shared.js';
 
 export async function rateLimitedApp(
   server: AuthorizationServer,
@@ -19,7 +18,7 @@ export async function rateLimitedApp(
   // Behind a reverse proxy, `request.ip` is the proxy's unless Fastify trusts it: Fastify({ trustProxy: '127.0.0.1' }).
   const app = Fastify();
   await app.register(rateLimit, { global: false });
-  const limited = new Set(LIMITED_ENDPOINTS.map((endpoint) => basePath + endpoint));
+  const limited = new Set(RATE_LIMITED_ENDPOINTS.map((endpoint) => basePath + endpoint));
   const check = app.createRateLimit({
     max: limit,
     timeWindow: windowMs,

@@ -1,6 +1,6 @@
 /**
  * Rate limiting with Hono: `hono-rate-limiter` in front of the token, device authorization and
- * revocation endpoints, one budget per endpoint, keyed by client (shared.ts). On Node the
+ * revocation endpoints, one budget per endpoint, keyed by client (`rateLimitKey` of `authgate`). On Node the
  * address comes from `@hono/node-server`'s connection info; other runtimes have their own
  * `getConnInfo` (`hono/bun`, `hono/deno`, `hono/cloudflare-workers`).
  */
@@ -8,9 +8,8 @@ import { getConnInfo } from '@hono/node-server/conninfo';
 import { Hono, type Context } from 'hono';
 import { rateLimiter } from 'hono-rate-limiter';
 import { createOAuthApp } from '../../adapters/hono/index.js';
-import type { AuthorizationServer } from '../../src/index.js';
+import { RATE_LIMITED_ENDPOINTS, rateLimitKey, tooManyRequests, type AuthorizationServer } from '../../src/index.js';
 import type { RateLimitOptions } from './express.js';
-import { LIMITED_ENDPOINTS, rateLimitKey, tooManyRequests } from './shared.js';
 
 export function rateLimitedApp(
   server: AuthorizationServer,
@@ -18,7 +17,7 @@ export function rateLimitedApp(
 ): Hono {
   const app = new Hono();
   const handler = (c: Context) => c.json(tooManyRequests(Number(c.res.headers.get('retry-after'))), 429, { 'cache-control': 'no-store' });
-  for (const endpoint of LIMITED_ENDPOINTS) {
+  for (const endpoint of RATE_LIMITED_ENDPOINTS) {
     // A ceiling per address: a claimed client id is anyone's to invent, so it must not open a fresh budget by itself.
     app.use(
       basePath + endpoint,

@@ -9,8 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { AuthorizationServer, MemoryStorage, escapeHtml, type Account, type UserSession, type UserSessions } from '../../src/index.js';
 
 const users: { password: string; account: Account }[] = [
-  { password: 'ada', account: { uuid: 'a3f1c2e4b5d60718293a4b5c6d7e8f90', name: 'Ada Lovelace', email: 'ada@example.com' } },
-  { password: 'bob', account: { uuid: 'b0b5e1f2a3c4d5e6f708192a3b4c5d6e', name: 'Bob Example', email: 'bob@example.com' } },
+  { password: 'lovelace', account: { uuid: 'a3f1c2e4b5d60718293a4b5c6d7e8f90', name: 'Ada Lovelace', email: 'ada@example.com' } },
+  { password: 'builder', account: { uuid: 'b0b5e1f2a3c4d5e6f708192a3b4c5d6e', name: 'Bob Builder', email: 'bob@example.com' } },
 ];
 const SESSION_COOKIE = 'demo_sid';
 const signedIn = new Map<string, UserSession>(); // session id → account + sign-in time
@@ -51,7 +51,7 @@ export function loginPage(interaction?: string, error?: string): string {
   const hidden = interaction ? `<input type="hidden" name="interaction" value="${escapeHtml(interaction)}">` : '';
   return `<!doctype html><html lang="en"><meta charset="utf-8"><title>Sign in</title><h1>Sign in</h1>
 ${error ? `<p style="color:#b00">${escapeHtml(error)}</p>` : ''}
-<p>Demo accounts: <code>ada@example.com</code> / <code>ada</code>, <code>bob@example.com</code> / <code>bob</code>.</p>
+<p>Demo accounts: <code>ada@example.com</code> / <code>lovelace</code>, <code>bob@example.com</code> / <code>builder</code>.</p>
 <form method="post" action="/login">${hidden}
 <p><label>E-mail <input name="email" type="email" required></label></p>
 <p><label>Password <input name="password" type="password" required></label></p>

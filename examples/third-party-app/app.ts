@@ -30,7 +30,7 @@ interface AppSession {
   pending?: { state: string; scope: string; silent: boolean };
   tokens?: oauth.TokenEndpointResponse;
   /** The outcome of the last step, shown on the home page: data as JSON, a failure in words. */
-  result?: { title: string; ok: boolean; body?: unknown; failure?: Failure; note?: string };
+  result?: { title: string; ok: boolean; body?: unknown; failure?: Failure; note?: string; kept?: boolean };
 }
 
 /** What went wrong, from the OAuth error the library reports (RFC 6749 §4.1.2.1, §5.2; RFC 6750 §3). */
@@ -101,6 +101,9 @@ export async function createThirdPartyApp(options: ThirdPartyAppOptions) {
   const app = express();
   app.disable('x-powered-by');
   app.use(express.static(fileURLToPath(new URL('./public', import.meta.url)), { index: false }));
+  app.get('/favicon.ico', (_req, res) => {
+    res.set({ 'content-type': 'image/png', 'cache-control': 'public, max-age=86400' }).send(FAVICON);
+  });
 
   app.get('/', (req, res) => {
     const session = sessionOf(req, res);
@@ -113,14 +116,14 @@ export async function createThirdPartyApp(options: ThirdPartyAppOptions) {
       `
 ${
   result
-    ? `<section class="${result.ok ? 'ok' : 'fail'}" id="result"><h2>${esc(result.title)}</h2>${result.note ? `<p id="result-note">${esc(result.note)}</p>` : ''}${
-        result.failure ? failureHtml(result.failure) : ''
+    ? `<section class="${result.ok ? 'ok' : 'fail'}" id="result"><h2>${esc(result.title)}</h2>${result.failure ? failureHtml(result.failure) : ''}${
+        result.note ? `<p id="result-note">${esc(result.note)}</p>` : ''
       }${result.body === undefined ? '' : `<pre>${json(result.body)}</pre>`}</section>`
     : ''
 }
 ${
   tokens
-    ? `<p id="connected">Connected to Nimbus as <strong>${esc(info?.name)}</strong> (${esc(info?.email)}), scope <code>${esc(tokens.scope)}</code>.</p>
+    ? `<p id="connected">${result?.kept ? 'Still connected' : 'Connected'} to Nimbus as <strong>${esc(info?.name)}</strong> (${esc(info?.email)}), scope <code>${esc(tokens.scope)}</code>${result?.kept ? ', as before' : ''}.</p>
 <div class="row">${button('/api/account', 'GET /v2/account', session.csrf)}${button('/api/droplets', 'POST /v2/droplets', session.csrf)}
 ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/disconnect', 'Disconnect (revoke the token)', session.csrf, 'danger')}</div>
 <h2>Token response</h2><pre id="token-response">${json(tokens)}</pre>`
@@ -179,11 +182,14 @@ ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/
             }
           : { title: `Granted scope "${tokens.scope}" differs from the requested "${pending.scope}"`, ok: false, body: tokens };
     } catch (error) {
+      // A failed new authorization takes nothing away: a connection made before stays, and says so.
+      const note = [pending?.silent ? SILENT_FAILED : '', session.tokens ? KEPT : ''].filter(Boolean).join(' ');
       session.result = {
         title: pending?.silent ? 'The silent reconnect did not succeed: no page was shown' : 'The authorization did not succeed',
         ok: false,
         failure: describe(error),
-        ...(pending?.silent && { note: SILENT_FAILED }),
+        ...(note && { note }),
+        ...(session.tokens && { kept: true }),
       };
     }
     res.redirect(303, '/'); // the code leaves the address bar
@@ -244,9 +250,16 @@ ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/
   return app;
 }
 
+/** StatusBoard's icon (a green board), a 32 px PNG for `/favicon.ico`. */
+const FAVICON = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAACAAAAAgCAYAAABzenr0AAABA0lEQVR4nOyXsUoEQRBEq9oNxDUXTPwFQ1mNNb1MEFfQwMjAzxEDA1eNNRNjWQz9BRPB/BSFc8vpBeECORBk22BeMAzdA1U0M810gSnKuqoFjiCskVjGHyLhGcQDoevXpm2+4/RlfqdaMcMpyU0MgKS7rsPh+1X7ZB4w4+VQ4o5r2Rwv+n25W+2nyBkikA5MxDaCcG2jsIogXLtI5V9CFEm7mJUfn9/PSmNxb+NX537CEEw2kA1kAyzrdSGQ8ArkTpgNZAPZwD/ohNILokja/i1/RBCu7RU4QRRJu58NF+rqluAWBkTQzVvTjvpXMJnoON3EDwxEmpTH6j6PfM/pRMR4/gUAAP//+I/v7QAAAAZJREFUAwBZGl8ALPVMewAAAABJRU5ErkJggg==',
+  'base64',
+);
+
 const SILENT_OK =
   'prompt=none: Nimbus sent the browser straight back, showing no sign-in or consent page, because you are signed in there and had authorized StatusBoard.';
 const SILENT_FAILED = 'prompt=none: Nimbus may not show a page, so instead of asking you it sent the browser straight back with an error.';
+const KEPT = 'Your earlier connection is kept: this answer does not revoke the token StatusBoard already holds (below).';
 
 /** What went wrong, in the terms of the OAuth error the library reports. */
 function describe(error: unknown): Failure {

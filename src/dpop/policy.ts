@@ -76,7 +76,10 @@ export function proofPolicy(options: ProofPolicyOptions = {}): ProofPolicy {
   }
   for (const alg of algorithms) {
     if (typeof alg === 'string' && (alg === 'none' || /^HS\d+$/.test(alg))) {
-      throw new ConfigError('dpop.algorithms', `"${alg}" can never sign a DPoP proof: RFC 9449 section 4.2 allows asymmetric algorithms only`);
+      throw new ConfigError(
+        'dpop.algorithms',
+        `"${alg}" can never sign a DPoP proof: RFC 9449 section 4.2 allows asymmetric algorithms only`,
+      );
     }
     if (typeof alg !== 'string' || !DPOP_ALGORITHMS.has(alg)) {
       throw new ConfigError('dpop.algorithms', `expected each of ${[...DPOP_ALGORITHMS].join(', ')}; got ${JSON.stringify(alg)}`);

@@ -9,8 +9,9 @@
  *   missing (23503): a bug or a misuse, never retried.
  * - `serialization`: the database reported a conflict with a concurrent transaction (40001,
  *   40P01) and the operation failed again when retried once.
- * - `database`: anything else: the database could not be reached or the connection was lost
- *   (the message says so), a timeout, a missing table (run `migrate()`).
+ * - `database`: anything else: the database could not be reached or the connection was lost,
+ *   it refused the user or password, the database does not exist (the message says which), a
+ *   timeout, a missing table (run `migrate()`).
  * The original error is in `cause`, for logs only: authgate answers `server_error` to clients.
  * @group Storage
  */
@@ -44,6 +45,7 @@ const CONNECTION_CODES = new Set([
   'EAI_AGAIN',
   'EHOSTUNREACH',
   'ENETUNREACH',
+  'ENOENT', // no Unix socket at the path
 ]);
 
 /**
@@ -60,6 +62,20 @@ function connectionFailure(error: unknown): string | undefined {
   }
   const message = error instanceof Error ? error.message : '';
   return /^Connection terminated|not queryable|timeout exceeded when trying to connect/.test(message) ? '' : undefined;
+}
+
+/**
+ * Why the database would not take the connection at all, in words, for the errors that are
+ * neither a lost connection nor a failed statement: the sign-in refused (SQLSTATE class 28), the
+ * database missing (3D000), too many connections (53300), or a connection string `pg` could not
+ * parse (its `TypeError`). Only fixed texts: no value of the error.
+ */
+function refusal(state: string | undefined, error: unknown): string | undefined {
+  if (state?.startsWith('28')) return `the database refused the user or password (SQLSTATE ${state})`;
+  if (state === '3D000') return 'the database named in the connection string does not exist (SQLSTATE 3D000)';
+  if (state === '53300') return 'the database has no connection left (SQLSTATE 53300)';
+  if (error instanceof TypeError && /Invalid URL/i.test(error.message)) return 'the connection string is not a URL pg can read';
+  return undefined;
 }
 
 /** Whether `error` is a serialization failure or a deadlock: worth running the operation once more. */
@@ -93,6 +109,8 @@ export function storageError(operation: string, error: unknown, retried: boolean
       { cause: error },
     );
   }
+  const refused = refusal(state, error);
+  if (refused) return new PostgresStorageError('database', operation, state, `${at} failed: ${refused}.`, { cause: error });
   const hint = state === '42P01' ? ' A table is missing: call migrate() first.' : '';
   return new PostgresStorageError('database', operation, state, `${at} failed${state ? ` (SQLSTATE ${state})` : ''}.${hint}`, {
     cause: error,

@@ -20,7 +20,7 @@ export function renderDeviceEntryPage(
   status = 200,
 ): OAuthResponse {
   const m = form.messages ?? en;
-  const wrong = form.wrong ? `<p role="alert"><strong>${say(m.deviceWrongCode)}</strong></p>` : '';
+  const wrong = form.wrong ? `<p role="alert" class="error">${say(m.deviceWrongCode)}</p>` : '';
   return renderPage(
     status,
     m.deviceEntryTitle,

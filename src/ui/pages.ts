@@ -47,6 +47,7 @@ h1{font-size:1.4rem}.box{border:1px solid #d0d7de;border-radius:8px;padding:1rem
 button{font:inherit;padding:.5rem 1.2rem;border-radius:6px;border:1px solid var(--accent);margin:0 .5rem .5rem 0;cursor:pointer}
 .site{display:flex;align-items:center;gap:.5rem;font-weight:600;color:#57606a;margin:0 0 1rem}.site img{height:2rem;width:auto}
 .primary{background:var(--accent);color:#fff}.secondary{background:#fff;color:var(--accent)}a{color:var(--accent)}code{background:#f6f8fa;padding:0 .2rem}
+.error{background:#ffebe9;border:1px solid #ff8182;border-radius:6px;padding:.5rem .75rem;color:#1b1f24}
 input{font:inherit;padding:.35rem .6rem;border:1px solid #8c959f;border-radius:6px;max-width:100%;box-sizing:border-box}#user_code{font-family:ui-monospace,monospace;letter-spacing:.08em;text-transform:uppercase}`;
 
 /**

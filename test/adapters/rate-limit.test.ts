@@ -13,8 +13,15 @@ import { rateLimitedApp as expressApp } from '../../examples/rate-limit/express.
 import { rateLimitedApp as fastifyApp } from '../../examples/rate-limit/fastify.js';
 import { rateLimitedApp as honoApp } from '../../examples/rate-limit/hono.js';
 import { alertingAudit } from '../../examples/rate-limit/alerts.js';
-import { basicClientId, rateLimitKey } from '../../examples/rate-limit/shared.js';
-import { AuthorizationServer, MemoryStorage, oauthRoutes, type RegisteredClient } from '../../src/index.js';
+import {
+  AuthorizationServer,
+  MemoryStorage,
+  basicClientId,
+  oauthRoutes,
+  rateLimitKey,
+  tooManyRequests,
+  type RegisteredClient,
+} from '../../src/index.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import { CALLBACK } from '../fixtures.js';
 import { useApp } from './app.js';
@@ -202,6 +209,16 @@ describe('the key', () => {
     expect(rateLimitKey(undefined, '192.0.2.1')).toBe('address 192.0.2.1');
     expect(rateLimitKey(`Basic ${btoa('app:s')}`, '192.0.2.1')).toBe('client "app" at 192.0.2.1');
     expect(rateLimitKey(`Basic ${btoa('x" at 192.0.2.9:s')}`, '192.0.2.1')).toBe('client "x\\" at 192.0.2.9" at 192.0.2.1');
+  });
+
+  it('tooManyRequests: the OAuth error body of the 429, with the seconds when they are a number', () => {
+    expect(tooManyRequests(12)).toEqual({
+      error: 'temporarily_unavailable',
+      error_description: 'Too many requests: try again in 12 seconds.',
+    });
+    expect(tooManyRequests(0.2).error_description).toBe('Too many requests: try again in 1 seconds.');
+    for (const unknown of [Number.NaN, Number(undefined), -1, Number.POSITIVE_INFINITY])
+      expect(tooManyRequests(unknown).error_description).toBe('Too many requests: try again later.');
   });
 });
 

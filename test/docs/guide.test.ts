@@ -36,17 +36,6 @@ describe('docs/guide.md', () => {
   });
 });
 
-describe('README.md', () => {
-  it('shows each region it names (<!-- region: path#name -->) as that file has it', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    const shown = [...readme.matchAll(/<!-- region: ([\w./-]+)#([\w-]+) -->\n+```ts\n([\s\S]*?)\n```/g)];
-    expect(shown.length).toBeGreaterThan(0);
-    for (const [, path, name, code] of shown) {
-      expect(code, `${path}#${name}`).toBe(regions(readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8')).get(name!));
-    }
-  });
-});
-
 describe('the guide platform, over HTTP', () => {
   let base = '';
   let close = () => {};

@@ -1,6 +1,7 @@
 /**
  * Every Markdown document of the repository cites only what a reader can open: each relative link
- * points at a file that exists (and, with `#anchor`, at a heading of it), and each repository path
+ * points at a file that exists (and, with `#anchor`, at a heading of it), no link goes to the
+ * repository's own (unpublished) GitHub address, and each repository path
  * quoted in backticks (`src/...`, `test/...`, ...) exists. A document that outlives a moved or
  * deleted file fails here instead of misleading the next reader.
  */
@@ -10,8 +11,13 @@ import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-/** Where the package's `repository` lives on GitHub: the prefix of a link to one of its files. */
-const REPOSITORY_FILES = `${(JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { homepage: string }).homepage.replace(/#.*$/, '')}/blob/main/`;
+/**
+ * The package's repository (`homepage` of package.json). It is not published: a link to one of
+ * its files there leads nowhere, so every document links the repository's files relatively.
+ */
+const REPOSITORY = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { homepage: string }
+).homepage.replace(/#.*$/, '');
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DOCUMENTS = execFileSync('git', ['ls-files', '*.md'], { cwd: ROOT, encoding: 'utf8' })
@@ -61,13 +67,11 @@ describe.each(DOCUMENTS)('%s', (file) => {
   it('every relative link points at a file (and heading) that exists', () => {
     const broken: string[] = [];
     for (const [, link] of prose(file).matchAll(/\]\(([^)\s]+)\)/g)) {
-      // The README ships in the package, where relative links lead nowhere: it links the
-      // repository's files by their URL on GitHub, checked here as the files they name.
-      const target = link!.startsWith(REPOSITORY_FILES) ? link!.slice(REPOSITORY_FILES.length) : link!;
-      if (file === 'README.md' && target === link && !/^([a-z][a-z0-9+.-]*:|#)/i.test(link!)) {
-        broken.push(`${link} (relative: link ${REPOSITORY_FILES}...)`);
+      if (link!.startsWith(REPOSITORY)) {
+        broken.push(`${link} (not published: link the file relatively)`);
         continue;
       }
+      const target = link!;
       if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto:
       const [path, anchor] = target!.split('#') as [string, string | undefined];
       const resolved = path === '' ? file : normalize(join(dirname(file), path));

@@ -154,7 +154,9 @@ describe.skipIf(!browserAvailable)('built-in pages with the demo brand, in Chrom
       await navigate(page, page.getByRole('link', { name: language.lang === 'fr' ? 'Utiliser un autre compte' : 'Use another account' }));
       expect(new URL(page.url()).pathname).toBe('/login');
       expect(new URL(page.url()).searchParams.get('interaction')).toMatch(/^[\w-]{43}$/);
-      expect(await text(page, 'main')).toContain('To continue to StatusBoard');
+      // In the language of the consent page it came from (the host asks authgate which: issue 27).
+      expect(await page.evaluate(() => document.documentElement.lang)).toBe(language.lang);
+      expect(await text(page, 'main')).toContain(language.lang === 'fr' ? 'Pour continuer vers StatusBoard' : 'To continue to StatusBoard');
       for (const width of WIDTHS) {
         await page.setViewportSize({ width, height: 800 });
         await page.screenshot({ path: join(FOLDER, `use-another-account-${language.lang}-${width}.png`), fullPage: true });

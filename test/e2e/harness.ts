@@ -97,11 +97,11 @@ export async function navigate(page: Page, target: Locator): Promise<void> {
   await Promise.all([page.waitForEvent('load'), target.click()]);
 }
 
-/** On the platform's sign-in page: sign in. */
+/** On the platform's sign-in page, in whichever language it speaks: sign in. */
 export async function signIn(page: Page, user: User): Promise<void> {
-  await page.getByLabel('E-mail').fill(user.email);
-  await page.getByLabel('Password').fill(user.password);
-  await navigate(page, page.getByRole('button', { name: 'Sign in' }));
+  await page.locator('#email').fill(user.email);
+  await page.locator('#password').fill(user.password);
+  await navigate(page, page.locator('form[action="/login"] button'));
 }
 
 /** The text of an element, white space collapsed. */

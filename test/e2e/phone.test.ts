@@ -4,7 +4,8 @@
  * confirm step), the consent page and an error page; StatusBoard's dashboard before and after
  * connecting, with an error, and its implicit-flow callback. On each: nothing wider than the
  * screen (no sideways scrolling of the page), the account name and "Sign out" fully on screen,
- * and every client ID on one line (it scrolls inside its own box rather than breaking mid-id).
+ * and every client ID shown whole (it wraps inside its cell; it used to scroll inside a box that
+ * gave no sign of scrolling, cutting the ID off, issue 27).
  * Screenshots: test-results/e2e/phone/.
  */
 import { mkdirSync } from 'node:fs';
@@ -39,10 +40,11 @@ async function layoutProblems(page: Page): Promise<string[]> {
     for (const id of all('code.id')) {
       const range = document.createRange();
       range.selectNodeContents(id);
-      const lines = new Set(Array.from(range.getClientRects()).map((r) => Math.round(r.top)));
-      if (lines.size > 1) problems.push(`client ID ${id.textContent} is broken over ${lines.size} lines`);
-      const box = id.getBoundingClientRect();
-      if (box.right > width) problems.push(`client ID ${id.textContent} runs off the screen`);
+      const right = Math.max(...Array.from(range.getClientRects()).map((r) => r.right));
+      if (right > width) problems.push(`client ID ${id.textContent} runs off the screen`);
+      const cell = id.parentElement!;
+      if (right > cell.getBoundingClientRect().right + 1 || id.scrollWidth > id.clientWidth + 1)
+        problems.push(`client ID ${id.textContent} is cut off`);
     }
     return problems;
   }, WIDTH);

@@ -37,6 +37,9 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const LOST = /^authgate PostgresStorage\.migrate failed: the database could not be reached or the connection was lost/;
+/** The same failure, as openPostgresStorage says it: where, then why. */
+const OPEN_LOST =
+  /^authgate openPostgresStorage: PostgreSQL at 127\.0\.0\.1:\d+ \(database "postgres", user "postgres"\): the database could not be reached or the connection was lost/;
 
 /** Load shape and timeline (ms). */
 const BEARER_WORKERS = 8;
@@ -222,7 +225,7 @@ describe.skipIf(!clusterAvailable)(
         (error: unknown) => error,
       );
       expect(opened).toBeInstanceOf(PostgresStorageError);
-      expect((opened as Error).message).toMatch(LOST);
+      expect((opened as Error).message).toMatch(OPEN_LOST);
       expect((opened as Error).message).toContain('ECONNREFUSED');
 
       // The server process, as a host starts it: it exits at once with that message, not later.
