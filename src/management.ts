@@ -155,16 +155,8 @@ type Unreviewed = Pick<ClientRecord, 'registration' | 'clientUri' | 'logoUri'>;
  * client a secret returned once, of which only the hash is stored; `unreviewed` for a client
  * that registered itself.
  */
-export async function createClient(
-  ctx: Context,
-  input: ClientInput & { public: true },
-  unreviewed?: Unreviewed,
-): Promise<RegisteredPublicClient>;
-export async function createClient(
-  ctx: Context,
-  input: ClientInput,
-  unreviewed?: Unreviewed,
-): Promise<RegisteredClient | RegisteredPublicClient>;
+export function createClient(ctx: Context, input: ClientInput & { public: true }, unreviewed?: Unreviewed): Promise<RegisteredPublicClient>;
+export function createClient(ctx: Context, input: ClientInput, unreviewed?: Unreviewed): Promise<RegisteredClient | RegisteredPublicClient>;
 export async function createClient(
   ctx: Context,
   input: ClientInput,
