@@ -10,7 +10,7 @@ import { findClient, isDocumentClientId } from './checks/clients.js';
 import { redirectUriProblem } from './checks/redirect-uri.js';
 import { audit, type Context } from './context.js';
 import { randomId, randomToken, sha256Base64url } from './crypto.js';
-import { ConfigError, OAuthError } from './errors.js';
+import { ConfigError, isOAuthError, OAuthError } from './errors.js';
 import { BIDI_CONTROLS, plainLine, plausibleId } from './rules.js';
 import { withClientChanges } from './storage/copy.js';
 import {
@@ -59,18 +59,22 @@ export interface ClientUpdate {
 /** The fields of a client that registration and `updateClient` check, by their names there. */
 export type ClientField = 'name' | 'redirectUri' | 'owner' | 'metadata' | 'responseTypes' | 'grantTypes';
 
+/** An `invalid_request` for one refused field of a client, naming the field (`fieldRefused`). */
+type FieldRefusal = OAuthError & { readonly field: ClientField };
+
 /**
  * `invalid_request` for one refused field of a client. To the host it is the `OAuthError` it
- * always was; the field is for dynamic registration, which answers a refused callback URL as
- * `invalid_redirect_uri` and any other refused field as `invalid_client_metadata` (RFC 7591 §3.2.2).
+ * always was, equal to one made without a field: the field is a property that is not enumerable.
+ * It is for dynamic registration, which answers a refused callback URL as `invalid_redirect_uri`
+ * and any other refused field as `invalid_client_metadata` (RFC 7591 §3.2.2; `refusedField`).
  */
-export class ClientFieldError extends OAuthError {
-  readonly field: ClientField;
+function fieldRefused(field: ClientField, description: string): FieldRefusal {
+  return Object.defineProperty(new OAuthError('invalid_request', description), 'field', { value: field }) as FieldRefusal;
+}
 
-  constructor(field: ClientField, description: string) {
-    super('invalid_request', description);
-    this.field = field;
-  }
+/** The field of a client an error refused (`fieldRefused`), or `undefined` for any other error. */
+export function refusedField(error: unknown): ClientField | undefined {
+  return isOAuthError(error) ? (error as Partial<FieldRefusal>).field : undefined;
 }
 
 /** The largest `metadata` a client may carry, as JSON. */
@@ -80,7 +84,7 @@ export const MAX_CLIENT_METADATA_BYTES = 4096;
 export function clientName(value: unknown): string {
   const name = typeof value === 'string' ? value.trim() : '';
   if (!plainLine(name, 200) || BIDI_CONTROLS.test(name)) {
-    throw new ClientFieldError('name', 'The application name must be 1 to 200 characters, without control or bidirectional characters.');
+    throw fieldRefused('name', 'The application name must be 1 to 200 characters, without control or bidirectional characters.');
   }
   return name;
 }
@@ -88,7 +92,7 @@ export function clientName(value: unknown): string {
 /** `owner`: the host's id of whoever owns the client, 1 to 200 characters without control characters. */
 export function clientOwner(value: unknown): string {
   if (!plausibleId(value)) {
-    throw new ClientFieldError('owner', 'The owner must be a string of 1 to 200 characters, without control characters.');
+    throw fieldRefused('owner', 'The owner must be a string of 1 to 200 characters, without control characters.');
   }
   return value;
 }
@@ -106,7 +110,7 @@ export function clientMetadata(value: unknown): Record<string, unknown> {
     json = undefined; // a cycle, a BigInt
   }
   if (json === undefined || new TextEncoder().encode(json).length > MAX_CLIENT_METADATA_BYTES) {
-    throw new ClientFieldError('metadata', `The metadata must be a plain JSON object of at most ${MAX_CLIENT_METADATA_BYTES} bytes.`);
+    throw fieldRefused('metadata', `The metadata must be a plain JSON object of at most ${MAX_CLIENT_METADATA_BYTES} bytes.`);
   }
   return JSON.parse(json) as Record<string, unknown>;
 }
@@ -114,7 +118,7 @@ export function clientMetadata(value: unknown): Record<string, unknown> {
 /** The callback URL of a client, as `registerClient` checks it. */
 export function clientRedirectUri(value: unknown, isPublic: boolean): string {
   const problem = typeof value === 'string' ? redirectUriProblem(value, isPublic) : 'is not a string';
-  if (problem) throw new ClientFieldError('redirectUri', `The callback URL ${problem}.`);
+  if (problem) throw fieldRefused('redirectUri', `The callback URL ${problem}.`);
   return value as string;
 }
 
@@ -168,10 +172,10 @@ export async function createClient(
   const owner = input.owner === undefined ? undefined : clientOwner(input.owner);
   const metadata = input.metadata === undefined ? undefined : clientMetadata(input.metadata);
   const responseTypes = input.responseTypes === undefined ? undefined : typeList(input.responseTypes, RESPONSE_TYPES);
-  if (responseTypes === null) throw new ClientFieldError('responseTypes', "responseTypes must list one or both of 'code' and 'token'.");
+  if (responseTypes === null) throw fieldRefused('responseTypes', "responseTypes must list one or both of 'code' and 'token'.");
   const grantTypes = input.grantTypes === undefined ? undefined : typeList(input.grantTypes, GRANT_TYPES);
   if (grantTypes === null || (grantTypes && !grantTypes.includes('authorization_code') && !grantTypes.includes(DEVICE_CODE_GRANT))) {
-    throw new ClientFieldError(
+    throw fieldRefused(
       'grantTypes',
       `grantTypes must list 'authorization_code' or '${DEVICE_CODE_GRANT}' (or both), and may add 'refresh_token'.`,
     );

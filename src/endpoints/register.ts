@@ -1,11 +1,11 @@
 import type { Context } from '../context.js';
-import { asciiDescription } from '../errors.js';
+import { asciiDescription, type OAuthError } from '../errors.js';
 import { header, isMethod, jsonResponse } from '../http.js';
 import { BIDI_CONTROLS } from '../rules.js';
 import type { ClientGrantType } from '../storage/types.js';
 import type { OAuthRequest, OAuthResponse, RegisteredPublicClient } from '../types.js';
 import { jsonFailure } from '../failure.js';
-import { ClientFieldError, createClient } from '../management.js';
+import { createClient, refusedField } from '../management.js';
 
 /** The longest `client_uri` / `logo_uri` kept, as for redirect URIs. */
 const MAX_URI = 2000;
@@ -102,8 +102,9 @@ export async function register(ctx: Context, request: OAuthRequest): Promise<OAu
       );
     } catch (error) {
       // A refused field is the client's metadata (RFC 7591 §3.2.2); anything else (storage) is a 500 below.
-      if (!(error instanceof ClientFieldError)) throw error;
-      return bad(error.field === 'redirectUri' ? 'invalid_redirect_uri' : 'invalid_client_metadata', error.description);
+      const field = refusedField(error);
+      if (field === undefined) throw error;
+      return bad(field === 'redirectUri' ? 'invalid_redirect_uri' : 'invalid_client_metadata', (error as OAuthError).description);
     }
     // RFC 7591 §3.2.1: everything stored about the client, and nothing that was not.
     return jsonResponse(201, {

@@ -4,7 +4,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { MemoryStorage, type AuditEvent, type ClientRecord } from '../../src/index.js';
+import { MemoryStorage, OAuthError, type AuditEvent, type ClientRecord } from '../../src/index.js';
 import { json, setup } from '../helpers.js';
 
 describe('dynamic client registration (RFC 7591)', () => {
@@ -115,5 +115,13 @@ describe('dynamic client registration (RFC 7591)', () => {
     const callback = await t.server.registerDynamic(registration({ redirect_uris: ['http://127.0.0.1/cb#frag'] }));
     expect(json(callback).error).toBe('invalid_redirect_uri');
     expect(json(callback).error_description).toMatch(/^The callback URL /);
+    // To the host, registerClient's refusal is the OAuthError it always was, equal to one made by hand.
+    for (const input of [
+      { name: 'x', redirectUri: 'http://127.0.0.1/cb#frag' },
+      { name: '', redirectUri: 'http://127.0.0.1/cb' },
+    ]) {
+      const refused = (await t.server.registerClient(input).catch((e: unknown) => e)) as OAuthError;
+      expect(refused).toStrictEqual(new OAuthError('invalid_request', refused.description));
+    }
   });
 });

@@ -23,7 +23,7 @@ function sources(dir: string): string[] {
 
 /**
  * The argument that is a description, by the name of the function called: `new OAuthError(code,
- * description)`, `new ClientFieldError(field, description)`, `errorPage(code, description)`,
+ * description)`, `fieldRefused(field, description)`, `errorPage(code, description)`,
  * `new AuthorizeError(code, description, callback)`, the authorization request's
  * `problem(parameter, message)`, the bearer
  * `challenge(ctx, status, code, description)`, registration's `bad(code, description)` and the
@@ -31,7 +31,7 @@ function sources(dir: string): string[] {
  */
 const DESCRIPTION_ARGUMENT: Record<string, number> = {
   OAuthError: 1,
-  ClientFieldError: 1,
+  fieldRefused: 1,
   errorPage: 1,
   AuthorizeError: 1,
   problem: 1,
