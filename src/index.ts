@@ -3,7 +3,9 @@
  * @packageDocumentation
  * @module authgate
  */
-export { AuthorizationServer, type ClientTypes } from './server.js';
+export { AuthorizationServer } from './server.js';
+export type { ClientTypes, ClientUpdate } from './management.js';
+export type { InteractionDescription } from './interactions/describe.js';
 export type { AuthorizationServerOptions, ResolvedOptions } from './options.js';
 export { MemoryStorage } from './storage/memory.js';
 export type * from './storage/types.js';

@@ -1,4 +1,4 @@
-import { authenticateClient, clientClaim } from '../checks/client-auth.js';
+import { authenticateClient } from '../checks/client-auth.js';
 import { findClient } from '../checks/clients.js';
 import { approvedConsent } from '../checks/consent.js';
 import { interactionStarted } from '../interactions/pending-anonymous.js';
@@ -49,10 +49,9 @@ export async function deviceAuthorization(ctx: Context, request: OAuthRequest, v
     requirePost(request);
     const all = requestParams(request);
     const params = singleWithin(all, DEVICE_PARAMS);
-    const claim = clientClaim(ctx, request, params);
+    const client = await authenticateClient(ctx, request, params);
     // RFC 8628 §3.1: `client_id` is required of a public client; a confidential one authenticates.
-    if (!claim) throw invalidClient();
-    const client = authenticateClient(ctx, claim, await claim.found);
+    if (!client) throw invalidClient();
     if (!client.grantTypes?.includes(DEVICE_CODE_GRANT)) {
       throw new OAuthError('unauthorized_client', 'This application may not use the device authorization grant.');
     }

@@ -1,13 +1,12 @@
-import { mayUseGrant } from '../checks/client-auth.js';
 import { accessAudience } from '../checks/resource.js';
-import { audit, type Context } from '../context.js';
+import type { Context } from '../context.js';
 import { randomId, sha256Base64url } from '../crypto.js';
 import { invalidClient, OAuthError } from '../errors.js';
 import { DEVICE_CODE_GRANT, type ClientRecord, type GrantRecord } from '../storage/types.js';
 import { MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
-import { familyEnd, mintAccessOnly, mintPair, type IssuedTokens } from '../tokens/mint.js';
-import { checkAccountActive } from '../grants/authorization-code.js';
+import { familyEnd, type IssuedTokens } from '../tokens/mint.js';
 import { invalidGrant } from '../grants/invalid-grant.js';
+import { issued, mintTokens, type Issue } from '../grants/issue-tokens.js';
 
 /**
  * A poll sooner than `interval` seconds after the last one by less than this is not `slow_down`:
@@ -71,21 +70,18 @@ export async function deviceCodeGrant(
     createdAt: now,
     revokedAt: null,
   };
-  const family = { grantId: grant.id, clientId: client.id };
-  const end = familyEnd(ctx, now);
-  // A client not allowed to refresh gets no refresh token, as in the code exchange.
-  const pair = mayUseGrant(client, 'refresh_token')
-    ? mintPair(ctx, family, record.scope, now, null, end, audience, record.resources)
-    : mintAccessOnly(ctx, family, record.scope, now, end, audience);
-  if (!(await redeem.call(ctx.storage, hash, now, grant, pair.records))) throw invalidGrant();
-  if (ctx.options.isAccountActive) await checkAccountActive(ctx, grant, now);
-  audit(ctx, {
-    type: 'token.issued',
+  const issue: Issue = {
     grantType: 'device_code',
-    clientId: client.id,
-    accountUuid: grant.account.uuid,
     grantId: grant.id,
-    scope: pair.scope,
-  });
-  return { grant, pair };
+    clientId: client.id,
+    scope: record.scope,
+    now,
+    end: familyEnd(ctx, now),
+    audience,
+    refreshAudience: record.resources,
+    refreshFamily: null,
+  };
+  const pair = mintTokens(ctx, issue, client);
+  if (!(await redeem.call(ctx.storage, hash, now, grant, pair.records))) throw invalidGrant();
+  return issued(ctx, issue, grant, pair);
 }

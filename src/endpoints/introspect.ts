@@ -1,4 +1,4 @@
-import { authenticateClient, clientClaim } from '../checks/client-auth.js';
+import { authenticateClient } from '../checks/client-auth.js';
 import { requirePost } from '../checks/require-post.js';
 import type { Context } from '../context.js';
 import { invalidClient, OAuthError } from '../errors.js';
@@ -16,8 +16,7 @@ export async function introspect(ctx: Context, request: OAuthRequest): Promise<O
   try {
     requirePost(request);
     const params = formParamsWithin(request, TOKEN_ABOUT_PARAMS);
-    const claim = clientClaim(ctx, request, params);
-    const client = claim && authenticateClient(ctx, claim, await claim.found);
+    const client = await authenticateClient(ctx, request, params);
     if (!client || client.secretHash === null) throw invalidClient();
     if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');
     const read = lookupToken(ctx, params.token);

@@ -1,10 +1,11 @@
 import type { Context } from '../context.js';
-import { asciiDescription } from '../errors.js';
+import { asciiDescription, type OAuthError } from '../errors.js';
 import { header, isMethod, jsonResponse } from '../http.js';
 import { BIDI_CONTROLS } from '../rules.js';
 import type { ClientGrantType } from '../storage/types.js';
 import type { OAuthRequest, OAuthResponse, RegisteredPublicClient } from '../types.js';
 import { jsonFailure } from '../failure.js';
+import { createClient, refusedField } from '../management.js';
 
 /** The longest `client_uri` / `logo_uri` kept, as for redirect URIs. */
 const MAX_URI = 2000;
@@ -33,18 +34,7 @@ function httpsUri(value: string): string | undefined {
  * (docs/reference.md#dynamic-registration-endpoint). Other metadata (`scope`, `software_id`,
  * `contacts`...) is accepted and not stored.
  */
-export async function register(
-  ctx: Context,
-  request: OAuthRequest,
-  registerPublic: (input: {
-    name: string;
-    redirectUri: string;
-    responseTypes: ['code'];
-    grantTypes: ClientGrantType[];
-    clientUri: string | undefined;
-    logoUri: string | undefined;
-  }) => Promise<RegisteredPublicClient>,
-): Promise<OAuthResponse> {
+export async function register(ctx: Context, request: OAuthRequest): Promise<OAuthResponse> {
   try {
     if (!ctx.options.allowDynamicRegistration) {
       return jsonResponse(404, { error: 'not_found', error_description: 'Dynamic client registration is not enabled on this server.' });
@@ -105,13 +95,16 @@ export async function register(
     }
     let client: RegisteredPublicClient;
     try {
-      client = await registerPublic({ name, redirectUri: uris[0], responseTypes: ['code'], grantTypes, clientUri, logoUri });
+      client = await createClient(
+        ctx,
+        { name, redirectUri: uris[0], public: true, responseTypes: ['code'], grantTypes },
+        { registration: 'dynamic', clientUri, logoUri },
+      );
     } catch (error) {
-      const description =
-        error instanceof Error && 'description' in error
-          ? String((error as { description: string }).description)
-          : 'The client metadata was refused.';
-      return bad(/callback URL/.test(description) ? 'invalid_redirect_uri' : 'invalid_client_metadata', description);
+      // A refused field is the client's metadata (RFC 7591 §3.2.2); anything else (storage) is a 500 below.
+      const field = refusedField(error);
+      if (field === undefined) throw error;
+      return bad(field === 'redirectUri' ? 'invalid_redirect_uri' : 'invalid_client_metadata', (error as OAuthError).description);
     }
     // RFC 7591 §3.2.1: everything stored about the client, and nothing that was not.
     return jsonResponse(201, {
@@ -126,7 +119,7 @@ export async function register(
       ...(logoUri !== undefined && { logo_uri: logoUri }),
     });
   } catch (error) {
-    // The host's hook failing, or a request that is not one (a method that is not a string).
+    // The host's hook or storage failing, or a request that is not one (a method that is not a string).
     return jsonFailure(ctx, request, error, 500);
   }
 }

@@ -1,4 +1,5 @@
 import type { Context } from '../context.js';
+import { ConfigError } from '../errors.js';
 import { documentMethodRefused, jsonResponse, publicJsonResponse } from '../http.js';
 import type { OAuthResponse, ProtectedResource } from '../types.js';
 import { jsonFailure } from '../failure.js';
@@ -7,6 +8,13 @@ import { jsonFailure } from '../failure.js';
  * OAuth 2.0 Protected Resource Metadata (RFC 9728; docs/reference.md#protected-resources-rfc-9728):
  * the document of each of the `protectedResources`, served at its well-known path (§3.1).
  */
+
+/** One of the `protectedResources` (`AuthorizationServer.protectedResource`), or a `ConfigError` naming the option. */
+export function protectedResource(ctx: Context, resource: string): ProtectedResource {
+  const entry = ctx.options.protectedResources?.find((r) => r.resource === resource);
+  if (!entry) throw new ConfigError('resource', `expected one of the protectedResources, not ${JSON.stringify(resource)}`);
+  return entry;
+}
 
 /**
  * The metadata of one protected resource (RFC 9728 §2): `null` without an `issuer` (there is no

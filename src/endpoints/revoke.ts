@@ -1,4 +1,4 @@
-import { authenticateClient, clientClaim } from '../checks/client-auth.js';
+import { authenticateClient } from '../checks/client-auth.js';
 import { requirePost } from '../checks/require-post.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
@@ -19,8 +19,7 @@ export async function revoke(ctx: Context, request: OAuthRequest): Promise<OAuth
   try {
     requirePost(request);
     const params = formParamsWithin(request, TOKEN_ABOUT_PARAMS);
-    const claim = clientClaim(ctx, request, params);
-    const client = claim && authenticateClient(ctx, claim, await claim.found);
+    const client = await authenticateClient(ctx, request, params);
     if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');
     // token_type_hint is accepted and not needed: one lookup finds either kind (RFC 7009 §2.1).
     const read = lookupToken(ctx, params.token);

@@ -1,4 +1,4 @@
-import { authenticateClient, clientClaim, mayUseGrant } from '../checks/client-auth.js';
+import { authenticateClient, mayUseGrant } from '../checks/client-auth.js';
 import { requirePost } from '../checks/require-post.js';
 import type { Context } from '../context.js';
 import { OAuthError } from '../errors.js';
@@ -75,9 +75,8 @@ export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthR
       if (resources === undefined || resources.length < 2) throw error;
       params = singleWithin(all, ONE_VALUE_PARAMS);
     }
-    // Client authentication: the store's answer is its one await (`clientClaim`).
-    const claim = clientClaim(ctx, request, params);
-    const client = claim && authenticateClient(ctx, claim, await claim.found);
+    // Client authentication: the store's answer is its one await.
+    const client = await authenticateClient(ctx, request, params);
     if (params.grant_type === undefined) throw new OAuthError('invalid_request', 'The grant_type parameter is missing.');
     const grant = Object.hasOwn(GRANTS, params.grant_type) ? GRANTS[params.grant_type] : undefined;
     if (!grant) {

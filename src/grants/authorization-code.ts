@@ -3,12 +3,12 @@ import { checkVerifier } from '../checks/pkce.js';
 import { clientRedirectUriMatches } from '../checks/redirect-uri.js';
 import { audit, type Context } from '../context.js';
 import { invalidClient, OAuthError } from '../errors.js';
-import type { ClientRecord, GrantRecord } from '../storage/types.js';
+import type { ClientRecord } from '../storage/types.js';
 import { MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
-import { familyEnd, mintAccessOnly, mintPair, type IssuedTokens } from '../tokens/mint.js';
-import { mayUseGrant } from '../checks/client-auth.js';
+import { familyEnd, type IssuedTokens } from '../tokens/mint.js';
 import { accessAudience } from '../checks/resource.js';
 import { invalidGrant } from './invalid-grant.js';
+import { issued, mintTokens, type Issue } from './issue-tokens.js';
 
 /**
  * `grant_type=authorization_code` (RFC 6749 §4.1.3; docs/reference.md#authorization-code-grant).
@@ -40,13 +40,19 @@ export async function authorizationCodeGrant(
   const audience = resources === undefined ? code.resources : accessAudience(ctx, resources, code.resources);
 
   const now = ctx.clock.now();
-  // The grant was created with the code, one code lifetime before the code expires.
-  const end = familyEnd(ctx, code.expiresAt - ctx.options.lifetimes.code * 1000);
-  const family = { grantId: code.grantId, clientId: code.clientId };
-  // A client not allowed to refresh gets no refresh token: one it may not use is only a risk.
-  const pair = mayUseGrant(client, 'refresh_token')
-    ? mintPair(ctx, family, code.scope, now, null, end, audience, code.resources)
-    : mintAccessOnly(ctx, family, code.scope, now, end, audience);
+  const issue: Issue = {
+    grantType: 'authorization_code',
+    grantId: code.grantId,
+    clientId: code.clientId,
+    scope: code.scope,
+    now,
+    // The grant was created with the code, one code lifetime before the code expires.
+    end: familyEnd(ctx, code.expiresAt - ctx.options.lifetimes.code * 1000),
+    audience,
+    refreshAudience: code.resources,
+    refreshFamily: null, // a new family starts
+  };
+  const pair = mintTokens(ctx, issue, client);
   const outcome = await ctx.storage.redeemCode(hash, now, pair.records);
   if (!outcome.ok) {
     // RFC 6749 §4.1.2: a code used twice SHOULD revoke every token issued from it.
@@ -56,26 +62,5 @@ export async function authorizationCodeGrant(
     }
     throw invalidGrant();
   }
-  if (ctx.options.isAccountActive) await checkAccountActive(ctx, outcome.grant, now);
-  audit(ctx, {
-    type: 'token.issued',
-    grantType: 'authorization_code',
-    clientId: client.id,
-    accountUuid: outcome.grant.account.uuid,
-    grantId: outcome.grant.id,
-    scope: pair.scope,
-  });
-  return { grant: outcome.grant, pair };
-}
-
-/**
- * The host's `isAccountActive` check after a grant was used: a disabled or deleted account gets
- * `invalid_grant` and its grant is revoked, so nothing issued for it keeps working.
- */
-export async function checkAccountActive(ctx: Context, grant: GrantRecord, now: number): Promise<void> {
-  const check = ctx.options.isAccountActive;
-  if (!check || (await check(grant.account.uuid))) return;
-  await ctx.storage.revokeGrant(grant.id, now);
-  audit(ctx, { type: 'account.inactive', clientId: grant.clientId, accountUuid: grant.account.uuid, grantId: grant.id });
-  throw invalidGrant();
+  return issued(ctx, issue, outcome.grant, pair);
 }

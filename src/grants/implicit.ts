@@ -1,8 +1,9 @@
 import { redirectTo } from '../checks/redirect-uri.js';
-import { audit, type Context } from '../context.js';
+import type { Context } from '../context.js';
 import type { AuthorizationRequestRecord, GrantRecord } from '../storage/types.js';
 import type { AuthorizeDecision } from '../types.js';
-import { accessTokenValue, familyEnd, mintAccessToken } from '../tokens/mint.js';
+import { accessTokenValue, familyEnd } from '../tokens/mint.js';
+import { issued, mintTokens, type Issue } from './issue-tokens.js';
 
 /**
  * The implicit grant (RFC 6749 §4.2.2): for an approved `response_type=token` request, an access
@@ -16,27 +17,28 @@ export async function issueImplicit(
   req: AuthorizationRequestRecord,
   now: number,
 ): Promise<AuthorizeDecision> {
-  // RFC 8707 §2: the token is for the resources requested, when any were.
-  const access = mintAccessToken(ctx, { grantId: grant.id, clientId: grant.clientId }, req.scope, now, req.resources);
-  const end = familyEnd(ctx, now); // lifetimes.grant: the token does not outlive its grant
-  if (end !== null && access.record.expiresAt! > end) access.record.expiresAt = end;
-  await ctx.storage.createGrant(grant, { tokens: [access.record] });
-  audit(ctx, {
-    type: 'token.issued',
+  const issue: Issue = {
     grantType: 'implicit',
-    clientId: grant.clientId,
-    accountUuid: grant.account.uuid,
     grantId: grant.id,
+    clientId: grant.clientId,
     scope: req.scope,
-  });
+    now,
+    end: familyEnd(ctx, now), // lifetimes.grant: the token does not outlive its grant
+    audience: req.resources, // RFC 8707 §2: the token is for the resources requested, when any were
+    refreshAudience: undefined,
+    refreshFamily: null,
+  };
+  const pair = mintTokens(ctx, issue, null); // an access token only: the implicit flow gets no refresh token
+  await ctx.storage.createGrant(grant, { tokens: pair.records });
+  await issued(ctx, issue, grant, pair);
   return {
     type: 'redirect',
     location: redirectTo(
       req.redirectUri,
       {
-        access_token: await accessTokenValue(ctx, access, grant),
+        access_token: await accessTokenValue(ctx, pair.access, grant),
         token_type: 'bearer',
-        expires_in: String(Math.ceil((access.record.expiresAt! - now) / 1000)),
+        expires_in: String(Math.ceil((pair.access.record.expiresAt! - now) / 1000)),
         scope: ctx.scopes.format(req.scope),
         state: req.state,
         iss: ctx.options.issuer,

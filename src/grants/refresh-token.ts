@@ -7,9 +7,9 @@ import { audit, type Context } from '../context.js';
 import { invalidClient, OAuthError } from '../errors.js';
 import type { ClientRecord } from '../storage/types.js';
 import { MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
-import { familyEnd, familyOf, familyPart, mintPair, type IssuedTokens } from '../tokens/mint.js';
-import { checkAccountActive } from './authorization-code.js';
+import { familyEnd, familyOf, familyPart, type IssuedTokens } from '../tokens/mint.js';
 import { invalidGrant } from './invalid-grant.js';
+import { issued, mintTokens, type Issue } from './issue-tokens.js';
 
 /**
  * `grant_type=refresh_token` (RFC 6749 §6; docs/reference.md#refresh-token-grant). The refresh
@@ -77,24 +77,25 @@ export async function refreshTokenGrant(
   // The family carries over (a token found by its hash was minted here, with a family part that
   // needs no checking); a token from before families existed starts one.
   const carried = found.token.familyHash ? { part: familyPart(params.refresh_token), hash: found.token.familyHash } : null;
-  const family = { grantId: found.token.grantId, clientId: found.token.clientId };
-  const pair = mintPair(ctx, family, scope, now, carried, end, audience, granted);
+  const issue: Issue = {
+    grantType: 'refresh_token',
+    grantId: found.token.grantId,
+    clientId: found.token.clientId,
+    scope,
+    now,
+    end,
+    audience,
+    refreshAudience: granted,
+    refreshFamily: carried,
+  };
+  const pair = mintTokens(ctx, issue, client);
   const outcome = await ctx.storage.rotateRefreshToken(hash, now, pair.records);
   if (!outcome.ok) {
     // Lost a race against another use of the same token: that is a replay too.
     if (outcome.reason === 'used') return replay(ctx, outcome.grantId, found.token.clientId, outcome.usedAt, now);
     throw invalidGrant();
   }
-  if (ctx.options.isAccountActive) await checkAccountActive(ctx, outcome.grant, now);
-  audit(ctx, {
-    type: 'token.issued',
-    grantType: 'refresh_token',
-    clientId: found.token.clientId,
-    accountUuid: outcome.grant.account.uuid,
-    grantId: outcome.grant.id,
-    scope: pair.scope,
-  });
-  return { grant: outcome.grant, pair };
+  return issued(ctx, issue, outcome.grant, pair);
 }
 
 /**

@@ -14,6 +14,24 @@ export interface Family {
   clientId: string;
 }
 
+/** What an access token is minted for (`mintAccessToken`, `mintAccessOnly`). */
+export interface MintOptions extends Family {
+  scope: string[];
+  now: number;
+  /** When the grant's family ends (`familyEnd`): no token is minted to outlive it. `null` or absent: no cap. */
+  end?: number | null;
+  /** The resources the access token is for (RFC 8707); absent: issued without resource indicators. */
+  audience?: string[] | undefined;
+}
+
+/** What a pair is minted for (`mintPair`): the access token's options, and the refresh token's. */
+export interface PairOptions extends MintOptions {
+  /** The family of the refresh token being rotated; absent or `null` at the code exchange: a new family starts. */
+  refreshFamily?: RefreshFamilyPart | null;
+  /** The resources the refresh token may be exchanged for (RFC 8707 §2.2); absent: issued without resource indicators. */
+  refreshAudience?: string[] | undefined;
+}
+
 /**
  * A minted access token: its record, and either its clear value (`opaque`) or the `jti` to sign
  * into a JWT (`jwt`, when `accessTokenFormat` is `jwt`).
@@ -38,28 +56,31 @@ export interface IssuedTokens {
 }
 
 /**
- * A new access token record of a grant. Nothing is stored yet. An opaque token is its own
- * storage key (hashed). A JWT is known to storage by its `jti`, which is the SHA-256 of a secret
- * that is dropped here: a value presented as an opaque token is looked up by its hash, and no
- * one holds a value whose hash is a `jti`, so the `jti` (public, logged by resource servers) is
- * no credential. Only the verified JWT leads to its record (`tokenKey` in `tokens/lookup.ts`).
+ * A new access token record of a grant, its expiry capped at `end`. Nothing is stored yet. An
+ * opaque token is its own storage key (hashed). A JWT is known to storage by its `jti`, which is
+ * the SHA-256 of a secret that is dropped here: a value presented as an opaque token is looked up
+ * by its hash, and no one holds a value whose hash is a `jti`, so the `jti` (public, logged by
+ * resource servers) is no credential. Only the verified JWT leads to its record (`tokenKey` in
+ * `tokens/lookup.ts`).
  */
-export function mintAccessToken(ctx: Context, family: Family, scope: string[], now: number, audience?: string[]): MintedAccess {
+export function mintAccessToken(ctx: Context, options: MintOptions): MintedAccess {
+  const { now, end } = options;
   const secret = randomToken();
   const token = ctx.jwt ? undefined : `${ctx.options.tokenPrefixes.accessToken}${secret}`;
+  const expiresAt = now + ctx.options.lifetimes.accessToken * 1000;
   const record: TokenRecord = {
     hash: sha256Base64url(token ?? secret),
     kind: 'access',
-    grantId: family.grantId,
-    clientId: family.clientId,
-    scope,
+    grantId: options.grantId,
+    clientId: options.clientId,
+    scope: options.scope,
     issuedAt: now,
-    expiresAt: now + ctx.options.lifetimes.accessToken * 1000,
+    expiresAt: end != null && expiresAt > end ? end : expiresAt,
     pairHash: null,
     rotatedAt: null,
     revokedAt: null,
   };
-  if (audience !== undefined) record.audience = audience; // RFC 8707: only for the resources requested
+  if (options.audience !== undefined) record.audience = options.audience; // RFC 8707: only for the resources requested
   return token === undefined ? { format: 'jwt', record, jti: record.hash } : { format: 'opaque', record, token };
 }
 
@@ -120,36 +141,25 @@ export function familyEnd(ctx: Context, grantCreatedAt: number): number | null {
  * A new access + refresh pair of a grant. Nothing is stored yet. `refreshFamily` is the family of
  * the refresh token being rotated (none at the code exchange: a new family starts); `end` caps
  * both tokens' expiry (`familyEnd`). `audience` is the resources the access token is for, and
- * `refreshAudience` those the refresh token may be exchanged for (RFC 8707 §2.2); undefined:
- * issued without resource indicators.
+ * `refreshAudience` those the refresh token may be exchanged for (RFC 8707 §2.2).
  */
-export function mintPair(
-  ctx: Context,
-  family: Family,
-  scope: string[],
-  now: number,
-  refreshFamily: RefreshFamilyPart | null = null,
-  end: number | null = null,
-  audience?: string[],
-  refreshAudience?: string[],
-): IssuedPair {
-  const access = mintAccessToken(ctx, family, scope, now, audience);
+export function mintPair(ctx: Context, options: PairOptions): IssuedPair {
+  const { now, end, refreshFamily } = options;
+  const access = mintAccessToken(ctx, options);
   // One fresh value: all of it for a new family, its last 21 characters after a carried family part.
   const fresh = randomToken();
-  const refreshToken = `${ctx.options.tokenPrefixes.refreshToken}${refreshFamily === null ? fresh : refreshFamily.part + fresh.slice(FAMILY_CHARS)}`;
-  const familyHash = refreshFamily === null ? sha256Base64url(fresh.slice(0, FAMILY_CHARS)) : refreshFamily.hash;
+  const carried = refreshFamily != null;
+  const refreshToken = `${ctx.options.tokenPrefixes.refreshToken}${carried ? refreshFamily.part + fresh.slice(FAMILY_CHARS) : fresh}`;
+  const familyHash = carried ? refreshFamily.hash : sha256Base64url(fresh.slice(0, FAMILY_CHARS));
   const refreshLifetime = ctx.options.lifetimes.refreshToken;
   let refreshExpiresAt = refreshLifetime === null ? null : now + refreshLifetime * 1000;
-  if (end !== null) {
-    if (access.record.expiresAt! > end) access.record.expiresAt = end;
-    if (refreshExpiresAt === null || refreshExpiresAt > end) refreshExpiresAt = end;
-  }
+  if (end != null && (refreshExpiresAt === null || refreshExpiresAt > end)) refreshExpiresAt = end;
   const refresh: TokenRecord = {
     hash: sha256Base64url(refreshToken),
     kind: 'refresh',
-    grantId: family.grantId,
-    clientId: family.clientId,
-    scope,
+    grantId: options.grantId,
+    clientId: options.clientId,
+    scope: options.scope,
     issuedAt: now,
     expiresAt: refreshExpiresAt,
     pairHash: access.record.hash,
@@ -157,24 +167,16 @@ export function mintPair(
     revokedAt: null,
     familyHash,
   };
-  if (refreshAudience !== undefined) refresh.audience = refreshAudience;
-  return { access, refreshToken, records: [access.record, refresh], scope };
+  if (options.refreshAudience !== undefined) refresh.audience = options.refreshAudience;
+  return { access, refreshToken, records: [access.record, refresh], scope: options.scope };
 }
 
 /**
  * An access token without a refresh token, for a client not allowed the refresh_token grant
- * (RFC 6749 §5.1: a refresh token is optional; RFC 7591 §2 `grant_types`), for the resources in
- * `audience` when set (RFC 8707). Nothing is stored yet.
+ * (RFC 6749 §5.1: a refresh token is optional; RFC 7591 §2 `grant_types`) and for the implicit
+ * flow, for the resources in `audience` when set (RFC 8707). Nothing is stored yet.
  */
-export function mintAccessOnly(
-  ctx: Context,
-  family: Family,
-  scope: string[],
-  now: number,
-  end: number | null = null,
-  audience?: string[],
-): IssuedPair {
-  const access = mintAccessToken(ctx, family, scope, now, audience);
-  if (end !== null && access.record.expiresAt! > end) access.record.expiresAt = end;
-  return { access, refreshToken: null, records: [access.record], scope };
+export function mintAccessOnly(ctx: Context, options: MintOptions): IssuedPair {
+  const access = mintAccessToken(ctx, options);
+  return { access, refreshToken: null, records: [access.record], scope: options.scope };
 }

@@ -23,13 +23,15 @@ function sources(dir: string): string[] {
 
 /**
  * The argument that is a description, by the name of the function called: `new OAuthError(code,
- * description)`, `errorPage(code, description)`, `new AuthorizeError(code, description,
- * callback)`, the authorization request's `problem(parameter, message)`, the bearer
+ * description)`, `fieldRefused(field, description)`, `errorPage(code, description)`,
+ * `new AuthorizeError(code, description, callback)`, the authorization request's
+ * `problem(parameter, message)`, the bearer
  * `challenge(ctx, status, code, description)`, registration's `bad(code, description)` and the
  * adapters' body errors.
  */
 const DESCRIPTION_ARGUMENT: Record<string, number> = {
   OAuthError: 1,
+  fieldRefused: 1,
   errorPage: 1,
   AuthorizeError: 1,
   problem: 1,

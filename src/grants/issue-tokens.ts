@@ -1,0 +1,94 @@
+import { mayUseGrant } from '../checks/client-auth.js';
+import { audit, type Context } from '../context.js';
+import type { ClientRecord, GrantRecord } from '../storage/types.js';
+import { mintAccessOnly, mintPair, type IssuedPair, type IssuedTokens, type PairOptions, type RefreshFamilyPart } from '../tokens/mint.js';
+import { invalidGrant } from './invalid-grant.js';
+
+/**
+ * The one issuing tail of every grant that issues tokens: the authorization code, refresh and
+ * device code grants at the token endpoint, and the implicit flow at the authorization endpoint.
+ * A grant does its own checks, then:
+ *
+ * 1. `mintTokens`: the tokens, with the refresh-token choice;
+ * 2. its own atomic storage step, which stores them while it uses up what it redeems (`redeemCode`,
+ *    `rotateRefreshToken`, `redeemDeviceAuthorization`; `createGrant` for the implicit flow);
+ * 3. `issued`: the account check (`isAccountActive`) and the `token.issued` audit event.
+ *
+ * The storage step sits between the two halves, in the grant, because each grant uses up
+ * something different and answers its own failures (a code used twice, a refresh token replayed).
+ * Neither half awaits anything unless the host's `isAccountActive` is set.
+ */
+
+/**
+ * What a grant issues: the tokens' options (`PairOptions`, every one of them given, in this
+ * order, so each grant's object has the same shape for the minting code) and the grant type
+ * `token.issued` names.
+ */
+export interface Issue extends PairOptions {
+  grantType: 'authorization_code' | 'refresh_token' | 'device_code' | 'implicit';
+  end: number | null;
+  audience: string[] | undefined;
+  refreshAudience: string[] | undefined;
+  refreshFamily: RefreshFamilyPart | null;
+}
+
+/**
+ * The tokens `issue` asks for, not stored yet: an access token, and a refresh token unless the
+ * grant may not have one.
+ */
+export function mintTokens(ctx: Context, issue: Issue, client: ClientRecord | null): IssuedPair {
+  return getsRefreshToken(issue, client) ? mintPair(ctx, issue) : mintAccessOnly(ctx, issue);
+}
+
+/** Whether a grant issues a refresh token with its access token. */
+function getsRefreshToken(issue: Issue, client: ClientRecord | null): boolean {
+  switch (issue.grantType) {
+    case 'implicit':
+      return false; // RFC 6749 §4.2.2: MUST NOT
+    case 'refresh_token':
+      // A rotation: the token endpoint checked that the client may use the grant (or, without
+      // credentials, the refresh grant checked it for the token's client).
+      return true;
+    default:
+      // A client not allowed to refresh gets no refresh token: one it may not use is only a risk
+      // (RFC 6749 §5.1: a refresh token is optional; RFC 7591 §2 `grant_types`).
+      return client !== null && mayUseGrant(client, 'refresh_token');
+  }
+}
+
+/**
+ * The tail after the grant's storage step stored `pair` with `grant`: the host's `isAccountActive`
+ * check at every use of a grant at the token endpoint (the implicit flow issues at the
+ * authorization endpoint, to the account signed in there, and has no `invalid_grant` to answer),
+ * then the `token.issued` event. Synchronous unless the check is set.
+ */
+export function issued(ctx: Context, issue: Issue, grant: GrantRecord, pair: IssuedPair): IssuedTokens | Promise<IssuedTokens> {
+  if (ctx.options.isAccountActive && issue.grantType !== 'implicit') {
+    return checkAccountActive(ctx, grant, issue.now).then(() => announce(ctx, issue, grant, pair));
+  }
+  return announce(ctx, issue, grant, pair);
+}
+
+function announce(ctx: Context, issue: Issue, grant: GrantRecord, pair: IssuedPair): IssuedTokens {
+  audit(ctx, {
+    type: 'token.issued',
+    grantType: issue.grantType,
+    clientId: issue.clientId,
+    accountUuid: grant.account.uuid,
+    grantId: grant.id,
+    scope: pair.scope,
+  });
+  return { grant, pair };
+}
+
+/**
+ * The host's `isAccountActive` check after a grant was used: a disabled or deleted account gets
+ * `invalid_grant` and its grant is revoked, so nothing issued for it keeps working.
+ */
+async function checkAccountActive(ctx: Context, grant: GrantRecord, now: number): Promise<void> {
+  const check = ctx.options.isAccountActive;
+  if (!check || (await check(grant.account.uuid))) return;
+  await ctx.storage.revokeGrant(grant.id, now);
+  audit(ctx, { type: 'account.inactive', clientId: grant.clientId, accountUuid: grant.account.uuid, grantId: grant.id });
+  throw invalidGrant();
+}

@@ -1,0 +1,40 @@
+import { RecentPairs } from './checks/pkce.js';
+import { ScopePolicy } from './checks/scope.js';
+import type { Context } from './context.js';
+import { GuessLimiter } from './device/user-code.js';
+import { PendingAnonymous } from './interactions/pending-anonymous.js';
+import type { ResolvedOptions } from './options.js';
+import { personalMemory } from './personal/personal-tokens.js';
+import { JwtAccessTokens } from './tokens/jwt.js';
+
+/**
+ * The `Context` of one `AuthorizationServer`: its resolved options, the three seams, and the
+ * per-instance parts each made in its own room (context.ts names them by what the core asks of
+ * them, so the base layer imports none of these modules).
+ */
+export function instanceContext(options: ResolvedOptions): Context {
+  return {
+    options,
+    storage: options.storage,
+    sessions: options.sessions,
+    // Whole milliseconds, whatever the injected clock returns (stores keep integers).
+    clock: { now: () => Math.floor(options.clock.now()) },
+    scopes: new ScopePolicy(options.scopes),
+    challenges: new RecentPairs(10_000),
+    personal: personalMemory(),
+    ...(options.maxPendingAnonymousInteractions !== null && {
+      pendingAnonymous: new PendingAnonymous(options.maxPendingAnonymousInteractions),
+    }),
+    ...(options.deviceAuthorization && {
+      deviceGuesses: new GuessLimiter(options.deviceAuthorization.maxUserCodeAttempts, options.deviceAuthorization.lockSeconds * 1000),
+    }),
+    ...(options.accessTokenFormat === 'jwt' && {
+      jwt: new JwtAccessTokens({
+        ...(options.jwt.keys && { keys: options.jwt.keys }),
+        algorithm: options.jwt.algorithm,
+        issuer: options.issuer!,
+        audience: options.jwt.audience ?? options.issuer!,
+      }),
+    }),
+  };
+}
