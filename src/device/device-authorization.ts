@@ -233,15 +233,20 @@ export async function decideDevice(ctx: Context, record: InteractionRecord, appr
   const codeHash = record.request.device?.codeHash;
   if (!account || codeHash === undefined) return errorPage('invalid_request', 'This device verification step is broken. Start again.');
   const now = ctx.clock.now();
+  const clientId = record.request.clientId;
+  if (approved) {
+    // The consent first, then the decision, as `approve` saves it before it issues: a revocation
+    // that comes in between deletes the consent and finds the request still pending, so what the
+    // decision then makes live was made after it. The other way round, it would deny the
+    // approval and miss the consent saved after it, which `prompt=none` would go on using.
+    // The resources of the device request, as on its confirmation page (RFC 8707 §2).
+    await ctx.storage.saveConsent(approvedConsent(account.uuid, clientId, record.request, now));
+    audit(ctx, { type: 'consent.granted', clientId, accountUuid: account.uuid, scope: record.request.scope });
+  }
   const decided = await ctx.storage.decideDeviceAuthorization!(codeHash, now, approved ? account : null);
   if (!decided) {
     return errorPage('invalid_request', 'This code has expired or was already used. Start again on your device to get a new code.');
   }
-  const clientId = record.request.clientId;
-  if (approved) {
-    // The resources of the device request, as on its confirmation page (RFC 8707 §2).
-    await ctx.storage.saveConsent(approvedConsent(account.uuid, clientId, record.request, now));
-    audit(ctx, { type: 'consent.granted', clientId, accountUuid: account.uuid, scope: record.request.scope });
-  } else audit(ctx, { type: 'consent.denied', clientId, accountUuid: account.uuid });
+  if (!approved) audit(ctx, { type: 'consent.denied', clientId, accountUuid: account.uuid });
   return { type: 'redirect', location: `${record.request.redirectUri}?result=${approved ? 'approved' : 'denied'}` };
 }

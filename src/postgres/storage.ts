@@ -171,7 +171,11 @@ export class PostgresStorage implements Storage {
   // -------------------------------------------------------------------------------------------
   // Consents.
 
-  /** One `INSERT ... ON CONFLICT DO UPDATE` that merges the scope: concurrent approvals lose nothing. */
+  /**
+   * One `INSERT ... ON CONFLICT DO UPDATE` that merges the scope: concurrent approvals lose
+   * nothing. It holds the shared issuance locks of the account and the client (locks.ts), so a
+   * revocation that deletes consents waits for a consent being written and then deletes it too.
+   */
   saveConsent(consent: ConsentRecord): Promise<void> {
     return saveConsent(this.db, consent);
   }

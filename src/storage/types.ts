@@ -485,10 +485,11 @@ export interface Storage {
    * store with the device methods also denies the pair's device authorizations that are approved
    * but not yet collected (each would become a live grant at its next poll). The same holds for
    * `revokeClientGrants`, `deleteClient` (the client's) and `revokeAccountGrants` (the account's).
-   * Each must also reach the grants and approvals it covers that a concurrent `createGrant`,
-   * `redeemDeviceAuthorization` or `decideDeviceAuthorization` stores while it runs: a store whose
-   * revocation reads the grants at one moment and writes them later must keep those from
-   * committing in between (`PostgresStorage` takes advisory locks, docs/architecture.md).
+   * Each must also reach the grants, approvals and consents it covers that a concurrent
+   * `createGrant`, `redeemDeviceAuthorization`, `decideDeviceAuthorization` or `saveConsent`
+   * stores while it runs (the consents: those that delete them, all but `revokeClientGrants`): a
+   * store whose revocation reads the rows at one moment and writes them later must keep those
+   * from committing in between (`PostgresStorage` takes advisory locks, docs/architecture.md).
    */
   revokeAccess(accountUuid: string, clientId: string, now: number): Promise<void>;
   /** Revoke every grant of a client, for every user (the developer revokes all its tokens). Consents stay. */
