@@ -249,7 +249,7 @@ export class AuthorizationServer {
 
   /**
    * The registered applications, those of `owner` when given (as `registerClient` got it), oldest first: for a developer's page.
-   * @throws ConfigError when the storage has no `listClients`.
+   * @throws ConfigError when the storage lacks its client administration group (`ClientAdministrationStorage`).
    * @group Authorization
    */
   listClients(filter: { owner?: string } = {}): Promise<ClientInfo[]> {
@@ -271,7 +271,7 @@ export class AuthorizationServer {
    * Delete an application: every code and token it holds, for every user, stops working at once, and the consents users gave it are
    * deleted. Reported as `client.deleted`.
    * @throws OAuthError `invalid_client` when the client is unknown.
-   * @throws ConfigError when the storage has no `deleteClient`.
+   * @throws ConfigError when the storage lacks its client administration group (`ClientAdministrationStorage`).
    * @group Revocation
    */
   deleteClient(clientId: string): Promise<void> {
@@ -281,7 +281,7 @@ export class AuthorizationServer {
   /**
    * Revoke everything one account authorized, for "sign out everywhere" and account deletion: every grant of it to every client (so every
    * code and token), and its consents (the next `prompt=none` answers `consent_required`). Reported as `account.grants_revoked`.
-   * @throws ConfigError when the storage has no `revokeAccountGrants`.
+   * @throws ConfigError when the storage lacks its account administration group (`AccountAdministrationStorage`).
    * @group Revocation
    */
   revokeAllForAccount(accountUuid: string): Promise<void> {
@@ -315,7 +315,7 @@ export class AuthorizationServer {
    * @example
    * const { token, id } = await server.createPersonalToken({ account, name: 'CI deploy', scope: ['read'], expiresIn: 90 * 86400 });
    * @throws OAuthError `invalid_request` (account, name, expiresIn) or `invalid_scope` for a value outside the server's vocabulary.
-   * @throws ConfigError when the storage has no `listPersonalTokens` / `touchPersonalToken`.
+   * @throws ConfigError when the storage lacks its personal access tokens group (`PersonalTokenStorage`).
    * @group Personal tokens
    */
   createPersonalToken(input: PersonalTokenInput): Promise<CreatedPersonalToken> {
@@ -325,7 +325,7 @@ export class AuthorizationServer {
   /**
    * The personal access tokens of an account, newest first, without their values: for an "API tokens" page. Revoked tokens are not listed;
    * expired ones are, until storage is pruned. `lastUsedAt` is written at most once a minute per token and server instance.
-   * @throws ConfigError when the storage has no `listPersonalTokens` / `touchPersonalToken`.
+   * @throws ConfigError when the storage lacks its personal access tokens group (`PersonalTokenStorage`).
    * @group Personal tokens
    */
   listPersonalTokens(accountUuid: string): Promise<PersonalTokenInfo[]> {
@@ -335,7 +335,7 @@ export class AuthorizationServer {
   /**
    * Revoke a personal access token of this account, at once (its next use is a 401). `false`, and nothing changes, when the account has no
    * such live token (an unknown id, or another account's).
-   * @throws ConfigError when the storage has no `listPersonalTokens` / `touchPersonalToken`.
+   * @throws ConfigError when the storage lacks its personal access tokens group (`PersonalTokenStorage`).
    * @group Personal tokens
    */
   revokePersonalToken(accountUuid: string, id: string): Promise<boolean> {

@@ -43,7 +43,8 @@ const USER_CODE_DRAWS = 5;
 export async function deviceAuthorization(ctx: Context, request: OAuthRequest, verificationUri: string): Promise<OAuthResponse> {
   try {
     const settings = ctx.options.deviceAuthorization;
-    if (!settings) {
+    const devices = ctx.devices;
+    if (!settings || !devices) {
       return jsonResponse(404, { error: 'not_found', error_description: 'The device authorization grant is not enabled on this server.' });
     }
     requirePost(request);
@@ -64,7 +65,7 @@ export async function deviceAuthorization(ctx: Context, request: OAuthRequest, v
     const deviceCode = randomToken();
     for (let draw = 0; draw < USER_CODE_DRAWS; draw++) {
       const userCode = newUserCode(settings.userCodeLength);
-      const created = await ctx.storage.createDeviceAuthorization!({
+      const created = await devices.createDeviceAuthorization({
         hash: sha256Base64url(deviceCode),
         userCodeHash: userCodeHash(userCode),
         clientId: client.id,
@@ -126,7 +127,8 @@ export async function enterUserCode(
   try {
     const settings = ctx.options.deviceAuthorization;
     const guesses = ctx.deviceGuesses;
-    if (!settings || !guesses) return { type: 'decision', decision: notEnabled() };
+    const devices = ctx.devices;
+    if (!settings || !guesses || !devices) return { type: 'decision', decision: notEnabled() };
     const session = await ctx.sessions.current(request);
     if (!session) return { type: 'decision', decision: (await deviceSignIn(ctx, request, verifyPath, typed)) ?? notEnabled() };
     const now = ctx.clock.now();
@@ -146,7 +148,7 @@ export async function enterUserCode(
     }
 
     const code = normalizeUserCode(typed, settings.userCodeLength);
-    const record = code === null ? null : await ctx.storage.findDeviceAuthorization!(userCodeHash(code));
+    const record = code === null ? null : await devices.findDeviceAuthorization(userCodeHash(code));
     const client = record && record.status === 'pending' && now < record.expiresAt ? await findClient(ctx, record.clientId) : null;
     if (!record || !client || code === null) {
       audit(ctx, { type: 'device.user_code_failed', accountUuid: session.account.uuid, attempts });
@@ -232,6 +234,9 @@ export async function decideDevice(ctx: Context, record: InteractionRecord, appr
   const account = record.account;
   const codeHash = record.request.device?.codeHash;
   if (!account || codeHash === undefined) return errorPage('invalid_request', 'This device verification step is broken. Start again.');
+  // A step stored while the option was on, decided after a restart with it off.
+  const devices = ctx.devices;
+  if (!devices) return notEnabled();
   const now = ctx.clock.now();
   const clientId = record.request.clientId;
   if (approved) {
@@ -243,7 +248,7 @@ export async function decideDevice(ctx: Context, record: InteractionRecord, appr
     await ctx.storage.saveConsent(approvedConsent(account.uuid, clientId, record.request, now));
     audit(ctx, { type: 'consent.granted', clientId, accountUuid: account.uuid, scope: record.request.scope });
   }
-  const decided = await ctx.storage.decideDeviceAuthorization!(codeHash, now, approved ? account : null);
+  const decided = await devices.decideDeviceAuthorization(codeHash, now, approved ? account : null);
   if (!decided) {
     return errorPage('invalid_request', 'This code has expired or was already used. Start again on your device to get a new code.');
   }

@@ -1,9 +1,10 @@
 import { BoundedMap } from '../bounded-map.js';
 import { audit, type Context } from '../context.js';
 import { randomId, randomToken, sha256Base64url } from '../crypto.js';
-import { ConfigError, OAuthError } from '../errors.js';
+import { OAuthError } from '../errors.js';
 import { plainLine, plausibleId } from '../rules.js';
 import { copyAccount } from '../storage/copy.js';
+import { requireGroup } from '../storage/groups.js';
 import type { GrantRecord, PersonalTokenRead, Storage, TokenRead, TokenRecord } from '../storage/types.js';
 import type { Account, CreatedPersonalToken, PersonalTokenInfo, PersonalTokenInput, VerifiedToken } from '../types.js';
 
@@ -52,19 +53,6 @@ export class RecentWrites {
   }
 }
 
-/** The store's personal-token methods, or a `ConfigError` that names the missing one. */
-function personalStore(storage: Storage): Required<Pick<Storage, 'listPersonalTokens' | 'touchPersonalToken'>> {
-  for (const method of ['listPersonalTokens', 'touchPersonalToken'] as const) {
-    if (typeof storage[method] !== 'function') {
-      throw new ConfigError(
-        'storage',
-        `expected a storage with ${method}() for personal access tokens (docs/reference.md#personal-access-tokens)`,
-      );
-    }
-  }
-  return storage as Required<Pick<Storage, 'listPersonalTokens' | 'touchPersonalToken'>>;
-}
-
 /** The account as a token's grant keeps it: a uuid, a name and an email, each a string. */
 function checkedAccount(account: unknown): Account {
   const a = account as Partial<Account> | null;
@@ -89,7 +77,7 @@ function checkedScope(ctx: Context, scope: unknown): string[] {
 
 /** Create a personal token: stored hashed, its value returned once. */
 export async function createPersonalToken(ctx: Context, input: PersonalTokenInput): Promise<CreatedPersonalToken> {
-  personalStore(ctx.storage);
+  requireGroup(ctx.storage, 'personalTokens');
   const account = checkedAccount(input?.account);
   const name = typeof input.name === 'string' ? input.name.trim() : '';
   if (!plainLine(name, MAX_NAME)) {
@@ -149,7 +137,7 @@ function info({ grant, token }: PersonalTokenRead): PersonalTokenInfo {
 
 /** The live (not revoked) personal tokens of an account, newest first; expired ones stay until pruned. */
 export async function listPersonalTokens(ctx: Context, accountUuid: string): Promise<PersonalTokenInfo[]> {
-  const store = personalStore(ctx.storage);
+  const store = requireGroup(ctx.storage, 'personalTokens');
   if (!plausibleId(accountUuid)) return [];
   const found = await store.listPersonalTokens(accountUuid);
   return found
@@ -167,7 +155,7 @@ export async function listPersonalTokens(ctx: Context, accountUuid: string): Pro
  * is dead already, and stays listed until `prune`; docs/reference.md#personal-access-tokens).
  */
 export async function revokePersonalToken(ctx: Context, accountUuid: string, id: string): Promise<boolean> {
-  const store = personalStore(ctx.storage);
+  const store = requireGroup(ctx.storage, 'personalTokens');
   if (!plausibleId(accountUuid) || typeof id !== 'string') return false;
   const found = (await store.listPersonalTokens(accountUuid)).find(
     (p) => p.grant.id === id && p.grant.account.uuid === accountUuid && p.token.kind === 'personal',

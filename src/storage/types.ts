@@ -87,19 +87,6 @@ export type ClientGrantType = 'authorization_code' | 'refresh_token' | typeof DE
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 /**
- * The optional `Storage` methods the device authorization grant (the `deviceAuthorization`
- * option) needs: a store has all of them or none.
- * @group Storage
- */
-export const DEVICE_STORAGE_METHODS = [
-  'createDeviceAuthorization',
-  'findDeviceAuthorization',
-  'decideDeviceAuthorization',
-  'pollDeviceAuthorization',
-  'redeemDeviceAuthorization',
-] as const;
-
-/**
  * The parsed, validated authorization request an interaction carries between steps.
  * @group Storage
  */
@@ -411,14 +398,13 @@ export interface ClientChanges {
 }
 
 /**
- * The storage seam. Implement it on any database; `MemoryStorage` is the reference, and
- * `describeStorageConformance()` from `authgate/testing` checks an implementation.
- *
- * @example
- * const server = new AuthorizationServer({ storage: new MemoryStorage(), sessions });
+ * What every store must have: the methods of the OAuth core (clients, interactions, consents,
+ * grants, codes, tokens, revocation), with `readToken` as an optional speed-up. A store of your
+ * own starts here and adds the groups of the features it serves (`StorageGroups`), each whole:
+ * see `Storage`.
  * @group Storage
  */
-export interface Storage {
+export interface CoreStorage {
   /** Insert a client, or replace the record with the same id. */
   saveClient(client: ClientRecord): Promise<void>;
   findClient(clientId: string): Promise<ClientRecord | null>;
@@ -482,7 +468,7 @@ export interface Storage {
   revokeGrant(grantId: string, now: number): Promise<void>;
   /**
    * The user revokes an application: delete the consent and revoke every grant of the pair. A
-   * store with the device methods also denies the pair's device authorizations that are approved
+   * store with the device authorization group also denies the pair's device authorizations that are approved
    * but not yet collected (each would become a live grant at its next poll). The same holds for
    * `revokeClientGrants`, `deleteClient` (the client's) and `revokeAccountGrants` (the account's).
    * Each must also reach the grants, approvals and consents it covers that a concurrent
@@ -494,74 +480,138 @@ export interface Storage {
   revokeAccess(accountUuid: string, clientId: string, now: number): Promise<void>;
   /** Revoke every grant of a client, for every user (the developer revokes all its tokens). Consents stay. */
   revokeClientGrants(clientId: string, now: number): Promise<void>;
-
-  /**
-   * Optional (needed by `AuthorizationServer.listClients`): the registered clients, those of
-   * `filter.owner` when given, oldest first. Clients described by metadata documents are not stored
-   * and so never listed.
-   */
-  listClients?(filter: { owner?: string }): Promise<ClientRecord[]>;
-  /**
-   * Optional (needed by `AuthorizationServer.deleteClient`), atomic: revoke every grant of the
-   * client (so every code and token of it, for every user), delete every consent given to it, and
-   * delete the client. Idempotent.
-   */
-  deleteClient?(clientId: string, now: number): Promise<void>;
-  /**
-   * Optional (used by `updateClient` and `resetClientSecret` when present), atomic: change only
-   * the given fields of a stored client (`metadata: null` removes it), never inserting one; `false`
-   * when no client has that id (deleted meanwhile). Without it the core falls back to
-   * `findClient` + `saveClient`, which concurrent changes can undo.
-   */
-  updateClientFields?(clientId: string, changes: ClientChanges): Promise<boolean>;
-  /**
-   * Optional (needed by `AuthorizationServer.revokeAllForAccount`), atomic: revoke every grant of
-   * the account (every code and token issued on its behalf, to every client) and delete its
-   * consents. Idempotent.
-   */
-  revokeAccountGrants?(accountUuid: string, now: number): Promise<void>;
-  /**
-   * Optional (personal access tokens, docs/reference.md#personal-access-tokens; without it
-   * `createPersonalToken` and the other personal-token methods throw a `ConfigError`): every
-   * stored personal access token of an account, revoked ones included, each with its grant.
-   * A personal token is stored by `createGrant` as a grant with `clientId: ''` and a `name`,
-   * and one token of kind `personal`; the store must keep `name` and `lastUsedAt` on it.
-   */
-  listPersonalTokens?(accountUuid: string): Promise<PersonalTokenRead[]>;
-  /**
-   * Optional, with `listPersonalTokens`: record that the personal token of this grant was used at
-   * `at` (its grant's `lastUsedAt`), unless a later use is recorded already. The core calls it at
-   * most once a minute per token and never waits for it.
-   */
-  touchPersonalToken?(grantId: string, at: number): Promise<void>;
-  /**
-   * Optional, needed by the `deviceAuthorization` option (RFC 8628): insert a new device
-   * authorization. Answers `false`, storing nothing, when a record with the same `userCodeHash`
-   * exists and has not expired at `record.createdAt` (an expired one is replaced).
-   */
-  createDeviceAuthorization?(record: DeviceAuthorizationRecord): Promise<boolean>;
-  /** Optional (`deviceAuthorization`): the record with this `userCodeHash`, whatever its status or expiry, or `null`. */
-  findDeviceAuthorization?(userCodeHash: string): Promise<DeviceAuthorizationRecord | null>;
-  /**
-   * Optional (`deviceAuthorization`). Single use, atomic: if the record exists, is `pending` and
-   * `now < expiresAt`, set it `approved` by `account` (or `denied` when `account` is `null`) at
-   * `now` and answer `true`; otherwise change nothing and answer `false`.
-   */
-  decideDeviceAuthorization?(hash: string, now: number, account: Account | null): Promise<boolean>;
-  /**
-   * Optional (`deviceAuthorization`). Atomic, the token endpoint's step (see `DevicePoll`): for
-   * the record `hash` of `clientId` (another client's is `missing`, unchanged): `redeemed` if it
-   * was exchanged already, else `expired` if `now >= expiresAt`; `approved` answers the record
-   * and changes nothing; `denied` stays; `pending` records `now` as `lastPolledAt`, and is
-   * `slow_down` (interval + 5) when the last poll was less than `interval` seconds minus
-   * `leewayMs` before.
-   */
-  pollDeviceAuthorization?(hash: string, clientId: string, now: number, leewayMs: number): Promise<DevicePoll>;
-  /**
-   * Optional (`deviceAuthorization`). Single use, atomic, as `redeemCode`: if the record is
-   * `approved` and `now < expiresAt`, mark it `redeemed` and insert `grant` with `tokens` (as
-   * `createGrant` would), answering `true`; otherwise change nothing and answer `false`. Of
-   * concurrent callers exactly one wins, and a failure leaves the approval for the next poll.
-   */
-  redeemDeviceAuthorization?(hash: string, now: number, grant: GrantRecord, tokens: TokenRecord[]): Promise<boolean>;
 }
+
+/**
+ * The client administration group (`listClients`, `updateClient`, `deleteClient` of
+ * `AuthorizationServer`; docs/reference.md#managing-clients). `listClients` and `deleteClient`
+ * need it (a `ConfigError` naming the group otherwise); `updateClient` and `resetClientSecret`
+ * use `updateClientFields` when the store has the whole group, and fall back to `findClient` +
+ * `saveClient` when it has none of it.
+ * @group Storage
+ */
+export interface ClientAdministrationStorage {
+  /**
+   * The registered clients, those of `filter.owner` when given, oldest first. Clients described
+   * by metadata documents are not stored and so never listed.
+   */
+  listClients(filter: { owner?: string }): Promise<ClientRecord[]>;
+  /**
+   * Atomic: change only the given fields of a stored client (`metadata: null` removes it), never
+   * inserting one; `false` when no client has that id (deleted meanwhile).
+   */
+  updateClientFields(clientId: string, changes: ClientChanges): Promise<boolean>;
+  /**
+   * Atomic: revoke every grant of the client (so every code and token of it, for every user),
+   * delete every consent given to it, and delete the client. Idempotent.
+   */
+  deleteClient(clientId: string, now: number): Promise<void>;
+}
+
+/**
+ * The account administration group (`revokeAllForAccount` of `AuthorizationServer`, "sign out
+ * everywhere"; docs/reference.md#managing-clients).
+ * @group Storage
+ */
+export interface AccountAdministrationStorage {
+  /**
+   * Atomic: revoke every grant of the account (every code and token issued on its behalf, to
+   * every client, and its personal access tokens) and delete its consents. Idempotent.
+   */
+  revokeAccountGrants(accountUuid: string, now: number): Promise<void>;
+}
+
+/**
+ * The personal access tokens group (`createPersonalToken`, `listPersonalTokens`,
+ * `revokePersonalToken`; docs/reference.md#personal-access-tokens). A personal token is stored by
+ * `createGrant` as a grant with `clientId: ''` and a `name` (the store must keep `name` and
+ * `lastUsedAt` on it) with one token of kind `personal`; `findToken`, `revokeGrant` and prune
+ * serve it as any other.
+ * @group Storage
+ */
+export interface PersonalTokenStorage {
+  /** Every stored personal access token of an account, revoked ones included, each with its grant. */
+  listPersonalTokens(accountUuid: string): Promise<PersonalTokenRead[]>;
+  /**
+   * Record that the personal token of this grant was used at `at` (its grant's `lastUsedAt`),
+   * unless a later use is recorded already. The core calls it at most once a minute per token
+   * and never waits for it.
+   */
+  touchPersonalToken(grantId: string, at: number): Promise<void>;
+}
+
+/**
+ * The device authorization group (RFC 8628), needed by the `deviceAuthorization` option: the
+ * server's constructor throws a `ConfigError` naming the group when the store lacks any of it.
+ * @group Storage
+ */
+export interface DeviceAuthorizationStorage {
+  /**
+   * Insert a new device authorization. Answers `false`, storing nothing, when a record with the
+   * same `userCodeHash` exists and has not expired at `record.createdAt` (an expired one is
+   * replaced).
+   */
+  createDeviceAuthorization(record: DeviceAuthorizationRecord): Promise<boolean>;
+  /** The record with this `userCodeHash`, whatever its status or expiry, or `null`. */
+  findDeviceAuthorization(userCodeHash: string): Promise<DeviceAuthorizationRecord | null>;
+  /**
+   * Single use, atomic: if the record exists, is `pending` and `now < expiresAt`, set it
+   * `approved` by `account` (or `denied` when `account` is `null`) at `now` and answer `true`;
+   * otherwise change nothing and answer `false`.
+   */
+  decideDeviceAuthorization(hash: string, now: number, account: Account | null): Promise<boolean>;
+  /**
+   * Atomic, the token endpoint's step (see `DevicePoll`): for the record `hash` of `clientId`
+   * (another client's is `missing`, unchanged): `redeemed` if it was exchanged already, else
+   * `expired` if `now >= expiresAt`; `approved` answers the record and changes nothing; `denied`
+   * stays; `pending` records `now` as `lastPolledAt`, and is `slow_down` (interval + 5) when the
+   * last poll was less than `interval` seconds minus `leewayMs` before.
+   */
+  pollDeviceAuthorization(hash: string, clientId: string, now: number, leewayMs: number): Promise<DevicePoll>;
+  /**
+   * Single use, atomic, as `redeemCode`: if the record is `approved` and `now < expiresAt`, mark
+   * it `redeemed` and insert `grant` with `tokens` (as `createGrant` would), answering `true`;
+   * otherwise change nothing and answer `false`. Of concurrent callers exactly one wins, and a
+   * failure leaves the approval for the next poll.
+   */
+  redeemDeviceAuthorization(hash: string, now: number, grant: GrantRecord, tokens: TokenRecord[]): Promise<boolean>;
+}
+
+/**
+ * The named groups of optional storage methods, by the name `STORAGE_GROUPS` lists their methods
+ * under. A store has each group whole or not at all: a feature that needs a group checks for all
+ * of it, and the conformance kit fails a store that has part of one. A new capability with state
+ * of its own adds its group here, to `Storage`, and to `STORAGE_GROUPS`.
+ * @group Storage
+ */
+export interface StorageGroups {
+  clientAdministration: ClientAdministrationStorage;
+  accountAdministration: AccountAdministrationStorage;
+  personalTokens: PersonalTokenStorage;
+  deviceAuthorization: DeviceAuthorizationStorage;
+}
+
+/**
+ * The name of a storage group.
+ * @group Storage
+ */
+export type StorageGroup = keyof StorageGroups;
+
+/**
+ * The storage seam: `CoreStorage`, and each group of `StorageGroups` whole or not at all.
+ * Implement it on any database; `MemoryStorage` is the reference (it has every group), and
+ * `describeStorageConformance()` from `authgate/testing` checks an implementation: the core
+ * cases always, each group's cases when the store has that group. A server uses a group only
+ * for its feature: without it, the feature's calls throw a `ConfigError` naming the group (or,
+ * for an option such as `deviceAuthorization`, the constructor does), and everything else works.
+ *
+ * @example
+ * const server = new AuthorizationServer({ storage: new MemoryStorage(), sessions });
+ * @group Storage
+ */
+export interface Storage
+  extends CoreStorage,
+    Partial<ClientAdministrationStorage>,
+    Partial<AccountAdministrationStorage>,
+    Partial<PersonalTokenStorage>,
+    Partial<DeviceAuthorizationStorage> {}
