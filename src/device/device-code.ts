@@ -65,7 +65,7 @@ export async function deviceCodeGrant(
   const grant: GrantRecord = {
     id: randomId(),
     clientId: client.id,
-    account: record.account!,
+    account: record.account,
     scope: record.scope,
     createdAt: now,
     revokedAt: null,

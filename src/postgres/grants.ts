@@ -74,7 +74,7 @@ export async function revokeAccess(db: Db, accountUuid: string, clientId: string
     `WITH deleted AS (
       DELETE FROM ${db.t.consents} WHERE account_uuid = $1 AND client_id = $2
     ), devices AS (
-      UPDATE ${db.t.deviceAuthorizations} SET status = 'denied'
+      UPDATE ${db.t.deviceAuthorizations} SET status = 'denied', account = NULL
       WHERE status = 'approved' AND client_id = $2 AND account->>'uuid' = $1
     )
     UPDATE ${db.t.grants} SET revoked_at = $3 WHERE account_uuid = $1 AND client_id = $2 AND revoked_at IS NULL`,
@@ -89,7 +89,7 @@ export async function revokeClientGrants(db: Db, clientId: string, now: number):
     'client',
     clientId,
     `WITH devices AS (
-      UPDATE ${db.t.deviceAuthorizations} SET status = 'denied' WHERE status = 'approved' AND client_id = $1
+      UPDATE ${db.t.deviceAuthorizations} SET status = 'denied', account = NULL WHERE status = 'approved' AND client_id = $1
     )
     UPDATE ${db.t.grants} SET revoked_at = $2 WHERE client_id = $1 AND revoked_at IS NULL`,
     [clientId, ms(now)],
@@ -108,7 +108,7 @@ export async function revokeAccountGrants(db: Db, accountUuid: string, now: numb
     `WITH deleted AS (
       DELETE FROM ${db.t.consents} WHERE account_uuid = $1
     ), devices AS (
-      UPDATE ${db.t.deviceAuthorizations} SET status = 'denied' WHERE status = 'approved' AND account->>'uuid' = $1
+      UPDATE ${db.t.deviceAuthorizations} SET status = 'denied', account = NULL WHERE status = 'approved' AND account->>'uuid' = $1
     )
     UPDATE ${db.t.grants} SET revoked_at = $2 WHERE account_uuid = $1 AND revoked_at IS NULL`,
     [accountUuid, ms(now)],

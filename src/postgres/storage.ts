@@ -11,6 +11,7 @@ import type {
   ConsentRecord,
   DeviceAuthorizationRecord,
   DevicePoll,
+  PendingDeviceAuthorizationRecord,
   GrantRecord,
   InteractionRecord,
   PersonalTokenRead,
@@ -273,7 +274,7 @@ export class PostgresStorage implements Storage {
   // Device authorizations (RFC 8628).
 
   /** One `INSERT ... ON CONFLICT`: a live record keeps its user code (`false`), an expired one is replaced. */
-  createDeviceAuthorization(record: DeviceAuthorizationRecord): Promise<boolean> {
+  createDeviceAuthorization(record: PendingDeviceAuthorizationRecord): Promise<boolean> {
     return createDeviceAuthorization(this.db, record);
   }
 

@@ -5,8 +5,11 @@ import type {
   CodeRecord,
   ConsentApproval,
   ConsentRecord,
+  ApprovedDeviceAuthorizationRecord,
+  DeviceAuthorizationFields,
   DeviceAuthorizationRecord,
   DevicePoll,
+  PendingDeviceAuthorizationRecord,
   GrantRecord,
   InteractionRecord,
   PersonalTokenRead,
@@ -121,8 +124,9 @@ const copyRequest = (r: AuthorizationRequestRecord): AuthorizationRequestRecord 
   if (r.device !== undefined) out.device = r.device.codeHash === undefined ? {} : { codeHash: r.device.codeHash };
   return out;
 };
-const copyDevice = (d: DeviceAuthorizationRecord): DeviceAuthorizationRecord => {
-  const out: DeviceAuthorizationRecord = {
+/** The fields every device authorization has, copied. */
+const copyDeviceFields = (d: DeviceAuthorizationRecord): DeviceAuthorizationFields => {
+  const out: DeviceAuthorizationFields = {
     hash: d.hash,
     userCodeHash: d.userCodeHash,
     clientId: d.clientId,
@@ -131,12 +135,20 @@ const copyDevice = (d: DeviceAuthorizationRecord): DeviceAuthorizationRecord => 
     expiresAt: d.expiresAt,
     interval: d.interval,
     lastPolledAt: d.lastPolledAt,
-    status: d.status,
-    account: d.account && copyAccount(d.account),
-    decidedAt: d.decidedAt,
   };
   if (d.resources !== undefined) out.resources = d.resources.slice();
   return out;
+};
+const copyDevice = (d: DeviceAuthorizationRecord): DeviceAuthorizationRecord => {
+  const fields = copyDeviceFields(d);
+  switch (d.status) {
+    case 'pending':
+      return { ...fields, status: 'pending', account: null, decidedAt: null };
+    case 'denied':
+      return { ...fields, status: 'denied', account: null, decidedAt: d.decidedAt };
+    default:
+      return { ...fields, status: d.status, account: copyAccount(d.account), decidedAt: d.decidedAt };
+  }
 };
 const copyInteraction = (i: InteractionRecord): InteractionRecord => {
   // Its `kind` and `account` are copied as they were saved (a `consent` names its account).
@@ -308,7 +320,7 @@ export class MemoryStorage implements Storage {
       const grant = this.grants.get(id);
       if (grant && grant.revokedAt === null) grant.revokedAt = now;
     }
-    this.denyApprovedDevices((d) => d.clientId === clientId && d.account?.uuid === accountUuid);
+    this.denyApprovedDevices((d) => d.clientId === clientId && d.account.uuid === accountUuid);
   }
 
   async revokeClientGrants(clientId: string, now: number): Promise<void> {
@@ -322,8 +334,11 @@ export class MemoryStorage implements Storage {
    * A device authorization approved but not yet collected by its device becomes a live grant at
    * the next poll: a revocation that covers its account and client denies it instead.
    */
-  private denyApprovedDevices(covered: (device: DeviceAuthorizationRecord) => boolean): void {
-    for (const device of this.devices.values()) if (device.status === 'approved' && covered(device)) device.status = 'denied';
+  private denyApprovedDevices(covered: (device: ApprovedDeviceAuthorizationRecord) => boolean): void {
+    for (const [hash, device] of this.devices) {
+      // Denied, the account dropped: nobody gets tokens for it any more.
+      if (device.status === 'approved' && covered(device)) this.devices.set(hash, { ...device, status: 'denied', account: null });
+    }
   }
 
   async listClients(filter: { owner?: string }): Promise<ClientRecord[]> {
@@ -356,7 +371,7 @@ export class MemoryStorage implements Storage {
     }
     const prefix = pairKey(accountUuid, '');
     for (const key of this.consents.keys()) if (key.startsWith(prefix)) this.consents.delete(key);
-    this.denyApprovedDevices((d) => d.account?.uuid === accountUuid);
+    this.denyApprovedDevices((d) => d.account.uuid === accountUuid);
   }
 
   async listPersonalTokens(accountUuid: string): Promise<PersonalTokenRead[]> {
@@ -375,7 +390,7 @@ export class MemoryStorage implements Storage {
     if (grant && grant.name !== undefined && (grant.lastUsedAt == null || grant.lastUsedAt < at)) grant.lastUsedAt = at;
   }
 
-  async createDeviceAuthorization(record: DeviceAuthorizationRecord): Promise<boolean> {
+  async createDeviceAuthorization(record: PendingDeviceAuthorizationRecord): Promise<boolean> {
     const taken = this.userCodes.get(record.userCodeHash);
     const existing = taken === undefined ? undefined : this.devices.get(taken);
     if (existing && record.createdAt < existing.expiresAt) return false;
@@ -394,9 +409,12 @@ export class MemoryStorage implements Storage {
   async decideDeviceAuthorization(hash: string, now: number, account: Account | null): Promise<boolean> {
     const record = this.devices.get(hash);
     if (!record || record.status !== 'pending' || now >= record.expiresAt) return false;
-    record.status = account ? 'approved' : 'denied';
-    record.account = account && copyAccount(account);
-    record.decidedAt = now;
+    this.devices.set(
+      hash,
+      account
+        ? { ...record, status: 'approved', account: copyAccount(account), decidedAt: now }
+        : { ...record, status: 'denied', account: null, decidedAt: now },
+    );
     return true;
   }
 
@@ -405,7 +423,12 @@ export class MemoryStorage implements Storage {
     if (!record || record.clientId !== clientId) return { status: 'missing' };
     if (record.status === 'redeemed') return { status: 'redeemed' };
     if (now >= record.expiresAt) return { status: 'expired' };
-    if (record.status === 'approved') return { status: 'approved', record: copyDevice(record) };
+    if (record.status === 'approved') {
+      return {
+        status: 'approved',
+        record: { ...copyDeviceFields(record), status: 'approved', account: copyAccount(record.account), decidedAt: record.decidedAt },
+      };
+    }
     if (record.status === 'denied') return { status: 'denied' };
     const tooSoon = record.lastPolledAt !== null && now - record.lastPolledAt < record.interval * 1000 - leewayMs;
     record.lastPolledAt = now;

@@ -350,11 +350,11 @@ export interface PersonalTokenRead {
 export type DeviceAuthorizationStatus = 'pending' | 'approved' | 'denied' | 'redeemed';
 
 /**
- * A device authorization request (RFC 8628 §3.1), from the device's request to the tokens it
- * got, kept (as hashes) until it expires.
+ * What every device authorization request (RFC 8628 §3.1) keeps, whatever its status, from the
+ * device's request to the tokens it got, kept (as hashes) until it expires.
  * @group Storage
  */
-export interface DeviceAuthorizationRecord {
+export interface DeviceAuthorizationFields {
   /** SHA-256 of the `device_code`: the key. */
   hash: string;
   /** SHA-256 of the normalized `user_code` (upper case, no dash); unique among live records. */
@@ -369,12 +369,51 @@ export interface DeviceAuthorizationRecord {
   interval: number;
   /** The last poll at the token endpoint, or `null`. */
   lastPolledAt: number | null;
-  status: DeviceAuthorizationStatus;
-  /** Who approved it (`approved`, `redeemed`), else `null`. */
-  account: Account | null;
-  /** When the user approved or denied it, else `null`. */
-  decidedAt: number | null;
 }
+
+/**
+ * A device authorization nobody has decided yet: no account, no decision time.
+ * @group Storage
+ */
+export interface PendingDeviceAuthorizationRecord extends DeviceAuthorizationFields {
+  status: 'pending';
+  account: null;
+  decidedAt: null;
+}
+
+/**
+ * A device authorization `account` approved at `decidedAt`: still to be collected by the device
+ * (`approved`), or already exchanged for tokens (`redeemed`).
+ * @group Storage
+ */
+export interface ApprovedDeviceAuthorizationRecord extends DeviceAuthorizationFields {
+  status: 'approved' | 'redeemed';
+  /** Who approved it. */
+  account: Account;
+  decidedAt: number;
+}
+
+/**
+ * A device authorization denied at `decidedAt`: by the user, or afterwards by a revocation that
+ * covered its approval before the device collected it (the approval's account is dropped, and
+ * `decidedAt` stays the approval's). Nobody gets tokens for it.
+ * @group Storage
+ */
+export interface DeniedDeviceAuthorizationRecord extends DeviceAuthorizationFields {
+  status: 'denied';
+  account: null;
+  decidedAt: number;
+}
+
+/**
+ * A device authorization request (RFC 8628 §3.1), told apart by `status`: pending (no account),
+ * approved or redeemed (the account that approved it, and when), or denied (when).
+ * @group Storage
+ */
+export type DeviceAuthorizationRecord =
+  | PendingDeviceAuthorizationRecord
+  | ApprovedDeviceAuthorizationRecord
+  | DeniedDeviceAuthorizationRecord;
 
 /**
  * What `Storage.pollDeviceAuthorization` answers: `missing` (unknown, or another client's),
@@ -387,7 +426,7 @@ once, together with the tokens it is exchanged for).
 export type DevicePoll =
   | { status: 'missing' | 'expired' | 'pending' | 'denied' | 'redeemed' }
   | { status: 'slow_down'; interval: number }
-  | { status: 'approved'; record: DeviceAuthorizationRecord };
+  | { status: 'approved'; record: ApprovedDeviceAuthorizationRecord & { status: 'approved' } };
 
 /** The fields of a client `updateClientFields` changes. */
 export interface ClientChanges {
@@ -468,8 +507,9 @@ export interface CoreStorage {
   revokeGrant(grantId: string, now: number): Promise<void>;
   /**
    * The user revokes an application: delete the consent and revoke every grant of the pair. A
-   * store with the device authorization group also denies the pair's device authorizations that are approved
-   * but not yet collected (each would become a live grant at its next poll). The same holds for
+   * store with the device authorization group also denies the pair's device authorizations that
+   * are approved but not yet collected (each would become a live grant at its next poll): each
+   * becomes `denied`, its account dropped (`DeniedDeviceAuthorizationRecord`). The same holds for
    * `revokeClientGrants`, `deleteClient` (the client's) and `revokeAccountGrants` (the account's).
    * Each must also reach the grants, approvals and consents it covers that a concurrent
    * `createGrant`, `redeemDeviceAuthorization`, `decideDeviceAuthorization` or `saveConsent`
@@ -547,17 +587,17 @@ export interface PersonalTokenStorage {
  */
 export interface DeviceAuthorizationStorage {
   /**
-   * Insert a new device authorization. Answers `false`, storing nothing, when a record with the
-   * same `userCodeHash` exists and has not expired at `record.createdAt` (an expired one is
-   * replaced).
+   * Insert a new device authorization (always pending). Answers `false`, storing nothing, when a
+   * record with the same `userCodeHash` exists and has not expired at `record.createdAt` (an
+   * expired one is replaced).
    */
-  createDeviceAuthorization(record: DeviceAuthorizationRecord): Promise<boolean>;
+  createDeviceAuthorization(record: PendingDeviceAuthorizationRecord): Promise<boolean>;
   /** The record with this `userCodeHash`, whatever its status or expiry, or `null`. */
   findDeviceAuthorization(userCodeHash: string): Promise<DeviceAuthorizationRecord | null>;
   /**
    * Single use, atomic: if the record exists, is `pending` and `now < expiresAt`, set it
-   * `approved` by `account` (or `denied` when `account` is `null`) at `now` and answer `true`;
-   * otherwise change nothing and answer `false`.
+   * `approved` by `account` (or `denied` when `account` is `null`), `decidedAt` being `now`, and
+   * answer `true`; otherwise change nothing and answer `false`.
    */
   decideDeviceAuthorization(hash: string, now: number, account: Account | null): Promise<boolean>;
   /**

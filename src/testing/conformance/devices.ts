@@ -7,7 +7,13 @@
  * server refuses it), one with part of it fails them.
  */
 import { hasGroup } from '../../storage/groups.js';
-import { DEVICE_CODE_GRANT, type ClientGrantType, type DeviceAuthorizationRecord } from '../../storage/types.js';
+import {
+  DEVICE_CODE_GRANT,
+  type ClientGrantType,
+  type DeviceAuthorizationFields,
+  type DeviceAuthorizationRecord,
+  type PendingDeviceAuthorizationRecord,
+} from '../../storage/types.js';
 import { groupCase, type StorageConformanceCase } from './case.js';
 import { check, same } from './check.js';
 import { CONFORMANCE_RACERS, T0, hash, id, makeAccount, makeGrant, makePair, warmUp } from './fixtures.js';
@@ -17,7 +23,7 @@ const LIFETIME = 600_000;
 const INTERVAL = 5;
 
 /** A pending device authorization created at T0. */
-function makeDevice(over: Partial<DeviceAuthorizationRecord> = {}): DeviceAuthorizationRecord {
+function makeDevice(over: Partial<DeviceAuthorizationFields> = {}): PendingDeviceAuthorizationRecord {
   return {
     hash: hash(),
     userCodeHash: hash(),
@@ -116,7 +122,11 @@ export const deviceCases: readonly StorageConformanceCase[] = [
         true,
         'a denial at expiresAt - 1 ms answers true',
       );
-      same((await storage.findDeviceAuthorization(denied.userCodeHash))?.status, 'denied', 'a denied record is denied, with no account');
+      same(
+        await storage.findDeviceAuthorization(denied.userCodeHash),
+        { ...denied, status: 'denied', account: null, decidedAt: denied.expiresAt - 1 },
+        'a denied record is denied at its decision time, with no account',
+      );
       const expired = makeDevice();
       await storage.createDeviceAuthorization(expired);
       same(await storage.decideDeviceAuthorization(expired.hash, expired.expiresAt, account), false, 'no decision at now = expiresAt');
@@ -251,6 +261,11 @@ export const deviceCases: readonly StorageConformanceCase[] = [
       const bobs = await approved(bob);
       await storage.revokeAccess(ada.uuid, clientId, T0 + 2);
       same(await pollOf(pair), 'denied', "revokeAccess denies the account's approval for that client");
+      same(
+        await storage.findDeviceAuthorization(pair.userCodeHash),
+        { ...pair, status: 'denied', account: null, decidedAt: T0 + 1 },
+        'a denied approval names no account any more; its decision time stays',
+      );
       same(await pollOf(adaElsewhere), 'approved', "revokeAccess leaves the account's approval for another client");
 
       const all = await approved(ada);
