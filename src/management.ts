@@ -282,16 +282,16 @@ export async function revokeAllForAccount(ctx: Context, accountUuid: string): Pr
 
 /** Revoke every code and token of a client, for every user; users' consents stay. */
 export async function revokeClientTokens(ctx: Context, clientId: string): Promise<void> {
-  // No client has the empty id: it would name every personal access token.
-  if (typeof clientId !== 'string' || clientId === '') return;
+  // A value no client id can be (the empty string among them) names no application: nothing to revoke.
+  if (!plausibleId(clientId)) return;
   await ctx.storage.revokeClientGrants(clientId, ctx.clock.now());
   audit(ctx, { type: 'client.tokens_revoked', clientId });
 }
 
 /** A user revokes an application: its consent, and every grant, code and token it holds for this user. */
 export async function revokeAccess(ctx: Context, input: { accountUuid: string; clientId: string }): Promise<void> {
-  // No client has the empty id: it would name the account's personal access tokens.
-  if (typeof input?.clientId !== 'string' || input.clientId === '') return;
+  // A value no client id can be (the empty string among them) names no application: nothing to revoke.
+  if (!plausibleId(input?.clientId)) return;
   await ctx.storage.revokeAccess(input.accountUuid, input.clientId, ctx.clock.now());
   audit(ctx, { type: 'access.revoked', clientId: input.clientId, accountUuid: input.accountUuid });
 }

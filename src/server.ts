@@ -1,4 +1,4 @@
-import { checkBrowserBinding } from './checks/browser-binding.js';
+import { checkBrowserBinding, checkSecret } from './checks/browser-binding.js';
 import type { Context } from './context.js';
 import { deviceAuthorization, deviceSignIn, enterUserCode, type UserCodeOutcome } from './device/device-authorization.js';
 import { authenticate, authenticateResource } from './endpoints/authenticate.js';
@@ -100,6 +100,17 @@ export class AuthorizationServer {
    */
   checkBrowserBinding(interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision | null> {
     return checkBrowserBinding(this.ctx, interactionId, request);
+  }
+
+  /**
+   * `checkBrowserBinding` for the confirmation step of a device verification, which is bound to the device pages' CSRF cookie rather than
+   * to `authgate_browser` (docs/reference.md#verification-page): `browserSecret` is that cookie's value as the page read it (`undefined`
+   * when the browser sent none). `null` when the browser may decide the step (or it is unknown or expired, which `approve` / `deny` then
+   * report), otherwise the "started in another browser" error page. The verification route calls it before `approve` or `deny`.
+   * @group Authorization
+   */
+  checkDeviceBinding(interactionId: string, browserSecret: string | undefined): Promise<AuthorizeDecision | null> {
+    return checkSecret(this.ctx, interactionId, browserSecret);
   }
 
   /** POST /v1/oauth/token (RFC 6749 §3.2; docs/reference.md#token-endpoint): code exchange and refresh. @group Token */
@@ -234,8 +245,8 @@ export class AuthorizationServer {
   }
 
   /**
-   * What a pending interaction is about, without using it up: for a sign-in page that says "Sign in to continue to <app>" and pre-fills the
-   * `i` hint. `null` when unknown or expired.
+   * What a pending interaction is about, without using it up: for a sign-in page that says "Sign in to continue to <app>" (or, for
+   * `purpose: 'device'`, "to connect a device") and pre-fills the `i` hint. `null` when unknown or expired (docs/reference.md#interactions).
    * @group Authorization
    */
   describeInteraction(interactionId: string): Promise<InteractionDescription | null> {

@@ -121,7 +121,12 @@ export async function createGuidePlatform(accounts: readonly Account[]) {
   app.get('/login', async (req, res) => {
     const interaction = typeof req.query['interaction'] === 'string' ? req.query['interaction'] : '';
     const about = await server.describeInteraction(interaction); // null when unknown or expired
-    const heading = about ? `Sign in to continue to ${about.client.name}` : 'Sign in';
+    // A device's sign-in names no application yet (no code has been checked): say so.
+    const heading = !about
+      ? 'Sign in'
+      : about.purpose === 'device'
+        ? 'Sign in to connect a device'
+        : `Sign in to continue to ${about.client.name}`;
     page(
       res,
       heading,

@@ -2,7 +2,7 @@ import { accessAudience } from '../checks/resource.js';
 import type { Context } from '../context.js';
 import { randomId, sha256Base64url } from '../crypto.js';
 import { invalidClient, OAuthError } from '../errors.js';
-import { DEVICE_CODE_GRANT, type ClientRecord, type GrantRecord } from '../storage/types.js';
+import { DEVICE_CODE_GRANT, type ClientRecord, type OAuthGrantRecord } from '../storage/types.js';
 import { MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
 import { familyEnd, type IssuedTokens } from '../tokens/mint.js';
 import { invalidGrant } from '../grants/invalid-grant.js';
@@ -62,8 +62,9 @@ export async function deviceCodeGrant(
   // RFC 8707 §2.2: `resource` here narrows the access token to some of the requested resources;
   // a wrong one is refused before anything is used up.
   const audience = resources === undefined ? record.resources : accessAudience(ctx, resources, record.resources);
-  const grant: GrantRecord = {
+  const grant: OAuthGrantRecord = {
     id: randomId(),
+    kind: 'oauth',
     clientId: client.id,
     account: record.account,
     scope: record.scope,

@@ -6,9 +6,9 @@ import type {
   DeviceAuthorizationFields,
   DeviceAuthorizationRecord,
   DevicePoll,
-  GrantRecord,
+  OAuthGrantRecord,
+  OAuthTokenRecord,
   PendingDeviceAuthorizationRecord,
-  TokenRecord,
 } from '../storage/types.js';
 import type { Account } from '../types.js';
 import type { Db } from './db.js';
@@ -143,8 +143,8 @@ export async function redeemDeviceAuthorization(
   db: Db,
   hash: string,
   now: number,
-  grant: GrantRecord,
-  tokens: TokenRecord[],
+  grant: OAuthGrantRecord,
+  tokens: OAuthTokenRecord[],
 ): Promise<boolean> {
   return db.transaction('redeemDeviceAuthorization', async (tx) => {
     const { rowCount } = await tx.query(

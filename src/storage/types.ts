@@ -113,57 +113,122 @@ export interface AuthorizationRequestRecord {
    * none was sent. Copied to the code. A store must keep it.
    */
   resources?: string[];
-  /**
-   * Present on the steps of a device verification (RFC 8628 §3.3), never on those of an
-   * authorization request: `codeHash` is the device authorization the `consent` step decides
-   * (absent on the sign-in step, which only leads back to the verification page, whose path is
-   * then `redirectUri`). A store must keep it.
-   */
-  device?: { codeHash?: string };
 }
 
 /**
- * What every pending step of an authorization request keeps, sign-in or consent.
+ * What every pending interaction step keeps, whatever it is for (its `purpose`) and whichever
+ * step it is (its `kind`).
  * @group Storage
  */
 export interface InteractionFields {
   idHash: string;
-  request: AuthorizationRequestRecord;
-  /** When the authorization request arrived. */
+  /** When the request the step belongs to arrived (the authorization request, or the code entry). */
   requestedAt: number;
   expiresAt: number;
   /**
    * The sign-in must have happened after this time (`prompt=login`, `max_auth_age`): set on a
    * `login` interaction, and kept on the `consent` that follows it, so that the decision too
-   * needs the fresh sign-in.
+   * needs the fresh sign-in. `null` on the steps of a device verification.
    */
   loginAfter: number | null;
 }
 
 /**
- * A sign-in step: nobody suitable is signed in yet, so it names no account.
+ * A sign-in step of an authorization request: nobody suitable is signed in yet, so it names no account.
  * @group Storage
  */
 export interface LoginInteractionRecord extends InteractionFields {
   kind: 'login';
+  purpose: 'authorization';
+  request: AuthorizationRequestRecord;
   account?: undefined;
 }
 
 /**
- * A consent step: shown to a signed-in account, the only one that may decide it.
+ * A consent step of an authorization request: shown to a signed-in account, the only one that may decide it.
  * @group Storage
  */
 export interface ConsentInteractionRecord extends InteractionFields {
   kind: 'consent';
+  purpose: 'authorization';
+  request: AuthorizationRequestRecord;
   /** The account the consent is shown to. */
   account: Account;
 }
 
 /**
- * A pending step of an authorization request (sign-in or consent), told apart by `kind`. Single use.
+ * The sign-in step of a device verification (RFC 8628 §3.3): the verification page was opened
+ * by nobody signed in. It names no client (none is known before the user enters a code) and is
+ * bound to no browser: resuming it only leads back to the verification page.
  * @group Storage
  */
-export type InteractionRecord = LoginInteractionRecord | ConsentInteractionRecord;
+export interface DeviceSignInInteractionRecord extends InteractionFields {
+  kind: 'login';
+  purpose: 'device';
+  device: {
+    /** The verification page to go back to, with `?user_code=` when the user came with a code. */
+    returnTo: string;
+  };
+  account?: undefined;
+}
+
+/**
+ * What the confirmation step of a device verification decides: the device authorization
+ * (by its device code's hash), what it asks for, the browser it is bound to, and where the
+ * browser goes after the decision.
+ * @group Storage
+ */
+export interface DeviceVerificationRecord {
+  /** SHA-256 of the device code: the device authorization (`DeviceAuthorizationRecord.hash`) this step decides. */
+  codeHash: string;
+  /** The device's client. */
+  clientId: string;
+  /** The scope the device asked for, as the confirmation shows it. */
+  scope: string[];
+  /** The `resource` values the device asked for (RFC 8707), or absent. */
+  resources?: string[];
+  /**
+   * SHA-256 of the browser secret (the device pages' CSRF cookie) of the browser that entered
+   * the code: only that browser may decide the step. Absent when it had none.
+   */
+  browserHash?: string;
+  /** The verification page, where `approve` and `deny` send the browser (with `?result=`). */
+  returnTo: string;
+}
+
+/**
+ * The confirmation step of a device verification (RFC 8628 §3.3): the right code was entered by
+ * a signed-in account, the only one that may decide it.
+ * @group Storage
+ */
+export interface DeviceConfirmationInteractionRecord extends InteractionFields {
+  kind: 'consent';
+  purpose: 'device';
+  device: DeviceVerificationRecord;
+  /** The account the confirmation is shown to. */
+  account: Account;
+}
+
+/**
+ * A pending step of an authorization request (`purpose: 'authorization'`): sign-in or consent.
+ * @group Storage
+ */
+export type AuthorizationInteractionRecord = LoginInteractionRecord | ConsentInteractionRecord;
+
+/**
+ * A pending step of a device verification (`purpose: 'device'`): sign-in or confirmation.
+ * @group Storage
+ */
+export type DeviceInteractionRecord = DeviceSignInInteractionRecord | DeviceConfirmationInteractionRecord;
+
+/**
+ * A pending interaction step, told apart by what it is for (`purpose`: an authorization request
+ * with its `request`, or a device verification with its `device`) and by `kind` (`login`: names
+ * no account; `consent`: the account it is shown to). Single use. A store keeps every field as
+ * given.
+ * @group Storage
+ */
+export type InteractionRecord = AuthorizationInteractionRecord | DeviceInteractionRecord;
 
 /**
  * The scope a user approved for one resource (RFC 8707), or for requests without `resource`: one
@@ -218,31 +283,55 @@ export interface ConsentRecord {
 }
 
 /**
- * One authorization: what a user approved once, and the family of every code and token that
- * descends from it. Revoking the grant kills the whole family at once.
+ * What every grant keeps, whatever its kind: the account, the scope, and the revoked flag that
+ * every code and token of the grant reads. Revoking the grant kills its whole family at once.
  * @group Storage
  */
-export interface GrantRecord {
+export interface GrantFields {
   id: string;
-  /** The client; `''` for a personal access token, which belongs to no client. */
-  clientId: string;
   account: Account;
   scope: string[];
   createdAt: number;
   revokedAt: number | null;
-  /**
-   * Set only on the grant of a personal access token (docs/reference.md#personal-access-tokens):
-   * the name its owner gave it. Absent on every OAuth grant. A store with `listPersonalTokens`
-   * must keep it.
-   */
-  name?: string;
-  /**
-   * Only on the grant of a personal access token: when it was last used, as `touchPersonalToken`
-   * wrote it (at most once a minute per token and server instance), or `null` before its first
-   * use. Absent on every OAuth grant.
-   */
-  lastUsedAt?: number | null;
 }
+
+/**
+ * One authorization of an application by a user: what the user approved once, and the family of
+ * every code and token that descends from it.
+ * @group Storage
+ */
+export interface OAuthGrantRecord extends GrantFields {
+  kind: 'oauth';
+  /** The application the grant was issued to. */
+  clientId: string;
+  name?: undefined;
+  lastUsedAt?: undefined;
+}
+
+/**
+ * The grant of a personal access token (docs/reference.md#personal-access-tokens): a token an
+ * account made for itself, of no client, with the one token record of kind `personal`.
+ * @group Storage
+ */
+export interface PersonalGrantRecord extends GrantFields {
+  kind: 'personal';
+  /** A personal token belongs to no client. */
+  clientId?: undefined;
+  /** The name its owner gave it. */
+  name: string;
+  /**
+   * When it was last used, as `touchPersonalToken` wrote it (at most once a minute per token and
+   * server instance), or `null` before its first use.
+   */
+  lastUsedAt: number | null;
+}
+
+/**
+ * A grant, told apart by `kind`: an OAuth authorization of a client (`oauth`), or a personal
+ * access token (`personal`, no client). A store keeps `kind` and every field of its kind.
+ * @group Storage
+ */
+export type GrantRecord = OAuthGrantRecord | PersonalGrantRecord;
 
 /**
  * An authorization code, kept (as a hash) after use until it expires so a replay is recognised.
@@ -268,18 +357,12 @@ export interface CodeRecord {
 }
 
 /**
- * An access or refresh token.
+ * What every token keeps, whatever its kind.
  * @group Storage
  */
-export interface TokenRecord {
+export interface TokenFields {
   hash: string;
-  /**
-   * `personal`: a personal access token (docs/reference.md#personal-access-tokens), the one
-   * token of its grant, used like an access token, never refreshed.
-   */
-  kind: 'access' | 'refresh' | 'personal';
   grantId: string;
-  clientId: string;
   scope: string[];
   issuedAt: number;
   /** `null`: no expiry (refresh tokens by default). */
@@ -305,6 +388,32 @@ export interface TokenRecord {
 }
 
 /**
+ * An access or refresh token of an OAuth grant, issued to its client.
+ * @group Storage
+ */
+export interface OAuthTokenRecord extends TokenFields {
+  kind: 'access' | 'refresh';
+  clientId: string;
+}
+
+/**
+ * A personal access token (docs/reference.md#personal-access-tokens), the one token of its
+ * personal grant, used like an access token, never refreshed. It belongs to no client.
+ * @group Storage
+ */
+export interface PersonalTokenRecord extends TokenFields {
+  kind: 'personal';
+  clientId?: undefined;
+}
+
+/**
+ * A token, told apart by `kind`: an OAuth access or refresh token (with its client), or a
+ * personal access token (no client).
+ * @group Storage
+ */
+export type TokenRecord = OAuthTokenRecord | PersonalTokenRecord;
+
+/**
  * What `Storage.findRefreshFamily` answers: the grant (and its client) a refresh-token family belongs to.
  * @group Storage
  */
@@ -321,14 +430,15 @@ export interface RefreshFamily {
 export type SingleUseFailure = 'missing' | 'used' | 'expired' | 'revoked';
 
 /**
- * The outcome of a single-use step: on success, the grant the code or token belongs to; on `used`,
+ * The outcome of a single-use step: on success, the grant the code or token belongs to (an
+ * OAuth grant: only those have codes and refresh tokens); on `used`,
  * `grantId` names the family to revoke (a replay) and `usedAt` says when the first use happened.
  * The other failures carry neither (the `undefined` fields only let a caller that has not
  * narrowed on `reason` read them).
  * @group Storage
  */
 export type SingleUseOutcome =
-  | { ok: true; grant: GrantRecord }
+  | { ok: true; grant: OAuthGrantRecord }
   | { ok: false; reason: 'used'; grantId: string; usedAt: number }
   | { ok: false; reason: Exclude<SingleUseFailure, 'used'>; grantId?: undefined; usedAt?: undefined };
 
@@ -338,8 +448,8 @@ export type SingleUseOutcome =
  * @group Storage
  */
 export interface PersonalTokenRead {
-  grant: GrantRecord;
-  token: TokenRecord;
+  grant: PersonalGrantRecord;
+  token: PersonalTokenRecord;
 }
 
 /**
@@ -472,7 +582,7 @@ export interface CoreStorage {
    * revoked, mark it used at `now` and insert `tokens`; otherwise change nothing and say why
    * (`used` with the code's `grantId`, so the caller can revoke the family).
    */
-  redeemCode(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome>;
+  redeemCode(hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome>;
 
   /** A token by hash, with its grant. */
   findToken(hash: string): Promise<{ token: TokenRecord; grant: GrantRecord } | null>;
@@ -493,7 +603,7 @@ export interface CoreStorage {
    * its paired access token, and insert `tokens`; otherwise change nothing and say why (`used`
    * with the `grantId` when it was already rotated).
    */
-  rotateRefreshToken(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome>;
+  rotateRefreshToken(hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome>;
   /**
    * The family of a refresh token that is no longer stored (rotated and then pruned): the grant of
    * any stored refresh token whose `familyHash` is this one, or `null`. A store must keep the
@@ -564,9 +674,10 @@ export interface AccountAdministrationStorage {
 /**
  * The personal access tokens group (`createPersonalToken`, `listPersonalTokens`,
  * `revokePersonalToken`; docs/reference.md#personal-access-tokens). A personal token is stored by
- * `createGrant` as a grant with `clientId: ''` and a `name` (the store must keep `name` and
- * `lastUsedAt` on it) with one token of kind `personal`; `findToken`, `revokeGrant` and prune
- * serve it as any other.
+ * `createGrant` as a grant of kind `personal` (no client; its `name` and `lastUsedAt`) with one
+ * token of kind `personal` (no client); `findToken`, `revokeGrant` and prune serve it as any
+ * other, and no revocation of a client (`revokeAccess`, `revokeClientGrants`, `deleteClient`)
+ * reaches it.
  * @group Storage
  */
 export interface PersonalTokenStorage {
@@ -614,7 +725,7 @@ export interface DeviceAuthorizationStorage {
    * otherwise change nothing and answer `false`. Of concurrent callers exactly one wins, and a
    * failure leaves the approval for the next poll.
    */
-  redeemDeviceAuthorization(hash: string, now: number, grant: GrantRecord, tokens: TokenRecord[]): Promise<boolean>;
+  redeemDeviceAuthorization(hash: string, now: number, grant: OAuthGrantRecord, tokens: OAuthTokenRecord[]): Promise<boolean>;
 }
 
 /**

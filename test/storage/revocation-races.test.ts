@@ -326,7 +326,7 @@ async function makeWorld(store: 'memory' | 'postgres'): Promise<World> {
   const client = (await storage.findClient(app.clientId))!;
   const bystander = randomId();
   await storage.createGrant(
-    { id: bystander, clientId: app.clientId, account: ADA, scope: ['read'], createdAt: clock.now(), revokedAt: null },
+    { id: bystander, kind: 'oauth', clientId: app.clientId, account: ADA, scope: ['read'], createdAt: clock.now(), revokedAt: null },
     { tokens: [] },
   );
 
@@ -756,7 +756,15 @@ describe.skipIf(!pgSetup)('PostgresStorage: round trips of the steps the issuanc
       return counting.count - before;
     };
     const now = Date.now();
-    const grant = () => ({ id: randomId(), clientId: 'c1', account: ADA, scope: ['read'], createdAt: now, revokedAt: null });
+    const grant = () => ({
+      id: randomId(),
+      kind: 'oauth' as const,
+      clientId: 'c1',
+      account: ADA,
+      scope: ['read'],
+      createdAt: now,
+      revokedAt: null,
+    });
     const g = grant();
     const code = {
       hash: randomId(),

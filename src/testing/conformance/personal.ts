@@ -4,17 +4,20 @@
  * stored by `createGrant` with one token of kind `personal`, found like any token, listed by
  * account, its last use kept as the latest of concurrent writes, and revoked with `revokeGrant`.
  */
-import type { GrantRecord, Storage, TokenRecord } from '../../storage/types.js';
+import type { GrantRecord, PersonalGrantRecord, PersonalTokenRecord, Storage } from '../../storage/types.js';
 import type { Account } from '../../types.js';
 import { groupCase, type StorageConformanceCase } from './case.js';
 import { canonical, check, same } from './check.js';
 import { CONFORMANCE_RACERS, T0, hash, id, makeAccount, warmUp, withPair } from './fixtures.js';
 
-/** A personal token of `account` as the core creates it: its grant (no client, a name) and its one token. */
-function makePersonal(account: Account, over: Partial<TokenRecord> = {}): { grant: GrantRecord; token: TokenRecord } {
-  const grant: GrantRecord = {
+/** A personal token of `account` as the core creates it: its grant (no client, a name) and its one token (no client). */
+function makePersonal(
+  account: Account,
+  over: Partial<Omit<PersonalTokenRecord, 'kind'>> = {},
+): { grant: PersonalGrantRecord; token: PersonalTokenRecord } {
+  const grant: PersonalGrantRecord = {
     id: id(),
-    clientId: '',
+    kind: 'personal',
     account,
     scope: ['read'],
     createdAt: T0,
@@ -22,11 +25,10 @@ function makePersonal(account: Account, over: Partial<TokenRecord> = {}): { gran
     name: `CI deploy ${String.fromCharCode(0x2713)}`, // a name beyond ASCII
     lastUsedAt: null,
   };
-  const token: TokenRecord = {
+  const token: PersonalTokenRecord = {
     hash: hash(),
     kind: 'personal',
     grantId: grant.id,
-    clientId: '',
     scope: ['read'],
     issuedAt: T0,
     expiresAt: null,
@@ -39,7 +41,7 @@ function makePersonal(account: Account, over: Partial<TokenRecord> = {}): { gran
 }
 
 /** Store a personal token with `createGrant`. */
-async function withPersonal(storage: Storage, account: Account, over: Partial<TokenRecord> = {}) {
+async function withPersonal(storage: Storage, account: Account, over: Partial<Omit<PersonalTokenRecord, 'kind'>> = {}) {
   const personal = makePersonal(account, over);
   await storage.createGrant(personal.grant, { tokens: [personal.token] });
   return personal;
