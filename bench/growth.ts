@@ -44,6 +44,7 @@ async function fill(storage: MemoryStorage, fixture: AuthgateFixture, tokens: nu
   for (let i = 0; i < pairs; i++) {
     const grant: GrantRecord = {
       id: grantIds[i]!.slice(0, 32),
+      kind: 'oauth',
       clientId: fixture.clientId,
       account: ACCOUNT,
       scope: ['read'],

@@ -1,6 +1,6 @@
 import type { JWK } from 'jose';
 import type { ResolvedOptions } from './options.js';
-import type { Storage } from './storage/types.js';
+import type { DeviceAuthorizationStorage, Storage } from './storage/types.js';
 import type { AuditEventInput, Clock, UserSessions } from './types.js';
 
 /**
@@ -35,6 +35,11 @@ export interface Context {
    * `GuessLimiter`, device/user-code.ts).
    */
   deviceGuesses?: GuessCounter;
+  /**
+   * The store with its device authorization group, when `deviceAuthorization` is on (the
+   * constructor requires the group then: `requireGroup`, storage/groups.ts).
+   */
+  devices?: Storage & DeviceAuthorizationStorage;
 }
 
 /** What the core asks of the scope vocabulary. */

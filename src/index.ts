@@ -9,7 +9,15 @@ export type { InteractionDescription } from './interactions/describe.js';
 export type { AuthorizationServerOptions, ResolvedOptions } from './options.js';
 export { MemoryStorage } from './storage/memory.js';
 export type * from './storage/types.js';
-export { DEVICE_CODE_GRANT, DEVICE_STORAGE_METHODS, MAX_CONSENT_APPROVALS } from './storage/types.js';
+export { DEVICE_CODE_GRANT, MAX_CONSENT_APPROVALS } from './storage/types.js';
+export {
+  ACCOUNT_ADMINISTRATION_METHODS,
+  CLIENT_ADMINISTRATION_METHODS,
+  CORE_STORAGE_METHODS,
+  DEVICE_STORAGE_METHODS,
+  PERSONAL_TOKEN_METHODS,
+  STORAGE_GROUPS,
+} from './storage/groups.js';
 export type { UserCodeOutcome } from './device/device-authorization.js';
 export {
   renderDeviceEntryPage,

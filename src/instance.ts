@@ -5,6 +5,7 @@ import { GuessLimiter } from './device/user-code.js';
 import { PendingAnonymous } from './interactions/pending-anonymous.js';
 import type { ResolvedOptions } from './options.js';
 import { personalMemory } from './personal/personal-tokens.js';
+import { requireGroup } from './storage/groups.js';
 import { JwtAccessTokens } from './tokens/jwt.js';
 
 /**
@@ -26,6 +27,8 @@ export function instanceContext(options: ResolvedOptions): Context {
       pendingAnonymous: new PendingAnonymous(options.maxPendingAnonymousInteractions),
     }),
     ...(options.deviceAuthorization && {
+      // The one way a group is required at construction: the option that turns its feature on.
+      devices: requireGroup(options.storage, 'deviceAuthorization', 'deviceAuthorization'),
       deviceGuesses: new GuessLimiter(options.deviceAuthorization.maxUserCodeAttempts, options.deviceAuthorization.lockSeconds * 1000),
     }),
     ...(options.accessTokenFormat === 'jwt' && {

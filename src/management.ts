@@ -10,9 +10,10 @@ import { findClient, isDocumentClientId } from './checks/clients.js';
 import { redirectUriProblem } from './checks/redirect-uri.js';
 import { audit, type Context } from './context.js';
 import { randomId, randomToken, sha256Base64url } from './crypto.js';
-import { ConfigError, isOAuthError, OAuthError } from './errors.js';
+import { isOAuthError, OAuthError } from './errors.js';
 import { BIDI_CONTROLS, plainLine, plausibleId } from './rules.js';
 import { withClientChanges } from './storage/copy.js';
+import { hasGroup, requireGroup } from './storage/groups.js';
 import {
   DEVICE_CODE_GRANT,
   type ClientChanges,
@@ -203,23 +204,14 @@ export async function createClient(
 
 /**
  * Write `changes` of a stored client and answer the client as it now is:
- * `updateClientFields` when the store has it (`invalid_client` when the client was deleted
- * meanwhile), else the whole record, read before, with the changes.
+ * `updateClientFields` when the store has the client administration group (`invalid_client`
+ * when the client was deleted meanwhile), else the whole record, read before, with the changes.
  */
 export async function saveClientChanges(storage: Storage, client: ClientRecord, changes: ClientChanges): Promise<ClientRecord> {
   const updated = withClientChanges(client, changes);
-  if (typeof storage.updateClientFields !== 'function') await storage.saveClient(updated);
+  if (!hasGroup(storage, 'clientAdministration')) await storage.saveClient(updated);
   else if (!(await storage.updateClientFields(client.id, changes))) throw new OAuthError('invalid_client', 'The application is unknown.');
   return updated;
-}
-
-/** The optional storage method a management call needs, or a `ConfigError` naming it. */
-function needs<K extends 'listClients' | 'deleteClient' | 'revokeAccountGrants'>(storage: Storage, method: K): NonNullable<Storage[K]> {
-  const fn = storage[method];
-  if (typeof fn !== 'function') {
-    throw new ConfigError('storage', `expected a Storage with ${method}() for this call (docs/reference.md#managing-clients)`);
-  }
-  return fn.bind(storage) as NonNullable<Storage[K]>;
 }
 
 /** A registered client by id, or `invalid_client`. Clients of metadata documents are not stored, so never found here. */
@@ -237,9 +229,9 @@ export async function getClient(ctx: Context, clientId: string): Promise<ClientI
 
 /** The registered clients, those of `owner` when given, oldest first. */
 export async function listClients(ctx: Context, filter: { owner?: string } = {}): Promise<ClientInfo[]> {
-  const list = needs(ctx.storage, 'listClients');
+  const store = requireGroup(ctx.storage, 'clientAdministration');
   const owner = filter?.owner === undefined ? undefined : clientOwner(filter.owner);
-  const clients = await list(owner === undefined ? {} : { owner });
+  const clients = await store.listClients(owner === undefined ? {} : { owner });
   return clients.map(clientInfo);
 }
 
@@ -274,32 +266,32 @@ export async function resetClientSecret(ctx: Context, clientId: string): Promise
 
 /** Delete a client: every code and token of it, for every user, is dead at once; its consents go too. */
 export async function deleteClient(ctx: Context, clientId: string): Promise<void> {
-  const remove = needs(ctx.storage, 'deleteClient');
+  const store = requireGroup(ctx.storage, 'clientAdministration');
   const client = await registered(ctx, clientId);
-  await remove(client.id, ctx.clock.now());
+  await store.deleteClient(client.id, ctx.clock.now());
   audit(ctx, { type: 'client.deleted', clientId: client.id });
 }
 
 /** Revoke every grant of an account, to every client, and forget its consents. */
 export async function revokeAllForAccount(ctx: Context, accountUuid: string): Promise<void> {
-  const revoke = needs(ctx.storage, 'revokeAccountGrants');
+  const store = requireGroup(ctx.storage, 'accountAdministration');
   if (!plausibleId(accountUuid)) throw new OAuthError('invalid_request', 'The account uuid must be a string of 1 to 200 characters.');
-  await revoke(accountUuid, ctx.clock.now());
+  await store.revokeAccountGrants(accountUuid, ctx.clock.now());
   audit(ctx, { type: 'account.grants_revoked', accountUuid });
 }
 
 /** Revoke every code and token of a client, for every user; users' consents stay. */
 export async function revokeClientTokens(ctx: Context, clientId: string): Promise<void> {
-  // No client has the empty id: it would name every personal access token.
-  if (typeof clientId !== 'string' || clientId === '') return;
+  // A value no client id can be (the empty string among them) names no application: nothing to revoke.
+  if (!plausibleId(clientId)) return;
   await ctx.storage.revokeClientGrants(clientId, ctx.clock.now());
   audit(ctx, { type: 'client.tokens_revoked', clientId });
 }
 
 /** A user revokes an application: its consent, and every grant, code and token it holds for this user. */
 export async function revokeAccess(ctx: Context, input: { accountUuid: string; clientId: string }): Promise<void> {
-  // No client has the empty id: it would name the account's personal access tokens.
-  if (typeof input?.clientId !== 'string' || input.clientId === '') return;
+  // A value no client id can be (the empty string among them) names no application: nothing to revoke.
+  if (!plausibleId(input?.clientId)) return;
   await ctx.storage.revokeAccess(input.accountUuid, input.clientId, ctx.clock.now());
   audit(ctx, { type: 'access.revoked', clientId: input.clientId, accountUuid: input.accountUuid });
 }

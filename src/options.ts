@@ -1,35 +1,17 @@
 import { z } from 'zod';
 import { systemClock } from './clock.js';
 import { ConfigError } from './errors.js';
-import { DEVICE_STORAGE_METHODS, type Storage } from './storage/types.js';
+import { CORE_STORAGE_METHODS, missingMethods } from './storage/groups.js';
+import type { Storage } from './storage/types.js';
 import type { MetadataFetcher } from './client-metadata/metadata-fetcher.js';
 import type { JWK } from 'jose';
 import { isHttpsOrLoopback, plainLine } from './rules.js';
 import { pagesSchema, resolvePages, type ResolvedPages } from './ui/page-settings.js';
 import type { Account, AuditEvent, Clock, OAuthRequest, ProtectedResource, ResourceRequest, UserSessions } from './types.js';
 
-const STORAGE_METHODS = [
-  'saveClient',
-  'findClient',
-  'saveInteraction',
-  'findInteraction',
-  'takeInteraction',
-  'saveConsent',
-  'findConsent',
-  'listConsents',
-  'createGrant',
-  'findCode',
-  'redeemCode',
-  'findToken',
-  'rotateRefreshToken',
-  'findRefreshFamily',
-  'revokeGrant',
-  'revokeAccess',
-  'revokeClientGrants',
-] as const;
-
+/** An object with these methods: the seams (`storage`'s core, `sessions`, `clock`) as the options take them. */
 const hasMethods = (value: unknown, names: readonly string[]) =>
-  typeof value === 'object' && value !== null && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function');
+  typeof value === 'object' && value !== null && missingMethods(value, names).length === 0;
 
 const seconds = z
   .number()
@@ -78,7 +60,11 @@ const scopeToken = z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,64}$/, 'expecte
 
 const schema = z
   .object({
-    storage: z.custom<Storage>((v) => hasMethods(v, STORAGE_METHODS), `expected a Storage (an object with ${STORAGE_METHODS.join(', ')})`),
+    /** Its core (`CoreStorage`); a group is required where its feature is used (`requireGroup`). */
+    storage: z.custom<Storage>(
+      (v) => hasMethods(v, CORE_STORAGE_METHODS),
+      `expected a Storage (an object with ${CORE_STORAGE_METHODS.join(', ')})`,
+    ),
     sessions: z.custom<UserSessions>(
       (v) => hasMethods(v, ['current']),
       'expected a UserSessions (an object with a current(request) method)',
@@ -359,9 +345,6 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   if (data.clientMetadataDocuments && data.allowPlainPkce) {
     // Metadata-document clients are public clients held to PKCE with S256 only.
     throw new ConfigError('allowPlainPkce', 'expected false: client ID metadata documents require PKCE with S256 only');
-  }
-  if (data.deviceAuthorization && !hasMethods(data.storage, DEVICE_STORAGE_METHODS)) {
-    throw new ConfigError('deviceAuthorization', `expected a storage with ${DEVICE_STORAGE_METHODS.join(', ')} (optional Storage methods)`);
   }
   if (data.deviceAuthorization) Object.freeze(data.deviceAuthorization);
   Object.freeze(resolved.lifetimes);

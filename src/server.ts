@@ -1,4 +1,4 @@
-import { checkBrowserBinding } from './checks/browser-binding.js';
+import { checkBrowserBinding, checkSecret } from './checks/browser-binding.js';
 import type { Context } from './context.js';
 import { deviceAuthorization, deviceSignIn, enterUserCode, type UserCodeOutcome } from './device/device-authorization.js';
 import { authenticate, authenticateResource } from './endpoints/authenticate.js';
@@ -100,6 +100,17 @@ export class AuthorizationServer {
    */
   checkBrowserBinding(interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision | null> {
     return checkBrowserBinding(this.ctx, interactionId, request);
+  }
+
+  /**
+   * `checkBrowserBinding` for the confirmation step of a device verification, which is bound to the device pages' CSRF cookie rather than
+   * to `authgate_browser` (docs/reference.md#verification-page): `browserSecret` is that cookie's value as the page read it (`undefined`
+   * when the browser sent none). `null` when the browser may decide the step (or it is unknown or expired, which `approve` / `deny` then
+   * report), otherwise the "started in another browser" error page. The verification route calls it before `approve` or `deny`.
+   * @group Authorization
+   */
+  checkDeviceBinding(interactionId: string, browserSecret: string | undefined): Promise<AuthorizeDecision | null> {
+    return checkSecret(this.ctx, interactionId, browserSecret);
   }
 
   /** POST /v1/oauth/token (RFC 6749 §3.2; docs/reference.md#token-endpoint): code exchange and refresh. @group Token */
@@ -234,8 +245,8 @@ export class AuthorizationServer {
   }
 
   /**
-   * What a pending interaction is about, without using it up: for a sign-in page that says "Sign in to continue to <app>" and pre-fills the
-   * `i` hint. `null` when unknown or expired.
+   * What a pending interaction is about, without using it up: for a sign-in page that says "Sign in to continue to <app>" (or, for
+   * `purpose: 'device'`, "to connect a device") and pre-fills the `i` hint. `null` when unknown or expired (docs/reference.md#interactions).
    * @group Authorization
    */
   describeInteraction(interactionId: string): Promise<InteractionDescription | null> {
@@ -249,7 +260,7 @@ export class AuthorizationServer {
 
   /**
    * The registered applications, those of `owner` when given (as `registerClient` got it), oldest first: for a developer's page.
-   * @throws ConfigError when the storage has no `listClients`.
+   * @throws ConfigError when the storage lacks its client administration group (`ClientAdministrationStorage`).
    * @group Authorization
    */
   listClients(filter: { owner?: string } = {}): Promise<ClientInfo[]> {
@@ -271,7 +282,7 @@ export class AuthorizationServer {
    * Delete an application: every code and token it holds, for every user, stops working at once, and the consents users gave it are
    * deleted. Reported as `client.deleted`.
    * @throws OAuthError `invalid_client` when the client is unknown.
-   * @throws ConfigError when the storage has no `deleteClient`.
+   * @throws ConfigError when the storage lacks its client administration group (`ClientAdministrationStorage`).
    * @group Revocation
    */
   deleteClient(clientId: string): Promise<void> {
@@ -281,7 +292,7 @@ export class AuthorizationServer {
   /**
    * Revoke everything one account authorized, for "sign out everywhere" and account deletion: every grant of it to every client (so every
    * code and token), and its consents (the next `prompt=none` answers `consent_required`). Reported as `account.grants_revoked`.
-   * @throws ConfigError when the storage has no `revokeAccountGrants`.
+   * @throws ConfigError when the storage lacks its account administration group (`AccountAdministrationStorage`).
    * @group Revocation
    */
   revokeAllForAccount(accountUuid: string): Promise<void> {
@@ -315,7 +326,7 @@ export class AuthorizationServer {
    * @example
    * const { token, id } = await server.createPersonalToken({ account, name: 'CI deploy', scope: ['read'], expiresIn: 90 * 86400 });
    * @throws OAuthError `invalid_request` (account, name, expiresIn) or `invalid_scope` for a value outside the server's vocabulary.
-   * @throws ConfigError when the storage has no `listPersonalTokens` / `touchPersonalToken`.
+   * @throws ConfigError when the storage lacks its personal access tokens group (`PersonalTokenStorage`).
    * @group Personal tokens
    */
   createPersonalToken(input: PersonalTokenInput): Promise<CreatedPersonalToken> {
@@ -325,7 +336,7 @@ export class AuthorizationServer {
   /**
    * The personal access tokens of an account, newest first, without their values: for an "API tokens" page. Revoked tokens are not listed;
    * expired ones are, until storage is pruned. `lastUsedAt` is written at most once a minute per token and server instance.
-   * @throws ConfigError when the storage has no `listPersonalTokens` / `touchPersonalToken`.
+   * @throws ConfigError when the storage lacks its personal access tokens group (`PersonalTokenStorage`).
    * @group Personal tokens
    */
   listPersonalTokens(accountUuid: string): Promise<PersonalTokenInfo[]> {
@@ -335,7 +346,7 @@ export class AuthorizationServer {
   /**
    * Revoke a personal access token of this account, at once (its next use is a 401). `false`, and nothing changes, when the account has no
    * such live token (an unknown id, or another account's).
-   * @throws ConfigError when the storage has no `listPersonalTokens` / `touchPersonalToken`.
+   * @throws ConfigError when the storage lacks its personal access tokens group (`PersonalTokenStorage`).
    * @group Personal tokens
    */
   revokePersonalToken(accountUuid: string, id: string): Promise<boolean> {

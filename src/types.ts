@@ -128,6 +128,14 @@ export interface Interaction {
   /** When this interaction stops being usable: ms since epoch. */
   expiresAt: number;
   /**
+   * `'device'` on both steps of a device verification (RFC 8628 §3.3): its sign-in, a `login`
+   * step that names no application (no code is entered yet: its `client` is `{ id: '', name: ''
+   * }`, kept only because this type requires one; show "a device" rather than an application),
+   * and its confirmation, which also has `device`. Absent on the steps of an authorization
+   * request (docs/reference.md#verification-page).
+   */
+  purpose?: 'device';
+  /**
    * Present when the step is the confirmation of a device verification (RFC 8628 §3.3): the
    * user code the user entered, as the device shows it (`WDJB-MJHT`). Show it, and warn that the
    * user should only continue if they started this on their own device and the codes match

@@ -2,7 +2,7 @@
  * The code of docs/guide.md, as one Express platform that runs: its own sessions (read with
  * `readCookie`), a sign-in page that names the application (`describeInteraction`), its own
  * consent page (`onConsent`, with its CSRF cookie), and DigitalOcean-style scopes
- * (`droplet:read`, `droplet:write`). test/docs/guide.test.ts drives it over HTTP and checks that
+ * (`droplet:read`, `droplet:write`), and a store typed by its storage groups. test/docs/guide.test.ts drives it over HTTP and checks that
  * every `#region` below is, word for word, what the guide shows.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
@@ -16,7 +16,9 @@ import {
   readCookie,
   type Account,
   type AuthorizationServerOptions,
+  type CoreStorage,
   type OAuthRequest,
+  type PersonalTokenStorage,
   type UserSession,
   type UserSessions,
 } from '../../src/index.js';
@@ -66,7 +68,13 @@ const oauthRequest = (req: Request): OAuthRequest => ({ method: req.method, url:
 /** The platform, with a clock the tests move; `accounts` are the ones its sign-in form knows. */
 export async function createGuidePlatform(accounts: readonly Account[]) {
   const clock = new FakeClock();
-  const server = new AuthorizationServer({ storage: new MemoryStorage(), sessions, clock, scopes });
+  // #region storage
+  // Your own store goes here (MemoryStorage, which has every group, stands in for it): all of
+  // CoreStorage, and the whole of each group a feature you use needs. A method left out of
+  // either does not compile.
+  const storage: CoreStorage & PersonalTokenStorage = new MemoryStorage();
+  // #endregion storage
+  const server = new AuthorizationServer({ storage, sessions, clock, scopes });
   const app = express();
 
   // #region consent
@@ -113,7 +121,12 @@ export async function createGuidePlatform(accounts: readonly Account[]) {
   app.get('/login', async (req, res) => {
     const interaction = typeof req.query['interaction'] === 'string' ? req.query['interaction'] : '';
     const about = await server.describeInteraction(interaction); // null when unknown or expired
-    const heading = about ? `Sign in to continue to ${about.client.name}` : 'Sign in';
+    // A device's sign-in names no application yet (no code has been checked): say so.
+    const heading = !about
+      ? 'Sign in'
+      : about.purpose === 'device'
+        ? 'Sign in to connect a device'
+        : `Sign in to continue to ${about.client.name}`;
     page(
       res,
       heading,

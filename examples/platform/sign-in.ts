@@ -29,6 +29,7 @@ const WORDS = {
       html`<p>You are signed in as <strong>${name}</strong>. To continue to <strong>${app}</strong>, sign in again, with this account or another one.</p>`,
     asks: (app: string) =>
       html`<p><strong>${app}</strong> asks for access to your Nimbus account. Sign in first; you will then see what it asks for.</p>`,
+    device: () => html`<p>Sign in to connect a device to your Nimbus account; you will then enter the code it shows.</p>`,
     email: 'E-mail',
     password: 'Password',
     submit: 'Sign in',
@@ -44,6 +45,7 @@ const WORDS = {
       html`<p>Vous êtes connecté·e en tant que <strong>${name}</strong>. Pour continuer vers <strong>${app}</strong>, connectez-vous à nouveau, avec ce compte ou un autre.</p>`,
     asks: (app: string) =>
       html`<p><strong>${app}</strong> demande l'accès à votre compte Nimbus. Connectez-vous d'abord ; vous verrez ensuite ce qu'elle demande.</p>`,
+    device: () => html`<p>Connectez-vous pour relier un appareil à votre compte Nimbus ; vous saisirez ensuite le code qu'il affiche.</p>`,
     email: 'Adresse e-mail',
     password: 'Mot de passe',
     submit: 'Se connecter',
@@ -77,7 +79,14 @@ export function signInRoutes(sessions: SessionStore, server: AuthorizationServer
     // Which application is waiting (authgate tells without using the interaction up).
     const about = fields.interaction ? await server.describeInteraction(fields.interaction) : null;
     const appName = about?.client.name ?? w.anApp;
-    const intro = fields.interaction ? (session.user ? w.again(session.user.account.name, appName) : w.asks(appName)) : '';
+    // A device's sign-in names no application yet: its code is entered after signing in.
+    const intro = !fields.interaction
+      ? ''
+      : about?.purpose === 'device'
+        ? w.device()
+        : session.user
+          ? w.again(session.user.account.name, appName)
+          : w.asks(appName);
     res.vary('Accept-Language');
     sendPage(
       res,

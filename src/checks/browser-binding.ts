@@ -28,7 +28,7 @@ import { randomToken, sha256Base64url, timingSafeEqual } from '../crypto.js';
 import type { Context } from '../context.js';
 import { errorPage, pageFailure } from '../failure.js';
 import { DEFAULT_BASE_PATH, plausibleId } from '../rules.js';
-import type { AuthorizationRequestRecord } from '../storage/types.js';
+import type { AuthorizationRequestRecord, InteractionRecord } from '../storage/types.js';
 import type { AuthorizeDecision, OAuthRequest } from '../types.js';
 
 /**
@@ -84,13 +84,27 @@ export function bindRequest(req: AuthorizationRequestRecord, request: Pick<OAuth
 }
 
 /**
- * Whether `request` may continue an interaction of `req`: always for an unbound request;
- * otherwise only with the binding cookie whose hash was stored (compared in constant time).
+ * The hash of the browser secret a step is bound to, if any: its authorization request's
+ * (`authgate_browser`), or its device confirmation's (the device pages' CSRF cookie); a device
+ * sign-in, which issues nothing, is bound to none.
  */
-export function sameBrowser(req: Pick<AuthorizationRequestRecord, 'browserHash'>, request: Pick<OAuthRequest, 'headers'>): boolean {
-  if (req.browserHash === undefined) return true;
-  const secret = browserSecret(request);
-  return secret !== undefined && timingSafeEqual(sha256Base64url(secret), req.browserHash);
+function boundTo(record: InteractionRecord): string | undefined {
+  if (record.purpose !== 'device') return record.request.browserHash;
+  return record.kind === 'consent' ? record.device.browserHash : undefined;
+}
+
+/**
+ * Whether the browser that holds `secret` (its binding secret as a value; `undefined` when it
+ * has none) may continue `record`: always for an unbound step; otherwise only with the secret
+ * whose hash the step keeps, compared in constant time. The secret of a step of an
+ * authorization request is the `authgate_browser` cookie (`checkBrowserBinding` reads it from
+ * the request); that of a device confirmation is the device pages' CSRF cookie, which their
+ * route passes (`AuthorizationServer.checkDeviceBinding`).
+ */
+export function checkBinding(record: InteractionRecord, secret: string | undefined): boolean {
+  const bound = boundTo(record);
+  if (bound === undefined) return true;
+  return secret !== undefined && timingSafeEqual(sha256Base64url(secret), bound);
 }
 
 /** What the page of another browser says (an `invalid_request` error page, status 400). */
@@ -173,10 +187,24 @@ export function bindBrowser(request: OAuthRequest, options: BrowserBindingOption
  * browser it belongs to.
  */
 export async function checkBrowserBinding(ctx: Context, interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision | null> {
+  let secret: string | undefined;
+  try {
+    secret = browserSecret(request);
+  } catch (error) {
+    return pageFailure(ctx, error); // a request whose headers cannot be read, as any failure of the check
+  }
+  return checkSecret(ctx, interactionId, secret);
+}
+
+/**
+ * `checkBrowserBinding` with the browser's secret given as a value (`undefined`: it has none),
+ * as the device pages give theirs (`AuthorizationServer.checkDeviceBinding`).
+ */
+export async function checkSecret(ctx: Context, interactionId: string, secret: string | undefined): Promise<AuthorizeDecision | null> {
   try {
     if (!plausibleId(interactionId)) return null;
     const record = await ctx.storage.findInteraction(sha256Base64url(interactionId));
-    if (!record || sameBrowser(record.request, request)) return null;
+    if (!record || checkBinding(record, secret)) return null;
     return errorPage('invalid_request', ANOTHER_BROWSER);
   } catch (error) {
     return pageFailure(ctx, error);

@@ -14,7 +14,12 @@ import { covers } from './scope.js';
  * verification's confirmation): its scope for each of its resources, or for `resource: null`
  * when it named none (its tokens have no audience and are accepted by every resource).
  */
-export function approvedConsent(accountUuid: string, clientId: string, req: AuthorizationRequestRecord, now: number): ConsentRecord {
+export function approvedConsent(
+  accountUuid: string,
+  clientId: string,
+  req: Pick<AuthorizationRequestRecord, 'scope' | 'resources'>,
+  now: number,
+): ConsentRecord {
   const resources: ReadonlyArray<string | null> = req.resources ?? [null];
   return {
     accountUuid,

@@ -1,6 +1,6 @@
 import type { Context } from '../context.js';
 import { reportFault } from '../failure.js';
-import type { AuthorizationRequestRecord } from '../storage/types.js';
+import type { AuthorizationRequestRecord, InteractionRecord } from '../storage/types.js';
 import type { UserSession } from '../types.js';
 
 /**
@@ -21,6 +21,18 @@ export interface SessionRequirement {
    * the consent that follows, so the fresh sign-in stays required up to the decision.
    */
   loginAfter: number | null;
+}
+
+/** What a step of a device verification asks of the request side: nothing but a usable sign-in. */
+const ANY_SIGN_IN: SessionRequirement['request'] = { prompt: [] };
+
+/**
+ * What a step demands of the session: an authorization request's step, its request's
+ * requirements (it is its own `SessionRequirement`); a device verification's step, a usable
+ * sign-in after its `loginAfter`, if any.
+ */
+export function requirementOf(record: InteractionRecord): SessionRequirement {
+  return record.purpose === 'device' ? { request: ANY_SIGN_IN, requestedAt: record.requestedAt, loginAfter: record.loginAfter } : record;
 }
 
 /** Server instances (by their context) that have already reported a broken sign-in time. */

@@ -1,7 +1,6 @@
 import { authenticateClient } from '../checks/client-auth.js';
 import { findClient } from '../checks/clients.js';
 import { approvedConsent } from '../checks/consent.js';
-import { interactionStarted } from '../interactions/pending-anonymous.js';
 import { requirePost } from '../checks/require-post.js';
 import { isResourceProblem, requestedResources } from '../checks/resource.js';
 import { formatUserCode, newUserCode, normalizeUserCode, userCodeHash } from './user-code.js';
@@ -9,10 +8,10 @@ import { audit, type Context } from '../context.js';
 import { randomToken, sha256Base64url } from '../crypto.js';
 import { invalidClient, OAuthError } from '../errors.js';
 import { jsonResponse, requestParams, singleWithin } from '../http.js';
-import { DEVICE_CODE_GRANT, type AuthorizationRequestRecord, type InteractionRecord } from '../storage/types.js';
+import { DEVICE_CODE_GRANT, type DeviceConfirmationInteractionRecord, type DeviceVerificationRecord } from '../storage/types.js';
 import type { AuthorizeDecision, OAuthRequest, OAuthResponse } from '../types.js';
 import { errorPage, jsonFailure, pageFailure } from '../failure.js';
-import { askForConsent } from '../interactions/ask.js';
+import { askToConfirmDevice, askToSignInForDevice } from '../interactions/ask.js';
 
 /**
  * The device authorization grant (RFC 8628; docs/reference.md#device-authorization-grant-rfc-8628),
@@ -43,7 +42,8 @@ const USER_CODE_DRAWS = 5;
 export async function deviceAuthorization(ctx: Context, request: OAuthRequest, verificationUri: string): Promise<OAuthResponse> {
   try {
     const settings = ctx.options.deviceAuthorization;
-    if (!settings) {
+    const devices = ctx.devices;
+    if (!settings || !devices) {
       return jsonResponse(404, { error: 'not_found', error_description: 'The device authorization grant is not enabled on this server.' });
     }
     requirePost(request);
@@ -64,7 +64,7 @@ export async function deviceAuthorization(ctx: Context, request: OAuthRequest, v
     const deviceCode = randomToken();
     for (let draw = 0; draw < USER_CODE_DRAWS; draw++) {
       const userCode = newUserCode(settings.userCodeLength);
-      const created = await ctx.storage.createDeviceAuthorization!({
+      const created = await devices.createDeviceAuthorization({
         hash: sha256Base64url(deviceCode),
         userCodeHash: userCodeHash(userCode),
         clientId: client.id,
@@ -110,11 +110,11 @@ export type UserCodeOutcome =
 /**
  * The verification page's step after the user typed `typed` (RFC 8628 §3.3): checked against
  * the account's and the browser's count of wrong codes first; then, for the code of a pending
- * request, a `consent` step for the signed-in account, bound to the browser (`request`'s binding
- * secret, if any) and naming the code (`interaction.device`). `verifyPath` is the verification
- * page, where `approve` / `deny` send the browser. `browserSecret` is the browser's own secret
- * cookie (the adapter kit passes its CSRF cookie): wrong codes are counted per account and per
- * browser, and the step is bound to it (`request.browserHash`).
+ * request, a device confirmation step (`askToConfirmDevice`) for the signed-in account, naming
+ * the code (`interaction.device`). `verifyPath` is the verification page, where `approve` /
+ * `deny` send the browser. `browserSecret` is the browser's own secret cookie (the adapter kit
+ * passes its CSRF cookie): wrong codes are counted per account and per browser, and the step is
+ * bound to it (`DeviceVerificationRecord.browserHash`, checked by `checkDeviceBinding`).
  */
 export async function enterUserCode(
   ctx: Context,
@@ -126,7 +126,8 @@ export async function enterUserCode(
   try {
     const settings = ctx.options.deviceAuthorization;
     const guesses = ctx.deviceGuesses;
-    if (!settings || !guesses) return { type: 'decision', decision: notEnabled() };
+    const devices = ctx.devices;
+    if (!settings || !guesses || !devices) return { type: 'decision', decision: notEnabled() };
     const session = await ctx.sessions.current(request);
     if (!session) return { type: 'decision', decision: (await deviceSignIn(ctx, request, verifyPath, typed)) ?? notEnabled() };
     const now = ctx.clock.now();
@@ -146,7 +147,7 @@ export async function enterUserCode(
     }
 
     const code = normalizeUserCode(typed, settings.userCodeLength);
-    const record = code === null ? null : await ctx.storage.findDeviceAuthorization!(userCodeHash(code));
+    const record = code === null ? null : await devices.findDeviceAuthorization(userCodeHash(code));
     const client = record && record.status === 'pending' && now < record.expiresAt ? await findClient(ctx, record.clientId) : null;
     if (!record || !client || code === null) {
       audit(ctx, { type: 'device.user_code_failed', accountUuid: session.account.uuid, attempts });
@@ -155,23 +156,10 @@ export async function enterUserCode(
       return { type: 'locked', until };
     }
     for (const key of keys) guesses.forgive(key);
-    const req: AuthorizationRequestRecord = {
-      clientId: client.id,
-      redirectUri: verifyPath,
-      responseType: 'code',
-      scope: record.scope,
-      prompt: [],
-      device: { codeHash: record.hash },
-    };
-    if (record.resources !== undefined) req.resources = record.resources;
-    if (browserHash !== undefined) req.browserHash = browserHash;
-    const decision = await askForConsent(ctx, client, req, now, null, session.account);
-    if (decision.type === 'consent') {
-      decision.interaction.device = { userCode: formatUserCode(code) };
-      // The device's client states nothing about where the browser goes: the verification page.
-      delete decision.interaction.redirectHost;
-    }
-    return { type: 'decision', decision };
+    const device: DeviceVerificationRecord = { codeHash: record.hash, clientId: client.id, scope: record.scope, returnTo: verifyPath };
+    if (record.resources !== undefined) device.resources = record.resources;
+    if (browserHash !== undefined) device.browserHash = browserHash;
+    return { type: 'decision', decision: await askToConfirmDevice(ctx, client, device, session.account, formatUserCode(code)) };
   } catch (error) {
     return { type: 'decision', decision: pageFailure(ctx, error) };
   }
@@ -181,11 +169,9 @@ const notEnabled = () => errorPage('invalid_request', 'The device authorization 
 
 /**
  * The verification page's first step: `null` when someone is signed in (the page asks for the
- * code), else the sign-in step: a `login` interaction that
- * names no client (`clientId` ''), so that an authorization-request path given it by mistake
- * finds no client and stops; `resume` sends the browser back to `returnTo` (the verification
- * page, with the code the user came with, if any). Not bound to the browser: resuming it issues
- * nothing, it only leads to the verification page.
+ * code), else the sign-in step (`askToSignInForDevice`), whose `resume` sends the browser back
+ * to the verification page, with the code the user came with, if any. It names no client: no
+ * code has been checked yet.
  */
 export async function deviceSignIn(
   ctx: Context,
@@ -198,26 +184,7 @@ export async function deviceSignIn(
     if (!settings) return notEnabled();
     if (await ctx.sessions.current(request)) return null;
     const code = userCode === undefined ? null : normalizeUserCode(userCode, settings.userCodeLength);
-    const id = randomToken();
-    const now = ctx.clock.now();
-    const record: InteractionRecord = {
-      idHash: sha256Base64url(id),
-      kind: 'login',
-      request: {
-        clientId: '',
-        redirectUri: code === null ? verifyPath : `${verifyPath}?user_code=${formatUserCode(code)}`,
-        responseType: 'code',
-        scope: [],
-        prompt: [],
-        device: {},
-      },
-      requestedAt: now,
-      expiresAt: now + ctx.options.lifetimes.interaction * 1000,
-      loginAfter: null,
-    };
-    await ctx.storage.saveInteraction(record);
-    await interactionStarted(ctx, record);
-    return { type: 'login', interaction: { id, client: { id: '', name: '' }, scope: [], expiresAt: record.expiresAt } };
+    return await askToSignInForDevice(ctx, code === null ? verifyPath : `${verifyPath}?user_code=${formatUserCode(code)}`);
   } catch (error) {
     return pageFailure(ctx, error);
   }
@@ -228,20 +195,29 @@ export async function deviceSignIn(
  * device authorization is decided once (`decideDeviceAuthorization`, atomic), and the browser
  * goes back to the verification page, which says how it ended (`?result=approved|denied`).
  */
-export async function decideDevice(ctx: Context, record: InteractionRecord, approved: boolean): Promise<AuthorizeDecision> {
-  const account = record.account;
-  const codeHash = record.request.device?.codeHash;
-  if (!account || codeHash === undefined) return errorPage('invalid_request', 'This device verification step is broken. Start again.');
+export async function decideDevice(
+  ctx: Context,
+  record: DeviceConfirmationInteractionRecord,
+  approved: boolean,
+): Promise<AuthorizeDecision> {
+  const { account, device } = record;
+  // A step stored while the option was on, decided after a restart with it off.
+  const devices = ctx.devices;
+  if (!devices) return notEnabled();
   const now = ctx.clock.now();
-  const decided = await ctx.storage.decideDeviceAuthorization!(codeHash, now, approved ? account : null);
+  if (approved) {
+    // The consent first, then the decision, as `approve` saves it before it issues: a revocation
+    // that comes in between deletes the consent and finds the request still pending, so what the
+    // decision then makes live was made after it. The other way round, it would deny the
+    // approval and miss the consent saved after it, which `prompt=none` would go on using.
+    // The resources of the device request, as on its confirmation page (RFC 8707 §2).
+    await ctx.storage.saveConsent(approvedConsent(account.uuid, device.clientId, device, now));
+    audit(ctx, { type: 'consent.granted', clientId: device.clientId, accountUuid: account.uuid, scope: device.scope });
+  }
+  const decided = await devices.decideDeviceAuthorization(device.codeHash, now, approved ? account : null);
   if (!decided) {
     return errorPage('invalid_request', 'This code has expired or was already used. Start again on your device to get a new code.');
   }
-  const clientId = record.request.clientId;
-  if (approved) {
-    // The resources of the device request, as on its confirmation page (RFC 8707 §2).
-    await ctx.storage.saveConsent(approvedConsent(account.uuid, clientId, record.request, now));
-    audit(ctx, { type: 'consent.granted', clientId, accountUuid: account.uuid, scope: record.request.scope });
-  } else audit(ctx, { type: 'consent.denied', clientId, accountUuid: account.uuid });
-  return { type: 'redirect', location: `${record.request.redirectUri}?result=${approved ? 'approved' : 'denied'}` };
+  if (!approved) audit(ctx, { type: 'consent.denied', clientId: device.clientId, accountUuid: account.uuid });
+  return { type: 'redirect', location: `${device.returnTo}?result=${approved ? 'approved' : 'denied'}` };
 }

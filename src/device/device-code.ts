@@ -2,7 +2,7 @@ import { accessAudience } from '../checks/resource.js';
 import type { Context } from '../context.js';
 import { randomId, sha256Base64url } from '../crypto.js';
 import { invalidClient, OAuthError } from '../errors.js';
-import { DEVICE_CODE_GRANT, type ClientRecord, type GrantRecord } from '../storage/types.js';
+import { DEVICE_CODE_GRANT, type ClientRecord, type OAuthGrantRecord } from '../storage/types.js';
 import { MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
 import { familyEnd, type IssuedTokens } from '../tokens/mint.js';
 import { invalidGrant } from '../grants/invalid-grant.js';
@@ -31,9 +31,9 @@ export async function deviceCodeGrant(
   client: ClientRecord | null,
   resources?: readonly string[],
 ): Promise<IssuedTokens> {
-  const poll = ctx.options.deviceAuthorization ? ctx.storage.pollDeviceAuthorization : undefined;
-  const redeem = ctx.storage.redeemDeviceAuthorization;
-  if (!poll || !redeem) throw new OAuthError('unsupported_grant_type', 'The device authorization grant is not enabled on this server.');
+  // Set exactly when the option is on, with the store's device authorization group.
+  const devices = ctx.devices;
+  if (!devices) throw new OAuthError('unsupported_grant_type', 'The device authorization grant is not enabled on this server.');
   if (!client) throw invalidClient();
   // Named explicitly: a client registered without `grantTypes` may not use it (the token endpoint's `mayUseGrant` allows it every type).
   if (!client.grantTypes?.includes(DEVICE_CODE_GRANT)) {
@@ -44,7 +44,7 @@ export async function deviceCodeGrant(
 
   const now = ctx.clock.now();
   const hash = sha256Base64url(params.device_code);
-  const outcome = await poll.call(ctx.storage, hash, client.id, now, POLL_LEEWAY_MS);
+  const outcome = await devices.pollDeviceAuthorization(hash, client.id, now, POLL_LEEWAY_MS);
   switch (outcome.status) {
     case 'pending':
       throw new OAuthError('authorization_pending', 'The user has not yet approved this device. Keep polling.');
@@ -62,10 +62,11 @@ export async function deviceCodeGrant(
   // RFC 8707 §2.2: `resource` here narrows the access token to some of the requested resources;
   // a wrong one is refused before anything is used up.
   const audience = resources === undefined ? record.resources : accessAudience(ctx, resources, record.resources);
-  const grant: GrantRecord = {
+  const grant: OAuthGrantRecord = {
     id: randomId(),
+    kind: 'oauth',
     clientId: client.id,
-    account: record.account!,
+    account: record.account,
     scope: record.scope,
     createdAt: now,
     revokedAt: null,
@@ -82,6 +83,6 @@ export async function deviceCodeGrant(
     refreshFamily: null,
   };
   const pair = mintTokens(ctx, issue, client);
-  if (!(await redeem.call(ctx.storage, hash, now, grant, pair.records))) throw invalidGrant();
+  if (!(await devices.redeemDeviceAuthorization(hash, now, grant, pair.records))) throw invalidGrant();
   return issued(ctx, issue, grant, pair);
 }

@@ -2,12 +2,12 @@ import type { Context } from '../context.js';
 import { covers, requiredScope } from '../checks/scope.js';
 import { copyAccount } from '../storage/copy.js';
 import { audienceAllows } from '../checks/audience.js';
-import type { TokenRead } from '../storage/types.js';
+import type { GrantRecord, OAuthTokenRecord, TokenRead } from '../storage/types.js';
 import { ConfigError, OAuthError } from '../errors.js';
 import { errorResponse, queryParams, repeatedAuthorization } from '../http.js';
 import { isPending, lookupToken, MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
 import { verifyPersonal } from '../personal/personal-tokens.js';
-import type { AuthenticateOptions, AuthenticateResult, OAuthRequest, ProtectedResource } from '../types.js';
+import type { AuthenticateOptions, AuthenticateResult, OAuthRequest, ProtectedResource, VerifiedToken } from '../types.js';
 
 /** `Bearer <b64token>` (RFC 6750 §2.1), the scheme in any case. */
 const WELL_FORMED = /^bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
@@ -73,17 +73,17 @@ const unavailable = (): AuthenticateResult => ({
   response: errorResponse(new OAuthError('temporarily_unavailable', 'The service is temporarily unavailable.', 503)),
 });
 
-/** What the host gets for a token that passed: its own copies, as the records may be the store's (readToken), or a cache's. */
-function verified(ctx: Context, found: NonNullable<TokenRead>): AuthenticateResult {
+/**
+ * What the host gets for an OAuth access token that passed: its own copies, as the records may be
+ * the store's (readToken), or a cache's.
+ */
+function verifiedAccess(ctx: Context, token: Readonly<OAuthTokenRecord>, grant: Readonly<GrantRecord>): VerifiedToken {
   return {
-    ok: true,
-    token: {
-      kind: 'oauth',
-      clientId: found.token.clientId,
-      account: ctx.storage.readToken ? copyAccount(found.grant.account) : found.grant.account,
-      scope: [...found.token.scope],
-      expiresAt: found.token.expiresAt ?? Number.MAX_SAFE_INTEGER,
-    },
+    kind: 'oauth',
+    clientId: token.clientId,
+    account: ctx.storage.readToken ? copyAccount(grant.account) : grant.account,
+    scope: [...token.scope],
+    expiresAt: token.expiresAt ?? Number.MAX_SAFE_INTEGER,
   };
 }
 
@@ -120,7 +120,7 @@ export async function authenticate(ctx: Context, request: OAuthRequest, report: 
     if (!allowed.ok) {
       return challenge(ctx, 403, 'insufficient_scope', 'The access token does not allow this request method.', allowed.needed);
     }
-    return verified(ctx, found);
+    return { ok: true, token: verifiedAccess(ctx, found.token, found.grant) };
   } catch (error) {
     report(error);
     return unavailable();
@@ -216,21 +216,25 @@ export async function authenticateResource(
     const found = isPending(read) ? await read : read;
     const now = ctx.clock.now();
     // A personal access token (no audience) is accepted by every resource, as an OAuth token issued without one.
-    const personalToken = found?.token.kind === 'personal' ? verifyPersonal(ctx, found, now, report) : undefined;
-    if (
-      !found ||
-      (found.token.kind !== 'access' && !personalToken) ||
-      found.token.revokedAt !== null ||
-      found.grant.revokedAt !== null ||
-      (found.token.expiresAt !== null && now >= found.token.expiresAt) ||
-      !audienceAllows(found.token, entry.resource)
-    ) {
+    const verified =
+      found === null
+        ? null
+        : found.token.kind === 'personal'
+          ? verifyPersonal(ctx, found, now, report)
+          : found.token.kind === 'access' &&
+              found.token.revokedAt === null &&
+              found.grant.revokedAt === null &&
+              (found.token.expiresAt === null || now < found.token.expiresAt) &&
+              audienceAllows(found.token, entry.resource)
+            ? verifiedAccess(ctx, found.token, found.grant)
+            : null;
+    if (!verified) {
       const refused = challenge(ctx, 401, 'invalid_token', 'The access token is invalid, expired or revoked.');
       return resourceChallenge(refused, entry, await neededScope(ctx, entry, request, options));
     }
     if (entry.requiredScope) {
       const needed = (await neededScope(ctx, entry, request, options))!;
-      if (!covers(found.token.scope, needed)) {
+      if (!covers(verified.scope, needed)) {
         return resourceChallenge(
           challenge(ctx, 403, 'insufficient_scope', 'The access token does not allow this request.', needed.join(' ')),
           entry,
@@ -238,7 +242,7 @@ export async function authenticateResource(
         );
       }
     } else {
-      const allowed = ctx.scopes.check(found.token.scope, request);
+      const allowed = ctx.scopes.check(verified.scope, request);
       if (!allowed.ok) {
         return resourceChallenge(
           challenge(ctx, 403, 'insufficient_scope', 'The access token does not allow this request method.', allowed.needed),
@@ -247,7 +251,7 @@ export async function authenticateResource(
         );
       }
     }
-    return personalToken ? { ok: true, token: personalToken } : verified(ctx, found);
+    return { ok: true, token: verified };
   } catch (error) {
     report(error);
     return unavailable();

@@ -1,12 +1,12 @@
 import { sha256Base64url } from '../crypto.js';
-import { currentClient, errorDecision, UNKNOWN_CLIENT } from '../checks/authorization-request.js';
+import { currentClient, errorDecision } from '../checks/authorization-request.js';
 import { approvedConsent } from '../checks/consent.js';
-import { sessionMeets, signInAfter } from '../checks/session.js';
+import { requirementOf, sessionMeets, signInAfter } from '../checks/session.js';
 import { audit, type Context } from '../context.js';
 import { AuthorizeError } from '../errors.js';
 import { authorizationResponse } from '../grants/authorization-response.js';
 import { plausibleId } from '../rules.js';
-import type { InteractionRecord } from '../storage/types.js';
+import type { ConsentInteractionRecord, DeviceConfirmationInteractionRecord } from '../storage/types.js';
 import type { AuthorizeDecision, OAuthRequest } from '../types.js';
 import { decideDevice } from '../device/device-authorization.js';
 import { askForConsent, askToSignIn } from '../interactions/ask.js';
@@ -43,8 +43,8 @@ export async function resume(ctx: Context, interactionId: string, request: OAuth
     if (!plausibleId(interactionId)) return errorDecision(ctx, EXPIRED);
     const record = await ctx.storage.takeInteraction(sha256Base64url(interactionId), ctx.clock.now());
     if (!record) return errorDecision(ctx, EXPIRED);
-    // The sign-in step of a device verification: back to the verification page (RFC 8628 §3.3).
-    if (record.request.device) return { type: 'redirect', location: record.request.redirectUri };
+    // A step of a device verification: back to the verification page (RFC 8628 §3.3).
+    if (record.purpose === 'device') return { type: 'redirect', location: record.device.returnTo };
     const client = await currentClient(ctx, record.request);
     if (client instanceof AuthorizeError) return errorDecision(ctx, client);
     // Every requirement of the original request, against the session seen now (the consent
@@ -63,7 +63,11 @@ export async function resume(ctx: Context, interactionId: string, request: OAuth
  * The consent record behind a decision, checked against the signed-in user and then taken
  * (single use, so two concurrent approvals give one code).
  */
-async function takeConsent(ctx: Context, interactionId: string, request: OAuthRequest): Promise<InteractionRecord | AuthorizeError> {
+async function takeConsent(
+  ctx: Context,
+  interactionId: string,
+  request: OAuthRequest,
+): Promise<ConsentInteractionRecord | DeviceConfirmationInteractionRecord | AuthorizeError> {
   if (!plausibleId(interactionId)) return EXPIRED;
   const idHash = sha256Base64url(interactionId);
   const found = await ctx.storage.findInteraction(idHash);
@@ -71,8 +75,10 @@ async function takeConsent(ctx: Context, interactionId: string, request: OAuthRe
   const session = await ctx.sessions.current(request);
   // `?.`: a store that lost the account has no one the consent was shown to.
   if (!session || session.account.uuid !== found.account?.uuid) return NOT_SHOWN_TO;
-  if (!sessionMeets(ctx, found, session, ctx.clock.now())) return STALE_SIGN_IN;
-  return (await ctx.storage.takeInteraction(idHash, ctx.clock.now())) ?? EXPIRED;
+  if (!sessionMeets(ctx, requirementOf(found), session, ctx.clock.now())) return STALE_SIGN_IN;
+  const taken = await ctx.storage.takeInteraction(idHash, ctx.clock.now());
+  // What was taken is what was checked (single use: the same id, the same record).
+  return taken?.kind === 'consent' ? taken : EXPIRED;
 }
 
 /** The user authorized the application: the code or token it asked for, to its callback. */
@@ -80,10 +86,9 @@ export async function approve(ctx: Context, interactionId: string, request: OAut
   try {
     const record = await takeConsent(ctx, interactionId, request);
     if (record instanceof AuthorizeError) return errorDecision(ctx, record);
-    if (record.request.device) return await decideDevice(ctx, record, true);
+    if (record.purpose === 'device') return await decideDevice(ctx, record, true);
     const client = await currentClient(ctx, record.request);
     if (client instanceof AuthorizeError) return errorDecision(ctx, client);
-    if (!record.account) return errorDecision(ctx, UNKNOWN_CLIENT);
     const now = ctx.clock.now();
     await ctx.storage.saveConsent(approvedConsent(record.account.uuid, client.id, record.request, now));
     audit(ctx, { type: 'consent.granted', clientId: client.id, accountUuid: record.account.uuid, scope: record.request.scope });
@@ -98,11 +103,11 @@ export async function deny(ctx: Context, interactionId: string, request: OAuthRe
   try {
     const record = await takeConsent(ctx, interactionId, request);
     if (record instanceof AuthorizeError) return errorDecision(ctx, record);
-    if (record.request.device) return await decideDevice(ctx, record, false);
+    if (record.purpose === 'device') return await decideDevice(ctx, record, false);
     // `access_denied` goes to the callback only while it is still the client's.
     const client = await currentClient(ctx, record.request);
     if (client instanceof AuthorizeError) return errorDecision(ctx, client);
-    audit(ctx, { type: 'consent.denied', clientId: record.request.clientId, accountUuid: record.account?.uuid ?? '' });
+    audit(ctx, { type: 'consent.denied', clientId: record.request.clientId, accountUuid: record.account.uuid });
     return errorDecision(ctx, new AuthorizeError('access_denied', 'The user denied the authorization request.', record.request));
   } catch (error) {
     return pageFailure(ctx, error);

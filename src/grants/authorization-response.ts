@@ -2,7 +2,7 @@ import { randomId } from '../crypto.js';
 import { currentClient, errorDecision } from '../checks/authorization-request.js';
 import type { Context } from '../context.js';
 import { AuthorizeError } from '../errors.js';
-import type { AuthorizationRequestRecord, ClientRecord, GrantRecord } from '../storage/types.js';
+import type { AuthorizationRequestRecord, ClientRecord, OAuthGrantRecord } from '../storage/types.js';
 import type { Account, AuthorizeDecision } from '../types.js';
 import { issueImplicit } from './implicit.js';
 import { issueCode } from './issue-code.js';
@@ -19,7 +19,15 @@ export function authorizationResponse(
   account: Account,
   now: number,
 ): Promise<AuthorizeDecision> {
-  const grant: GrantRecord = { id: randomId(), clientId: client.id, account, scope: req.scope, createdAt: now, revokedAt: null };
+  const grant: OAuthGrantRecord = {
+    id: randomId(),
+    kind: 'oauth',
+    clientId: client.id,
+    account,
+    scope: req.scope,
+    createdAt: now,
+    revokedAt: null,
+  };
   // A code is checked against the client's callback again at the exchange. Not an async
   // function: the code flow's promise is issueCode's own, without one more tick (W1).
   return req.responseType === 'code' ? issueCode(ctx, grant, req, now) : implicitResponse(ctx, client, grant, req, now);
@@ -33,7 +41,7 @@ export function authorizationResponse(
 async function implicitResponse(
   ctx: Context,
   _client: ClientRecord,
-  grant: GrantRecord,
+  grant: OAuthGrantRecord,
   req: AuthorizationRequestRecord,
   now: number,
 ): Promise<AuthorizeDecision> {

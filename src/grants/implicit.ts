@@ -1,6 +1,6 @@
 import { redirectTo } from '../checks/redirect-uri.js';
 import type { Context } from '../context.js';
-import type { AuthorizationRequestRecord, GrantRecord } from '../storage/types.js';
+import type { AuthorizationRequestRecord, OAuthGrantRecord } from '../storage/types.js';
 import type { AuthorizeDecision } from '../types.js';
 import { accessTokenValue, familyEnd } from '../tokens/mint.js';
 import { issued, mintTokens, type Issue } from './issue-tokens.js';
@@ -13,7 +13,7 @@ import { issued, mintTokens, type Issue } from './issue-tokens.js';
  */
 export async function issueImplicit(
   ctx: Context,
-  grant: GrantRecord,
+  grant: OAuthGrantRecord,
   req: AuthorizationRequestRecord,
   now: number,
 ): Promise<AuthorizeDecision> {

@@ -3,7 +3,7 @@ import { errorDecision, reusedChallenge } from '../checks/authorization-request.
 import { challengeSeen } from '../checks/pkce.js';
 import { redirectTo } from '../checks/redirect-uri.js';
 import type { Context } from '../context.js';
-import type { AuthorizationRequestRecord, CodeRecord, GrantRecord } from '../storage/types.js';
+import type { AuthorizationRequestRecord, CodeRecord, OAuthGrantRecord } from '../storage/types.js';
 import type { AuthorizeDecision } from '../types.js';
 
 /**
@@ -14,7 +14,7 @@ import type { AuthorizeDecision } from '../types.js';
  */
 export async function issueCode(
   ctx: Context,
-  grant: GrantRecord,
+  grant: OAuthGrantRecord,
   req: AuthorizationRequestRecord,
   now: number,
 ): Promise<AuthorizeDecision> {

@@ -1,6 +1,6 @@
 import { mayUseGrant } from '../checks/client-auth.js';
 import { audit, type Context } from '../context.js';
-import type { ClientRecord, GrantRecord } from '../storage/types.js';
+import type { ClientRecord, OAuthGrantRecord } from '../storage/types.js';
 import { mintAccessOnly, mintPair, type IssuedPair, type IssuedTokens, type PairOptions, type RefreshFamilyPart } from '../tokens/mint.js';
 import { invalidGrant } from './invalid-grant.js';
 
@@ -62,14 +62,14 @@ function getsRefreshToken(issue: Issue, client: ClientRecord | null): boolean {
  * authorization endpoint, to the account signed in there, and has no `invalid_grant` to answer),
  * then the `token.issued` event. Synchronous unless the check is set.
  */
-export function issued(ctx: Context, issue: Issue, grant: GrantRecord, pair: IssuedPair): IssuedTokens | Promise<IssuedTokens> {
+export function issued(ctx: Context, issue: Issue, grant: OAuthGrantRecord, pair: IssuedPair): IssuedTokens | Promise<IssuedTokens> {
   if (ctx.options.isAccountActive && issue.grantType !== 'implicit') {
     return checkAccountActive(ctx, grant, issue.now).then(() => announce(ctx, issue, grant, pair));
   }
   return announce(ctx, issue, grant, pair);
 }
 
-function announce(ctx: Context, issue: Issue, grant: GrantRecord, pair: IssuedPair): IssuedTokens {
+function announce(ctx: Context, issue: Issue, grant: OAuthGrantRecord, pair: IssuedPair): IssuedTokens {
   audit(ctx, {
     type: 'token.issued',
     grantType: issue.grantType,
@@ -85,7 +85,7 @@ function announce(ctx: Context, issue: Issue, grant: GrantRecord, pair: IssuedPa
  * The host's `isAccountActive` check after a grant was used: a disabled or deleted account gets
  * `invalid_grant` and its grant is revoked, so nothing issued for it keeps working.
  */
-async function checkAccountActive(ctx: Context, grant: GrantRecord, now: number): Promise<void> {
+async function checkAccountActive(ctx: Context, grant: OAuthGrantRecord, now: number): Promise<void> {
   const check = ctx.options.isAccountActive;
   if (!check || (await check(grant.account.uuid))) return;
   await ctx.storage.revokeGrant(grant.id, now);

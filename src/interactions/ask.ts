@@ -1,15 +1,25 @@
 import type { Context } from '../context.js';
 import { randomToken, sha256Base64url } from '../crypto.js';
-import type { AuthorizationRequestRecord, ClientRecord, InteractionRecord } from '../storage/types.js';
+import type {
+  AuthorizationInteractionRecord,
+  AuthorizationRequestRecord,
+  ClientRecord,
+  DeviceConfirmationInteractionRecord,
+  DeviceSignInInteractionRecord,
+  DeviceVerificationRecord,
+} from '../storage/types.js';
 import type { Account, AuthorizeDecision, Interaction } from '../types.js';
 import { interactionStarted } from './pending-anonymous.js';
+import { noClientShown } from './describe.js';
 
 /**
  * Starting an interaction step: store it, and answer the `login` or `consent` decision that
  * shows it to the host. The authorization endpoint asks, `resume` asks again
- * (endpoints/interaction.ts), and the device verification asks for consent
+ * (endpoints/interaction.ts), and the device verification asks to sign in and to confirm
  * (device/device-authorization.ts); `resume`, `approve` and `deny` then take the step. Below all
- * three, so none of them imports another. See docs/reference.md#interactions.
+ * three, so none of them imports another. Each step is stored with its purpose: an authorization
+ * request's steps carry the request, a device verification's what it decides. See
+ * docs/reference.md#interactions.
  */
 
 /**
@@ -53,17 +63,13 @@ async function ask(
   const id = randomToken();
   const idHash = sha256Base64url(id);
   const expiresAt = ctx.clock.now() + ctx.options.lifetimes.interaction * 1000;
-  const record: InteractionRecord =
+  const record: AuthorizationInteractionRecord =
     account === undefined
-      ? { idHash, kind: 'login', request: req, requestedAt, expiresAt, loginAfter }
-      : { idHash, kind: 'consent', request: req, requestedAt, expiresAt, loginAfter, account };
+      ? { idHash, kind: 'login', purpose: 'authorization', request: req, requestedAt, expiresAt, loginAfter }
+      : { idHash, kind: 'consent', purpose: 'authorization', request: req, requestedAt, expiresAt, loginAfter, account };
   await ctx.storage.saveInteraction(record);
   await interactionStarted(ctx, record); // audit, and the cap on anonymous ones
-  const scopeDescriptions: Record<string, string> = {};
-  for (const s of req.scope) scopeDescriptions[s] = ctx.scopes.describe(s);
-  // Built field by field (no conditional spreads: each is an object more), in the documented order.
-  const shown = { id, client: { id: client.id, name: client.name }, scope: [...req.scope], scopeDescriptions } as Interaction;
-  if (account !== undefined) shown.account = account;
+  const shown = shownStep(ctx, id, client, req.scope, account);
   if (req.accountHint !== undefined) shown.accountHint = req.accountHint;
   if (req.resources !== undefined) shown.resources = [...req.resources];
   // Where the browser goes after the decision, shown on every consent page (docs/reference.md#consent-page).
@@ -72,6 +78,76 @@ async function ask(
   if (client.registration !== undefined) unreviewed(shown, client);
   shown.expiresAt = expiresAt;
   return { type: record.kind, interaction: shown };
+}
+
+/**
+ * Store the confirmation step of a device verification (RFC 8628 §3.3) of `device`, shown to
+ * `account`, and answer `consent`: the host (`onDeviceVerification`, or the built-in page) shows
+ * the code the user entered (`interaction.device.userCode`), then calls `approve` or `deny`. No
+ * `redirectHost`: the device's client says nothing about where the browser goes (the
+ * verification page).
+ */
+export async function askToConfirmDevice(
+  ctx: Context,
+  client: ClientRecord,
+  device: DeviceVerificationRecord,
+  account: Account,
+  userCode: string,
+): Promise<AuthorizeDecision> {
+  const id = randomToken();
+  const now = ctx.clock.now();
+  const expiresAt = now + ctx.options.lifetimes.interaction * 1000;
+  const record: DeviceConfirmationInteractionRecord = {
+    idHash: sha256Base64url(id),
+    kind: 'consent',
+    purpose: 'device',
+    device,
+    requestedAt: now,
+    expiresAt,
+    loginAfter: null,
+    account,
+  };
+  await ctx.storage.saveInteraction(record);
+  await interactionStarted(ctx, record);
+  const shown = shownStep(ctx, id, client, device.scope, account);
+  if (device.resources !== undefined) shown.resources = [...device.resources];
+  if (client.registration !== undefined) unreviewed(shown, client);
+  shown.purpose = 'device';
+  shown.device = { userCode };
+  shown.expiresAt = expiresAt;
+  return { type: 'consent', interaction: shown };
+}
+
+/**
+ * Store the sign-in step of a device verification and answer `login`, which the host answers as
+ * for an authorization request (`loginUrl?interaction=…`, then `resume`); `resume` then sends
+ * the browser to `returnTo` (the verification page). Not bound to the browser: resuming it
+ * issues nothing.
+ */
+export async function askToSignInForDevice(ctx: Context, returnTo: string): Promise<AuthorizeDecision> {
+  const id = randomToken();
+  const now = ctx.clock.now();
+  const record: DeviceSignInInteractionRecord = {
+    idHash: sha256Base64url(id),
+    kind: 'login',
+    purpose: 'device',
+    device: { returnTo },
+    requestedAt: now,
+    expiresAt: now + ctx.options.lifetimes.interaction * 1000,
+    loginAfter: null,
+  };
+  await ctx.storage.saveInteraction(record);
+  await interactionStarted(ctx, record);
+  return { type: 'login', interaction: { id, client: noClientShown(), scope: [], purpose: 'device', expiresAt: record.expiresAt } };
+}
+
+/** The start of what a step shows, field by field (no conditional spreads: each is an object more), in the documented order. */
+function shownStep(ctx: Context, id: string, client: ClientRecord, scope: readonly string[], account: Account | undefined): Interaction {
+  const scopeDescriptions: Record<string, string> = {};
+  for (const s of scope) scopeDescriptions[s] = ctx.scopes.describe(s);
+  const shown = { id, client: { id: client.id, name: client.name }, scope: [...scope], scopeDescriptions } as Interaction;
+  if (account !== undefined) shown.account = account;
+  return shown;
 }
 
 /**

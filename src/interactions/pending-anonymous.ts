@@ -22,6 +22,7 @@
 import { BoundedMap } from '../bounded-map.js';
 import { audit, type Context } from '../context.js';
 import type { InteractionRecord } from '../storage/types.js';
+import { shownClientId } from './describe.js';
 
 /** The anonymous interactions one server instance stored, oldest first: id hash → expiry. */
 export class PendingAnonymous {
@@ -51,14 +52,14 @@ export async function interactionStarted(ctx: Context, record: InteractionRecord
   if (record.kind === 'consent') {
     audit(ctx, {
       type: 'interaction.started',
-      clientId: record.request.clientId,
+      clientId: shownClientId(record),
       kind: 'consent',
       signedIn: true,
-      accountUuid: record.account?.uuid ?? '',
+      accountUuid: record.account.uuid,
     });
     return;
   }
-  audit(ctx, { type: 'interaction.started', clientId: record.request.clientId, kind: 'login', signedIn: false });
+  audit(ctx, { type: 'interaction.started', clientId: shownClientId(record), kind: 'login', signedIn: false });
   if (!ctx.pendingAnonymous) return;
   const now = ctx.clock.now();
   const displaced = ctx.pendingAnonymous.add(record.idHash, record.expiresAt, now);

@@ -110,7 +110,7 @@ export async function deleteClient(db: Db, clientId: string, now: number): Promi
     ), consents AS (
       DELETE FROM ${db.t.consents} WHERE client_id = $1
     ), devices AS (
-      UPDATE ${db.t.deviceAuthorizations} SET status = 'denied' WHERE status = 'approved' AND client_id = $1
+      UPDATE ${db.t.deviceAuthorizations} SET status = 'denied', account = NULL WHERE status = 'approved' AND client_id = $1
     )
     DELETE FROM ${db.t.clients} WHERE id = $1`,
     [clientId, ms(now)],

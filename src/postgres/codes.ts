@@ -2,10 +2,10 @@
  * Authorization codes: stored with their grant, redeemed at most once, and kept (marked used)
  * until they expire so that a replay is recognised.
  */
-import type { CodeRecord, SingleUseOutcome, TokenRecord } from '../storage/types.js';
+import type { CodeRecord, OAuthTokenRecord, SingleUseOutcome } from '../storage/types.js';
 import type { Db } from './db.js';
 import type { PgPoolClient, PgQueryResult } from './pool.js';
-import { GRANT_COLUMNS, ms, msOrNull, strings, toGrant, type Row } from './rows.js';
+import { GRANT_COLUMNS, ms, msOrNull, strings, toOAuthGrant, type Row } from './rows.js';
 import { insertTokens } from './tokens.js';
 
 const toCode = (r: Row): CodeRecord => {
@@ -58,7 +58,7 @@ export async function findCode(db: Db, hash: string): Promise<CodeRecord | null>
  * then sees it used), and the tokens are inserted in the same transaction. No row: nothing
  * changed, and a `SELECT` says why.
  */
-export async function redeemCode(db: Db, hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
+export async function redeemCode(db: Db, hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
   const at = ms(now);
   return db.transaction('redeemCode', async (tx) => {
     const { rows } = await tx.query(
@@ -70,7 +70,7 @@ export async function redeemCode(db: Db, hash: string, now: number, tokens: Toke
     );
     if (rows[0]) {
       await insertTokens(db, tx, tokens);
-      return { ok: true, grant: toGrant(rows[0], 'g_') };
+      return { ok: true, grant: toOAuthGrant(rows[0], 'g_') };
     }
     const why = await tx.query(
       `SELECT c.grant_id, c.used_at, c.expires_at, g.revoked_at AS grant_revoked_at, g.id IS NULL AS grant_missing

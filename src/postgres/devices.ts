@@ -2,7 +2,14 @@
  * Device authorizations (RFC 8628): created with a user code unique among live ones, decided once
  * on the verification page, and polled at the token endpoint until exchanged once.
  */
-import type { DeviceAuthorizationRecord, DevicePoll, GrantRecord, TokenRecord } from '../storage/types.js';
+import type {
+  DeviceAuthorizationFields,
+  DeviceAuthorizationRecord,
+  DevicePoll,
+  OAuthGrantRecord,
+  OAuthTokenRecord,
+  PendingDeviceAuthorizationRecord,
+} from '../storage/types.js';
 import type { Account } from '../types.js';
 import type { Db } from './db.js';
 import { insertGrant } from './grants.js';
@@ -11,7 +18,7 @@ import { ms, msOrNull, strings, type Row } from './rows.js';
 import { insertTokens } from './tokens.js';
 
 function toDevice(r: Row): DeviceAuthorizationRecord {
-  const record: DeviceAuthorizationRecord = {
+  const fields: DeviceAuthorizationFields = {
     hash: r['hash'] as string,
     userCodeHash: r['user_code_hash'] as string,
     clientId: r['client_id'] as string,
@@ -20,19 +27,28 @@ function toDevice(r: Row): DeviceAuthorizationRecord {
     expiresAt: ms(r['expires_at']),
     interval: Number(r['poll_interval']),
     lastPolledAt: msOrNull(r['last_polled_at']),
-    status: r['status'] as DeviceAuthorizationRecord['status'],
-    account: (r['account'] as Account | null) ?? null,
-    decidedAt: msOrNull(r['decided_at']),
   };
-  if (r['resources'] != null) record.resources = strings(r['resources']);
-  return record;
+  if (r['resources'] != null) fields.resources = strings(r['resources']);
+  // The columns of each status (the CHECK of migration 9 holds every row to them).
+  const status = r['status'] as DeviceAuthorizationRecord['status'];
+  switch (status) {
+    case 'pending':
+      return { ...fields, status, account: null, decidedAt: null };
+    case 'denied':
+      return { ...fields, status, account: null, decidedAt: ms(r['decided_at']) };
+    default: {
+      const account = r['account'] as Account | null;
+      if (account === null) throw new TypeError(`PostgresStorage: a device authorization ${status} by no account`);
+      return { ...fields, status, account, decidedAt: ms(r['decided_at']) };
+    }
+  }
 }
 
 /**
  * One `INSERT ... ON CONFLICT (user_code_hash) DO UPDATE ... WHERE` the holder of the user code
  * has expired: a live holder keeps it (no row returned: `false`), an expired one is replaced.
  */
-export async function createDeviceAuthorization(db: Db, d: DeviceAuthorizationRecord): Promise<boolean> {
+export async function createDeviceAuthorization(db: Db, d: PendingDeviceAuthorizationRecord): Promise<boolean> {
   const { rows } = await db.query(
     'createDeviceAuthorization',
     `INSERT INTO ${db.t.deviceAuthorizations} AS d
@@ -55,8 +71,8 @@ export async function createDeviceAuthorization(db: Db, d: DeviceAuthorizationRe
       d.interval,
       msOrNull(d.lastPolledAt),
       d.status,
-      d.account ? JSON.stringify(d.account) : null,
-      msOrNull(d.decidedAt),
+      null, // pending: no account and no decision yet
+      null,
     ],
   );
   return rows.length === 1;
@@ -106,7 +122,7 @@ export async function pollDeviceAuthorization(db: Db, hash: string, clientId: st
     if (!record || record.clientId !== clientId) return { status: 'missing' };
     if (record.status === 'redeemed') return { status: 'redeemed' };
     if (at >= record.expiresAt) return { status: 'expired' };
-    if (record.status === 'approved') return { status: 'approved', record };
+    if (record.status === 'approved') return { status: 'approved', record: { ...record, status: 'approved' } };
     if (record.status === 'denied') return { status: 'denied' };
     const tooSoon = record.lastPolledAt !== null && at - record.lastPolledAt < record.interval * 1000 - leewayMs;
     const interval = tooSoon ? record.interval + 5 : record.interval;
@@ -127,8 +143,8 @@ export async function redeemDeviceAuthorization(
   db: Db,
   hash: string,
   now: number,
-  grant: GrantRecord,
-  tokens: TokenRecord[],
+  grant: OAuthGrantRecord,
+  tokens: OAuthTokenRecord[],
 ): Promise<boolean> {
   return db.transaction('redeemDeviceAuthorization', async (tx) => {
     const { rowCount } = await tx.query(

@@ -24,7 +24,7 @@ export async function createGrant(db: Db, grant: GrantRecord, issued: { code?: C
     await tx.query(
       `WITH locked AS (${issuanceLocks(db.locks, '$3', '$2')})
       INSERT INTO ${db.t.grants} (${GRANT_INSERT_COLUMNS})
-      SELECT $1, $2, $3, $4::jsonb, $5::text[], $6, $7, $8, $9 FROM locked`,
+      SELECT $1, $2, $3, $4::jsonb, $5::text[], $6, $7, $8, $9, $10 FROM locked`,
       grantValues(grant),
     );
     if (issued.code) await insertCode(db, tx, issued.code);
@@ -32,18 +32,24 @@ export async function createGrant(db: Db, grant: GrantRecord, issued: { code?: C
   });
 }
 
-const GRANT_INSERT_COLUMNS = 'id, client_id, account_uuid, account, scope, created_at, revoked_at, name, last_used_at';
+const GRANT_INSERT_COLUMNS = 'id, client_id, account_uuid, account, scope, created_at, revoked_at, name, last_used_at, kind';
 
+/**
+ * A grant's columns, in `GRANT_INSERT_COLUMNS` order. A personal token's grant has no client
+ * (`client_id` NULL, which takes no client lock either: `hashtext(NULL)` is NULL, and the lock
+ * functions are strict), an OAuth grant no name and no last use (migration 9's checks).
+ */
 const grantValues = (grant: GrantRecord): unknown[] => [
   grant.id,
-  grant.clientId,
+  grant.kind === 'personal' ? null : grant.clientId,
   grant.account.uuid,
   JSON.stringify(grant.account),
   grant.scope,
   ms(grant.createdAt),
   msOrNull(grant.revokedAt),
-  grant.name ?? null,
-  msOrNull(grant.lastUsedAt),
+  grant.kind === 'personal' ? grant.name : null,
+  grant.kind === 'personal' ? msOrNull(grant.lastUsedAt) : null,
+  grant.kind,
 ];
 
 /**
@@ -52,7 +58,7 @@ const grantValues = (grant: GrantRecord): unknown[] => [
  */
 export async function insertGrant(db: Db, tx: PgPoolClient, grant: GrantRecord): Promise<void> {
   await tx.query(
-    `INSERT INTO ${db.t.grants} (${GRANT_INSERT_COLUMNS}) VALUES ($1, $2, $3, $4::jsonb, $5::text[], $6, $7, $8, $9)`,
+    `INSERT INTO ${db.t.grants} (${GRANT_INSERT_COLUMNS}) VALUES ($1, $2, $3, $4::jsonb, $5::text[], $6, $7, $8, $9, $10)`,
     grantValues(grant),
   );
 }
@@ -74,7 +80,7 @@ export async function revokeAccess(db: Db, accountUuid: string, clientId: string
     `WITH deleted AS (
       DELETE FROM ${db.t.consents} WHERE account_uuid = $1 AND client_id = $2
     ), devices AS (
-      UPDATE ${db.t.deviceAuthorizations} SET status = 'denied'
+      UPDATE ${db.t.deviceAuthorizations} SET status = 'denied', account = NULL
       WHERE status = 'approved' AND client_id = $2 AND account->>'uuid' = $1
     )
     UPDATE ${db.t.grants} SET revoked_at = $3 WHERE account_uuid = $1 AND client_id = $2 AND revoked_at IS NULL`,
@@ -89,7 +95,7 @@ export async function revokeClientGrants(db: Db, clientId: string, now: number):
     'client',
     clientId,
     `WITH devices AS (
-      UPDATE ${db.t.deviceAuthorizations} SET status = 'denied' WHERE status = 'approved' AND client_id = $1
+      UPDATE ${db.t.deviceAuthorizations} SET status = 'denied', account = NULL WHERE status = 'approved' AND client_id = $1
     )
     UPDATE ${db.t.grants} SET revoked_at = $2 WHERE client_id = $1 AND revoked_at IS NULL`,
     [clientId, ms(now)],
@@ -108,7 +114,7 @@ export async function revokeAccountGrants(db: Db, accountUuid: string, now: numb
     `WITH deleted AS (
       DELETE FROM ${db.t.consents} WHERE account_uuid = $1
     ), devices AS (
-      UPDATE ${db.t.deviceAuthorizations} SET status = 'denied' WHERE status = 'approved' AND account->>'uuid' = $1
+      UPDATE ${db.t.deviceAuthorizations} SET status = 'denied', account = NULL WHERE status = 'approved' AND account->>'uuid' = $1
     )
     UPDATE ${db.t.grants} SET revoked_at = $2 WHERE account_uuid = $1 AND revoked_at IS NULL`,
     [accountUuid, ms(now)],

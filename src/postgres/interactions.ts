@@ -2,39 +2,59 @@
  * Pending interactions (a sign-in or a consent the browser is sent to), keyed by the hash of
  * their id, each taken at most once.
  */
-import type { InteractionRecord } from '../storage/types.js';
+import type { AuthorizationRequestRecord, DeviceVerificationRecord, InteractionRecord } from '../storage/types.js';
 import type { Account } from '../types.js';
 import type { Db } from './db.js';
 import { ms, msOrNull, type Row } from './rows.js';
 
+/**
+ * An interaction from its row, by what it is for (`purpose`, migration 9: an authorization
+ * request's step keeps `request`, a device verification's `device`) and its `kind` (a `consent`
+ * names its account).
+ */
 function toInteraction(r: Row): InteractionRecord {
-  // `kind` and `account` are read back as they were saved (a `consent` names its account).
-  const record = {
-    idHash: r['id_hash'] as string,
-    kind: r['kind'] as InteractionRecord['kind'],
-    request: r['request'] as InteractionRecord['request'],
-    requestedAt: ms(r['requested_at']),
-    expiresAt: ms(r['expires_at']),
-    loginAfter: msOrNull(r['login_after']),
-  } as InteractionRecord;
-  if (r['account'] !== null && r['account'] !== undefined) record.account = r['account'] as Account;
-  return record;
+  const idHash = r['id_hash'] as string;
+  const requestedAt = ms(r['requested_at']);
+  const expiresAt = ms(r['expires_at']);
+  const loginAfter = msOrNull(r['login_after']);
+  const consent = r['kind'] === 'consent';
+  if (r['purpose'] === 'device') {
+    return consent
+      ? {
+          idHash,
+          kind: 'consent',
+          purpose: 'device',
+          device: r['device'] as DeviceVerificationRecord,
+          requestedAt,
+          expiresAt,
+          loginAfter,
+          account: r['account'] as Account,
+        }
+      : { idHash, kind: 'login', purpose: 'device', device: r['device'] as { returnTo: string }, requestedAt, expiresAt, loginAfter };
+  }
+  const request = r['request'] as AuthorizationRequestRecord;
+  return consent
+    ? { idHash, kind: 'consent', purpose: 'authorization', request, requestedAt, expiresAt, loginAfter, account: r['account'] as Account }
+    : { idHash, kind: 'login', purpose: 'authorization', request, requestedAt, expiresAt, loginAfter };
 }
 
 /** Insert the interaction, or replace the one with its id hash. */
 export async function saveInteraction(db: Db, interaction: InteractionRecord): Promise<void> {
+  const device = interaction.purpose === 'device';
   await db.query(
     'saveInteraction',
     `INSERT INTO ${db.t.interactions}
-    (id_hash, kind, request, requested_at, expires_at, login_after, account)
-    VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7::jsonb)
-    ON CONFLICT (id_hash) DO UPDATE SET kind = EXCLUDED.kind, request = EXCLUDED.request,
-      requested_at = EXCLUDED.requested_at, expires_at = EXCLUDED.expires_at,
+    (id_hash, kind, purpose, request, device, requested_at, expires_at, login_after, account)
+    VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7, $8, $9::jsonb)
+    ON CONFLICT (id_hash) DO UPDATE SET kind = EXCLUDED.kind, purpose = EXCLUDED.purpose, request = EXCLUDED.request,
+      device = EXCLUDED.device, requested_at = EXCLUDED.requested_at, expires_at = EXCLUDED.expires_at,
       login_after = EXCLUDED.login_after, account = EXCLUDED.account`,
     [
       interaction.idHash,
       interaction.kind,
-      JSON.stringify(interaction.request),
+      interaction.purpose,
+      device ? null : JSON.stringify(interaction.request),
+      device ? JSON.stringify(interaction.device) : null,
       ms(interaction.requestedAt),
       ms(interaction.expiresAt),
       msOrNull(interaction.loginAfter),

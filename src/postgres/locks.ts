@@ -26,11 +26,12 @@
  * folded into the revocation's UPDATE: a statement keeps the snapshot it took before it waited.
  *
  * A step of the core that writes twice takes the locks twice, and a revocation can come in
- * between: an approval saves its consent and then creates its grant, so one whose consent was
- * being saved when the revocation came answers after it (its grant waits), with its consent
- * deleted and its code live; a device approval decides and then saves its consent, so one whose
- * decision was being made answers after the revocation too, the decision denied and the consent
- * kept (given after the revocation, as far as the store can tell).
+ * between: an approval saves its consent and then creates its grant, and a device approval saves
+ * its consent and then decides, so one whose consent was being saved when the revocation came
+ * answers after it (its grant or decision waits), with its consent deleted and its code or
+ * approval live (issued after the revocation). The consent goes first for that reason: written
+ * second, it would land after a revocation that had already revoked the first write, and survive
+ * it.
  *
  * Codes and tokens added to an existing grant (redeemCode, rotateRefreshToken) take no lock:
  * every lookup reads the grant's revoked flag, so a revocation that commits before or after them

@@ -2,7 +2,7 @@
  * Rows to records, what every topic shares: times, text arrays, and a grant joined to a code or
  * a token. bigint columns arrive as strings from `pg`: every time goes through `ms()`.
  */
-import type { GrantRecord } from '../storage/types.js';
+import type { GrantRecord, OAuthGrantRecord } from '../storage/types.js';
 
 /** A row as `pg` returns it. */
 export type Row = Record<string, unknown>;
@@ -18,26 +18,45 @@ export const msOrNull = (value: unknown): number | null => (value === null || va
 /** A `text[]` column as strings. */
 export const strings = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
 
-/** A grant from columns named with `prefix` (`g_id`, `g_client_id`, ... in joins). */
-export const toGrant = (r: Row, prefix = ''): GrantRecord => {
-  const grant: GrantRecord = {
-    id: r[`${prefix}id`] as string,
-    clientId: r[`${prefix}client_id`] as string,
-    account: r[`${prefix}account`] as GrantRecord['account'],
-    scope: strings(r[`${prefix}scope`]),
-    createdAt: ms(r[`${prefix}created_at`]),
-    revokedAt: msOrNull(r[`${prefix}revoked_at`]),
-  };
-  // A personal access token's grant only (schema version 5); absent on OAuth grants.
-  const name = r[`${prefix}name`];
-  if (typeof name === 'string') {
-    grant.name = name;
-    grant.lastUsedAt = msOrNull(r[`${prefix}last_used_at`]);
-  }
+/**
+ * A grant from columns named with `prefix` (`g_id`, `g_client_id`, ... in joins), by its kind
+ * (migration 9): an OAuth grant has its client, a personal access token's grant its name and
+ * last use and no client. One literal per kind, as rows are read on every bearer check.
+ */
+export const toGrant = (r: Row, prefix = ''): GrantRecord =>
+  r[`${prefix}kind`] === 'personal'
+    ? {
+        id: r[`${prefix}id`] as string,
+        kind: 'personal',
+        account: r[`${prefix}account`] as GrantRecord['account'],
+        scope: strings(r[`${prefix}scope`]),
+        createdAt: ms(r[`${prefix}created_at`]),
+        revokedAt: msOrNull(r[`${prefix}revoked_at`]),
+        name: r[`${prefix}name`] as string,
+        lastUsedAt: msOrNull(r[`${prefix}last_used_at`]),
+      }
+    : {
+        id: r[`${prefix}id`] as string,
+        kind: 'oauth',
+        clientId: r[`${prefix}client_id`] as string,
+        account: r[`${prefix}account`] as GrantRecord['account'],
+        scope: strings(r[`${prefix}scope`]),
+        createdAt: ms(r[`${prefix}created_at`]),
+        revokedAt: msOrNull(r[`${prefix}revoked_at`]),
+      };
+
+/**
+ * The grant of a code or a refresh token: an OAuth grant, as only those have codes and refresh
+ * tokens. A row that says otherwise is broken data, refused as `ms()` refuses a broken time.
+ */
+export function toOAuthGrant(r: Row, prefix = ''): OAuthGrantRecord {
+  const grant = toGrant(r, prefix);
+  if (grant.kind !== 'oauth') throw new TypeError('PostgresStorage: a code or refresh token of a grant that is not an OAuth grant');
   return grant;
-};
+}
 
 /** The columns of the grant `alias`, named as `toGrant(row, 'g_')` reads them. */
 export const GRANT_COLUMNS = (alias: string) =>
-  `${alias}.id AS g_id, ${alias}.client_id AS g_client_id, ${alias}.account AS g_account, ${alias}.scope AS g_scope, ` +
-  `${alias}.created_at AS g_created_at, ${alias}.revoked_at AS g_revoked_at, ${alias}.name AS g_name, ${alias}.last_used_at AS g_last_used_at`;
+  `${alias}.id AS g_id, ${alias}.kind AS g_kind, ${alias}.client_id AS g_client_id, ${alias}.account AS g_account, ` +
+  `${alias}.scope AS g_scope, ${alias}.created_at AS g_created_at, ${alias}.revoked_at AS g_revoked_at, ` +
+  `${alias}.name AS g_name, ${alias}.last_used_at AS g_last_used_at`;

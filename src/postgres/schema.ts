@@ -10,7 +10,7 @@ export const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
  * The current schema version this code knows: the version of the last of `MIGRATIONS`.
  * @group Storage
  */
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 9;
 
 /** The qualified, quoted name of every table. */
 export interface Tables {
@@ -216,6 +216,55 @@ export const MIGRATIONS: readonly Migration[] = [
     up: (t) => [
       `ALTER TABLE ${t.consents}
         ADD COLUMN approvals jsonb NOT NULL DEFAULT '[]' CHECK (jsonb_typeof(approvals) = 'array')`,
+    ],
+  },
+  {
+    version: 9,
+    // Declared variants instead of sentinels (docs/reference.md#storage-groups). A grant has a
+    // kind: 'oauth' (its client) or 'personal' (a personal access token: no client, a name),
+    // so client_id is NULL where there is no client, never ''; a personal token's client_id
+    // too. An interaction has a purpose: 'authorization' (its request) or 'device' (a device
+    // verification: what it decides, in `device`, and no request). The rows stored before it
+    // are converted: a grant of client '' is a personal one, a personal token loses its '', and
+    // an interaction whose request carried `device` becomes a device step (the sign-in step
+    // returns to the request's redirectUri; the confirmation keeps the device authorization's
+    // hash, the client, the scope, the resources and the browser binding), so a device
+    // verification under way keeps resuming. The checks tie each column to its variant. An
+    // instance of an earlier version still running against it writes its OAuth grants, tokens
+    // and authorization steps as before, but its personal tokens (client_id '') are refused and
+    // its device steps (a request with `device`) read as broken authorization steps (an error
+    // page when resumed): upgrade every instance right after migrating.
+    name: 'declared variants: grant kinds (no client_id on personal grants and tokens), interaction purposes',
+    up: (t, index) => [
+      `ALTER TABLE ${t.grants} ADD COLUMN kind text NOT NULL DEFAULT 'oauth', ALTER COLUMN client_id DROP NOT NULL`,
+      `UPDATE ${t.grants} SET kind = 'personal', client_id = NULL, name = coalesce(name, '') WHERE client_id = ''`,
+      `UPDATE ${t.grants} SET name = NULL, last_used_at = NULL WHERE kind = 'oauth' AND (name IS NOT NULL OR last_used_at IS NOT NULL)`,
+      `ALTER TABLE ${t.grants}
+        ADD CONSTRAINT ${index('grants_kind_check')} CHECK (kind IN ('oauth', 'personal')),
+        ADD CONSTRAINT ${index('grants_kind_client_check')} CHECK ((kind = 'oauth') = (client_id IS NOT NULL) AND client_id <> ''),
+        ADD CONSTRAINT ${index('grants_kind_name_check')}
+          CHECK (CASE kind WHEN 'personal' THEN name IS NOT NULL ELSE name IS NULL AND last_used_at IS NULL END)`,
+      `CREATE INDEX ${index('grants_personal')} ON ${t.grants} (account_uuid) WHERE kind = 'personal'`,
+      `ALTER TABLE ${t.tokens} ALTER COLUMN client_id DROP NOT NULL`,
+      `UPDATE ${t.tokens} SET client_id = NULL WHERE kind = 'personal'`,
+      `ALTER TABLE ${t.tokens}
+        ADD CONSTRAINT ${index('tokens_kind_client_check')} CHECK ((kind = 'personal') = (client_id IS NULL) AND client_id <> '')`,
+      `ALTER TABLE ${t.interactions}
+        ADD COLUMN purpose text NOT NULL DEFAULT 'authorization',
+        ADD COLUMN device jsonb,
+        ALTER COLUMN request DROP NOT NULL`,
+      `UPDATE ${t.interactions} SET purpose = 'device', request = NULL,
+        device = CASE kind
+          WHEN 'login' THEN jsonb_build_object('returnTo', request->'redirectUri')
+          ELSE jsonb_strip_nulls(jsonb_build_object(
+            'codeHash', request->'device'->'codeHash', 'clientId', request->'clientId', 'scope', request->'scope',
+            'resources', request->'resources', 'browserHash', request->'browserHash', 'returnTo', request->'redirectUri'))
+        END
+      WHERE request ? 'device'`,
+      `ALTER TABLE ${t.interactions}
+        ADD CONSTRAINT ${index('interactions_purpose_check')} CHECK (purpose IN ('authorization', 'device')),
+        ADD CONSTRAINT ${index('interactions_purpose_fields_check')}
+          CHECK ((purpose = 'authorization') = (request IS NOT NULL) AND (purpose = 'device') = (device IS NOT NULL))`,
     ],
   },
 ];

@@ -11,8 +11,11 @@ import type {
   ConsentRecord,
   DeviceAuthorizationRecord,
   DevicePoll,
+  PendingDeviceAuthorizationRecord,
   GrantRecord,
   InteractionRecord,
+  OAuthGrantRecord,
+  OAuthTokenRecord,
   PersonalTokenRead,
   RefreshFamily,
   SingleUseOutcome,
@@ -171,7 +174,11 @@ export class PostgresStorage implements Storage {
   // -------------------------------------------------------------------------------------------
   // Consents.
 
-  /** One `INSERT ... ON CONFLICT DO UPDATE` that merges the scope: concurrent approvals lose nothing. */
+  /**
+   * One `INSERT ... ON CONFLICT DO UPDATE` that merges the scope: concurrent approvals lose
+   * nothing. It holds the shared issuance locks of the account and the client (locks.ts), so a
+   * revocation that deletes consents waits for a consent being written and then deletes it too.
+   */
   saveConsent(consent: ConsentRecord): Promise<void> {
     return saveConsent(this.db, consent);
   }
@@ -203,7 +210,7 @@ export class PostgresStorage implements Storage {
    * Single use across processes: one conditional `UPDATE ... RETURNING` marks the code used, in
    * one transaction with the insert of the tokens.
    */
-  redeemCode(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
+  redeemCode(hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
     return redeemCode(this.db, hash, now, tokens);
   }
 
@@ -216,7 +223,7 @@ export class PostgresStorage implements Storage {
    * rotated, in one transaction with the revocation of its access token and the insert of the
    * new pair.
    */
-  rotateRefreshToken(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
+  rotateRefreshToken(hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
     return rotateRefreshToken(this.db, hash, now, tokens);
   }
 
@@ -254,7 +261,7 @@ export class PostgresStorage implements Storage {
   }
 
   // -------------------------------------------------------------------------------------------
-  // Personal access tokens: grants of no client, each with one token of kind 'personal'.
+  // Personal access tokens: grants of kind 'personal' (no client), each with one token of kind 'personal'.
 
   listPersonalTokens(accountUuid: string): Promise<PersonalTokenRead[]> {
     return listPersonalTokens(this.db, accountUuid);
@@ -269,7 +276,7 @@ export class PostgresStorage implements Storage {
   // Device authorizations (RFC 8628).
 
   /** One `INSERT ... ON CONFLICT`: a live record keeps its user code (`false`), an expired one is replaced. */
-  createDeviceAuthorization(record: DeviceAuthorizationRecord): Promise<boolean> {
+  createDeviceAuthorization(record: PendingDeviceAuthorizationRecord): Promise<boolean> {
     return createDeviceAuthorization(this.db, record);
   }
 
@@ -291,7 +298,7 @@ export class PostgresStorage implements Storage {
    * One transaction: marked redeemed only where still approved, with the grant and its tokens;
    * it holds the issuance locks of the account and the client (locks.ts).
    */
-  redeemDeviceAuthorization(hash: string, now: number, grant: GrantRecord, tokens: TokenRecord[]): Promise<boolean> {
+  redeemDeviceAuthorization(hash: string, now: number, grant: OAuthGrantRecord, tokens: OAuthTokenRecord[]): Promise<boolean> {
     return redeemDeviceAuthorization(this.db, hash, now, grant, tokens);
   }
 }

@@ -2,10 +2,10 @@
  * Access and refresh tokens: stored by the hash of their value, looked up joined to their grant
  * (whose revoked flag every lookup sees), and refresh tokens rotated at most once.
  */
-import type { GrantRecord, RefreshFamily, SingleUseOutcome, TokenRecord } from '../storage/types.js';
+import type { GrantRecord, OAuthTokenRecord, RefreshFamily, SingleUseOutcome, TokenRecord } from '../storage/types.js';
 import type { Db } from './db.js';
 import type { PgPoolClient } from './pool.js';
-import { GRANT_COLUMNS, ms, msOrNull, strings, toGrant, type Row } from './rows.js';
+import { GRANT_COLUMNS, ms, msOrNull, strings, toGrant, toOAuthGrant, type Row } from './rows.js';
 
 /** A token from its row (`t.*`). */
 export const toToken = (r: Row): TokenRecord => {
@@ -14,18 +14,32 @@ export const toToken = (r: Row): TokenRecord => {
   if (r['audience'] != null) token.audience = strings(r['audience']); // tokens issued for resources only
   return token;
 };
-const toTokenFields = (r: Row): TokenRecord => ({
-  hash: r['hash'] as string,
-  kind: r['kind'] as TokenRecord['kind'],
-  grantId: r['grant_id'] as string,
-  clientId: r['client_id'] as string,
-  scope: strings(r['scope']),
-  issuedAt: ms(r['issued_at']),
-  expiresAt: msOrNull(r['expires_at']),
-  pairHash: (r['pair_hash'] as string | null) ?? null,
-  rotatedAt: msOrNull(r['rotated_at']),
-  revokedAt: msOrNull(r['revoked_at']),
-});
+// One literal per kind: a personal token has no client (`client_id` NULL, migration 9).
+const toTokenFields = (r: Row): TokenRecord =>
+  r['kind'] === 'personal'
+    ? {
+        hash: r['hash'] as string,
+        kind: 'personal',
+        grantId: r['grant_id'] as string,
+        scope: strings(r['scope']),
+        issuedAt: ms(r['issued_at']),
+        expiresAt: msOrNull(r['expires_at']),
+        pairHash: (r['pair_hash'] as string | null) ?? null,
+        rotatedAt: msOrNull(r['rotated_at']),
+        revokedAt: msOrNull(r['revoked_at']),
+      }
+    : {
+        hash: r['hash'] as string,
+        kind: r['kind'] as OAuthTokenRecord['kind'],
+        grantId: r['grant_id'] as string,
+        clientId: r['client_id'] as string,
+        scope: strings(r['scope']),
+        issuedAt: ms(r['issued_at']),
+        expiresAt: msOrNull(r['expires_at']),
+        pairHash: (r['pair_hash'] as string | null) ?? null,
+        rotatedAt: msOrNull(r['rotated_at']),
+        revokedAt: msOrNull(r['revoked_at']),
+      };
 
 const TOKEN_COLUMNS =
   'hash, kind, grant_id, client_id, scope, issued_at, expires_at, pair_hash, rotated_at, revoked_at, family_hash, audience';
@@ -40,7 +54,7 @@ export async function insertTokens(db: Db, tx: PgPoolClient, tokens: TokenRecord
       token.hash,
       token.kind,
       token.grantId,
-      token.clientId,
+      token.kind === 'personal' ? null : token.clientId,
       token.scope,
       ms(token.issuedAt),
       msOrNull(token.expiresAt),
@@ -72,7 +86,7 @@ export async function findToken(db: Db, hash: string): Promise<{ token: TokenRec
  * access token is revoked, and the new pair inserted; all of it commits together or not at
  * all. No row: nothing changed, and a `SELECT` says why.
  */
-export async function rotateRefreshToken(db: Db, hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
+export async function rotateRefreshToken(db: Db, hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
   const at = ms(now);
   return db.transaction('rotateRefreshToken', async (tx) => {
     const { rows } = await tx.query(
@@ -90,7 +104,7 @@ export async function rotateRefreshToken(db: Db, hash: string, now: number, toke
         await tx.query(`UPDATE ${db.t.tokens} SET revoked_at = $2 WHERE hash = $1 AND revoked_at IS NULL`, [rotated.pair_hash, at]);
       }
       await insertTokens(db, tx, tokens);
-      return { ok: true, grant: toGrant(rotated, 'g_') };
+      return { ok: true, grant: toOAuthGrant(rotated, 'g_') };
     }
     const why = await tx.query(
       `SELECT t.kind, t.grant_id, t.rotated_at, t.revoked_at, t.expires_at,

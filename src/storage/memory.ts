@@ -5,8 +5,16 @@ import type {
   CodeRecord,
   ConsentApproval,
   ConsentRecord,
+  ApprovedDeviceAuthorizationRecord,
+  DeviceAuthorizationFields,
   DeviceAuthorizationRecord,
   DevicePoll,
+  DeviceVerificationRecord,
+  OAuthGrantRecord,
+  OAuthTokenRecord,
+  PendingDeviceAuthorizationRecord,
+  PersonalGrantRecord,
+  PersonalTokenRecord,
   GrantRecord,
   InteractionRecord,
   PersonalTokenRead,
@@ -37,38 +45,59 @@ const copyClient = (c: ClientRecord): ClientRecord => {
   if (c.metadata !== undefined) out.metadata = JSON.parse(JSON.stringify(c.metadata)) as Record<string, unknown>;
   return out;
 };
+// One literal per kind: a personal token has no client id (not even an `undefined` one).
 const copyToken = (t: TokenRecord): TokenRecord => {
-  const out = copyTokenFields(t);
+  if (t.kind === 'personal') return copyPersonalToken(t);
+  const out: OAuthTokenRecord = {
+    hash: t.hash,
+    kind: t.kind,
+    grantId: t.grantId,
+    clientId: t.clientId,
+    scope: t.scope.slice(),
+    issuedAt: t.issuedAt,
+    expiresAt: t.expiresAt,
+    pairHash: t.pairHash,
+    rotatedAt: t.rotatedAt,
+    revokedAt: t.revokedAt,
+  };
   if (t.familyHash != null) out.familyHash = t.familyHash; // refresh tokens only: absent stays absent
   if (t.audience !== undefined) out.audience = t.audience.slice();
   return out;
 };
-const copyTokenFields = (t: TokenRecord): TokenRecord => ({
-  hash: t.hash,
-  kind: t.kind,
-  grantId: t.grantId,
-  clientId: t.clientId,
-  scope: t.scope.slice(),
-  issuedAt: t.issuedAt,
-  expiresAt: t.expiresAt,
-  pairHash: t.pairHash,
-  rotatedAt: t.rotatedAt,
-  revokedAt: t.revokedAt,
-});
-const copyGrant = (g: GrantRecord): GrantRecord => {
-  const out = copyGrantFields(g);
-  // A personal access token's grant only: absent stays absent on OAuth grants.
-  if (g.name !== undefined) out.name = g.name;
-  if (g.lastUsedAt !== undefined) out.lastUsedAt = g.lastUsedAt;
+const copyPersonalToken = (t: PersonalTokenRecord): PersonalTokenRecord => {
+  const out: PersonalTokenRecord = {
+    hash: t.hash,
+    kind: 'personal',
+    grantId: t.grantId,
+    scope: t.scope.slice(),
+    issuedAt: t.issuedAt,
+    expiresAt: t.expiresAt,
+    pairHash: t.pairHash,
+    rotatedAt: t.rotatedAt,
+    revokedAt: t.revokedAt,
+  };
+  if (t.audience !== undefined) out.audience = t.audience.slice();
   return out;
 };
-const copyGrantFields = (g: GrantRecord): GrantRecord => ({
+const copyGrant = (g: GrantRecord): GrantRecord => (g.kind === 'personal' ? copyPersonalGrant(g) : copyOAuthGrant(g));
+const copyOAuthGrant = (g: OAuthGrantRecord): OAuthGrantRecord => ({
   id: g.id,
+  kind: 'oauth',
   clientId: g.clientId,
   account: copyAccount(g.account),
   scope: g.scope.slice(),
   createdAt: g.createdAt,
   revokedAt: g.revokedAt,
+});
+const copyPersonalGrant = (g: PersonalGrantRecord): PersonalGrantRecord => ({
+  id: g.id,
+  kind: 'personal',
+  account: copyAccount(g.account),
+  scope: g.scope.slice(),
+  createdAt: g.createdAt,
+  revokedAt: g.revokedAt,
+  name: g.name,
+  lastUsedAt: g.lastUsedAt,
 });
 const copyCode = (c: CodeRecord): CodeRecord => {
   const out: CodeRecord = {
@@ -118,11 +147,17 @@ const copyRequest = (r: AuthorizationRequestRecord): AuthorizationRequestRecord 
   if (r.codeChallengeMethod !== undefined) out.codeChallengeMethod = r.codeChallengeMethod;
   if (r.browserHash !== undefined) out.browserHash = r.browserHash;
   if (r.resources !== undefined) out.resources = r.resources.slice();
-  if (r.device !== undefined) out.device = r.device.codeHash === undefined ? {} : { codeHash: r.device.codeHash };
   return out;
 };
-const copyDevice = (d: DeviceAuthorizationRecord): DeviceAuthorizationRecord => {
-  const out: DeviceAuthorizationRecord = {
+const copyVerification = (d: DeviceVerificationRecord): DeviceVerificationRecord => {
+  const out: DeviceVerificationRecord = { codeHash: d.codeHash, clientId: d.clientId, scope: d.scope.slice(), returnTo: d.returnTo };
+  if (d.resources !== undefined) out.resources = d.resources.slice();
+  if (d.browserHash !== undefined) out.browserHash = d.browserHash;
+  return out;
+};
+/** The fields every device authorization has, copied. */
+const copyDeviceFields = (d: DeviceAuthorizationRecord): DeviceAuthorizationFields => {
+  const out: DeviceAuthorizationFields = {
     hash: d.hash,
     userCodeHash: d.userCodeHash,
     clientId: d.clientId,
@@ -131,25 +166,51 @@ const copyDevice = (d: DeviceAuthorizationRecord): DeviceAuthorizationRecord => 
     expiresAt: d.expiresAt,
     interval: d.interval,
     lastPolledAt: d.lastPolledAt,
-    status: d.status,
-    account: d.account && copyAccount(d.account),
-    decidedAt: d.decidedAt,
   };
   if (d.resources !== undefined) out.resources = d.resources.slice();
   return out;
 };
+const copyDevice = (d: DeviceAuthorizationRecord): DeviceAuthorizationRecord => {
+  const fields = copyDeviceFields(d);
+  switch (d.status) {
+    case 'pending':
+      return { ...fields, status: 'pending', account: null, decidedAt: null };
+    case 'denied':
+      return { ...fields, status: 'denied', account: null, decidedAt: d.decidedAt };
+    default:
+      return { ...fields, status: d.status, account: copyAccount(d.account), decidedAt: d.decidedAt };
+  }
+};
+// Its `purpose`, `kind` and `account` as they were saved (a `consent` names its account). One
+// literal per variant: a device step has no `request`, an authorization step no `device`.
 const copyInteraction = (i: InteractionRecord): InteractionRecord => {
-  // Its `kind` and `account` are copied as they were saved (a `consent` names its account).
-  const out = {
-    idHash: i.idHash,
-    kind: i.kind,
-    request: copyRequest(i.request),
-    requestedAt: i.requestedAt,
-    expiresAt: i.expiresAt,
-    loginAfter: i.loginAfter,
-  } as InteractionRecord;
-  if (i.account) out.account = copyAccount(i.account);
-  return out;
+  const { idHash, requestedAt, expiresAt, loginAfter } = i;
+  if (i.purpose === 'device') {
+    return i.kind === 'login'
+      ? { idHash, kind: 'login', purpose: 'device', device: { returnTo: i.device.returnTo }, requestedAt, expiresAt, loginAfter }
+      : {
+          idHash,
+          kind: 'consent',
+          purpose: 'device',
+          device: copyVerification(i.device),
+          requestedAt,
+          expiresAt,
+          loginAfter,
+          account: i.account && copyAccount(i.account),
+        };
+  }
+  return i.kind === 'login'
+    ? { idHash, kind: 'login', purpose: 'authorization', request: copyRequest(i.request), requestedAt, expiresAt, loginAfter }
+    : {
+        idHash,
+        kind: 'consent',
+        purpose: 'authorization',
+        request: copyRequest(i.request),
+        requestedAt,
+        expiresAt,
+        loginAfter,
+        account: i.account && copyAccount(i.account),
+      };
 };
 const pairKey = (accountUuid: string, clientId: string) => `${accountUuid}\u0000${clientId}`;
 
@@ -167,9 +228,11 @@ export class MemoryStorage implements Storage {
   private readonly interactions = new Map<string, InteractionRecord>();
   private readonly consents = new Map<string, ConsentRecord>();
   private readonly grants = new Map<string, GrantRecord>();
-  // Grant ids by (account, client), for revokeAccess. Arrays, not Sets: a push per grant is
-  // cheaper than hashing into a growing Set, and prune rebuilds them.
+  // OAuth grant ids by (account, client), for revokeAccess; personal grant ids by account, for
+  // listPersonalTokens. Arrays, not Sets: a push per grant is cheaper than hashing into a growing
+  // Set, and prune rebuilds them.
   private readonly grantsByPair = new Map<string, string[]>();
+  private readonly personalByAccount = new Map<string, string[]>();
   private readonly codes = new Map<string, CodeRecord>();
   private readonly tokens = new Map<string, TokenRecord>();
   // The newest refresh token's hash of each family, by family hash (findRefreshFamily).
@@ -235,15 +298,13 @@ export class MemoryStorage implements Storage {
   /** `createGrant`'s work, synchronous, so single-use steps can do it in their one block. */
   private insertGrant(grant: GrantRecord, issued: { code?: CodeRecord; tokens?: TokenRecord[] }): void {
     this.grants.set(grant.id, copyGrant(grant));
-    const key = pairKey(grant.account.uuid, grant.clientId);
-    const ids = this.grantsByPair.get(key);
-    if (ids) ids.push(grant.id);
-    else this.grantsByPair.set(key, [grant.id]);
+    if (grant.kind === 'personal') push(this.personalByAccount, grant.account.uuid, grant.id);
+    else push(this.grantsByPair, pairKey(grant.account.uuid, grant.clientId), grant.id);
     if (issued.code) this.codes.set(issued.code.hash, copyCode(issued.code));
     if (issued.tokens) {
       this.insertTokens(issued.tokens);
       // A personal access token's grant: its one token, by grant.
-      if (grant.name !== undefined)
+      if (grant.kind === 'personal')
         for (const token of issued.tokens) if (token.kind === 'personal') this.personal.set(grant.id, token.hash);
     }
   }
@@ -253,15 +314,16 @@ export class MemoryStorage implements Storage {
     return code ? copyCode(code) : null;
   }
 
-  async redeemCode(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
+  async redeemCode(hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
     const code = this.codes.get(hash);
     if (!code) return { ok: false, reason: 'missing' };
     if (code.usedAt !== null) return { ok: false, reason: 'used', grantId: code.grantId, usedAt: code.usedAt };
     if (now >= code.expiresAt) return { ok: false, reason: 'expired' };
-    if (this.isRevoked(code.grantId)) return { ok: false, reason: 'revoked' };
+    const grant = this.liveOAuthGrant(code.grantId);
+    if (!grant) return { ok: false, reason: 'revoked' };
     code.usedAt = now;
     this.insertTokens(tokens);
-    return { ok: true, grant: copyGrant(this.grants.get(code.grantId)!) };
+    return { ok: true, grant: copyOAuthGrant(grant) };
   }
 
   async findToken(hash: string): Promise<{ token: TokenRecord; grant: GrantRecord } | null> {
@@ -277,23 +339,24 @@ export class MemoryStorage implements Storage {
     return token && grant ? { token, grant } : null;
   }
 
-  async rotateRefreshToken(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
+  async rotateRefreshToken(hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
     const token = this.tokens.get(hash);
     if (!token || token.kind !== 'refresh') return { ok: false, reason: 'missing' };
     if (token.rotatedAt !== null) return { ok: false, reason: 'used', grantId: token.grantId, usedAt: token.rotatedAt };
-    if (token.revokedAt !== null || this.isRevoked(token.grantId)) return { ok: false, reason: 'revoked' };
+    const grant = this.liveOAuthGrant(token.grantId);
+    if (token.revokedAt !== null || !grant) return { ok: false, reason: 'revoked' };
     if (token.expiresAt !== null && now >= token.expiresAt) return { ok: false, reason: 'expired' };
     token.rotatedAt = now;
     const pair = token.pairHash === null ? undefined : this.tokens.get(token.pairHash);
     if (pair && pair.revokedAt === null) pair.revokedAt = now;
     this.insertTokens(tokens);
-    return { ok: true, grant: copyGrant(this.grants.get(token.grantId)!) };
+    return { ok: true, grant: copyOAuthGrant(grant) };
   }
 
   async findRefreshFamily(familyHash: string): Promise<RefreshFamily | null> {
     const newest = this.families.get(familyHash);
     const token = newest === undefined ? undefined : this.tokens.get(newest);
-    return token ? { grantId: token.grantId, clientId: token.clientId } : null;
+    return token && token.kind !== 'personal' ? { grantId: token.grantId, clientId: token.clientId } : null;
   }
 
   async revokeGrant(grantId: string, now: number): Promise<void> {
@@ -308,7 +371,7 @@ export class MemoryStorage implements Storage {
       const grant = this.grants.get(id);
       if (grant && grant.revokedAt === null) grant.revokedAt = now;
     }
-    this.denyApprovedDevices((d) => d.clientId === clientId && d.account?.uuid === accountUuid);
+    this.denyApprovedDevices((d) => d.clientId === clientId && d.account.uuid === accountUuid);
   }
 
   async revokeClientGrants(clientId: string, now: number): Promise<void> {
@@ -322,8 +385,11 @@ export class MemoryStorage implements Storage {
    * A device authorization approved but not yet collected by its device becomes a live grant at
    * the next poll: a revocation that covers its account and client denies it instead.
    */
-  private denyApprovedDevices(covered: (device: DeviceAuthorizationRecord) => boolean): void {
-    for (const device of this.devices.values()) if (device.status === 'approved' && covered(device)) device.status = 'denied';
+  private denyApprovedDevices(covered: (device: ApprovedDeviceAuthorizationRecord) => boolean): void {
+    for (const [hash, device] of this.devices) {
+      // Denied, the account dropped: nobody gets tokens for it any more.
+      if (device.status === 'approved' && covered(device)) this.devices.set(hash, { ...device, status: 'denied', account: null });
+    }
   }
 
   async listClients(filter: { owner?: string }): Promise<ClientRecord[]> {
@@ -356,26 +422,27 @@ export class MemoryStorage implements Storage {
     }
     const prefix = pairKey(accountUuid, '');
     for (const key of this.consents.keys()) if (key.startsWith(prefix)) this.consents.delete(key);
-    this.denyApprovedDevices((d) => d.account?.uuid === accountUuid);
+    this.denyApprovedDevices((d) => d.account.uuid === accountUuid);
   }
 
   async listPersonalTokens(accountUuid: string): Promise<PersonalTokenRead[]> {
     const out: PersonalTokenRead[] = [];
-    for (const id of this.grantsByPair.get(pairKey(accountUuid, '')) ?? []) {
+    for (const id of this.personalByAccount.get(accountUuid) ?? []) {
       const grant = this.grants.get(id);
       const hash = this.personal.get(id);
       const token = hash === undefined ? undefined : this.tokens.get(hash);
-      if (grant && token) out.push({ grant: copyGrant(grant), token: copyToken(token) });
+      if (grant?.kind === 'personal' && token?.kind === 'personal')
+        out.push({ grant: copyPersonalGrant(grant), token: copyPersonalToken(token) });
     }
     return out;
   }
 
   async touchPersonalToken(grantId: string, at: number): Promise<void> {
     const grant = this.grants.get(grantId);
-    if (grant && grant.name !== undefined && (grant.lastUsedAt == null || grant.lastUsedAt < at)) grant.lastUsedAt = at;
+    if (grant?.kind === 'personal' && (grant.lastUsedAt === null || grant.lastUsedAt < at)) grant.lastUsedAt = at;
   }
 
-  async createDeviceAuthorization(record: DeviceAuthorizationRecord): Promise<boolean> {
+  async createDeviceAuthorization(record: PendingDeviceAuthorizationRecord): Promise<boolean> {
     const taken = this.userCodes.get(record.userCodeHash);
     const existing = taken === undefined ? undefined : this.devices.get(taken);
     if (existing && record.createdAt < existing.expiresAt) return false;
@@ -394,9 +461,12 @@ export class MemoryStorage implements Storage {
   async decideDeviceAuthorization(hash: string, now: number, account: Account | null): Promise<boolean> {
     const record = this.devices.get(hash);
     if (!record || record.status !== 'pending' || now >= record.expiresAt) return false;
-    record.status = account ? 'approved' : 'denied';
-    record.account = account && copyAccount(account);
-    record.decidedAt = now;
+    this.devices.set(
+      hash,
+      account
+        ? { ...record, status: 'approved', account: copyAccount(account), decidedAt: now }
+        : { ...record, status: 'denied', account: null, decidedAt: now },
+    );
     return true;
   }
 
@@ -405,7 +475,12 @@ export class MemoryStorage implements Storage {
     if (!record || record.clientId !== clientId) return { status: 'missing' };
     if (record.status === 'redeemed') return { status: 'redeemed' };
     if (now >= record.expiresAt) return { status: 'expired' };
-    if (record.status === 'approved') return { status: 'approved', record: copyDevice(record) };
+    if (record.status === 'approved') {
+      return {
+        status: 'approved',
+        record: { ...copyDeviceFields(record), status: 'approved', account: copyAccount(record.account), decidedAt: record.decidedAt },
+      };
+    }
     if (record.status === 'denied') return { status: 'denied' };
     const tooSoon = record.lastPolledAt !== null && now - record.lastPolledAt < record.interval * 1000 - leewayMs;
     record.lastPolledAt = now;
@@ -414,7 +489,7 @@ export class MemoryStorage implements Storage {
     return { status: 'slow_down', interval: record.interval };
   }
 
-  async redeemDeviceAuthorization(hash: string, now: number, grant: GrantRecord, tokens: TokenRecord[]): Promise<boolean> {
+  async redeemDeviceAuthorization(hash: string, now: number, grant: OAuthGrantRecord, tokens: OAuthTokenRecord[]): Promise<boolean> {
     const record = this.devices.get(hash);
     if (!record || record.status !== 'approved' || now >= record.expiresAt) return false;
     record.status = 'redeemed';
@@ -485,10 +560,12 @@ export class MemoryStorage implements Storage {
       removed.grants++;
     }
     if (removed.grants > 0) {
-      for (const [key, ids] of this.grantsByPair) {
-        const kept = ids.filter((id) => this.grants.has(id));
-        if (kept.length > 0) this.grantsByPair.set(key, kept);
-        else this.grantsByPair.delete(key);
+      for (const index of [this.grantsByPair, this.personalByAccount]) {
+        for (const [key, ids] of index) {
+          const kept = ids.filter((id) => this.grants.has(id));
+          if (kept.length > 0) index.set(key, kept);
+          else index.delete(key);
+        }
       }
     }
     return removed;
@@ -505,4 +582,17 @@ export class MemoryStorage implements Storage {
     const grant = this.grants.get(grantId);
     return !grant || grant.revokedAt !== null;
   }
+
+  /** The grant of a code or refresh token, while it lives; codes and refresh tokens belong to OAuth grants only. */
+  private liveOAuthGrant(grantId: string): OAuthGrantRecord | undefined {
+    const grant = this.grants.get(grantId);
+    return grant && grant.revokedAt === null && grant.kind !== 'personal' ? grant : undefined;
+  }
+}
+
+/** Add `id` to the list of `key` in an index. */
+function push(index: Map<string, string[]>, key: string, id: string): void {
+  const ids = index.get(key);
+  if (ids) ids.push(id);
+  else index.set(key, [id]);
 }

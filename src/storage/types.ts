@@ -87,19 +87,6 @@ export type ClientGrantType = 'authorization_code' | 'refresh_token' | typeof DE
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 /**
- * The optional `Storage` methods the device authorization grant (the `deviceAuthorization`
- * option) needs: a store has all of them or none.
- * @group Storage
- */
-export const DEVICE_STORAGE_METHODS = [
-  'createDeviceAuthorization',
-  'findDeviceAuthorization',
-  'decideDeviceAuthorization',
-  'pollDeviceAuthorization',
-  'redeemDeviceAuthorization',
-] as const;
-
-/**
  * The parsed, validated authorization request an interaction carries between steps.
  * @group Storage
  */
@@ -126,57 +113,122 @@ export interface AuthorizationRequestRecord {
    * none was sent. Copied to the code. A store must keep it.
    */
   resources?: string[];
-  /**
-   * Present on the steps of a device verification (RFC 8628 §3.3), never on those of an
-   * authorization request: `codeHash` is the device authorization the `consent` step decides
-   * (absent on the sign-in step, which only leads back to the verification page, whose path is
-   * then `redirectUri`). A store must keep it.
-   */
-  device?: { codeHash?: string };
 }
 
 /**
- * What every pending step of an authorization request keeps, sign-in or consent.
+ * What every pending interaction step keeps, whatever it is for (its `purpose`) and whichever
+ * step it is (its `kind`).
  * @group Storage
  */
 export interface InteractionFields {
   idHash: string;
-  request: AuthorizationRequestRecord;
-  /** When the authorization request arrived. */
+  /** When the request the step belongs to arrived (the authorization request, or the code entry). */
   requestedAt: number;
   expiresAt: number;
   /**
    * The sign-in must have happened after this time (`prompt=login`, `max_auth_age`): set on a
    * `login` interaction, and kept on the `consent` that follows it, so that the decision too
-   * needs the fresh sign-in.
+   * needs the fresh sign-in. `null` on the steps of a device verification.
    */
   loginAfter: number | null;
 }
 
 /**
- * A sign-in step: nobody suitable is signed in yet, so it names no account.
+ * A sign-in step of an authorization request: nobody suitable is signed in yet, so it names no account.
  * @group Storage
  */
 export interface LoginInteractionRecord extends InteractionFields {
   kind: 'login';
+  purpose: 'authorization';
+  request: AuthorizationRequestRecord;
   account?: undefined;
 }
 
 /**
- * A consent step: shown to a signed-in account, the only one that may decide it.
+ * A consent step of an authorization request: shown to a signed-in account, the only one that may decide it.
  * @group Storage
  */
 export interface ConsentInteractionRecord extends InteractionFields {
   kind: 'consent';
+  purpose: 'authorization';
+  request: AuthorizationRequestRecord;
   /** The account the consent is shown to. */
   account: Account;
 }
 
 /**
- * A pending step of an authorization request (sign-in or consent), told apart by `kind`. Single use.
+ * The sign-in step of a device verification (RFC 8628 §3.3): the verification page was opened
+ * by nobody signed in. It names no client (none is known before the user enters a code) and is
+ * bound to no browser: resuming it only leads back to the verification page.
  * @group Storage
  */
-export type InteractionRecord = LoginInteractionRecord | ConsentInteractionRecord;
+export interface DeviceSignInInteractionRecord extends InteractionFields {
+  kind: 'login';
+  purpose: 'device';
+  device: {
+    /** The verification page to go back to, with `?user_code=` when the user came with a code. */
+    returnTo: string;
+  };
+  account?: undefined;
+}
+
+/**
+ * What the confirmation step of a device verification decides: the device authorization
+ * (by its device code's hash), what it asks for, the browser it is bound to, and where the
+ * browser goes after the decision.
+ * @group Storage
+ */
+export interface DeviceVerificationRecord {
+  /** SHA-256 of the device code: the device authorization (`DeviceAuthorizationRecord.hash`) this step decides. */
+  codeHash: string;
+  /** The device's client. */
+  clientId: string;
+  /** The scope the device asked for, as the confirmation shows it. */
+  scope: string[];
+  /** The `resource` values the device asked for (RFC 8707), or absent. */
+  resources?: string[];
+  /**
+   * SHA-256 of the browser secret (the device pages' CSRF cookie) of the browser that entered
+   * the code: only that browser may decide the step. Absent when it had none.
+   */
+  browserHash?: string;
+  /** The verification page, where `approve` and `deny` send the browser (with `?result=`). */
+  returnTo: string;
+}
+
+/**
+ * The confirmation step of a device verification (RFC 8628 §3.3): the right code was entered by
+ * a signed-in account, the only one that may decide it.
+ * @group Storage
+ */
+export interface DeviceConfirmationInteractionRecord extends InteractionFields {
+  kind: 'consent';
+  purpose: 'device';
+  device: DeviceVerificationRecord;
+  /** The account the confirmation is shown to. */
+  account: Account;
+}
+
+/**
+ * A pending step of an authorization request (`purpose: 'authorization'`): sign-in or consent.
+ * @group Storage
+ */
+export type AuthorizationInteractionRecord = LoginInteractionRecord | ConsentInteractionRecord;
+
+/**
+ * A pending step of a device verification (`purpose: 'device'`): sign-in or confirmation.
+ * @group Storage
+ */
+export type DeviceInteractionRecord = DeviceSignInInteractionRecord | DeviceConfirmationInteractionRecord;
+
+/**
+ * A pending interaction step, told apart by what it is for (`purpose`: an authorization request
+ * with its `request`, or a device verification with its `device`) and by `kind` (`login`: names
+ * no account; `consent`: the account it is shown to). Single use. A store keeps every field as
+ * given.
+ * @group Storage
+ */
+export type InteractionRecord = AuthorizationInteractionRecord | DeviceInteractionRecord;
 
 /**
  * The scope a user approved for one resource (RFC 8707), or for requests without `resource`: one
@@ -231,31 +283,55 @@ export interface ConsentRecord {
 }
 
 /**
- * One authorization: what a user approved once, and the family of every code and token that
- * descends from it. Revoking the grant kills the whole family at once.
+ * What every grant keeps, whatever its kind: the account, the scope, and the revoked flag that
+ * every code and token of the grant reads. Revoking the grant kills its whole family at once.
  * @group Storage
  */
-export interface GrantRecord {
+export interface GrantFields {
   id: string;
-  /** The client; `''` for a personal access token, which belongs to no client. */
-  clientId: string;
   account: Account;
   scope: string[];
   createdAt: number;
   revokedAt: number | null;
-  /**
-   * Set only on the grant of a personal access token (docs/reference.md#personal-access-tokens):
-   * the name its owner gave it. Absent on every OAuth grant. A store with `listPersonalTokens`
-   * must keep it.
-   */
-  name?: string;
-  /**
-   * Only on the grant of a personal access token: when it was last used, as `touchPersonalToken`
-   * wrote it (at most once a minute per token and server instance), or `null` before its first
-   * use. Absent on every OAuth grant.
-   */
-  lastUsedAt?: number | null;
 }
+
+/**
+ * One authorization of an application by a user: what the user approved once, and the family of
+ * every code and token that descends from it.
+ * @group Storage
+ */
+export interface OAuthGrantRecord extends GrantFields {
+  kind: 'oauth';
+  /** The application the grant was issued to. */
+  clientId: string;
+  name?: undefined;
+  lastUsedAt?: undefined;
+}
+
+/**
+ * The grant of a personal access token (docs/reference.md#personal-access-tokens): a token an
+ * account made for itself, of no client, with the one token record of kind `personal`.
+ * @group Storage
+ */
+export interface PersonalGrantRecord extends GrantFields {
+  kind: 'personal';
+  /** A personal token belongs to no client. */
+  clientId?: undefined;
+  /** The name its owner gave it. */
+  name: string;
+  /**
+   * When it was last used, as `touchPersonalToken` wrote it (at most once a minute per token and
+   * server instance), or `null` before its first use.
+   */
+  lastUsedAt: number | null;
+}
+
+/**
+ * A grant, told apart by `kind`: an OAuth authorization of a client (`oauth`), or a personal
+ * access token (`personal`, no client). A store keeps `kind` and every field of its kind.
+ * @group Storage
+ */
+export type GrantRecord = OAuthGrantRecord | PersonalGrantRecord;
 
 /**
  * An authorization code, kept (as a hash) after use until it expires so a replay is recognised.
@@ -281,18 +357,12 @@ export interface CodeRecord {
 }
 
 /**
- * An access or refresh token.
+ * What every token keeps, whatever its kind.
  * @group Storage
  */
-export interface TokenRecord {
+export interface TokenFields {
   hash: string;
-  /**
-   * `personal`: a personal access token (docs/reference.md#personal-access-tokens), the one
-   * token of its grant, used like an access token, never refreshed.
-   */
-  kind: 'access' | 'refresh' | 'personal';
   grantId: string;
-  clientId: string;
   scope: string[];
   issuedAt: number;
   /** `null`: no expiry (refresh tokens by default). */
@@ -318,6 +388,32 @@ export interface TokenRecord {
 }
 
 /**
+ * An access or refresh token of an OAuth grant, issued to its client.
+ * @group Storage
+ */
+export interface OAuthTokenRecord extends TokenFields {
+  kind: 'access' | 'refresh';
+  clientId: string;
+}
+
+/**
+ * A personal access token (docs/reference.md#personal-access-tokens), the one token of its
+ * personal grant, used like an access token, never refreshed. It belongs to no client.
+ * @group Storage
+ */
+export interface PersonalTokenRecord extends TokenFields {
+  kind: 'personal';
+  clientId?: undefined;
+}
+
+/**
+ * A token, told apart by `kind`: an OAuth access or refresh token (with its client), or a
+ * personal access token (no client).
+ * @group Storage
+ */
+export type TokenRecord = OAuthTokenRecord | PersonalTokenRecord;
+
+/**
  * What `Storage.findRefreshFamily` answers: the grant (and its client) a refresh-token family belongs to.
  * @group Storage
  */
@@ -334,14 +430,15 @@ export interface RefreshFamily {
 export type SingleUseFailure = 'missing' | 'used' | 'expired' | 'revoked';
 
 /**
- * The outcome of a single-use step: on success, the grant the code or token belongs to; on `used`,
+ * The outcome of a single-use step: on success, the grant the code or token belongs to (an
+ * OAuth grant: only those have codes and refresh tokens); on `used`,
  * `grantId` names the family to revoke (a replay) and `usedAt` says when the first use happened.
  * The other failures carry neither (the `undefined` fields only let a caller that has not
  * narrowed on `reason` read them).
  * @group Storage
  */
 export type SingleUseOutcome =
-  | { ok: true; grant: GrantRecord }
+  | { ok: true; grant: OAuthGrantRecord }
   | { ok: false; reason: 'used'; grantId: string; usedAt: number }
   | { ok: false; reason: Exclude<SingleUseFailure, 'used'>; grantId?: undefined; usedAt?: undefined };
 
@@ -351,8 +448,8 @@ export type SingleUseOutcome =
  * @group Storage
  */
 export interface PersonalTokenRead {
-  grant: GrantRecord;
-  token: TokenRecord;
+  grant: PersonalGrantRecord;
+  token: PersonalTokenRecord;
 }
 
 /**
@@ -363,11 +460,11 @@ export interface PersonalTokenRead {
 export type DeviceAuthorizationStatus = 'pending' | 'approved' | 'denied' | 'redeemed';
 
 /**
- * A device authorization request (RFC 8628 §3.1), from the device's request to the tokens it
- * got, kept (as hashes) until it expires.
+ * What every device authorization request (RFC 8628 §3.1) keeps, whatever its status, from the
+ * device's request to the tokens it got, kept (as hashes) until it expires.
  * @group Storage
  */
-export interface DeviceAuthorizationRecord {
+export interface DeviceAuthorizationFields {
   /** SHA-256 of the `device_code`: the key. */
   hash: string;
   /** SHA-256 of the normalized `user_code` (upper case, no dash); unique among live records. */
@@ -382,12 +479,51 @@ export interface DeviceAuthorizationRecord {
   interval: number;
   /** The last poll at the token endpoint, or `null`. */
   lastPolledAt: number | null;
-  status: DeviceAuthorizationStatus;
-  /** Who approved it (`approved`, `redeemed`), else `null`. */
-  account: Account | null;
-  /** When the user approved or denied it, else `null`. */
-  decidedAt: number | null;
 }
+
+/**
+ * A device authorization nobody has decided yet: no account, no decision time.
+ * @group Storage
+ */
+export interface PendingDeviceAuthorizationRecord extends DeviceAuthorizationFields {
+  status: 'pending';
+  account: null;
+  decidedAt: null;
+}
+
+/**
+ * A device authorization `account` approved at `decidedAt`: still to be collected by the device
+ * (`approved`), or already exchanged for tokens (`redeemed`).
+ * @group Storage
+ */
+export interface ApprovedDeviceAuthorizationRecord extends DeviceAuthorizationFields {
+  status: 'approved' | 'redeemed';
+  /** Who approved it. */
+  account: Account;
+  decidedAt: number;
+}
+
+/**
+ * A device authorization denied at `decidedAt`: by the user, or afterwards by a revocation that
+ * covered its approval before the device collected it (the approval's account is dropped, and
+ * `decidedAt` stays the approval's). Nobody gets tokens for it.
+ * @group Storage
+ */
+export interface DeniedDeviceAuthorizationRecord extends DeviceAuthorizationFields {
+  status: 'denied';
+  account: null;
+  decidedAt: number;
+}
+
+/**
+ * A device authorization request (RFC 8628 §3.1), told apart by `status`: pending (no account),
+ * approved or redeemed (the account that approved it, and when), or denied (when).
+ * @group Storage
+ */
+export type DeviceAuthorizationRecord =
+  | PendingDeviceAuthorizationRecord
+  | ApprovedDeviceAuthorizationRecord
+  | DeniedDeviceAuthorizationRecord;
 
 /**
  * What `Storage.pollDeviceAuthorization` answers: `missing` (unknown, or another client's),
@@ -400,7 +536,7 @@ once, together with the tokens it is exchanged for).
 export type DevicePoll =
   | { status: 'missing' | 'expired' | 'pending' | 'denied' | 'redeemed' }
   | { status: 'slow_down'; interval: number }
-  | { status: 'approved'; record: DeviceAuthorizationRecord };
+  | { status: 'approved'; record: ApprovedDeviceAuthorizationRecord & { status: 'approved' } };
 
 /** The fields of a client `updateClientFields` changes. */
 export interface ClientChanges {
@@ -411,14 +547,13 @@ export interface ClientChanges {
 }
 
 /**
- * The storage seam. Implement it on any database; `MemoryStorage` is the reference, and
- * `describeStorageConformance()` from `authgate/testing` checks an implementation.
- *
- * @example
- * const server = new AuthorizationServer({ storage: new MemoryStorage(), sessions });
+ * What every store must have: the methods of the OAuth core (clients, interactions, consents,
+ * grants, codes, tokens, revocation), with `readToken` as an optional speed-up. A store of your
+ * own starts here and adds the groups of the features it serves (`StorageGroups`), each whole:
+ * see `Storage`.
  * @group Storage
  */
-export interface Storage {
+export interface CoreStorage {
   /** Insert a client, or replace the record with the same id. */
   saveClient(client: ClientRecord): Promise<void>;
   findClient(clientId: string): Promise<ClientRecord | null>;
@@ -447,7 +582,7 @@ export interface Storage {
    * revoked, mark it used at `now` and insert `tokens`; otherwise change nothing and say why
    * (`used` with the code's `grantId`, so the caller can revoke the family).
    */
-  redeemCode(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome>;
+  redeemCode(hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome>;
 
   /** A token by hash, with its grant. */
   findToken(hash: string): Promise<{ token: TokenRecord; grant: GrantRecord } | null>;
@@ -468,7 +603,7 @@ export interface Storage {
    * its paired access token, and insert `tokens`; otherwise change nothing and say why (`used`
    * with the `grantId` when it was already rotated).
    */
-  rotateRefreshToken(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome>;
+  rotateRefreshToken(hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome>;
   /**
    * The family of a refresh token that is no longer stored (rotated and then pruned): the grant of
    * any stored refresh token whose `familyHash` is this one, or `null`. A store must keep the
@@ -482,85 +617,152 @@ export interface Storage {
   revokeGrant(grantId: string, now: number): Promise<void>;
   /**
    * The user revokes an application: delete the consent and revoke every grant of the pair. A
-   * store with the device methods also denies the pair's device authorizations that are approved
-   * but not yet collected (each would become a live grant at its next poll). The same holds for
+   * store with the device authorization group also denies the pair's device authorizations that
+   * are approved but not yet collected (each would become a live grant at its next poll): each
+   * becomes `denied`, its account dropped (`DeniedDeviceAuthorizationRecord`). The same holds for
    * `revokeClientGrants`, `deleteClient` (the client's) and `revokeAccountGrants` (the account's).
-   * Each must also reach the grants and approvals it covers that a concurrent `createGrant`,
-   * `redeemDeviceAuthorization` or `decideDeviceAuthorization` stores while it runs: a store whose
-   * revocation reads the grants at one moment and writes them later must keep those from
-   * committing in between (`PostgresStorage` takes advisory locks, docs/architecture.md).
+   * Each must also reach the grants, approvals and consents it covers that a concurrent
+   * `createGrant`, `redeemDeviceAuthorization`, `decideDeviceAuthorization` or `saveConsent`
+   * stores while it runs (the consents: those that delete them, all but `revokeClientGrants`): a
+   * store whose revocation reads the rows at one moment and writes them later must keep those
+   * from committing in between (`PostgresStorage` takes advisory locks, docs/architecture.md).
    */
   revokeAccess(accountUuid: string, clientId: string, now: number): Promise<void>;
   /** Revoke every grant of a client, for every user (the developer revokes all its tokens). Consents stay. */
   revokeClientGrants(clientId: string, now: number): Promise<void>;
-
-  /**
-   * Optional (needed by `AuthorizationServer.listClients`): the registered clients, those of
-   * `filter.owner` when given, oldest first. Clients described by metadata documents are not stored
-   * and so never listed.
-   */
-  listClients?(filter: { owner?: string }): Promise<ClientRecord[]>;
-  /**
-   * Optional (needed by `AuthorizationServer.deleteClient`), atomic: revoke every grant of the
-   * client (so every code and token of it, for every user), delete every consent given to it, and
-   * delete the client. Idempotent.
-   */
-  deleteClient?(clientId: string, now: number): Promise<void>;
-  /**
-   * Optional (used by `updateClient` and `resetClientSecret` when present), atomic: change only
-   * the given fields of a stored client (`metadata: null` removes it), never inserting one; `false`
-   * when no client has that id (deleted meanwhile). Without it the core falls back to
-   * `findClient` + `saveClient`, which concurrent changes can undo.
-   */
-  updateClientFields?(clientId: string, changes: ClientChanges): Promise<boolean>;
-  /**
-   * Optional (needed by `AuthorizationServer.revokeAllForAccount`), atomic: revoke every grant of
-   * the account (every code and token issued on its behalf, to every client) and delete its
-   * consents. Idempotent.
-   */
-  revokeAccountGrants?(accountUuid: string, now: number): Promise<void>;
-  /**
-   * Optional (personal access tokens, docs/reference.md#personal-access-tokens; without it
-   * `createPersonalToken` and the other personal-token methods throw a `ConfigError`): every
-   * stored personal access token of an account, revoked ones included, each with its grant.
-   * A personal token is stored by `createGrant` as a grant with `clientId: ''` and a `name`,
-   * and one token of kind `personal`; the store must keep `name` and `lastUsedAt` on it.
-   */
-  listPersonalTokens?(accountUuid: string): Promise<PersonalTokenRead[]>;
-  /**
-   * Optional, with `listPersonalTokens`: record that the personal token of this grant was used at
-   * `at` (its grant's `lastUsedAt`), unless a later use is recorded already. The core calls it at
-   * most once a minute per token and never waits for it.
-   */
-  touchPersonalToken?(grantId: string, at: number): Promise<void>;
-  /**
-   * Optional, needed by the `deviceAuthorization` option (RFC 8628): insert a new device
-   * authorization. Answers `false`, storing nothing, when a record with the same `userCodeHash`
-   * exists and has not expired at `record.createdAt` (an expired one is replaced).
-   */
-  createDeviceAuthorization?(record: DeviceAuthorizationRecord): Promise<boolean>;
-  /** Optional (`deviceAuthorization`): the record with this `userCodeHash`, whatever its status or expiry, or `null`. */
-  findDeviceAuthorization?(userCodeHash: string): Promise<DeviceAuthorizationRecord | null>;
-  /**
-   * Optional (`deviceAuthorization`). Single use, atomic: if the record exists, is `pending` and
-   * `now < expiresAt`, set it `approved` by `account` (or `denied` when `account` is `null`) at
-   * `now` and answer `true`; otherwise change nothing and answer `false`.
-   */
-  decideDeviceAuthorization?(hash: string, now: number, account: Account | null): Promise<boolean>;
-  /**
-   * Optional (`deviceAuthorization`). Atomic, the token endpoint's step (see `DevicePoll`): for
-   * the record `hash` of `clientId` (another client's is `missing`, unchanged): `redeemed` if it
-   * was exchanged already, else `expired` if `now >= expiresAt`; `approved` answers the record
-   * and changes nothing; `denied` stays; `pending` records `now` as `lastPolledAt`, and is
-   * `slow_down` (interval + 5) when the last poll was less than `interval` seconds minus
-   * `leewayMs` before.
-   */
-  pollDeviceAuthorization?(hash: string, clientId: string, now: number, leewayMs: number): Promise<DevicePoll>;
-  /**
-   * Optional (`deviceAuthorization`). Single use, atomic, as `redeemCode`: if the record is
-   * `approved` and `now < expiresAt`, mark it `redeemed` and insert `grant` with `tokens` (as
-   * `createGrant` would), answering `true`; otherwise change nothing and answer `false`. Of
-   * concurrent callers exactly one wins, and a failure leaves the approval for the next poll.
-   */
-  redeemDeviceAuthorization?(hash: string, now: number, grant: GrantRecord, tokens: TokenRecord[]): Promise<boolean>;
 }
+
+/**
+ * The client administration group (`listClients`, `updateClient`, `deleteClient` of
+ * `AuthorizationServer`; docs/reference.md#managing-clients). `listClients` and `deleteClient`
+ * need it (a `ConfigError` naming the group otherwise); `updateClient` and `resetClientSecret`
+ * use `updateClientFields` when the store has the whole group, and fall back to `findClient` +
+ * `saveClient` when it has none of it.
+ * @group Storage
+ */
+export interface ClientAdministrationStorage {
+  /**
+   * The registered clients, those of `filter.owner` when given, oldest first. Clients described
+   * by metadata documents are not stored and so never listed.
+   */
+  listClients(filter: { owner?: string }): Promise<ClientRecord[]>;
+  /**
+   * Atomic: change only the given fields of a stored client (`metadata: null` removes it), never
+   * inserting one; `false` when no client has that id (deleted meanwhile).
+   */
+  updateClientFields(clientId: string, changes: ClientChanges): Promise<boolean>;
+  /**
+   * Atomic: revoke every grant of the client (so every code and token of it, for every user),
+   * delete every consent given to it, and delete the client. Idempotent.
+   */
+  deleteClient(clientId: string, now: number): Promise<void>;
+}
+
+/**
+ * The account administration group (`revokeAllForAccount` of `AuthorizationServer`, "sign out
+ * everywhere"; docs/reference.md#managing-clients).
+ * @group Storage
+ */
+export interface AccountAdministrationStorage {
+  /**
+   * Atomic: revoke every grant of the account (every code and token issued on its behalf, to
+   * every client, and its personal access tokens) and delete its consents. Idempotent.
+   */
+  revokeAccountGrants(accountUuid: string, now: number): Promise<void>;
+}
+
+/**
+ * The personal access tokens group (`createPersonalToken`, `listPersonalTokens`,
+ * `revokePersonalToken`; docs/reference.md#personal-access-tokens). A personal token is stored by
+ * `createGrant` as a grant of kind `personal` (no client; its `name` and `lastUsedAt`) with one
+ * token of kind `personal` (no client); `findToken`, `revokeGrant` and prune serve it as any
+ * other, and no revocation of a client (`revokeAccess`, `revokeClientGrants`, `deleteClient`)
+ * reaches it.
+ * @group Storage
+ */
+export interface PersonalTokenStorage {
+  /** Every stored personal access token of an account, revoked ones included, each with its grant. */
+  listPersonalTokens(accountUuid: string): Promise<PersonalTokenRead[]>;
+  /**
+   * Record that the personal token of this grant was used at `at` (its grant's `lastUsedAt`),
+   * unless a later use is recorded already. The core calls it at most once a minute per token
+   * and never waits for it.
+   */
+  touchPersonalToken(grantId: string, at: number): Promise<void>;
+}
+
+/**
+ * The device authorization group (RFC 8628), needed by the `deviceAuthorization` option: the
+ * server's constructor throws a `ConfigError` naming the group when the store lacks any of it.
+ * @group Storage
+ */
+export interface DeviceAuthorizationStorage {
+  /**
+   * Insert a new device authorization (always pending). Answers `false`, storing nothing, when a
+   * record with the same `userCodeHash` exists and has not expired at `record.createdAt` (an
+   * expired one is replaced).
+   */
+  createDeviceAuthorization(record: PendingDeviceAuthorizationRecord): Promise<boolean>;
+  /** The record with this `userCodeHash`, whatever its status or expiry, or `null`. */
+  findDeviceAuthorization(userCodeHash: string): Promise<DeviceAuthorizationRecord | null>;
+  /**
+   * Single use, atomic: if the record exists, is `pending` and `now < expiresAt`, set it
+   * `approved` by `account` (or `denied` when `account` is `null`), `decidedAt` being `now`, and
+   * answer `true`; otherwise change nothing and answer `false`.
+   */
+  decideDeviceAuthorization(hash: string, now: number, account: Account | null): Promise<boolean>;
+  /**
+   * Atomic, the token endpoint's step (see `DevicePoll`): for the record `hash` of `clientId`
+   * (another client's is `missing`, unchanged): `redeemed` if it was exchanged already, else
+   * `expired` if `now >= expiresAt`; `approved` answers the record and changes nothing; `denied`
+   * stays; `pending` records `now` as `lastPolledAt`, and is `slow_down` (interval + 5) when the
+   * last poll was less than `interval` seconds minus `leewayMs` before.
+   */
+  pollDeviceAuthorization(hash: string, clientId: string, now: number, leewayMs: number): Promise<DevicePoll>;
+  /**
+   * Single use, atomic, as `redeemCode`: if the record is `approved` and `now < expiresAt`, mark
+   * it `redeemed` and insert `grant` with `tokens` (as `createGrant` would), answering `true`;
+   * otherwise change nothing and answer `false`. Of concurrent callers exactly one wins, and a
+   * failure leaves the approval for the next poll.
+   */
+  redeemDeviceAuthorization(hash: string, now: number, grant: OAuthGrantRecord, tokens: OAuthTokenRecord[]): Promise<boolean>;
+}
+
+/**
+ * The named groups of optional storage methods, by the name `STORAGE_GROUPS` lists their methods
+ * under. A store has each group whole or not at all: a feature that needs a group checks for all
+ * of it, and the conformance kit fails a store that has part of one. A new capability with state
+ * of its own adds its group here, to `Storage`, and to `STORAGE_GROUPS`.
+ * @group Storage
+ */
+export interface StorageGroups {
+  clientAdministration: ClientAdministrationStorage;
+  accountAdministration: AccountAdministrationStorage;
+  personalTokens: PersonalTokenStorage;
+  deviceAuthorization: DeviceAuthorizationStorage;
+}
+
+/**
+ * The name of a storage group.
+ * @group Storage
+ */
+export type StorageGroup = keyof StorageGroups;
+
+/**
+ * The storage seam: `CoreStorage`, and each group of `StorageGroups` whole or not at all.
+ * Implement it on any database; `MemoryStorage` is the reference (it has every group), and
+ * `describeStorageConformance()` from `authgate/testing` checks an implementation: the core
+ * cases always, each group's cases when the store has that group. A server uses a group only
+ * for its feature: without it, the feature's calls throw a `ConfigError` naming the group (or,
+ * for an option such as `deviceAuthorization`, the constructor does), and everything else works.
+ *
+ * @example
+ * const server = new AuthorizationServer({ storage: new MemoryStorage(), sessions });
+ * @group Storage
+ */
+export interface Storage
+  extends CoreStorage,
+    Partial<ClientAdministrationStorage>,
+    Partial<AccountAdministrationStorage>,
+    Partial<PersonalTokenStorage>,
+    Partial<DeviceAuthorizationStorage> {}

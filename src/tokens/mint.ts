@@ -1,6 +1,6 @@
 import { randomToken, sha256Base64url } from '../crypto.js';
 import type { Context } from '../context.js';
-import type { GrantRecord, TokenRecord } from '../storage/types.js';
+import type { GrantRecord, OAuthGrantRecord, OAuthTokenRecord } from '../storage/types.js';
 
 /**
  * Minting: new access and refresh tokens as records for storage and values for the client.
@@ -36,7 +36,9 @@ export interface PairOptions extends MintOptions {
  * A minted access token: its record, and either its clear value (`opaque`) or the `jti` to sign
  * into a JWT (`jwt`, when `accessTokenFormat` is `jwt`).
  */
-export type MintedAccess = { format: 'opaque'; record: TokenRecord; token: string } | { format: 'jwt'; record: TokenRecord; jti: string };
+export type MintedAccess =
+  | { format: 'opaque'; record: OAuthTokenRecord; token: string }
+  | { format: 'jwt'; record: OAuthTokenRecord; jti: string };
 
 /**
  * A freshly minted access/refresh pair: the clear values for the client, records for storage.
@@ -45,13 +47,13 @@ export type MintedAccess = { format: 'opaque'; record: TokenRecord; token: strin
 export interface IssuedPair {
   access: MintedAccess;
   refreshToken: string | null;
-  records: TokenRecord[];
+  records: OAuthTokenRecord[];
   scope: string[];
 }
 
 /** What a grant of the token endpoint answers: the new pair, and the grant it belongs to (its account). */
 export interface IssuedTokens {
-  grant: GrantRecord;
+  grant: OAuthGrantRecord;
   pair: IssuedPair;
 }
 
@@ -68,7 +70,7 @@ export function mintAccessToken(ctx: Context, options: MintOptions): MintedAcces
   const secret = randomToken();
   const token = ctx.jwt ? undefined : `${ctx.options.tokenPrefixes.accessToken}${secret}`;
   const expiresAt = now + ctx.options.lifetimes.accessToken * 1000;
-  const record: TokenRecord = {
+  const record: OAuthTokenRecord = {
     hash: sha256Base64url(token ?? secret),
     kind: 'access',
     grantId: options.grantId,
@@ -90,7 +92,7 @@ export function accessTokenValue(ctx: Context, access: MintedAccess, grant: Gran
   // Minted as a JWT only when `ctx.jwt` is set (`mintAccessToken`).
   return ctx.jwt!.sign({
     sub: grant.account.uuid,
-    clientId: grant.clientId,
+    clientId: access.record.clientId,
     scope: ctx.scopes.format(access.record.scope),
     jti: access.jti,
     iat: access.record.issuedAt,
@@ -154,7 +156,7 @@ export function mintPair(ctx: Context, options: PairOptions): IssuedPair {
   const refreshLifetime = ctx.options.lifetimes.refreshToken;
   let refreshExpiresAt = refreshLifetime === null ? null : now + refreshLifetime * 1000;
   if (end != null && (refreshExpiresAt === null || refreshExpiresAt > end)) refreshExpiresAt = end;
-  const refresh: TokenRecord = {
+  const refresh: OAuthTokenRecord = {
     hash: sha256Base64url(refreshToken),
     kind: 'refresh',
     grantId: options.grantId,

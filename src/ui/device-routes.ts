@@ -1,4 +1,4 @@
-import { BROWSER_COOKIE, readCookie } from '../checks/browser-binding.js';
+import { readCookie } from '../checks/browser-binding.js';
 import { randomToken } from '../crypto.js';
 import { renderDeviceConfirmPage, renderDeviceEntryPage, renderDeviceLockedPage, renderDeviceResultPage } from './device-pages.js';
 import { errorPage } from '../failure.js';
@@ -133,9 +133,8 @@ export async function handleDeviceVerification(
   if (form.interaction !== undefined) {
     if (form.decision !== 'approve' && form.decision !== 'deny')
       return errorPage('invalid_request', "The decision must be 'approve' or 'deny'.");
-    // The confirmation step is bound to this browser's CSRF cookie (see above): checked as a binding.
-    const bound = { ...request, headers: { ...request.headers, cookie: `${BROWSER_COOKIE}=${existing}` } };
-    const refused = await server.checkBrowserBinding(form.interaction, bound);
+    // The confirmation step is bound to this browser's CSRF cookie (see above), its secret here.
+    const refused = await server.checkDeviceBinding(form.interaction, existing);
     if (refused) return refused;
     return form.decision === 'approve' ? server.approve(form.interaction, request) : server.deny(form.interaction, request);
   }

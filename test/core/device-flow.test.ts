@@ -345,12 +345,44 @@ describe('device authorization grant: the rest of the token request', () => {
     expect(t.events.map((e) => e.type)).toContain('account.inactive');
   });
 
-  it('the sign-in step names no client: describeInteraction answers null', async () => {
+  it('the sign-in step names no client: it and describeInteraction say purpose device, with no application and no scope, until it expires', async () => {
     const t = await deviceSetup();
     const login = await t.server.deviceVerification(t.get(VERIFY), VERIFY);
-    expect(login?.type).toBe('login');
-    expect(await t.server.describeInteraction((login as { interaction: { id: string } }).interaction.id)).toBeNull();
+    if (login?.type !== 'login') throw new Error(`expected a login step, got ${JSON.stringify(login)}`);
+    const expiresAt = t.clock.now() + 600_000;
+    // The documented Interaction type requires a client: empty, and `purpose` tells the step apart.
+    expect(login.interaction).toEqual({ id: expect.any(String), client: { id: '', name: '' }, scope: [], purpose: 'device', expiresAt });
+    expect(await t.server.describeInteraction(login.interaction.id)).toEqual({
+      kind: 'login',
+      purpose: 'device',
+      client: { id: '', name: '' },
+      scope: [],
+      expiresAt,
+    });
     expect(t.events).toContainEqual(expect.objectContaining({ type: 'interaction.started', clientId: '', kind: 'login', signedIn: false }));
+    t.clock.advance(600_000);
+    expect(await t.server.describeInteraction(login.interaction.id)).toBeNull();
+  });
+
+  it('the confirmation step: purpose device and the code on the decision; describeInteraction names the device client and scope', async () => {
+    const t = await deviceSetup();
+    const started = await t.start({ scope: 'read' });
+    const confirmation = await t.enter(started.user_code);
+    expect(confirmation).toMatchObject({
+      client: { id: t.cli.clientId, name: 'Terminal CLI' },
+      scope: ['read'],
+      account: ADA,
+      purpose: 'device',
+      device: { userCode: started.user_code },
+    });
+    expect(confirmation).not.toHaveProperty('redirectHost');
+    expect(await t.server.describeInteraction(confirmation.id)).toEqual({
+      kind: 'consent',
+      purpose: 'device',
+      client: { id: t.cli.clientId, name: 'Terminal CLI' },
+      scope: ['read'],
+      expiresAt: confirmation.expiresAt,
+    });
   });
 });
 
@@ -464,6 +496,31 @@ describe('device verification page (the adapter kit handler)', () => {
     expect(elsewhere).toMatchObject({ type: 'error', status: 400 });
     const here = await page(t, t.post(VERIFY, { interaction: id, csrf, decision: 'approve' }, { cookie }));
     expect(here).toEqual({ type: 'redirect', location: `${VERIFY}?result=approved` });
+  });
+
+  it('checkDeviceBinding checks the browser secret given as a value: only the secret that entered the code decides the step', async () => {
+    const t = await deviceSetup();
+    const started = await t.start();
+    const secret = 'a'.repeat(43);
+    const step = await t.enter(started.user_code, t.ada, secret);
+    const anotherBrowser = {
+      type: 'error',
+      status: 400,
+      error: 'invalid_request',
+      description: expect.stringContaining('another browser'),
+    };
+    expect(await t.server.checkDeviceBinding(step.id, 'z'.repeat(43))).toMatchObject(anotherBrowser);
+    expect(await t.server.checkDeviceBinding(step.id, undefined)).toMatchObject(anotherBrowser);
+    expect(await t.server.checkDeviceBinding(step.id, secret)).toBeNull();
+    // Checking uses nothing up; an unknown id is left to approve / deny to report.
+    expect(await t.server.checkDeviceBinding('x'.repeat(43), undefined)).toBeNull();
+    expect(await t.server.approve(step.id, t.get(VERIFY, t.ada))).toEqual({ type: 'redirect', location: `${VERIFY}?result=approved` });
+    // A step entered without a browser secret is bound to none; the sign-in step never is.
+    const unbound = await t.enter((await t.start()).user_code);
+    expect(await t.server.checkDeviceBinding(unbound.id, undefined)).toBeNull();
+    const signIn = await t.server.deviceVerification(t.get(VERIFY), VERIFY);
+    if (signIn?.type !== 'login') throw new Error('expected a sign-in step');
+    expect(await t.server.checkDeviceBinding(signIn.interaction.id, 'z'.repeat(43))).toBeNull();
   });
 });
 

@@ -82,8 +82,11 @@ describe('personal access tokens', () => {
     const t = await withAudit();
     const created = await t.personal();
     const stored = await t.storage.findToken(sha256Base64url(created.token));
-    expect(stored?.token).toMatchObject({ kind: 'personal', clientId: '', grantId: created.id });
-    expect(stored?.grant).toMatchObject({ id: created.id, clientId: '', name: 'CI deploy', account: ADA });
+    // A personal grant and token of no client: no client id at all, not an empty one.
+    expect(stored?.token).toMatchObject({ kind: 'personal', grantId: created.id });
+    expect(stored?.grant).toMatchObject({ id: created.id, kind: 'personal', name: 'CI deploy', account: ADA });
+    expect(stored?.token).not.toHaveProperty('clientId');
+    expect(stored?.grant).not.toHaveProperty('clientId');
     expect(JSON.stringify(stored)).not.toContain(created.token);
     const first = await t.api('GET', created.token);
     if (!first.ok) throw new Error('refused');

@@ -129,7 +129,7 @@ describe('user revokes access', () => {
   it('reads what it reports before the next await: a readToken record that changes afterwards does not change the audit event', async () => {
     const events: AuditEvent[] = [];
     const inner = new MemoryStorage();
-    let viewed: { token: { clientId: string; grantId: string } } | null = null;
+    let viewed: { token: { clientId?: string; grantId: string } } | null = null;
     // A store whose readToken hands out a record it reuses, and changes it after revokeGrant.
     const storage = new Proxy(inner, {
       get(target, name) {

@@ -55,7 +55,7 @@ describe('MemoryStorage', () => {
   // also pins the exact shape of the failure outcomes ({ ok: false, reason } and nothing more).
   it('redeemCode is single use under concurrency and classifies failures', async () => {
     const storage = new MemoryStorage();
-    const grant = { id: 'g', clientId: 'c', account: ADA, scope: ['read'], createdAt: 0, revokedAt: null };
+    const grant = { id: 'g', kind: 'oauth' as const, clientId: 'c', account: ADA, scope: ['read'], createdAt: 0, revokedAt: null };
     await storage.createGrant(grant, {
       code: {
         hash: 'h',
@@ -338,12 +338,22 @@ describe('MemoryStorage.prune', () => {
       codeChallenge: 'x'.repeat(43),
       codeChallengeMethod: 'S256' as const,
     };
-    const interaction = { idHash: 'i', kind: 'consent' as const, request, requestedAt: 1, expiresAt: 2, loginAfter: 1, account };
+    const interaction = {
+      idHash: 'i',
+      kind: 'consent' as const,
+      purpose: 'authorization' as const,
+      request,
+      requestedAt: 1,
+      expiresAt: 2,
+      loginAfter: 1,
+      account,
+    };
     await storage.saveInteraction(interaction);
     expect(await storage.findInteraction('i')).toStrictEqual(interaction);
     const bare = {
       idHash: 'j',
       kind: 'login' as const,
+      purpose: 'authorization' as const,
       request: {
         clientId: 'c',
         redirectUri: 'https://a.example/cb',
@@ -357,7 +367,7 @@ describe('MemoryStorage.prune', () => {
     };
     await storage.saveInteraction(bare);
     expect(await storage.findInteraction('j')).toStrictEqual(bare);
-    const grant = { id: 'g', clientId: 'c', account, scope: ['read', 'write'], createdAt: 1, revokedAt: null };
+    const grant = { id: 'g', kind: 'oauth' as const, clientId: 'c', account, scope: ['read', 'write'], createdAt: 1, revokedAt: null };
     const code = {
       hash: 'h',
       grantId: 'g',

@@ -149,6 +149,7 @@ describe.each(stores)('refresh token families on %s', (_name, makeStore) => {
     const now = t.clock.now();
     const grant = {
       id: randomId(),
+      kind: 'oauth' as const,
       clientId: t.client.clientId,
       account: { uuid: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', name: 'Ada Lovelace', email: 'ada@example.com' },
       scope: ['read'],

@@ -12,6 +12,8 @@ import {
   type ConsentRecord,
   type GrantRecord,
   type InteractionRecord,
+  type OAuthGrantRecord,
+  type OAuthTokenRecord,
   type SingleUseOutcome,
   type Storage,
   type TokenRecord,
@@ -32,15 +34,15 @@ const tick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** `const r = await get(); if (!r.used) await set(...)`: check and write with an await in between. */
 class AwaitBetweenCheckAndWriteInRedeem extends MemoryStorage {
-  override async redeemCode(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
+  override async redeemCode(hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
     const code = await this.findCode(hash);
     if (!code) return { ok: false, reason: 'missing' };
     if (code.usedAt !== null) return { ok: false, reason: 'used', grantId: code.grantId, usedAt: code.usedAt };
     if (now >= code.expiresAt) return { ok: false, reason: 'expired' };
     await tick();
     const { codes, grants, tokens: stored } = internals(this);
-    const grant = grants.get(code.grantId)!;
-    if (grant.revokedAt !== null) return { ok: false, reason: 'revoked' };
+    const grant = grants.get(code.grantId);
+    if (grant?.kind !== 'oauth' || grant.revokedAt !== null) return { ok: false, reason: 'revoked' };
     codes.get(hash)!.usedAt = now;
     for (const token of tokens) stored.set(token.hash, structuredClone(token));
     return { ok: true, grant: structuredClone(grant) };
@@ -49,7 +51,12 @@ class AwaitBetweenCheckAndWriteInRedeem extends MemoryStorage {
 
 /** Reads the device record, yields, then marks it and stores the grant: concurrent redeems all see it approved. */
 class AwaitBetweenCheckAndWriteInDeviceRedeem extends MemoryStorage {
-  override async redeemDeviceAuthorization(hash: string, now: number, grant: GrantRecord, tokens: TokenRecord[]): Promise<boolean> {
+  override async redeemDeviceAuthorization(
+    hash: string,
+    now: number,
+    grant: OAuthGrantRecord,
+    tokens: OAuthTokenRecord[],
+  ): Promise<boolean> {
     const { devices } = internals(this) as unknown as { devices: Map<string, DeviceAuthorizationRecord> };
     const record = devices.get(hash);
     if (record?.status !== 'approved' || now >= record.expiresAt) return false;
@@ -61,11 +68,12 @@ class AwaitBetweenCheckAndWriteInDeviceRedeem extends MemoryStorage {
 }
 
 class AwaitBetweenCheckAndWriteInRotate extends MemoryStorage {
-  override async rotateRefreshToken(hash: string, now: number, tokens: TokenRecord[]): Promise<SingleUseOutcome> {
+  override async rotateRefreshToken(hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
     const found = await this.findToken(hash);
     if (found?.token.kind !== 'refresh') return { ok: false, reason: 'missing' };
     if (found.token.rotatedAt !== null) return { ok: false, reason: 'used', grantId: found.token.grantId, usedAt: found.token.rotatedAt };
-    if (found.token.revokedAt !== null || found.grant.revokedAt !== null) return { ok: false, reason: 'revoked' };
+    if (found.token.revokedAt !== null || found.grant.revokedAt !== null || found.grant.kind !== 'oauth')
+      return { ok: false, reason: 'revoked' };
     if (found.token.expiresAt !== null && now >= found.token.expiresAt) return { ok: false, reason: 'expired' };
     await tick();
     const { tokens: stored } = internals(this);
@@ -91,12 +99,12 @@ class OffByOneExpiry extends MemoryStorage {
   override async takeInteraction(idHash: string, now: number) {
     return super.takeInteraction(idHash, now - 1);
   }
-  override async redeemCode(hash: string, now: number, tokens: TokenRecord[]) {
+  override async redeemCode(hash: string, now: number, tokens: OAuthTokenRecord[]) {
     const code = internals(this).codes.get(hash);
     if (code && code.usedAt === null && now === code.expiresAt) return super.redeemCode(hash, now - 1, tokens);
     return super.redeemCode(hash, now, tokens);
   }
-  override async rotateRefreshToken(hash: string, now: number, tokens: TokenRecord[]) {
+  override async rotateRefreshToken(hash: string, now: number, tokens: OAuthTokenRecord[]) {
     const token = internals(this).tokens.get(hash);
     if (token && token.expiresAt === now) return super.rotateRefreshToken(hash, now - 1, tokens);
     return super.rotateRefreshToken(hash, now, tokens);
@@ -105,7 +113,7 @@ class OffByOneExpiry extends MemoryStorage {
 
 /** Judges expiry by the machine's clock instead of the `now` argument (as SQL's now() would). */
 class WallClockExpiry extends MemoryStorage {
-  override async redeemCode(hash: string, _now: number, tokens: TokenRecord[]) {
+  override async redeemCode(hash: string, _now: number, tokens: OAuthTokenRecord[]) {
     return super.redeemCode(hash, Date.now(), tokens);
   }
 }
@@ -174,7 +182,7 @@ class ConsentWithoutApprovals extends MemoryStorage {
 
 /** Rotation that forgets to revoke the access token issued with the old refresh token. */
 class RotationKeepsPairedAccessToken extends MemoryStorage {
-  override async rotateRefreshToken(hash: string, now: number, tokens: TokenRecord[]) {
+  override async rotateRefreshToken(hash: string, now: number, tokens: OAuthTokenRecord[]) {
     const token = internals(this).tokens.get(hash);
     const pair = token?.pairHash ? internals(this).tokens.get(token.pairHash) : undefined;
     const before = pair?.revokedAt ?? null;
@@ -213,7 +221,7 @@ class CaseInsensitiveKeys extends MemoryStorage {
   override async findCode(hash: string) {
     return super.findCode(this.real(internals(this).codes, hash));
   }
-  override async redeemCode(hash: string, now: number, tokens: TokenRecord[]) {
+  override async redeemCode(hash: string, now: number, tokens: OAuthTokenRecord[]) {
     return super.redeemCode(this.real(internals(this).codes, hash), now, tokens);
   }
   override async findToken(hash: string) {
@@ -223,7 +231,7 @@ class CaseInsensitiveKeys extends MemoryStorage {
 
 /** A failed redemption that still stores the tokens it was given. */
 class FailedRedeemStoresTokens extends MemoryStorage {
-  override async redeemCode(hash: string, now: number, tokens: TokenRecord[]) {
+  override async redeemCode(hash: string, now: number, tokens: OAuthTokenRecord[]) {
     const result = await super.redeemCode(hash, now, tokens);
     if (!result.ok) for (const token of tokens) internals(this).tokens.set(token.hash, structuredClone(token));
     return result;
@@ -232,7 +240,7 @@ class FailedRedeemStoresTokens extends MemoryStorage {
 
 /** Deletes a code on use: a replay then looks "missing" and the family is never revoked. */
 class DeleteCodeOnUse extends MemoryStorage {
-  override async redeemCode(hash: string, now: number, tokens: TokenRecord[]) {
+  override async redeemCode(hash: string, now: number, tokens: OAuthTokenRecord[]) {
     const result = await super.redeemCode(hash, now, tokens);
     if (result.ok) internals(this).codes.delete(hash);
     return result;

@@ -217,7 +217,7 @@ describe.skipIf(!pool)('migration 5 on PostgreSQL', () => {
       expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(5);
       expect(await storage.migrate()).toEqual({ from: 4, to: SCHEMA_VERSION });
       const old = await storage.findToken('h');
-      expect(old?.grant).toEqual({ id: 'g', clientId: 'c', account: ADA, scope: ['read'], createdAt: T, revokedAt: null });
+      expect(old?.grant).toEqual({ id: 'g', kind: 'oauth', clientId: 'c', account: ADA, scope: ['read'], createdAt: T, revokedAt: null });
       expect(old?.token.kind).toBe('access');
       await expect(
         pool!.query(

@@ -22,7 +22,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ClientRecord, GrantRecord, TokenRecord } from '../../src/index.js';
+import type { ClientRecord, OAuthGrantRecord, OAuthTokenRecord } from '../../src/index.js';
 import { type PgPool, type PgPoolClient, PostgresStorage, PostgresStorageError } from '../../src/postgres/index.js';
 import { LOCK_NAMESPACE, lockKey } from '../../src/postgres/migrate.js';
 import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
@@ -91,19 +91,20 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage: a connection that dies is a sto
 
   let n = 0;
   /** A client, a grant and its refresh token, stored through the store. */
-  async function refreshToken(): Promise<{ client: ClientRecord; token: TokenRecord }> {
+  async function refreshToken(): Promise<{ client: ClientRecord; token: OAuthTokenRecord }> {
     n++;
     const client: ClientRecord = { id: `c${n}`, name: `App ${n}`, redirectUri: 'https://app.example/cb', secretHash: null, createdAt: T };
     await storage.saveClient(client);
-    const grant: GrantRecord = {
+    const grant: OAuthGrantRecord = {
       id: `g${n}`,
+      kind: 'oauth',
       clientId: client.id,
       account: { uuid: `u${n}`, name: 'Ada', email: 'ada@example.com' },
       scope: ['read'],
       createdAt: T,
       revokedAt: null,
     };
-    const token: TokenRecord = {
+    const token: OAuthTokenRecord = {
       hash: `r${n}`,
       kind: 'refresh',
       grantId: grant.id,
@@ -119,7 +120,11 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage: a connection that dies is a sto
     return { client, token };
   }
 
-  const next = (token: TokenRecord, suffix: string): TokenRecord => ({ ...token, hash: `${token.hash}${suffix}`, issuedAt: T + 1 });
+  const next = (token: OAuthTokenRecord, suffix: string): OAuthTokenRecord => ({
+    ...token,
+    hash: `${token.hash}${suffix}`,
+    issuedAt: T + 1,
+  });
 
   /** Expect `promise` to reject with a `PostgresStorageError` of `operation`, and return it. */
   async function storageFailure(promise: Promise<unknown>, operation: string): Promise<PostgresStorageError> {

@@ -14,7 +14,7 @@ import {
 } from '../../src/postgres/index.js';
 import { MIGRATIONS } from '../../src/postgres/schema.js';
 import { describeStorageConformance, runStorageConformance } from '../../src/testing/index.js';
-import type { GrantRecord, TokenRecord } from '../../src/index.js';
+import type { OAuthGrantRecord, OAuthTokenRecord } from '../../src/index.js';
 import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
 
 const pool = makePool(25);
@@ -37,8 +37,9 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
   describeStorageConformance('PostgresStorage', () => storage, { describe, it });
 
   const T = 1_700_000_000_000;
-  const grant = (over: Partial<GrantRecord> = {}): GrantRecord => ({
+  const grant = (over: Partial<Omit<OAuthGrantRecord, 'kind'>> = {}): OAuthGrantRecord => ({
     id: `g${Math.random().toString(36).slice(2)}`,
+    kind: 'oauth',
     clientId: 'client',
     account: { uuid: 'acct', name: 'A', email: 'a@example.com' },
     scope: ['read'],
@@ -46,7 +47,7 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
     revokedAt: null,
     ...over,
   });
-  const token = (g: GrantRecord, over: Partial<TokenRecord> = {}): TokenRecord => ({
+  const token = (g: OAuthGrantRecord, over: Partial<OAuthTokenRecord> = {}): OAuthTokenRecord => ({
     hash: `t${Math.random().toString(36).slice(2)}`,
     kind: 'access',
     grantId: g.id,
@@ -171,6 +172,7 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       await st.saveInteraction({
         idHash: 'i-old',
         kind: 'login',
+        purpose: 'authorization',
         request: { clientId: 'c', redirectUri: 'x', responseType: 'code', scope: ['read'], prompt: [] },
         requestedAt: T,
         expiresAt: T + 10,
@@ -179,6 +181,7 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       await st.saveInteraction({
         idHash: 'i-new',
         kind: 'login',
+        purpose: 'authorization',
         request: { clientId: 'c', redirectUri: 'x', responseType: 'code', scope: ['read'], prompt: [] },
         requestedAt: T,
         expiresAt: T + 1000,
@@ -373,7 +376,7 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
   it('the kit catches a check-then-write redeemCode on real connections (the race case is not vacuous on PostgreSQL)', async () => {
     /** SELECT, then an unconditional UPDATE in another statement: two racers can both see the code unused. */
     class CheckThenWrite extends PostgresStorage {
-      override async redeemCode(hash: string, now: number, tokens: TokenRecord[]) {
+      override async redeemCode(hash: string, now: number, tokens: OAuthTokenRecord[]) {
         const code = await this.findCode(hash);
         if (!code) return { ok: false as const, reason: 'missing' as const };
         if (code.usedAt !== null) return { ok: false as const, reason: 'used' as const, grantId: code.grantId, usedAt: code.usedAt };
@@ -390,7 +393,15 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
         const g = rows[0];
         return {
           ok: true as const,
-          grant: { id: g.id, clientId: g.client_id, account: g.account, scope: g.scope, createdAt: Number(g.created_at), revokedAt: null },
+          grant: {
+            id: g.id,
+            kind: 'oauth' as const,
+            clientId: g.client_id,
+            account: g.account,
+            scope: g.scope,
+            createdAt: Number(g.created_at),
+            revokedAt: null,
+          },
         };
       }
     }

@@ -12,7 +12,7 @@
  * 1. a "bystander" grant of the same account and client is locked (`FOR UPDATE`, as a concurrent
  *    writer of that row would), so the revocation, once it reaches that row, waits in the
  *    middle of its work;
- * 2. the issuance runs up to its COMMIT, which the pool wrapper holds; a device approval, one
+ * 2. the issuance runs up to its COMMIT, which the pool wrapper holds; a device decision, one
  *    autocommit statement, is held instead by a lock on its device row, which it waits for
  *    after taking its issuance locks (src/postgres/locks.ts); a consent, one autocommit
  *    `INSERT ... ON CONFLICT`, by an uncommitted row of the test with the same key, which it
@@ -25,15 +25,16 @@
  * Without the issuance locks, the revocation's single UPDATE took its snapshot in step 3, did not
  * see the grant (or the consent) committed in step 4, and left it live.
  *
- * Two schedules end the other way round: a device approval held at its decision, and an approval
- * held at its consent. Each writes again afterwards (the device approval its consent, the
- * approval its grant), taking the issuance locks anew, and the revocation, which was waiting for
- * the first write, has them by then; so these approvals answer after the revocation (`order:
- * 'either'`, and each says what it expects).
+ * Two schedules end the other way round: an approval and a device approval, each held at its
+ * consent. Each writes again afterwards (the approval its grant, the device approval its
+ * decision), taking the issuance locks anew, and the revocation, which was waiting for the first
+ * write, has them by then; so these approvals answer after the revocation (`order: 'either'`,
+ * and each says what it expects).
  *
- * On MemoryStorage every storage step is atomic, so the only interleaving that matters is the
- * revocation's storage call waiting (not yet run) while the issuance runs to its answer: the
- * same table, with the revocation held at the storage seam.
+ * On MemoryStorage every storage step is atomic, so what matters is where the revocation's
+ * storage call runs: held (not yet run) while the issuance runs to its answer, the same table
+ * with the revocation held at the storage seam; or, for a device approval held at its decision,
+ * right after the decision is stored and before anything the approval writes after it.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -223,14 +224,15 @@ async function holdConsentKey(table: string, accountUuid: string, clientId: stri
 }
 
 /**
- * Whether a connection of the storage's pool waits in a statement that inserts (an issuance: no
- * revocation inserts), on any lock or only on an advisory lock (an issuance lock that a
- * revocation holds or waits for).
+ * Whether a connection of the storage's pool waits in a statement of an issuance (one that
+ * inserts, or that takes the shared issuance locks: a device decision; no revocation does either),
+ * on any lock or only on an advisory lock (an issuance lock that a revocation holds or waits for).
  */
-async function insertWaiting(on: 'any lock' | 'an issuance lock'): Promise<boolean> {
+async function issuanceWaiting(on: 'any lock' | 'an issuance lock'): Promise<boolean> {
   const { rows } = await pgSetup!.monitor.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
-    WHERE a.application_name = $1 AND NOT l.granted AND position('INSERT INTO' in a.query) > 0
+    WHERE a.application_name = $1 AND NOT l.granted
+      AND (position('INSERT INTO' in a.query) > 0 OR position('pg_advisory_xact_lock_shared' in a.query) > 0)
       AND ($2 OR l.locktype = 'advisory')`,
     [appName, on === 'any lock'],
   );
@@ -287,6 +289,8 @@ async function makeWorld(store: 'memory' | 'postgres'): Promise<World> {
   let gated: GatedPool | undefined;
   /** MemoryStorage: the revocation's storage call waits for this before it runs, when set. */
   let holdRevocation: Promise<void> | null = null;
+  /** MemoryStorage: run (and wait for) once the next device decision is stored, before the approval goes on. */
+  let afterDecision: (() => Promise<void>) | null = null;
   if (store === 'postgres') {
     gated = new GatedPool(pgSetup!.pool);
     storage = new PostgresStorage(gated, { schema: pgSetup!.schema });
@@ -299,6 +303,14 @@ async function makeWorld(store: 'memory' | 'postgres'): Promise<World> {
         return inner(...args);
       };
     }
+    const decide = memory.decideDeviceAuthorization.bind(memory);
+    memory.decideDeviceAuthorization = async (...args) => {
+      const decided = await decide(...args);
+      const run = afterDecision;
+      afterDecision = null;
+      if (run) await run();
+      return decided;
+    };
     storage = memory;
   }
   const clock = new FakeClock();
@@ -314,7 +326,7 @@ async function makeWorld(store: 'memory' | 'postgres'): Promise<World> {
   const client = (await storage.findClient(app.clientId))!;
   const bystander = randomId();
   await storage.createGrant(
-    { id: bystander, clientId: app.clientId, account: ADA, scope: ['read'], createdAt: clock.now(), revokedAt: null },
+    { id: bystander, kind: 'oauth', clientId: app.clientId, account: ADA, scope: ['read'], createdAt: clock.now(), revokedAt: null },
     { tokens: [] },
   );
 
@@ -333,7 +345,7 @@ async function makeWorld(store: 'memory' | 'postgres'): Promise<World> {
       } else if (hold === 'consent') {
         const consentKey = await holdConsentKey(t.consents, ADA.uuid, app.clientId);
         issued = track(issue());
-        await until('the consent waiting on its key', async () => issued.settled || (await insertWaiting('any lock')));
+        await until('the consent waiting on its key', async () => issued.settled || (await issuanceWaiting('any lock')));
         expect(issued.settled, 'the issuance is held at its consent').toBe(false);
         releaseIssue = consentKey.release;
       } else {
@@ -352,7 +364,7 @@ async function makeWorld(store: 'memory' | 'postgres'): Promise<World> {
       // locks of the revocation, which took them once what it waited for had committed.
       await until(
         'the issuance answering, or waiting for the revocation',
-        async () => issued.settled || (await insertWaiting('an issuance lock')),
+        async () => issued.settled || (await issuanceWaiting('an issuance lock')),
       );
       expect(revoked.settled, 'the revocation is still under way').toBe(false);
       await bystanderLock.release();
@@ -367,7 +379,21 @@ async function makeWorld(store: 'memory' | 'postgres'): Promise<World> {
     }
   }
 
-  async function interleaveMemory<T>(issue: () => Promise<T>, revoke: () => Promise<void>): Promise<T> {
+  async function interleaveMemory<T>(issue: () => Promise<T>, revoke: () => Promise<void>, hold: Hold): Promise<T> {
+    if (typeof hold === 'object') {
+      // Held at its decision: the revocation runs once the decision is stored, and the approval
+      // goes on after it (whatever it writes after its decision, it writes after the revocation).
+      let revoked: Tracked<void> | undefined;
+      afterDecision = async () => {
+        revoked = track(revoke());
+        await within('the revocation', revoked.promise);
+      };
+      const result = await within('the issuance', issue());
+      afterDecision = null;
+      if (!revoked) throw new Error('forced schedule: the approval stored no device decision');
+      world.issuedFirst = false;
+      return result;
+    }
     let release!: () => void;
     holdRevocation = new Promise<void>((resolve) => {
       release = resolve;
@@ -392,7 +418,7 @@ async function makeWorld(store: 'memory' | 'postgres'): Promise<World> {
     errors,
     bystander,
     interleave: (issue, revoke, hold, order = 'issuance first') =>
-      store === 'postgres' ? interleavePostgres(issue, revoke, hold, order) : interleaveMemory(issue, revoke),
+      store === 'postgres' ? interleavePostgres(issue, revoke, hold, order) : interleaveMemory(issue, revoke, hold),
     issuedFirst: false,
   };
   return world;
@@ -611,18 +637,21 @@ describe.each(stores)('%s: a revocation racing an issuance (forced interleaving)
 // ---------------------------------------------------------------------------------------------
 // Consents. A revocation that deletes them (revokeAllForAccount, revokeAccess, deleteClient)
 // racing a step that saves one: a consent saved by an approval that answered before the
-// revocation returned is gone, and prompt=none for the app answers consent_required. A device
-// approval saves its consent after its decision, so the revocation can start while that INSERT is
-// in flight ('consent'). An approval saves it before createGrant, so it can answer first only when
-// its consent was saved before the revocation took its lock ('commit'); one whose consent INSERT
-// is still in flight then answers after the revocation (the PostgreSQL cases below the table).
+// revocation returned is gone, and prompt=none for the app answers consent_required. An
+// approval saves its consent before createGrant, and a device approval before its decision, so
+// each can answer first only when its consent was saved before the revocation took its lock
+// ('commit', or the decision held at its device row); one whose consent INSERT is still in flight
+// then answers after the revocation (the PostgreSQL cases below the table).
 
 const DELETES_CONSENTS: Revocation[] = ['revokeAllForAccount', 'revokeAccess', 'deleteClient'];
 
 const CONSENT_PATHS: Record<string, (w: World, revoke: () => Promise<void>) => Promise<string[]>> = {
-  'a device approval (decideDeviceAuthorization, then saveConsent), its consent held at its INSERT': async (w, revoke) => {
+  'a device approval (saveConsent, then decideDeviceAuthorization), held at its decision': async (w, revoke) => {
     const { deviceCode, interaction } = await deviceConsent(w, 'read');
-    await w.interleave(() => approve(w, interaction), revoke, 'consent');
+    // MemoryStorage: the revocation runs between the decision and whatever the approval writes
+    // after it. PostgreSQL: the decision waits on its device row holding its issuance locks, so
+    // the revocation waits for it, then denies it and deletes the consent saved before it.
+    await w.interleave(() => approve(w, interaction), revoke, { deviceCode }, 'either');
     return [...(await deviceUsable(w, deviceCode)), ...(await consentLeft(w))];
   },
   'an approval (saveConsent, then createGrant), its code held at its COMMIT': async (w, revoke) => {
@@ -649,6 +678,29 @@ describe.each(stores)('%s: a revocation racing a consent (forced interleaving)',
     const left = await CONSENT_PATHS[path]!(Object.assign(w, { interleave: <T>(issue: () => Promise<T>) => issue() }), async () => {});
     expect(left).toContain('the consent is stored');
     expect(left).toContain('prompt=none answered a code, not consent_required');
+  });
+});
+
+describe.skipIf(!pgSetup)('postgres: a device approval whose consent is being written when a revocation starts', () => {
+  it.each(DELETES_CONSENTS)('%s: its consent is gone, and its decision, made after it (it waited for it), stands', async (revocation) => {
+    const w = await makeWorld('postgres');
+    const { deviceCode, interaction } = await deviceConsent(w, 'read');
+    await w.interleave(
+      () => approve(w, interaction),
+      () => REVOCATIONS[revocation](w),
+      'consent',
+      'either',
+    );
+    // The revocation waited for the consent's INSERT, took its lock, deleted the consent; the
+    // approval's decision then waited for it (the schedule saw it wait on the revocation's lock),
+    // so the device was approved after it, as a code is issued after it in the case below: had
+    // the decision come first, the revocation would have denied it. Which of the two answers
+    // first is not asserted: the decision is one statement, whose answer can reach the process
+    // in the same tick as the revocation's COMMIT.
+    expect(await w.storage.findConsent(ADA.uuid, w.app.clientId)).toBeNull();
+    const after = await w.storage.pollDeviceAuthorization!(sha256Base64url(deviceCode), w.app.clientId, w.clock.now(), 0);
+    expect(after.status).toBe('approved');
+    expect(w.errors).toEqual([]);
   });
 });
 
@@ -704,7 +756,15 @@ describe.skipIf(!pgSetup)('PostgresStorage: round trips of the steps the issuanc
       return counting.count - before;
     };
     const now = Date.now();
-    const grant = () => ({ id: randomId(), clientId: 'c1', account: ADA, scope: ['read'], createdAt: now, revokedAt: null });
+    const grant = () => ({
+      id: randomId(),
+      kind: 'oauth' as const,
+      clientId: 'c1',
+      account: ADA,
+      scope: ['read'],
+      createdAt: now,
+      revokedAt: null,
+    });
     const g = grant();
     const code = {
       hash: randomId(),

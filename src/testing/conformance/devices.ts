@@ -1,18 +1,20 @@
 /**
- * Device authorizations (RFC 8628), the optional part of `Storage`: records round trip, user
+ * Device authorizations (RFC 8628): records round trip, user
  * codes are unique among live records, a decision happens once, and polling answers as the
- * contract says, with exactly one poll getting an approved record, also under concurrency. A
- * storage without the optional methods passes these cases without running them (it cannot be
- * used with the `deviceAuthorization` option: the server refuses it).
+ * contract says, with exactly one poll getting an approved record, also under concurrency. The
+ * `deviceAuthorization` group (`DeviceAuthorizationStorage`): a storage without it passes these
+ * cases without running them (it cannot be used with the `deviceAuthorization` option: the
+ * server refuses it), one with part of it fails them.
  */
+import { hasGroup } from '../../storage/groups.js';
 import {
   DEVICE_CODE_GRANT,
-  DEVICE_STORAGE_METHODS,
   type ClientGrantType,
+  type DeviceAuthorizationFields,
   type DeviceAuthorizationRecord,
-  type Storage,
+  type PendingDeviceAuthorizationRecord,
 } from '../../storage/types.js';
-import { conformanceCase, type MakeStorage, type StorageConformanceCase } from './case.js';
+import { groupCase, type StorageConformanceCase } from './case.js';
 import { check, same } from './check.js';
 import { CONFORMANCE_RACERS, T0, hash, id, makeAccount, makeGrant, makePair, warmUp } from './fixtures.js';
 
@@ -20,33 +22,8 @@ import { CONFORMANCE_RACERS, T0, hash, id, makeAccount, makeGrant, makePair, war
 const LIFETIME = 600_000;
 const INTERVAL = 5;
 
-type DeviceStorage = Storage &
-  Required<
-    Pick<
-      Storage,
-      | 'createDeviceAuthorization'
-      | 'findDeviceAuthorization'
-      | 'decideDeviceAuthorization'
-      | 'pollDeviceAuthorization'
-      | 'redeemDeviceAuthorization'
-    >
-  >;
-
-/** The storage under test, or `null` when it has none of the optional device methods. */
-async function deviceStorage(make: MakeStorage): Promise<DeviceStorage | null> {
-  const storage = await make();
-  const methods = DEVICE_STORAGE_METHODS;
-  const present = methods.filter((m) => typeof storage[m] === 'function');
-  if (present.length === 0) return null;
-  check(
-    present.length === methods.length,
-    `a storage with some device methods must have all five (${methods.join(', ')}); it has ${present.join(', ')}`,
-  );
-  return storage as DeviceStorage;
-}
-
 /** A pending device authorization created at T0. */
-function makeDevice(over: Partial<DeviceAuthorizationRecord> = {}): DeviceAuthorizationRecord {
+function makeDevice(over: Partial<DeviceAuthorizationFields> = {}): PendingDeviceAuthorizationRecord {
   return {
     hash: hash(),
     userCodeHash: hash(),
@@ -65,42 +42,45 @@ function makeDevice(over: Partial<DeviceAuthorizationRecord> = {}): DeviceAuthor
 
 /** The cases on device authorizations. */
 export const deviceCases: readonly StorageConformanceCase[] = [
-  conformanceCase('device authorizations (optional): a client allowed the device grant round trips its grantTypes', async (make) => {
-    const storage = await deviceStorage(make);
-    if (!storage) return;
-    const client = {
-      id: id(),
-      name: 'Terminal CLI',
-      redirectUri: 'http://127.0.0.1/cb',
-      secretHash: null,
-      createdAt: T0,
-      grantTypes: [DEVICE_CODE_GRANT, 'refresh_token'] as ClientGrantType[],
-    };
-    await storage.saveClient(client);
-    same(await storage.findClient(client.id), client, 'findClient returns the device grant among the grantTypes');
-  }),
+  groupCase(
+    'deviceAuthorization',
+    'device authorizations (optional): a client allowed the device grant round trips its grantTypes',
+    async (storage) => {
+      const client = {
+        id: id(),
+        name: 'Terminal CLI',
+        redirectUri: 'http://127.0.0.1/cb',
+        secretHash: null,
+        createdAt: T0,
+        grantTypes: [DEVICE_CODE_GRANT, 'refresh_token'] as ClientGrantType[],
+      };
+      await storage.saveClient(client);
+      same(await storage.findClient(client.id), client, 'findClient returns the device grant among the grantTypes');
+    },
+  ),
 
-  conformanceCase('device authorizations (optional): a record round trips with every field, found by its user code hash', async (make) => {
-    const storage = await deviceStorage(make);
-    if (!storage) return;
-    const full = makeDevice({ resources: ['https://api.example/'] });
-    const minimal = makeDevice();
-    same(await storage.createDeviceAuthorization(full), true, 'createDeviceAuthorization of a new record answers true');
-    same(await storage.createDeviceAuthorization(minimal), true, 'createDeviceAuthorization of another record answers true');
-    same(await storage.findDeviceAuthorization(full.userCodeHash), full, 'findDeviceAuthorization returns the record with its resources');
-    same(
-      await storage.findDeviceAuthorization(minimal.userCodeHash),
-      minimal,
-      'findDeviceAuthorization returns a record without resources as saved',
-    );
-    same(await storage.findDeviceAuthorization(hash()), null, 'findDeviceAuthorization of an unknown user code is null');
-  }),
+  groupCase(
+    'deviceAuthorization',
+    'device authorizations (optional): a record round trips with every field, found by its user code hash',
+    async (storage) => {
+      const full = makeDevice({ resources: ['https://api.example/'] });
+      const minimal = makeDevice();
+      same(await storage.createDeviceAuthorization(full), true, 'createDeviceAuthorization of a new record answers true');
+      same(await storage.createDeviceAuthorization(minimal), true, 'createDeviceAuthorization of another record answers true');
+      same(await storage.findDeviceAuthorization(full.userCodeHash), full, 'findDeviceAuthorization returns the record with its resources');
+      same(
+        await storage.findDeviceAuthorization(minimal.userCodeHash),
+        minimal,
+        'findDeviceAuthorization returns a record without resources as saved',
+      );
+      same(await storage.findDeviceAuthorization(hash()), null, 'findDeviceAuthorization of an unknown user code is null');
+    },
+  ),
 
-  conformanceCase(
+  groupCase(
+    'deviceAuthorization',
     'device authorizations (optional): a user code is unique among live records; an expired holder is replaced',
-    async (make) => {
-      const storage = await deviceStorage(make);
-      if (!storage) return;
+    async (storage) => {
       const first = makeDevice();
       await storage.createDeviceAuthorization(first);
       const clash = makeDevice({
@@ -121,38 +101,43 @@ export const deviceCases: readonly StorageConformanceCase[] = [
     },
   ),
 
-  conformanceCase('device authorizations (optional): decided once, while pending and unexpired (boundary -1 ms / 0)', async (make) => {
-    const storage = await deviceStorage(make);
-    if (!storage) return;
-    const account = makeAccount();
-    const record = makeDevice();
-    await storage.createDeviceAuthorization(record);
-    same(await storage.decideDeviceAuthorization(record.hash, T0 + 10, account), true, 'the first decision answers true');
-    same(await storage.decideDeviceAuthorization(record.hash, T0 + 11, null), false, 'a second decision answers false');
-    same(
-      await storage.findDeviceAuthorization(record.userCodeHash),
-      { ...record, status: 'approved', account, decidedAt: T0 + 10 },
-      'the approved record names its account (extra fields too) and decision time',
-    );
-    const denied = makeDevice();
-    await storage.createDeviceAuthorization(denied);
-    same(
-      await storage.decideDeviceAuthorization(denied.hash, denied.expiresAt - 1, null),
-      true,
-      'a denial at expiresAt - 1 ms answers true',
-    );
-    same((await storage.findDeviceAuthorization(denied.userCodeHash))?.status, 'denied', 'a denied record is denied, with no account');
-    const expired = makeDevice();
-    await storage.createDeviceAuthorization(expired);
-    same(await storage.decideDeviceAuthorization(expired.hash, expired.expiresAt, account), false, 'no decision at now = expiresAt');
-    same(await storage.decideDeviceAuthorization(hash(), T0, account), false, 'no decision of an unknown record');
-  }),
+  groupCase(
+    'deviceAuthorization',
+    'device authorizations (optional): decided once, while pending and unexpired (boundary -1 ms / 0)',
+    async (storage) => {
+      const account = makeAccount();
+      const record = makeDevice();
+      await storage.createDeviceAuthorization(record);
+      same(await storage.decideDeviceAuthorization(record.hash, T0 + 10, account), true, 'the first decision answers true');
+      same(await storage.decideDeviceAuthorization(record.hash, T0 + 11, null), false, 'a second decision answers false');
+      same(
+        await storage.findDeviceAuthorization(record.userCodeHash),
+        { ...record, status: 'approved', account, decidedAt: T0 + 10 },
+        'the approved record names its account (extra fields too) and decision time',
+      );
+      const denied = makeDevice();
+      await storage.createDeviceAuthorization(denied);
+      same(
+        await storage.decideDeviceAuthorization(denied.hash, denied.expiresAt - 1, null),
+        true,
+        'a denial at expiresAt - 1 ms answers true',
+      );
+      same(
+        await storage.findDeviceAuthorization(denied.userCodeHash),
+        { ...denied, status: 'denied', account: null, decidedAt: denied.expiresAt - 1 },
+        'a denied record is denied at its decision time, with no account',
+      );
+      const expired = makeDevice();
+      await storage.createDeviceAuthorization(expired);
+      same(await storage.decideDeviceAuthorization(expired.hash, expired.expiresAt, account), false, 'no decision at now = expiresAt');
+      same(await storage.decideDeviceAuthorization(hash(), T0, account), false, 'no decision of an unknown record');
+    },
+  ),
 
-  conformanceCase(
+  groupCase(
+    'deviceAuthorization',
     'device authorizations (optional): polling answers pending, slow_down (+5 s), denied, expired, and the approval once',
-    async (make) => {
-      const storage = await deviceStorage(make);
-      if (!storage) return;
+    async (storage) => {
       const record = makeDevice();
       await storage.createDeviceAuthorization(record);
       const poll = (at: number, clientId = record.clientId) => storage.pollDeviceAuthorization(record.hash, clientId, at, 0);
@@ -215,11 +200,10 @@ export const deviceCases: readonly StorageConformanceCase[] = [
     },
   ),
 
-  conformanceCase(
+  groupCase(
+    'deviceAuthorization',
     `device authorizations (optional): exactly one of ${CONFORMANCE_RACERS} concurrent redeems gets an approval; one of concurrent decisions wins`,
-    async (make) => {
-      const storage = await deviceStorage(make);
-      if (!storage) return;
+    async (storage) => {
       await warmUp(storage);
       const record = makeDevice();
       await storage.createDeviceAuthorization(record);
@@ -254,11 +238,10 @@ export const deviceCases: readonly StorageConformanceCase[] = [
       );
     },
   ),
-  conformanceCase(
+  groupCase(
+    'deviceAuthorization',
     'device authorizations (optional): revokeAccess, revokeClientGrants and revokeAccountGrants deny the approvals they cover that no poll collected yet',
-    async (make) => {
-      const storage = await deviceStorage(make);
-      if (!storage) return;
+    async (storage) => {
       const ada = makeAccount();
       const bob = makeAccount();
       const clientId = id();
@@ -278,6 +261,11 @@ export const deviceCases: readonly StorageConformanceCase[] = [
       const bobs = await approved(bob);
       await storage.revokeAccess(ada.uuid, clientId, T0 + 2);
       same(await pollOf(pair), 'denied', "revokeAccess denies the account's approval for that client");
+      same(
+        await storage.findDeviceAuthorization(pair.userCodeHash),
+        { ...pair, status: 'denied', account: null, decidedAt: T0 + 1 },
+        'a denied approval names no account any more; its decision time stays',
+      );
       same(await pollOf(adaElsewhere), 'approved', "revokeAccess leaves the account's approval for another client");
 
       const all = await approved(ada);
@@ -285,7 +273,7 @@ export const deviceCases: readonly StorageConformanceCase[] = [
       same(await pollOf(all), 'denied', 'revokeClientGrants denies every approval for the client');
       same(await pollOf(bobs), 'denied', "revokeClientGrants denies another account's approval for the client too");
 
-      if (storage.revokeAccountGrants) {
+      if (hasGroup(storage, 'accountAdministration')) {
         const mine = await approved(ada, otherClient);
         const theirs = await approved(bob, otherClient);
         await storage.revokeAccountGrants(ada.uuid, T0 + 4);

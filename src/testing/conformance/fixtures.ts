@@ -4,10 +4,14 @@
  */
 import { randomId, randomToken } from '../../crypto.js';
 import type {
+  AuthorizationRequestRecord,
   CodeRecord,
   ConsentInteractionRecord,
   GrantRecord,
+  InteractionRecord,
   LoginInteractionRecord,
+  OAuthGrantRecord,
+  OAuthTokenRecord,
   Storage,
   TokenRecord,
 } from '../../storage/types.js';
@@ -38,13 +42,22 @@ export function makeAccount(): Account {
   return { uuid: id(), name: 'Ada Lovelace', email: 'ada@example.com', locale: 'en-GB' } as Account;
 }
 
-/** A live grant of a new account and client, created at T0. */
-export function makeGrant(over: Partial<GrantRecord> = {}): GrantRecord {
-  return { id: id(), clientId: id(), account: makeAccount(), scope: ['read', 'write'], createdAt: T0, revokedAt: null, ...over };
+/** A live OAuth grant of a new account and client, created at T0. */
+export function makeGrant(over: Partial<Omit<OAuthGrantRecord, 'kind'>> = {}): OAuthGrantRecord {
+  return {
+    id: id(),
+    kind: 'oauth',
+    clientId: id(),
+    account: makeAccount(),
+    scope: ['read', 'write'],
+    createdAt: T0,
+    revokedAt: null,
+    ...over,
+  };
 }
 
 /** A fresh code of `grant`, expiring one code lifetime after T0. */
-function makeCode(grant: GrantRecord, over: Partial<CodeRecord> = {}): CodeRecord {
+function makeCode(grant: OAuthGrantRecord, over: Partial<CodeRecord> = {}): CodeRecord {
   return {
     hash: hash(),
     grantId: grant.id,
@@ -60,7 +73,7 @@ function makeCode(grant: GrantRecord, over: Partial<CodeRecord> = {}): CodeRecor
 }
 
 /** A fresh access token of `grant`, issued at `issuedAt`. */
-export function makeAccess(grant: GrantRecord, issuedAt = T0, over: Partial<TokenRecord> = {}): TokenRecord {
+export function makeAccess(grant: OAuthGrantRecord, issuedAt = T0, over: Partial<OAuthTokenRecord> = {}): OAuthTokenRecord {
   return {
     hash: hash(),
     kind: 'access',
@@ -77,13 +90,17 @@ export function makeAccess(grant: GrantRecord, issuedAt = T0, over: Partial<Toke
 }
 
 /** A new access + refresh pair of a grant, as the core mints it. */
-export function makePair(grant: GrantRecord, issuedAt = T0, refresh: Partial<TokenRecord> = {}): [TokenRecord, TokenRecord] {
+export function makePair(
+  grant: OAuthGrantRecord,
+  issuedAt = T0,
+  refresh: Partial<OAuthTokenRecord> = {},
+): [OAuthTokenRecord, OAuthTokenRecord] {
   const access = makeAccess(grant, issuedAt);
   return [access, { ...makeAccess(grant, issuedAt), kind: 'refresh', expiresAt: null, pairHash: access.hash, ...refresh }];
 }
 
 /** A grant stored with a fresh code (`createGrant`). */
-export async function withCode(storage: Storage, code: Partial<CodeRecord> = {}, grant: Partial<GrantRecord> = {}) {
+export async function withCode(storage: Storage, code: Partial<CodeRecord> = {}, grant: Partial<Omit<OAuthGrantRecord, 'kind'>> = {}) {
   const g = makeGrant(grant);
   const c = makeCode(g, code);
   await storage.createGrant(g, { code: c });
@@ -91,18 +108,23 @@ export async function withCode(storage: Storage, code: Partial<CodeRecord> = {},
 }
 
 /** A grant stored with a fresh access + refresh pair (`createGrant`). */
-export async function withPair(storage: Storage, refresh: Partial<TokenRecord> = {}, grant: Partial<GrantRecord> = {}) {
+export async function withPair(
+  storage: Storage,
+  refresh: Partial<OAuthTokenRecord> = {},
+  grant: Partial<Omit<OAuthGrantRecord, 'kind'>> = {},
+) {
   const g = makeGrant(grant);
   const [access, refreshToken] = makePair(g, T0, refresh);
   await storage.createGrant(g, { tokens: [access, refreshToken] });
   return { grant: g, access, refresh: refreshToken };
 }
 
-/** A consent interaction with every optional field set. */
-export function makeInteraction(over: Partial<ConsentInteractionRecord> = {}): ConsentInteractionRecord {
+/** A consent interaction of an authorization request with every optional field set. */
+export function makeInteraction(over: Partial<Omit<ConsentInteractionRecord, 'kind' | 'purpose'>> = {}): ConsentInteractionRecord {
   return {
     idHash: hash(),
     kind: 'consent',
+    purpose: 'authorization',
     request: {
       clientId: id(),
       redirectUri: CALLBACK,
@@ -123,8 +145,12 @@ export function makeInteraction(over: Partial<ConsentInteractionRecord> = {}): C
   };
 }
 
+/** The request of an authorization request's step, or `undefined` for any other (or none). */
+export const requestOf = (record: InteractionRecord | null | undefined): AuthorizationRequestRecord | undefined =>
+  record?.purpose === 'authorization' ? record.request : undefined;
+
 /** A login interaction (no account), otherwise as `makeInteraction`. */
-export function makeLoginInteraction(over: Partial<LoginInteractionRecord> = {}): LoginInteractionRecord {
+export function makeLoginInteraction(over: Partial<Omit<LoginInteractionRecord, 'kind' | 'purpose'>> = {}): LoginInteractionRecord {
   const { account: _account, ...fields } = makeInteraction();
   return { ...fields, kind: 'login', ...over };
 }

@@ -7,8 +7,10 @@
  * `describe`/`it` of vitest, jest or node:test, and `runStorageConformance` runs them directly.
  *
  * The cases live in one file per topic (clients.ts, interactions.ts, consents.ts, grants.ts,
- * records.ts, codes.ts, refresh.ts, revocation.ts, personal.ts, management.ts, flow.ts, devices.ts), built from fixtures.ts and the
- * assertions of check.ts.
+ * records.ts, codes.ts, refresh.ts, revocation.ts, personal.ts, management.ts, flow.ts,
+ * devices.ts), built from fixtures.ts and the assertions of check.ts. A case of `CoreStorage`
+ * runs on every store; a case of a storage group (`groupCase`, case.ts) only on a store that
+ * has the whole group, and fails on one that has part of it.
  */
 import type { MakeStorage, StorageConformanceCase } from './case.js';
 import { clientCases } from './clients.js';

@@ -1,10 +1,23 @@
 /**
- * Interactions: every field round trips (the browser binding too), and `takeInteraction` is single
- * use: by expiry at the `now` argument, and under concurrency.
+ * Interactions: every field of every variant round trips (an authorization request's steps with
+ * their request and browser binding, a device verification's with what they decide), and
+ * `takeInteraction` is single use: by expiry at the `now` argument, and under concurrency.
  */
+import type { DeviceConfirmationInteractionRecord, DeviceSignInInteractionRecord } from '../../storage/types.js';
 import { conformanceCase, type StorageConformanceCase } from './case.js';
 import { check, same } from './check.js';
-import { CONFORMANCE_RACERS, T0, CALLBACK, id, hash, makeInteraction, makeLoginInteraction, warmUp } from './fixtures.js';
+import {
+  CONFORMANCE_RACERS,
+  T0,
+  CALLBACK,
+  id,
+  hash,
+  makeAccount,
+  makeInteraction,
+  makeLoginInteraction,
+  requestOf,
+  warmUp,
+} from './fixtures.js';
 
 /** The cases on interactions. */
 export const interactionCases: readonly StorageConformanceCase[] = [
@@ -26,6 +39,58 @@ export const interactionCases: readonly StorageConformanceCase[] = [
     same(await storage.findInteraction(hash()), null, 'findInteraction of an unknown id is null');
   }),
 
+  conformanceCase(
+    'interactions: the steps of a device verification (purpose device: what they decide, no request) round trip with every field',
+    async (make) => {
+      const storage = await make();
+      const signIn: DeviceSignInInteractionRecord = {
+        idHash: hash(),
+        kind: 'login',
+        purpose: 'device',
+        device: { returnTo: '/v1/oauth/device/verify?user_code=WDJB-MJHT' },
+        requestedAt: T0,
+        expiresAt: T0 + 600_000,
+        loginAfter: null,
+      };
+      const confirmation: DeviceConfirmationInteractionRecord = {
+        idHash: hash(),
+        kind: 'consent',
+        purpose: 'device',
+        device: {
+          codeHash: hash(),
+          clientId: id(),
+          scope: ['read', 'write'],
+          resources: ['https://api.example/'],
+          browserHash: hash(),
+          returnTo: '/v1/oauth/device/verify',
+        },
+        requestedAt: T0 + 1,
+        expiresAt: T0 + 600_001,
+        loginAfter: null,
+        account: makeAccount(),
+      };
+      const minimal: DeviceConfirmationInteractionRecord = {
+        ...confirmation,
+        idHash: hash(),
+        device: { codeHash: hash(), clientId: id(), scope: ['read'], returnTo: '/device/verify' },
+      };
+      for (const record of [signIn, confirmation, minimal]) await storage.saveInteraction(record);
+      same(
+        await storage.findInteraction(signIn.idHash),
+        signIn,
+        'findInteraction returns the sign-in step of a device verification as saved',
+      );
+      same(
+        await storage.findInteraction(confirmation.idHash),
+        confirmation,
+        'findInteraction returns the confirmation step with what it decides (resources and browser binding too) and its account',
+      );
+      same(await storage.findInteraction(minimal.idHash), minimal, 'a confirmation without resources or binding comes back without them');
+      same(await storage.takeInteraction(confirmation.idHash, T0 + 2), confirmation, 'takeInteraction returns it whole');
+      same(await storage.takeInteraction(signIn.idHash, T0 + 2), signIn, 'and the sign-in step too');
+    },
+  ),
+
   conformanceCase('interactions: the browser binding (request.browserHash) round trips through save, find and take', async (make) => {
     const storage = await make();
     // Without it, every browser could continue the interaction: an interaction belongs to the browser that started it.
@@ -33,7 +98,7 @@ export const interactionCases: readonly StorageConformanceCase[] = [
     bound.request.browserHash = hash();
     await storage.saveInteraction(bound);
     same(
-      (await storage.findInteraction(bound.idHash))?.request.browserHash,
+      requestOf(await storage.findInteraction(bound.idHash))?.browserHash,
       bound.request.browserHash,
       'findInteraction returns request.browserHash as saved',
     );

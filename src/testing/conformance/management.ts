@@ -1,10 +1,12 @@
 /**
  * Managing clients and accounts (docs/reference.md#managing-clients): a client's `owner` and
- * `metadata` round trip, and, when the storage has them, `listClients`, `deleteClient` and
- * `revokeAccountGrants` (optional: the server's management calls need them, nothing else does).
+ * `metadata` round trip (the core), and, when the storage has the group, the client
+ * administration group (`listClients`, `updateClientFields`, `deleteClient`) and the account
+ * administration group (`revokeAccountGrants`): the server's management calls need them,
+ * nothing else does.
  */
 import type { ClientRecord, ConsentRecord } from '../../storage/types.js';
-import { conformanceCase, type StorageConformanceCase } from './case.js';
+import { conformanceCase, groupCase, type StorageConformanceCase } from './case.js';
 import { check, same } from './check.js';
 import { CALLBACK, T0, hash, id, makeAccount, withCode, withPair } from './fixtures.js';
 
@@ -54,30 +56,32 @@ export const managementCases: readonly StorageConformanceCase[] = [
     },
   ),
 
-  conformanceCase('listClients (optional): the clients of one owner, oldest first; every client without a filter', async (make) => {
-    const storage = await make();
-    if (!storage.listClients) return;
-    const owner = id();
-    const second = client({ owner, createdAt: T0 + 2, name: 'Second' });
-    const first = client({ owner, createdAt: T0 + 1, name: 'First' });
-    const other = client({ owner: id(), createdAt: T0 });
-    const none = client();
-    for (const c of [second, first, other, none]) await storage.saveClient(c);
-    same(await storage.listClients({ owner }), [first, second], "listClients({ owner }) answers that owner's clients, oldest first");
-    same(await storage.listClients({ owner: id() }), [], 'an owner with no clients has none');
-    const all = await storage.listClients({});
-    const ids = all.map((c) => c.id);
-    for (const c of [second, first, other, none]) check(ids.includes(c.id), 'listClients({}) lists every client, with or without an owner');
-    check(ids.indexOf(first.id) < ids.indexOf(second.id), 'listClients({}) lists older clients first');
-    await storage.saveClient({ ...first, owner: id() });
-    same(await storage.listClients({ owner }), [second], 'a client saved with another owner leaves the first owner');
-  }),
+  groupCase(
+    'clientAdministration',
+    'listClients (optional): the clients of one owner, oldest first; every client without a filter',
+    async (storage) => {
+      const owner = id();
+      const second = client({ owner, createdAt: T0 + 2, name: 'Second' });
+      const first = client({ owner, createdAt: T0 + 1, name: 'First' });
+      const other = client({ owner: id(), createdAt: T0 });
+      const none = client();
+      for (const c of [second, first, other, none]) await storage.saveClient(c);
+      same(await storage.listClients({ owner }), [first, second], "listClients({ owner }) answers that owner's clients, oldest first");
+      same(await storage.listClients({ owner: id() }), [], 'an owner with no clients has none');
+      const all = await storage.listClients({});
+      const ids = all.map((c) => c.id);
+      for (const c of [second, first, other, none])
+        check(ids.includes(c.id), 'listClients({}) lists every client, with or without an owner');
+      check(ids.indexOf(first.id) < ids.indexOf(second.id), 'listClients({}) lists older clients first');
+      await storage.saveClient({ ...first, owner: id() });
+      same(await storage.listClients({ owner }), [second], 'a client saved with another owner leaves the first owner');
+    },
+  ),
 
-  conformanceCase(
+  groupCase(
+    'clientAdministration',
     'deleteClient (optional): the client, its consents and every grant of it, for every account; others untouched; idempotent',
-    async (make) => {
-      const storage = await make();
-      if (!storage.deleteClient) return;
+    async (storage) => {
       const doomed = client();
       const kept = client();
       await storage.saveClient(doomed);
@@ -110,11 +114,10 @@ export const managementCases: readonly StorageConformanceCase[] = [
     },
   ),
 
-  conformanceCase(
+  groupCase(
+    'accountAdministration',
     'revokeAccountGrants (optional): every grant of the account, to every client, and its consents; other accounts untouched',
-    async (make) => {
-      const storage = await make();
-      if (!storage.revokeAccountGrants) return;
+    async (storage) => {
       const ada = makeAccount();
       const bob = makeAccount();
       const one = await withPair(storage, {}, { account: ada });
@@ -135,11 +138,10 @@ export const managementCases: readonly StorageConformanceCase[] = [
       same((await storage.findToken(one.access.hash))?.grant.revokedAt, T0 + 7, 'a second call changes nothing (the first time stays)');
     },
   ),
-  conformanceCase(
+  groupCase(
+    'clientAdministration',
     'updateClientFields (optional): only the given fields change, metadata null removes it, an unknown client is false and never inserted',
-    async (make) => {
-      const storage = await make();
-      if (!storage.updateClientFields) return;
+    async (storage) => {
       const owned = client({ owner: id(), metadata: { plan: 'free' } });
       await storage.saveClient(owned);
       check(await storage.updateClientFields(owned.id, { name: 'Renamed' }), 'updateClientFields of a stored client answers true');

@@ -5,7 +5,7 @@
 import type { ClientRecord, ConsentRecord } from '../../storage/types.js';
 import { conformanceCase, type StorageConformanceCase } from './case.js';
 import { check, canonical, same, outcome, expectFailure } from './check.js';
-import { T0, CALLBACK, id, hash, makePair, withCode, withPair, makeInteraction } from './fixtures.js';
+import { T0, CALLBACK, id, hash, makePair, withCode, withPair, makeInteraction, requestOf } from './fixtures.js';
 
 /** The cases that hold for every kind of record. */
 export const recordCases: readonly StorageConformanceCase[] = [
@@ -25,9 +25,12 @@ export const recordCases: readonly StorageConformanceCase[] = [
     await storage.saveInteraction(interaction);
     interaction.request.scope.push('admin');
     const foundInteraction = await storage.findInteraction(interaction.idHash);
-    check(foundInteraction, 'interaction saved');
+    check(
+      foundInteraction?.purpose === 'authorization' && foundInteraction.kind === 'consent',
+      'interaction saved (a consent step of an authorization request)',
+    );
     foundInteraction.request.redirectUri = 'https://evil.example/';
-    foundInteraction.account!.uuid = 'someone-else';
+    foundInteraction.account.uuid = 'someone-else';
     same(
       await storage.findInteraction(interaction.idHash),
       snapshot,
@@ -188,11 +191,11 @@ export const recordCases: readonly StorageConformanceCase[] = [
       interaction.request.resources = resources.slice();
       await storage.saveInteraction(interaction);
       same(
-        (await storage.findInteraction(interaction.idHash))?.request.resources,
+        requestOf(await storage.findInteraction(interaction.idHash))?.resources,
         resources,
         "an interaction's request keeps its resources",
       );
-      same((await storage.takeInteraction(interaction.idHash, T0))?.request.resources, resources, 'and so does takeInteraction');
+      same(requestOf(await storage.takeInteraction(interaction.idHash, T0))?.resources, resources, 'and so does takeInteraction');
 
       const { grant, code } = await withCode(storage, { resources: resources.slice() });
       same(await storage.findCode(code.hash), code, 'findCode returns the resources of a code');

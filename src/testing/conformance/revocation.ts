@@ -3,7 +3,7 @@
  * rotations and redemptions), `revokeAccess` and `revokeClientGrants` reach what they name and
  * nothing else.
  */
-import type { TokenRecord } from '../../storage/types.js';
+import type { OAuthTokenRecord } from '../../storage/types.js';
 import { conformanceCase, type StorageConformanceCase } from './case.js';
 import { check, canonical, same, expectFailure } from './check.js';
 import { CONFORMANCE_RACERS, T0, id, makeAccount, makePair, withCode, withPair, warmUp, isLive } from './fixtures.js';
@@ -48,8 +48,8 @@ export const revocationCases: readonly StorageConformanceCase[] = [
       const { grant: g2, code } = await withCode(storage);
       const rotatePairs = Array.from({ length: CONFORMANCE_RACERS }, () => makePair(grant, T0 + 20));
       const redeemPairs = Array.from({ length: CONFORMANCE_RACERS }, () => makePair(g2, T0 + 20));
-      const rotate = (pairs: TokenRecord[][]) => pairs.map((p) => storage.rotateRefreshToken(refresh.hash, T0 + 20, p));
-      const redeem = (pairs: TokenRecord[][]) => pairs.map((p) => storage.redeemCode(code.hash, T0 + 20, p));
+      const rotate = (pairs: OAuthTokenRecord[][]) => pairs.map((p) => storage.rotateRefreshToken(refresh.hash, T0 + 20, p));
+      const redeem = (pairs: OAuthTokenRecord[][]) => pairs.map((p) => storage.redeemCode(code.hash, T0 + 20, p));
       const revoke = () => [storage.revokeGrant(grant.id, T0 + 20), storage.revokeGrant(g2.id, T0 + 20)];
       await warmUp(storage);
       await Promise.all(
