@@ -1,5 +1,5 @@
 /**
- * Packaging: what a user gets from `npm install authgate`. Packs a clean copy (the `prepare` script builds), installs
+ * Packaging: what a user gets from `npm install authgate`. Packs a clean copy (the `prepack` script builds), installs
  * the tarball into a fresh project outside this repository, and checks it from the outside: every
  * entry imports as ESM and loads through `require()` (Node >= 20.19), the declarations compile
  * under strict settings, and the tarball holds only what it should.
@@ -74,6 +74,9 @@ let workDir = '';
 let project = '';
 let packedFiles: string[] = [];
 let tarballPath = '';
+let stagedManifestBefore = '';
+let stagedManifestAfter = '';
+let leftAside = true;
 
 beforeAll(() => {
   workDir = mkdtempSync(join(tmpdir(), 'authgate-pack-'));
@@ -94,12 +97,15 @@ beforeAll(() => {
   });
   symlinkSync(join(root, 'node_modules'), join(stage, 'node_modules'), process.platform === 'win32' ? 'junction' : 'dir');
 
-  // As a clean checkout has it: no dist/. `npm pack` must build it itself (the `prepare` script),
+  // As a clean checkout has it: no dist/. `npm pack` must build it itself (the `prepack` script),
   // or the tarball would ship without the code, as it once did.
   expect(existsSync(join(stage, 'dist')), 'the staged copy has no dist/').toBe(false);
 
-  // The build's own output (the prepare script) comes first on stdout; the JSON report is last.
+  // The build's own output (the prepack script) comes first on stdout; the JSON report is last.
+  stagedManifestBefore = readFileSync(join(stage, 'package.json'), 'utf8');
   const packOutput = run(npm, ['pack', '--json', '--pack-destination', workDir], { cwd: stage });
+  stagedManifestAfter = readFileSync(join(stage, 'package.json'), 'utf8');
+  leftAside = existsSync(join(stage, '.package.json.packing'));
   const packed = JSON.parse(packOutput.slice(packOutput.search(/^\[/m))) as Array<{
     filename: string;
     files: Array<{ path: string }>;
@@ -148,6 +154,18 @@ describe('the packed package', () => {
     expect(
       packedFiles.filter((path) => /^(src|test|adapters|examples)\//.test(path) || (path.endsWith('.ts') && !path.endsWith('.d.ts'))),
     ).toEqual([]);
+  });
+
+  it('has no install-time script in its manifest, and the checkout it was packed from keeps its package.json', () => {
+    // `prepare` builds dist/ for git and directory dependencies (.ci/build-hooks.mjs); a tarball
+    // is built already, and npm 11 lists an install-time script of a tarball at every install.
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules', 'authgate', 'package.json'), 'utf8')) as {
+      scripts?: Record<string, string>;
+    };
+    for (const hook of ['preinstall', 'install', 'postinstall', 'prepare']) expect(manifest.scripts?.[hook], hook).toBeUndefined();
+    expect(JSON.parse(stagedManifestBefore).scripts.prepare).toBe('node .ci/build-hooks.mjs prepare');
+    expect(stagedManifestAfter, 'postpack puts package.json back as it was').toBe(stagedManifestBefore);
+    expect(leftAside, 'no .package.json.packing left behind').toBe(false);
   });
 
   it('passes arethetypeswrong (esm-only profile) and publint --strict, as the tarball is', () => {

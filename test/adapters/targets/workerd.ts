@@ -48,14 +48,18 @@ async function launch(): Promise<Running> {
   return worker;
 }
 
-// Registered while the test file is collected (this module is imported by it, through app.ts),
-// so it runs once that file's tests are done; a file that never starts a workerd app stops nothing.
-afterAll(async () => {
+/** Stop the file's workerd, if it started one: after each test file. A file that never starts a workerd app stops nothing. */
+export async function stopWorkerdTarget(): Promise<void> {
   const started = running;
   running = undefined;
   open = false;
   await (await started?.catch(() => undefined))?.stop();
-});
+}
+
+// Registered while the test file is collected (this module is imported by it, through app.ts),
+// so it runs once that file's tests are done. Where files share modules (vitest.config.ts,
+// `isolate: false`) this module loads once per worker, so test/per-file-setup.ts registers it for every file.
+afterAll(stopWorkerdTarget);
 
 /**
  * The changes to hand to the worker and the calls to make there, in the order the test made
