@@ -14,6 +14,10 @@
  *   (npm 11 lists one for every install of a tarball, and a tarball has nothing left to prepare).
  *   `postpack` puts package.json back. A pack that died in between leaves `.package.json.packing`,
  *   which the next `prepack` or `postpack` puts back first.
+ * - `prepack` also rewrites the README's relative links (`docs/guide.md#…`, `examples/…`) into
+ *   links to the repository (`<repository>/blob/main/…`): in the checkout they work offline and on
+ *   any fork, but the tarball ships only dist/, so on the registry they would point at nothing.
+ *   `postpack` puts the README back too (`.README.md.packing`).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
@@ -23,6 +27,8 @@ import { fileURLToPath } from 'node:url';
 const root = realpathSync(fileURLToPath(new URL('..', import.meta.url)));
 const manifest = join(root, 'package.json');
 const saved = join(root, '.package.json.packing');
+const readme = join(root, 'README.md');
+const savedReadme = join(root, '.README.md.packing');
 
 /** Whether npm was run inside this checkout, for itself (npm ci, npm install, npm pack here), other than `npm run prepare`. */
 function inThisCheckout() {
@@ -39,9 +45,25 @@ function build() {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
-/** Put back the package.json that `prepack` set aside, if one is set aside. */
+/** Put back the package.json and README that `prepack` set aside, if they are set aside. */
 function restore() {
   if (existsSync(saved)) renameSync(saved, manifest);
+  if (existsSync(savedReadme)) renameSync(savedReadme, readme);
+}
+
+/** `git+https://github.com/o/r.git` → `https://github.com/o/r`. */
+function repositoryPage(pkg) {
+  const url = typeof pkg.repository === 'string' ? pkg.repository : pkg.repository?.url;
+  if (!url) throw new Error('package.json has no repository url: the README links cannot be made absolute');
+  return url.replace(/^git\+/, '').replace(/\.git$/, '');
+}
+
+/** Markdown links whose target has no scheme and is not a same-page anchor, made absolute. */
+function absoluteLinks(markdown, page) {
+  return markdown.replace(/\]\(([^)\s]+)\)/g, (whole, target) => {
+    if (/^([a-z][a-z0-9+.-]*:|#)/i.test(target)) return whole;
+    return `](${page}/blob/main/${target.replace(/^\.\//, '')})`;
+  });
 }
 
 const hook = process.argv[2];
@@ -55,6 +77,9 @@ if (hook === 'prepare') {
   delete pkg.scripts.prepare;
   writeFileSync(saved, text);
   writeFileSync(manifest, `${JSON.stringify(pkg, null, 2)}\n`);
+  const readmeText = readFileSync(readme, 'utf8');
+  writeFileSync(savedReadme, readmeText);
+  writeFileSync(readme, absoluteLinks(readmeText, repositoryPage(pkg)));
 } else if (hook === 'postpack') {
   restore();
 } else {

@@ -17,7 +17,21 @@ const dir = mkdtempSync(join(tmpdir(), 'authgate-build-hooks-'));
 const checkout = join(dir, 'authgate');
 const bin = join(dir, 'bin');
 const built = join(dir, 'built');
-const MANIFEST = `${JSON.stringify({ name: 'authgate', version: '0.0.0', scripts: { build: 'tsup', prepare: 'node .ci/build-hooks.mjs prepare' } }, null, 2)}\n`;
+const MANIFEST = `${JSON.stringify(
+  {
+    name: 'authgate',
+    version: '0.0.0',
+    repository: { type: 'git', url: 'git+https://github.com/owner/authgate.git' },
+    scripts: { build: 'tsup', prepare: 'node .ci/build-hooks.mjs prepare' },
+  },
+  null,
+  2,
+)}\n`;
+const README = [
+  'See [the guide](docs/guide.md#scope), [an example](./examples/cli.ts) and [below](#install).',
+  'Also [the RFC](https://www.rfc-editor.org/rfc/rfc6749) and [mail](mailto:a@example.com).',
+  '',
+].join('\n');
 
 mkdirSync(join(checkout, '.ci'), { recursive: true });
 mkdirSync(join(checkout, 'test'));
@@ -45,7 +59,9 @@ function hook(name: string, npm: { INIT_CWD?: string; npm_command?: string }) {
 beforeEach(() => {
   rmSync(built, { force: true });
   rmSync(join(checkout, '.package.json.packing'), { force: true });
+  rmSync(join(checkout, '.README.md.packing'), { force: true });
   writeFileSync(join(checkout, 'package.json'), MANIFEST);
+  writeFileSync(join(checkout, 'README.md'), README);
   fakeTsup();
 });
 
@@ -79,11 +95,26 @@ describe.skipIf(process.platform === 'win32')('.ci/build-hooks.mjs', () => {
     expect(existsSync(join(checkout, '.package.json.packing'))).toBe(false);
   });
 
+  it("prepack points the README's relative links at the repository; postpack puts the README back byte for byte", () => {
+    expect(hook('prepack', { INIT_CWD: checkout, npm_command: 'pack' }).status).toBe(0);
+    expect(readFileSync(join(checkout, 'README.md'), 'utf8')).toBe(
+      [
+        'See [the guide](https://github.com/owner/authgate/blob/main/docs/guide.md#scope), [an example](https://github.com/owner/authgate/blob/main/examples/cli.ts) and [below](#install).',
+        'Also [the RFC](https://www.rfc-editor.org/rfc/rfc6749) and [mail](mailto:a@example.com).',
+        '',
+      ].join('\n'),
+    );
+    expect(hook('postpack', { INIT_CWD: checkout, npm_command: 'pack' }).status).toBe(0);
+    expect(readFileSync(join(checkout, 'README.md'), 'utf8')).toBe(README);
+    expect(existsSync(join(checkout, '.README.md.packing'))).toBe(false);
+  });
+
   it('a pack that died between prepack and postpack is undone by the next prepack', () => {
     expect(hook('prepack', { INIT_CWD: checkout, npm_command: 'pack' }).status).toBe(0);
     // No postpack: npm pack died. The next pack starts from the package.json set aside.
     expect(hook('prepack', { INIT_CWD: checkout, npm_command: 'pack' }).status).toBe(0);
     expect(hook('postpack', { INIT_CWD: checkout, npm_command: 'pack' }).status).toBe(0);
     expect(readFileSync(join(checkout, 'package.json'), 'utf8')).toBe(MANIFEST);
+    expect(readFileSync(join(checkout, 'README.md'), 'utf8')).toBe(README);
   });
 });
