@@ -1,7 +1,7 @@
 import { checkBrowserBinding, checkSecret } from './checks/browser-binding.js';
 import type { Context } from './context.js';
 import { deviceAuthorization, deviceSignIn, enterUserCode, type UserCodeOutcome } from './device/device-authorization.js';
-import { authenticate, authenticateNamed } from './endpoints/authenticate.js';
+import { authenticate, authenticateNamed, resourceCheck } from './endpoints/authenticate.js';
 import { authorize } from './endpoints/authorize.js';
 import { approve, deny, resume } from './endpoints/interaction.js';
 import { introspect } from './endpoints/introspect.js';
@@ -24,7 +24,8 @@ import type { ProtectedResource, RegisteredClient, RegisteredPublicClient } from
 /**
  * The authorization server: one method per endpoint, each taking plain values and returning a
  * plain decision or response. It never throws at its caller for anything a client can send;
- * storage failures become `server_error` (and reach the `onError` option).
+ * storage failures become `server_error` (and reach the `onError` option). A method that needs a
+ * storage group (its doc says which) throws `ConfigError` naming it when the storage lacks it.
  *
  * @example
  * const server = new AuthorizationServer({ storage: new MemoryStorage(), sessions });
@@ -44,9 +45,9 @@ export class AuthorizationServer {
 
   /**
    * Register an application (docs/reference.md#clients). The client secret is returned once; only its hash is stored. The callback URL must
-   * be https (http only for loopback hosts), with no fragment, user information, wildcard or response parameter.
-   * @throws OAuthError `invalid_request` (use `isOAuthError`) when the name or URL is refused.
-   * @group Authorization
+   * be https (http only for loopback hosts), with no fragment, user information, wildcard or response parameter. With `responseTypes` /
+   * `grantTypes`, the client may use only those (else `unauthorized_client`, RFC 6749 §4.1.2.1, §5.2); without, what the server allows.
+   * @throws OAuthError `invalid_request` (use `isOAuthError`) when the name or URL is refused. @group Authorization
    */
   registerClient(input: { name: string; redirectUri: string; public?: false } & ClientTypes): Promise<RegisteredClient>;
   /**
@@ -55,10 +56,6 @@ export class AuthorizationServer {
    * too.
    */
   registerClient(input: { name: string; redirectUri: string; public: true } & ClientTypes): Promise<RegisteredPublicClient>;
-  /**
-   * With `responseTypes` / `grantTypes`, the client may use only those: anything else is `unauthorized_client` (RFC 6749 §4.1.2.1, §5.2).
-   * Without them, it may use what the server allows.
-   */
   registerClient(input: management.ClientInput): Promise<RegisteredClient | RegisteredPublicClient> {
     return management.createClient(this.ctx, input);
   }
@@ -103,10 +100,8 @@ export class AuthorizationServer {
   }
 
   /**
-   * `checkBrowserBinding` for the confirmation step of a device verification, which is bound to the device pages' CSRF cookie rather than
-   * to `authgate_browser` (docs/reference.md#verification-page): `browserSecret` is that cookie's value as the page read it (`undefined`
-   * when the browser sent none). `null` when the browser may decide the step (or it is unknown or expired, which `approve` / `deny` then
-   * report), otherwise the "started in another browser" error page. The verification route calls it before `approve` or `deny`.
+   * `checkBrowserBinding` for the confirmation step of a device verification, bound to the device pages' CSRF cookie, whose value the
+   * page read is `browserSecret` (docs/reference.md#verification-page). The verification route calls it before `approve` or `deny`.
    * @group Authorization
    */
   checkDeviceBinding(interactionId: string, browserSecret: string | undefined): Promise<AuthorizeDecision | null> {
@@ -121,8 +116,7 @@ export class AuthorizationServer {
   /**
    * POST /v1/oauth/device (RFC 8628 §3.1; docs/reference.md#device-authorization-grant-rfc-8628): a device asks for a device code and a
    * user code. `verificationUri` is the absolute URL of the verification page (the adapters pass `{origin}{basePath}/device/verify`). 404
-   * while the `deviceAuthorization` option is off.
-   * @group Token
+   * while the `deviceAuthorization` option is off. @group Token
    */
   deviceAuthorization(request: OAuthRequest, verificationUri: string): Promise<OAuthResponse> {
     return deviceAuthorization(this.ctx, request, verificationUri);
@@ -133,8 +127,7 @@ export class AuthorizationServer {
    * decision whose `interaction.device` names the code for the right one (decide it with `approve` / `deny`, which send the browser back to
    * `verificationPath?result=approved|denied`), or `wrong` / `locked` (RFC 8628 §5.1: wrong codes are counted per account and per browser,
    * and lock both out after `maxUserCodeAttempts`). `browserSecret`: a secret cookie of the browser (the built-in page's CSRF cookie),
-   * which keys the browser's count and binds the step to the browser.
-   * @group Authorization
+   * which keys the browser's count and binds the step to the browser. @group Authorization
    */
   enterUserCode(userCode: string, request: OAuthRequest, verificationPath: string, browserSecret?: string): Promise<UserCodeOutcome> {
     return enterUserCode(this.ctx, userCode, request, verificationPath, browserSecret);
@@ -170,8 +163,7 @@ export class AuthorizationServer {
 
   /**
    * GET /.well-known/oauth-authorization-server (RFC 8414); 404 without an `issuer`, 405 for methods other than GET and HEAD. Adapters pass
-   * where they mounted the OAuth routes.
-   * @group Token
+   * where they mounted the OAuth routes. @group Token
    */
   metadata(request?: { method: string }, options?: MetadataOptions): OAuthResponse {
     return metadata(this.ctx, request, options);
@@ -192,8 +184,7 @@ export class AuthorizationServer {
 
   /**
    * Check the bearer token of a resource API request (RFC 6750; docs/reference.md#resource-check): `read` allows GET and HEAD, `read write`
-   * also POST, PUT, PATCH and DELETE.
-   * @group Resource
+   * also POST, PUT, PATCH and DELETE. @group Resource
    */
   authenticate(request: OAuthRequest): Promise<AuthenticateResult>;
   /**
@@ -212,19 +203,15 @@ export class AuthorizationServer {
   /**
    * The check of `authenticate(request, { resource, body, readBody })` for one of the `protectedResources`, the resource resolved
    * once, here: the adapters' `requireToken(server, { resource })` makes one when it is made.
-   * @throws ConfigError when `resource` is not one of them.
-   * @group Resource
+   * @throws ConfigError when `resource` is not one of them. @group Resource
    */
   resourceCheck(resource: string): ResourceCheck {
-    const entry = protectedResource(this.ctx, resource);
-    return (request, body) =>
-      authenticate(this.ctx, request, this.reporter, { resource: entry, body: body?.body, readBody: body?.readBody });
+    return resourceCheck(this.ctx, resource, this.reporter);
   }
 
   /**
    * One of the `protectedResources`, with its defaults; adapters look it up once, when `requireToken(server, { resource })` is made.
-   * @throws ConfigError when `resource` is not one of them.
-   * @group Resource
+   * @throws ConfigError when `resource` is not one of them. @group Resource
    */
   protectedResource(resource: string): ProtectedResource {
     return protectedResource(this.ctx, resource);
@@ -232,16 +219,14 @@ export class AuthorizationServer {
 
   /**
    * GET /.well-known/oauth-protected-resource{path} (RFC 9728 §3): the metadata of a protected resource; 404 without an `issuer` or for an
-   * unknown resource, 405 for methods other than GET and HEAD. The adapters serve it at each resource's `metadataPath`.
-   * @group Resource
+   * unknown resource, 405 for methods other than GET and HEAD. The adapters serve it at each resource's `metadataPath`. @group Resource
    */
   protectedResourceMetadata(resource: string | undefined, request?: { method: string }): OAuthResponse {
     return resourceMetadata(this.ctx, resource, request);
   }
 
   /**
-   * The metadata document of a protected resource (RFC 9728 §2), or `null` without an `issuer` or for an unknown resource.
-   * @group Resource
+   * The metadata document of a protected resource (RFC 9728 §2), or `null` without an `issuer` or for an unknown resource. @group Resource
    */
   protectedResourceMetadataDocument(resource: string): Record<string, unknown> | null {
     return resourceMetadataDocument(this.ctx, resource);
@@ -249,8 +234,7 @@ export class AuthorizationServer {
 
   /**
    * The user revokes an application (docs/reference.md#revocation-semantics): its consent, and every grant, code and token it holds for
-   * this user. The next `prompt=none` answers `consent_required`.
-   * @group Revocation
+   * this user. The next `prompt=none` answers `consent_required`. @group Revocation
    */
   revokeAccess(input: { accountUuid: string; clientId: string }): Promise<void> {
     return management.revokeAccess(this.ctx, input);
@@ -271,9 +255,8 @@ export class AuthorizationServer {
   }
 
   /**
-   * The registered applications, those of `owner` when given (as `registerClient` got it), oldest first: for a developer's page.
-   * @throws ConfigError when the storage lacks its client administration group (`ClientAdministrationStorage`).
-   * @group Authorization
+   * The registered applications, those of `owner` when given (as `registerClient` got it), oldest first: for a developer's page. Needs
+   * the client administration storage group. @group Authorization
    */
   listClients(filter: { owner?: string } = {}): Promise<ClientInfo[]> {
     return management.listClients(this.ctx, filter);
@@ -283,8 +266,7 @@ export class AuthorizationServer {
    * Change an application's name, callback URL or `metadata` (`null` removes it). A new callback URL takes effect at once: every
    * authorization still pending and every unused code issued to the old URL are refused from then on (docs/reference.md#managing-clients).
    * Reported as `client.updated`.
-   * @throws OAuthError `invalid_client` when the client is unknown, `invalid_request` for a refused value.
-   * @group Authorization
+   * @throws OAuthError `invalid_client` when the client is unknown, `invalid_request` for a refused value. @group Authorization
    */
   updateClient(clientId: string, changes: ClientUpdate): Promise<ClientInfo> {
     return management.updateClient(this.ctx, clientId, changes);
@@ -292,10 +274,8 @@ export class AuthorizationServer {
 
   /**
    * Delete an application: every code and token it holds, for every user, stops working at once, and the consents users gave it are
-   * deleted. Reported as `client.deleted`.
-   * @throws OAuthError `invalid_client` when the client is unknown.
-   * @throws ConfigError when the storage lacks its client administration group (`ClientAdministrationStorage`).
-   * @group Revocation
+   * deleted. Reported as `client.deleted`. Needs the client administration storage group.
+   * @throws OAuthError `invalid_client` when the client is unknown. @group Revocation
    */
   deleteClient(clientId: string): Promise<void> {
     return management.deleteClient(this.ctx, clientId);
@@ -303,9 +283,8 @@ export class AuthorizationServer {
 
   /**
    * Revoke everything one account authorized, for "sign out everywhere" and account deletion: every grant of it to every client (so every
-   * code and token), and its consents (the next `prompt=none` answers `consent_required`). Reported as `account.grants_revoked`.
-   * @throws ConfigError when the storage lacks its account administration group (`AccountAdministrationStorage`).
-   * @group Revocation
+   * code and token), and its consents (the next `prompt=none` answers `consent_required`). Reported as `account.grants_revoked`. Needs
+   * the account administration storage group. @group Revocation
    */
   revokeAllForAccount(accountUuid: string): Promise<void> {
     return management.revokeAllForAccount(this.ctx, accountUuid);
@@ -314,8 +293,7 @@ export class AuthorizationServer {
   /**
    * Give an application a new client secret, returned once; the old one stops working at once. Tokens already issued stay valid (use
    * `revokeClientTokens` for those).
-   * @throws OAuthError `invalid_client` when the client is unknown or public.
-   * @group Authorization
+   * @throws OAuthError `invalid_client` when the client is unknown or public. @group Authorization
    */
   resetClientSecret(clientId: string): Promise<{ clientId: string; clientSecret: string }> {
     return management.resetClientSecret(this.ctx, clientId);
@@ -333,12 +311,12 @@ export class AuthorizationServer {
 
   /**
    * Create a personal access token for an account (docs/reference.md#personal-access-tokens): a bearer token `requireToken` accepts like an
-   * OAuth access token of the same scope, for the account's own scripts. The value is returned once; only its hash is stored.
+   * OAuth access token of the same scope, for the account's own scripts. The value is returned once; only its hash is stored. This and
+   * the next two methods need the personal access tokens storage group.
    *
    * @example
    * const { token, id } = await server.createPersonalToken({ account, name: 'CI deploy', scope: ['read'], expiresIn: 90 * 86400 });
    * @throws OAuthError `invalid_request` (account, name, expiresIn) or `invalid_scope` for a value outside the server's vocabulary.
-   * @throws ConfigError when the storage lacks its personal access tokens group (`PersonalTokenStorage`).
    * @group Personal tokens
    */
   createPersonalToken(input: PersonalTokenInput): Promise<CreatedPersonalToken> {
@@ -348,7 +326,6 @@ export class AuthorizationServer {
   /**
    * The personal access tokens of an account, newest first, without their values: for an "API tokens" page. Revoked tokens are not listed;
    * expired ones are, until storage is pruned. `lastUsedAt` is written at most once a minute per token and server instance.
-   * @throws ConfigError when the storage lacks its personal access tokens group (`PersonalTokenStorage`).
    * @group Personal tokens
    */
   listPersonalTokens(accountUuid: string): Promise<PersonalTokenInfo[]> {
@@ -357,9 +334,7 @@ export class AuthorizationServer {
 
   /**
    * Revoke a personal access token of this account, at once (its next use is a 401). `false`, and nothing changes, when the account has no
-   * such live token (an unknown id, or another account's).
-   * @throws ConfigError when the storage lacks its personal access tokens group (`PersonalTokenStorage`).
-   * @group Personal tokens
+   * such live token (an unknown id, or another account's). @group Personal tokens
    */
   revokePersonalToken(accountUuid: string, id: string): Promise<boolean> {
     return revokePersonalToken(this.ctx, accountUuid, id);

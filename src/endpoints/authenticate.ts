@@ -8,7 +8,7 @@ import { errorResponse, queryParams, repeatedAuthorization } from '../http.js';
 import { isPending, liveness, lookupToken, MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
 import { verifyPersonal } from '../personal/personal-tokens.js';
 import { protectedResource } from './resource-metadata.js';
-import type { AuthenticateOptions, AuthenticateResult, OAuthRequest, ProtectedResource, VerifiedToken } from '../types.js';
+import type { AuthenticateOptions, AuthenticateResult, OAuthRequest, ProtectedResource, ResourceCheck, VerifiedToken } from '../types.js';
 
 /**
  * The bearer check (RFC 6750; docs/reference.md#resource-check): one function, `authenticate`,
@@ -283,6 +283,15 @@ export function authenticateNamed(
     report(error);
     return Promise.resolve(unavailable());
   }
+}
+
+/**
+ * `authenticateNamed` with the resource resolved once, now (`AuthorizationServer.resourceCheck`).
+ * @throws ConfigError when `name` is not one of the `protectedResources`.
+ */
+export function resourceCheck(ctx: Context, name: string, report: (error: unknown) => void): ResourceCheck {
+  const resource = protectedResource(ctx, name);
+  return (request, body) => authenticate(ctx, request, report, { resource, body: body?.body, readBody: body?.readBody });
 }
 
 /**
