@@ -28,6 +28,25 @@ export class PostgresStorageError extends Error {
   }
 }
 
+/**
+ * A bound of `PostgresStorage` ran out: no connection within `acquireTimeoutMs`, or no answer
+ * within `queryTimeoutMs`. Internal: it reaches the host as the `cause` of a
+ * `PostgresStorageError` of kind `database`.
+ */
+export class StorageTimeout extends Error {
+  override readonly name = 'StorageTimeout';
+  constructor(
+    readonly bound: 'acquire' | 'query',
+    readonly ms: number,
+  ) {
+    super(
+      bound === 'acquire'
+        ? `no connection of the pool within ${ms} ms (acquireTimeoutMs)`
+        : `the database did not answer within ${ms} ms (queryTimeoutMs)`,
+    );
+  }
+}
+
 const RETRYABLE = new Set(['40001', '40P01']); // serialization_failure, deadlock_detected
 
 const sqlStateOf = (error: unknown): string | undefined => {
@@ -61,7 +80,7 @@ function connectionFailure(error: unknown): string | undefined {
     if (/^08[0-9A-Z]{3}$/.test(code) || /^57P0[123]$/.test(code)) return `SQLSTATE ${code}`;
   }
   const message = error instanceof Error ? error.message : '';
-  return /^Connection terminated|not queryable|timeout exceeded when trying to connect/.test(message) ? '' : undefined;
+  return /^Connection terminated|not queryable/.test(message) ? '' : undefined;
 }
 
 /**
@@ -75,6 +94,26 @@ function refusal(state: string | undefined, error: unknown): string | undefined 
   if (state === '3D000') return 'the database named in the connection string does not exist (SQLSTATE 3D000)';
   if (state === '53300') return 'the database has no connection left (SQLSTATE 53300)';
   if (error instanceof TypeError && /Invalid URL/i.test(error.message)) return 'the connection string is not a URL pg can read';
+  return undefined;
+}
+
+/**
+ * Why the database took too long, in words: a bound of `PostgresStorage` ran out
+ * (`StorageTimeout`), `pg`'s own `connectionTimeoutMillis` or `query_timeout` of the pool did, or
+ * the server cancelled the statement (SQLSTATE 57014: `statement_timeout`, or a cancel request).
+ */
+function timeout(state: string | undefined, error: unknown): string | undefined {
+  if (error instanceof StorageTimeout) {
+    return error.bound === 'acquire'
+      ? `no database connection within ${error.ms} ms (acquireTimeoutMs): the database is not answering or every connection of the pool is busy`
+      : `the database did not answer within ${error.ms} ms (queryTimeoutMs); the connection was closed`;
+  }
+  if (state === '57014') return 'the database cancelled the statement (SQLSTATE 57014: statement_timeout, or a cancel request)';
+  const message = error instanceof Error ? error.message : '';
+  if (message === 'Query read timeout') return "the database did not answer within the pool's query_timeout; the connection was closed";
+  if (/^timeout exceeded when trying to connect/.test(message)) {
+    return "no database connection within the pool's connectionTimeoutMillis: the database is not answering or every connection of the pool is busy";
+  }
   return undefined;
 }
 
@@ -99,6 +138,8 @@ export function storageError(operation: string, error: unknown, retried: boolean
       { cause: error },
     );
   }
+  const late = timeout(state, error);
+  if (late) return new PostgresStorageError('database', operation, state, `${at} failed: ${late}.`, { cause: error });
   const lost = connectionFailure(error);
   if (lost !== undefined) {
     return new PostgresStorageError(
