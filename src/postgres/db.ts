@@ -9,7 +9,7 @@
  * away, a stuck disk) fails the operation when a bound runs out, as an outage does, instead of
  * holding the request for as long as the database is gone.
  */
-import { isRetryable, StorageTimeout, storageError } from './errors.js';
+import { connectionUsableAfter, isRetryable, StorageTimeout, storageError } from './errors.js';
 import { lockSpaces, revocationLock, type LockSpaces } from './locks.js';
 import type { PgPool, PgPoolClient, PgQueryResult } from './pool.js';
 import { tableNames, type Tables } from './schema.js';
@@ -157,7 +157,7 @@ export class Db {
       } catch (error) {
         // Out of time: the connection is destroyed already, and the bound has answered.
         if (expired) throw error;
-        let broken = lost || queryTimedOut(error);
+        let broken = lost || queryTimedOut(error) || (!transactional && !connectionUsableAfter(error));
         if (transactional && !broken) {
           try {
             await client.query('ROLLBACK');

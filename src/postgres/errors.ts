@@ -117,6 +117,20 @@ function timeout(state: string | undefined, error: unknown): string | undefined 
   return undefined;
 }
 
+/**
+ * Whether a connection whose statement failed with `error` may serve again: the server answered
+ * with an ordinary error (a SQLSTATE, of severity ERROR, outside class 08 and 57P01..57P03). A
+ * killed backend's FATAL reaches the statement before its socket closes, and the pool would hand
+ * the connection out again before it learns that it died; anything from the driver itself (no
+ * SQLSTATE) is a broken or timed-out connection. `pool.query` of `pg` destroys the connection on
+ * every failure; this keeps the ones an ordinary error leaves sound.
+ */
+export function connectionUsableAfter(error: unknown): boolean {
+  const state = sqlStateOf(error);
+  const severity = (error as { severity?: unknown } | null)?.severity;
+  return state !== undefined && !/^08|^57P0[123]$/.test(state) && severity !== 'FATAL' && severity !== 'PANIC';
+}
+
 /** Whether `error` is a serialization failure or a deadlock: worth running the operation once more. */
 export const isRetryable = (error: unknown): boolean => RETRYABLE.has(sqlStateOf(error) ?? '');
 

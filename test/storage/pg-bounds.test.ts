@@ -179,6 +179,25 @@ describe('PostgresStorage bounds, on pools of the test’s own making', () => {
     expect(statement.error.sqlState).toBe('57014');
   });
 
+  it('a single statement that fails: an ordinary error keeps its connection; a FATAL (a killed backend) or a driver error destroys it', async () => {
+    const cases: Array<[string, Error, boolean]> = [
+      ['duplicate key', Object.assign(new Error('duplicate key'), { code: '23505', severity: 'ERROR' }), false],
+      ['statement_timeout', Object.assign(new Error('canceling statement'), { code: '57014', severity: 'ERROR' }), false],
+      [
+        'killed backend',
+        Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01', severity: 'FATAL' }),
+        true,
+      ],
+      ['connection failure', Object.assign(new Error('connection failure'), { code: '08006' }), true],
+      ['driver error', new Error('Connection terminated unexpectedly'), true],
+    ];
+    for (const [what, error, destroyed] of cases) {
+      const fake = fakePool(() => Promise.reject(error));
+      await expect(new PostgresStorage(fake.pool).findClient('c1'), what).rejects.toBeInstanceOf(PostgresStorageError);
+      expect(fake.releases, what).toEqual([destroyed]);
+    }
+  });
+
   it('migrate() takes no query bound (DDL may take long): statements slower than queryTimeoutMs complete', async () => {
     const slow = fakePool(async (text) => {
       await sleep(60);
