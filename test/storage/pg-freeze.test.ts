@@ -2,8 +2,8 @@
  * The database freezes under load and comes back (docs/reference.md "Failures and outages"): every
  * process of a throwaway cluster stopped with SIGSTOP (pg-cluster.ts), as a network partition or a
  * stuck disk looks to a client: connections stay open and nothing answers. authgate on Express in
- * a child process (fixtures/outage-server.ts, its pool as the README sets it up, with nothing of
- * the host's own to bound it), bounds of `PostgresStorage` set short (`acquireTimeoutMs` 1000,
+ * a child process (fixtures/outage-server.ts, its pool as the README sets it up but without its
+ * `connectionTimeoutMillis`: nothing of the host's own bounds it, the worst case), bounds of `PostgresStorage` set short (`acquireTimeoutMs` 1000,
  * `queryTimeoutMs` 1500) so that a short freeze proves them.
  *
  * Load: 16 workers making bearer checks and 8 clients refreshing in chains; the clients are
@@ -17,8 +17,9 @@
  * answer was cut by the bound: the retry is a replay, which revokes the family; the issue's item
  * 3, not fixed here, so counted and only checked to be that).
  *
- * The issue's own run (16 + 8 workers, frozen 15 s, default bounds) is this test with FREEZE_MS
- * and the bounds changed; see docs/reference.md for its figures.
+ * The issue's own run (16 + 8 workers, frozen 15 s, the default bounds 2000 + 3000 ms) is this test
+ * with `PG_FREEZE_MS=15000 PG_FREEZE_ACQUIRE_MS=2000 PG_FREEZE_QUERY_MS=3000` in the environment;
+ * docs/reference.md has its figures.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -37,15 +38,17 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const ACQUIRE_MS = 1000;
-const QUERY_MS = 1500;
+/** For the manual run of the issue (`PG_FREEZE_MS=15000 PG_FREEZE_ACQUIRE_MS=2000 PG_FREEZE_QUERY_MS=3000`); CI uses the numbers here. */
+const setting = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const ACQUIRE_MS = setting('PG_FREEZE_ACQUIRE_MS', 1000);
+const QUERY_MS = setting('PG_FREEZE_QUERY_MS', 1500);
 /** The longest a request may take while the database is frozen: both bounds, and a margin for a loaded 2-core machine. */
 const ANSWER_LIMIT = ACQUIRE_MS + QUERY_MS + 1500;
 const BEARER_WORKERS = 16;
 const REFRESH_CHAINS = 8;
 const LOAD_BEFORE = 1000;
 /** Longer than ANSWER_LIMIT: a request held for the whole freeze could not pass. */
-const FREEZE_MS = 5000;
+const FREEZE_MS = setting('PG_FREEZE_MS', 5000);
 const LOAD_AFTER = 2500;
 /** How long after the thaw a 5xx is still the freeze's (a request answered after it was sent during the freeze). */
 const RECOVERY_LIMIT = ANSWER_LIMIT;
@@ -87,7 +90,7 @@ describe.skipIf(!clusterAvailable)(
       await cluster?.stop();
     });
 
-    it('16 bearer workers and 8 careful refresh chains, the database frozen 5 s: 503 / 500 within the bounds, the process alive, working again at once after the thaw', async () => {
+    it(`16 bearer workers and 8 careful refresh chains, the database frozen ${FREEZE_MS / 1000} s: 503 / 500 within the bounds, the process alive, working again at once after the thaw`, async () => {
       // ---- The server, in a process of its own.
       const env: NodeJS.ProcessEnv = {
         ...process.env,
@@ -320,7 +323,9 @@ describe.skipIf(!clusterAvailable)(
         expect(r.start, 'a failure outside the freeze').toBeLessThan(thawedAt + RECOVERY_LIMIT);
       }
       // What onError heard: the bounds running out.
-      expect(Object.keys(faults).join('\n')).toMatch(/within (1000|1500) ms \((acquireTimeoutMs|queryTimeoutMs)\)/);
+      expect(Object.keys(faults).join('\n')).toMatch(
+        new RegExp(`within (${ACQUIRE_MS}|${QUERY_MS}) ms \\((acquireTimeoutMs|queryTimeoutMs)\\)`),
+      );
       // Recovery.
       expect(figures.firstBearer200AfterThawMs).toBeLessThan(RECOVERY_LIMIT);
       expect(figures.firstRefresh200AfterThawMs).toBeLessThan(RECOVERY_LIMIT);
