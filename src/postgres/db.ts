@@ -200,7 +200,9 @@ export class Db {
    */
   private acquire(): Promise<PgPoolClient> {
     const limit = this.bounds.acquire;
-    if (limit === false) return this.pool.connect();
+    // A pool that says it has an idle connection and nobody waiting hands that one over at once,
+    // without a round trip: no timer needed (the common case, kept cheap).
+    if (limit === false || ((this.pool.idleCount ?? 0) > 0 && this.pool.waitingCount === 0)) return this.pool.connect();
     return new Promise<PgPoolClient>((resolve, reject) => {
       let late = false;
       const timer = setTimeout(() => {
