@@ -251,6 +251,12 @@ describe.skipIf(!clusterAvailable)('PostgresStorage bounds, on a frozen database
     await hosted.migrate();
     const opened = await openPostgresStorage(cluster.url, { schema: 'ag_bounds_open', max: 2, ...bounds });
     const openedPool = opened.pool as pg.Pool;
+    const poolOptions = (pool: unknown) => (pool as { options: { connectionTimeoutMillis?: number } }).options;
+    // The pool of openPostgresStorage gives up a hanging connection attempt at the store's bound.
+    expect(poolOptions(openedPool).connectionTimeoutMillis).toBe(ACQUIRE);
+    const unbounded = await openPostgresStorage(cluster.url, { schema: 'ag_bounds_open', acquireTimeoutMs: false });
+    expect(poolOptions(unbounded.pool).connectionTimeoutMillis).toBeUndefined();
+    await unbounded.close();
     try {
       const stores = { hosted, opened: opened.storage };
       // Both connections of each pool open and idle: the first wave finds them and hangs on them.
