@@ -1,10 +1,15 @@
 /**
- * How every operation of `PostgresStorage` reaches the database: one statement on the pool, or
- * one transaction on one connection, each retried once on a serialization failure or deadlock,
- * and every failure turned into a `PostgresStorageError`. A connection that dies (the database
- * restarted, failed over, killed the backend) is one more such failure, never a crash.
+ * How every operation of `PostgresStorage` reaches the database: one statement or one transaction
+ * on one connection checked out of the pool, each retried once on a serialization failure or
+ * deadlock, and every failure turned into a `PostgresStorageError`. A connection that dies (the
+ * database restarted, failed over, killed the backend) is one more such failure, never a crash.
+ *
+ * Every operation is bounded in time (`Bounds`): the wait for a connection, and the time the
+ * database takes to answer once it has one. A database that stops answering (frozen, partitioned
+ * away, a stuck disk) fails the operation when a bound runs out, as an outage does, instead of
+ * holding the request for as long as the database is gone.
  */
-import { isRetryable, storageError } from './errors.js';
+import { connectionUsableAfter, isRetryable, StorageTimeout, storageError } from './errors.js';
 import { lockSpaces, revocationLock, type LockSpaces } from './locks.js';
 import type { PgPool, PgPoolClient, PgQueryResult } from './pool.js';
 import { tableNames, type Tables } from './schema.js';
@@ -21,6 +26,18 @@ const guardedPools = new WeakSet<PgPool>();
 const ignorePoolError = (): void => {};
 
 /**
+ * The time bounds of one store, in milliseconds; `false`: none.
+ * - `acquire`: how long an operation waits for a connection of the pool (an idle one, a new one
+ *   being opened, or one that another operation is to release).
+ * - `query`: how long the database may take over one attempt of an operation once it has its
+ *   connection: its statement, or its whole transaction from BEGIN to COMMIT.
+ */
+export interface Bounds {
+  acquire: number | false;
+  query: number | false;
+}
+
+/**
  * The pool and the tables of one `PostgresStorage`, with the ways to run SQL on them. The
  * per-topic modules (clients.ts, codes.ts, ...) take one as their first argument.
  */
@@ -35,6 +52,7 @@ export class Db {
     readonly pool: PgPool,
     readonly schema: string,
     readonly prefix: string,
+    readonly bounds: Bounds = { acquire: false, query: false },
   ) {
     this.t = tableNames(schema, prefix);
     this.locks = lockSpaces(schema, prefix);
@@ -56,9 +74,13 @@ export class Db {
     });
   }
 
-  /** One statement on the pool, retried once on a serialization failure or deadlock. */
+  /**
+   * One statement on a connection of the pool, within the bounds, retried once on a
+   * serialization failure or deadlock. (Not `pool.query`: a statement that runs out of time
+   * must be able to take its connection out of the pool, and only the holder of one can.)
+   */
   query(operation: string, text: string, values: unknown[]): Promise<PgQueryResult> {
-    return this.retrying(operation, () => this.pool.query(text, values));
+    return this.retrying(operation, () => this.attempt((client) => client.query(text, values), false, this.bounds.query));
   }
 
   /** Run `work`, and once more when it fails with a serialization failure or deadlock. */
@@ -78,51 +100,144 @@ export class Db {
   /**
    * Run `work` in one READ COMMITTED transaction on one connection: COMMIT when it returns,
    * ROLLBACK when it throws. A serialization failure or deadlock is retried once from the start
-   * (nothing of the first attempt survived the rollback). A connection that dies meanwhile fails
-   * the operation (never retried: a COMMIT whose answer was lost may have landed) and is destroyed,
-   * never handed back to the pool.
+   * (nothing of the first attempt survived the rollback). A connection that dies meanwhile, or
+   * whose transaction runs out of time, fails the operation (never retried: a COMMIT whose answer
+   * was lost may have landed) and is destroyed, never handed back to the pool; the database rolls
+   * back a transaction whose connection closed before its COMMIT arrived. `bounded: false` lifts
+   * the time bound of the transaction (`migrate`, whose DDL may take long on large tables).
    */
-  async transaction<T>(operation: string, work: (tx: PgPoolClient) => Promise<T>): Promise<T> {
+  async transaction<T>(operation: string, work: (tx: PgPoolClient) => Promise<T>, bounded = true): Promise<T> {
+    const run = async (tx: PgPoolClient) => {
+      await tx.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+      const result = await work(tx);
+      await tx.query('COMMIT');
+      return result;
+    };
+    const limit = bounded ? this.bounds.query : false;
     for (let attempt = 1; ; attempt++) {
-      let tx: PgPoolClient;
       try {
-        tx = await this.pool.connect();
+        return await this.attempt(run, true, limit);
       } catch (error) {
-        throw storageError(operation, error, false);
+        if (attempt === 1 && isRetryable(error)) continue;
+        throw storageError(operation, error, attempt > 1);
       }
-      // While a connection is checked out the pool does not listen to it, and `pg` emits `error`
-      // on it when it dies (its pending query fails as well): unhandled, that event would end the
-      // process. The listener only notes the loss; the failed query tells the operation.
-      let lost = false;
-      const onError = () => {
-        lost = true;
-      };
-      tx.on?.('error', onError);
-      let broken = false;
+    }
+  }
+
+  /**
+   * One attempt of an operation: a connection acquired within `bounds.acquire`, `work` on it
+   * within `limit`, the connection handed back, or destroyed when it died or ran out of time.
+   * `transactional`: `work` opened a transaction, to roll back when it throws. Rejects with the
+   * driver's error or a `StorageTimeout`, for the caller to turn into a `PostgresStorageError`.
+   */
+  private async attempt<T>(work: (client: PgPoolClient) => Promise<T>, transactional: boolean, limit: number | false): Promise<T> {
+    const client = await this.acquire();
+    // While a connection is checked out the pool does not listen to it, and `pg` emits `error`
+    // on it when it dies (its pending query fails as well): unhandled, that event would end the
+    // process. The listener only notes the loss; the failed query tells the operation.
+    let lost = false;
+    const onError = () => {
+      lost = true;
+    };
+    client.on?.('error', onError);
+    let released = false;
+    const release = (destroy: boolean) => {
+      if (released) return;
+      released = true;
+      // A destroyed connection keeps the listener: a dead connection may report its end once more.
+      if (!destroy) client.off?.('error', onError);
+      client.release(destroy);
+    };
+    let expired = false;
+    const run = (async () => {
       try {
-        await tx.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-        const result = await work(tx);
-        await tx.query('COMMIT');
+        const result = await work(client);
+        release(lost);
         return result;
       } catch (error) {
-        if (!lost) {
+        // Out of time: the connection is destroyed already, and the bound has answered.
+        if (expired) throw error;
+        let broken = lost || queryTimedOut(error) || (!transactional && !connectionUsableAfter(error));
+        if (transactional && !broken) {
           try {
-            await tx.query('ROLLBACK');
+            await client.query('ROLLBACK');
           } catch {
             broken = true; // the connection is gone or unusable: do not hand it back to the pool
           }
         }
-        if (attempt === 1 && isRetryable(error)) continue;
-        throw storageError(operation, error, attempt > 1);
-      } finally {
-        if (lost || broken) {
-          // Destroyed. The listener stays: a dead connection may report its end once more.
-          tx.release(true);
-        } else {
-          tx.off?.('error', onError);
-          tx.release(false);
-        }
+        release(broken);
+        throw error;
       }
-    }
+    })();
+    if (limit === false) return run;
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        expired = true;
+        // Its statement may still be on its way or running: the connection must never serve
+        // another operation. Destroying it fails that statement (and closes the socket, so the
+        // database rolls back an open transaction once it reads again).
+        release(true);
+        reject(new StorageTimeout('query', limit));
+      }, limit);
+      run.then(
+        (result) => {
+          clearTimeout(timer);
+          resolve(result);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /**
+   * A connection of the pool, within `bounds.acquire`. One that comes after the bound ran out is
+   * handed straight back. The timer starts before the pool is asked, so that it answers first
+   * when the pool has a timeout of the same length (`openPostgresStorage` sets one, which also
+   * takes the waiter out of the pool's queue).
+   */
+  private acquire(): Promise<PgPoolClient> {
+    const limit = this.bounds.acquire;
+    // A pool that says it has an idle connection and nobody waiting hands that one over at once,
+    // without a round trip: no timer needed (the common case, kept cheap).
+    if (limit === false || ((this.pool.idleCount ?? 0) > 0 && this.pool.waitingCount === 0)) return this.pool.connect();
+    return new Promise<PgPoolClient>((resolve, reject) => {
+      let late = false;
+      const timer = setTimeout(() => {
+        late = true;
+        reject(new StorageTimeout('acquire', limit));
+      }, limit);
+      let connecting: Promise<PgPoolClient>;
+      try {
+        connecting = this.pool.connect();
+      } catch (error) {
+        clearTimeout(timer);
+        reject(error);
+        return;
+      }
+      connecting.then(
+        (client) => {
+          if (late) {
+            client.release(false);
+            return;
+          }
+          clearTimeout(timer);
+          resolve(client);
+        },
+        (error: unknown) => {
+          if (late) return; // the bound has answered already
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
   }
 }
+
+/**
+ * Whether `error` is `pg`'s own `query_timeout` (a host may set one on its pool): the statement
+ * may still be running on the connection, so it must not be used again, not even for ROLLBACK.
+ */
+const queryTimedOut = (error: unknown): boolean => error instanceof Error && error.message === 'Query read timeout';

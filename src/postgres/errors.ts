@@ -28,6 +28,25 @@ export class PostgresStorageError extends Error {
   }
 }
 
+/**
+ * A bound of `PostgresStorage` ran out: no connection within `acquireTimeoutMs`, or no answer
+ * within `queryTimeoutMs`. Internal: it reaches the host as the `cause` of a
+ * `PostgresStorageError` of kind `database`.
+ */
+export class StorageTimeout extends Error {
+  override readonly name = 'StorageTimeout';
+  constructor(
+    readonly bound: 'acquire' | 'query',
+    readonly ms: number,
+  ) {
+    super(
+      bound === 'acquire'
+        ? `no connection of the pool within ${ms} ms (acquireTimeoutMs)`
+        : `the database did not answer within ${ms} ms (queryTimeoutMs)`,
+    );
+  }
+}
+
 const RETRYABLE = new Set(['40001', '40P01']); // serialization_failure, deadlock_detected
 
 const sqlStateOf = (error: unknown): string | undefined => {
@@ -61,7 +80,7 @@ function connectionFailure(error: unknown): string | undefined {
     if (/^08[0-9A-Z]{3}$/.test(code) || /^57P0[123]$/.test(code)) return `SQLSTATE ${code}`;
   }
   const message = error instanceof Error ? error.message : '';
-  return /^Connection terminated|not queryable|timeout exceeded when trying to connect/.test(message) ? '' : undefined;
+  return /^Connection terminated|not queryable/.test(message) ? '' : undefined;
 }
 
 /**
@@ -76,6 +95,40 @@ function refusal(state: string | undefined, error: unknown): string | undefined 
   if (state === '53300') return 'the database has no connection left (SQLSTATE 53300)';
   if (error instanceof TypeError && /Invalid URL/i.test(error.message)) return 'the connection string is not a URL pg can read';
   return undefined;
+}
+
+/**
+ * Why the database took too long, in words: a bound of `PostgresStorage` ran out
+ * (`StorageTimeout`), `pg`'s own `connectionTimeoutMillis` or `query_timeout` of the pool did, or
+ * the server cancelled the statement (SQLSTATE 57014: `statement_timeout`, or a cancel request).
+ */
+function timeout(state: string | undefined, error: unknown): string | undefined {
+  if (error instanceof StorageTimeout) {
+    return error.bound === 'acquire'
+      ? `no database connection within ${error.ms} ms (acquireTimeoutMs): the database is not answering or every connection of the pool is busy`
+      : `the database did not answer within ${error.ms} ms (queryTimeoutMs); the connection was closed`;
+  }
+  if (state === '57014') return 'the database cancelled the statement (SQLSTATE 57014: statement_timeout, or a cancel request)';
+  const message = error instanceof Error ? error.message : '';
+  if (message === 'Query read timeout') return "the database did not answer within the pool's query_timeout; the connection was closed";
+  if (/^timeout exceeded when trying to connect/.test(message)) {
+    return "no database connection within the pool's connectionTimeoutMillis: the database is not answering or every connection of the pool is busy";
+  }
+  return undefined;
+}
+
+/**
+ * Whether a connection whose statement failed with `error` may serve again: the server answered
+ * with an ordinary error (a SQLSTATE, of severity ERROR, outside class 08 and 57P01..57P03). A
+ * killed backend's FATAL reaches the statement before its socket closes, and the pool would hand
+ * the connection out again before it learns that it died; anything from the driver itself (no
+ * SQLSTATE) is a broken or timed-out connection. `pool.query` of `pg` destroys the connection on
+ * every failure; this keeps the ones an ordinary error leaves sound.
+ */
+export function connectionUsableAfter(error: unknown): boolean {
+  const state = sqlStateOf(error);
+  const severity = (error as { severity?: unknown } | null)?.severity;
+  return state !== undefined && !/^08|^57P0[123]$/.test(state) && severity !== 'FATAL' && severity !== 'PANIC';
 }
 
 /** Whether `error` is a serialization failure or a deadlock: worth running the operation once more. */
@@ -99,6 +152,8 @@ export function storageError(operation: string, error: unknown, retried: boolean
       { cause: error },
     );
   }
+  const late = timeout(state, error);
+  if (late) return new PostgresStorageError('database', operation, state, `${at} failed: ${late}.`, { cause: error });
   const lost = connectionFailure(error);
   if (lost !== undefined) {
     return new PostgresStorageError(

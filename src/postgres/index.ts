@@ -17,7 +17,7 @@
 import { ConfigError } from '../errors.js';
 import { PostgresStorageError } from './errors.js';
 import type { PgPool } from './pool.js';
-import { PostgresStorage, type PostgresStorageOptions } from './storage.js';
+import { DEFAULT_ACQUIRE_TIMEOUT_MS, PostgresStorage, type PostgresStorageOptions } from './storage.js';
 
 export type { PgPool, PgPoolClient, PgQueryResult } from './pool.js';
 export { PostgresStorageError } from './errors.js';
@@ -39,8 +39,14 @@ export { PostgresStorage, type PostgresStorageOptions } from './storage.js';
  * the database refused the user or password (SQLSTATE 28P01): password authentication failed for
  * user "app"`; the driver's error stays in `cause`.
  *
+ * The store's time bounds (`acquireTimeoutMs`, `queryTimeoutMs`, default 2 s and 3 s) apply as
+ * on any pool, and the pool gets a `connectionTimeoutMillis` of `acquireTimeoutMs`, so that a
+ * connection attempt to a database that does not answer is given up and no request waits in the
+ * pool's queue past the bound.
+ *
  * @example
  * const { storage, close } = await openPostgresStorage(process.env.DATABASE_URL);
+ * @throws TypeError for a bad option (see `PostgresStorageOptions`).
  * @throws ConfigError for a missing, empty or unparsable `connectionString`.
  * @throws PostgresStorageError when the database cannot be opened or migrated.
  * @group Storage
@@ -58,8 +64,17 @@ export async function openPostgresStorage(
     throw new Error('openPostgresStorage needs the pg package: npm install pg', { cause: error });
   }
   const { max, ...storageOptions } = options;
+  const acquire = storageOptions.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS;
   // No error listener to add: PostgresStorage listens to the pool and to the connections it holds.
-  const pool = new pg.Pool({ connectionString, ...(max !== undefined && { max }) });
+  // The pool's own connect timeout, as long as the store's acquire bound: the store answers when
+  // its bound runs out, and the pool then drops the waiter from its queue and gives up a
+  // connection attempt that hangs, so that waiters do not pile up in it while the database is
+  // away.
+  const pool = new pg.Pool({
+    connectionString,
+    ...(max !== undefined && { max }),
+    ...(acquire !== false && { connectionTimeoutMillis: acquire }),
+  });
   try {
     const storage = new PostgresStorage(pool, storageOptions);
     await storage.migrate();

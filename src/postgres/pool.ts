@@ -48,4 +48,11 @@ export interface PgPool {
    * The host may add its own, to log.
    */
   on?(event: 'error', listener: (error: Error) => void): unknown;
+  /**
+   * Optional, as on `pg.Pool`: the idle connections, and the callers waiting for one. With one
+   * idle and nobody waiting, `PostgresStorage` knows `connect()` answers at once and arms no
+   * `acquireTimeoutMs` timer for it.
+   */
+  readonly idleCount?: number;
+  readonly waitingCount?: number;
 }

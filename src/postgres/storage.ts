@@ -53,6 +53,44 @@ export interface PostgresStorageOptions {
   schema?: string;
   /** Put before every table and index name. Default `authgate_`. */
   tablePrefix?: string;
+  /**
+   * How long an operation waits for a connection of the pool, in milliseconds (an idle one, one
+   * being opened, or one that another operation is to hand back), before it fails as a database
+   * failure would: the request is answered (resources 503, the token endpoint 500) instead of
+   * waiting for as long as the database does not answer, and requests do not queue without
+   * limit while every connection is busy. A connection that comes later goes straight back to the
+   * pool. Default 2000. `false`: no bound (only when the pool bounds it itself:
+   * `connectionTimeoutMillis` of `pg.Pool`). A whole number from 1 to 2147483647.
+   */
+  acquireTimeoutMs?: number | false;
+  /**
+   * How long the database may take over one attempt of an operation once it has its connection,
+   * in milliseconds: its statement, or its whole transaction from BEGIN to COMMIT. When it runs
+   * out the operation fails as a database failure would, and the connection is destroyed, never
+   * used again (its statement may still be on its way); a transaction cut short is rolled back by
+   * the database, so a single-use step (a refresh-token rotation) either happened whole or not at
+   * all. Also cuts a database that answers nothing at all (frozen, partitioned away), which the
+   * server-side `statement_timeout` cannot. Not applied to `migrate()` and `prune()`, which may
+   * take long on large tables. Default 3000. `false`: no bound. A whole number from 1 to
+   * 2147483647.
+   */
+  queryTimeoutMs?: number | false;
+}
+
+/** The default bounds of `PostgresStorageOptions` (ms): worst case about 5 s per storage call. */
+export const DEFAULT_ACQUIRE_TIMEOUT_MS = 2000;
+export const DEFAULT_QUERY_TIMEOUT_MS = 3000;
+
+/** `value` of option `name` as a bound: a whole number of milliseconds setTimeout can hold, or `false`. */
+function bound(name: string, value: unknown, fallback: number): number | false {
+  if (value === undefined) return fallback;
+  if (value === false) return false;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 2_147_483_647) {
+    throw new TypeError(
+      `PostgresStorage option "${name}" must be a whole number of milliseconds from 1 to 2147483647, or false for no bound`,
+    );
+  }
+  return value;
 }
 
 /**
@@ -67,6 +105,10 @@ export interface PostgresStorageOptions {
  *
  * Call `migrate()` once at startup (safe when several instances start at once) and `prune()`
  * from time to time. The storage never ends the pool: the host owns it.
+ *
+ * Every operation is bounded in time (`acquireTimeoutMs`, `queryTimeoutMs`; by default 2 s to get
+ * a connection and 3 s for the database to answer), so that a database that stops answering
+ * fails requests within a known time, as an outage does, rather than holding them.
  * @group Storage
  */
 export class PostgresStorage implements Storage {
@@ -75,7 +117,8 @@ export class PostgresStorage implements Storage {
 
   /**
    * @param pool a `pg.Pool` (or anything with its `query` and `connect`).
-   * @throws TypeError when `schema` or `tablePrefix` is not a plain lower-case SQL identifier.
+   * @throws TypeError when `schema` or `tablePrefix` is not a plain lower-case SQL identifier, or
+   *   `acquireTimeoutMs` or `queryTimeoutMs` is neither a whole number of milliseconds nor `false`.
    */
   constructor(pool: PgPool, options: PostgresStorageOptions = {}) {
     if (!pool || typeof pool.query !== 'function' || typeof pool.connect !== 'function') {
@@ -91,7 +134,10 @@ export class PostgresStorage implements Storage {
         'PostgresStorage option "tablePrefix" must be empty or a lower-case SQL identifier ([a-z_][a-z0-9_]*, at most 30 characters)',
       );
     }
-    this.db = new Db(pool, schema, prefix);
+    this.db = new Db(pool, schema, prefix, {
+      acquire: bound('acquireTimeoutMs', options.acquireTimeoutMs, DEFAULT_ACQUIRE_TIMEOUT_MS),
+      query: bound('queryTimeoutMs', options.queryTimeoutMs, DEFAULT_QUERY_TIMEOUT_MS),
+    });
   }
 
   // -------------------------------------------------------------------------------------------

@@ -1,0 +1,407 @@
+/**
+ * The time bounds of `PostgresStorage` (`acquireTimeoutMs`, `queryTimeoutMs`; docs/reference.md
+ * "Failures and outages"): a database that stops answering fails each operation within the bounds,
+ * as an outage does, instead of holding it for as long as the database is away.
+ *
+ * - With pools of the test's own making (no database): a statement or a transaction that never
+ *   answers fails in time with a `PostgresStorageError`; its connection is destroyed (never
+ *   used again, not even for ROLLBACK: its statement may still be on its way); a connection that
+ *   comes after the acquire bound goes straight back to the pool; `pg`'s own timeouts read as
+ *   timeouts; `migrate()` takes no query bound; the options are checked.
+ * - On a throwaway cluster frozen with SIGSTOP (pg-cluster.ts): every operation of a store on a
+ *   host's plain `pg.Pool` and on `openPostgresStorage` fails within the bounds while it is
+ *   frozen, wave after wave, and works again after the thaw; the pool of `openPostgresStorage`
+ *   keeps no waiter past the bound. A refresh-token rotation cut by the bound (the database frozen
+ *   just before its UPDATE, or just before its COMMIT) rotated whole or not at all.
+ *
+ * Unhandled `error` events and unhandled rejections are uncaught here: recorded, and they fail the
+ * case.
+ */
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ClientRecord, OAuthGrantRecord, OAuthTokenRecord } from '../../src/index.js';
+import {
+  openPostgresStorage,
+  type PgPool,
+  type PgPoolClient,
+  type PgQueryResult,
+  PostgresStorage,
+  PostgresStorageError,
+} from '../../src/postgres/index.js';
+import { clusterAvailable, type PgCluster, startCluster } from './pg-cluster.js';
+
+const T = 1_700_000_000_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** How late past its bound a failure may come on a loaded 2-core machine. */
+const MARGIN = 1500;
+
+const uncaught: unknown[] = [];
+const recordUncaught = (error: unknown) => uncaught.push(error);
+beforeAll(() => {
+  process.on('uncaughtException', recordUncaught);
+  process.on('unhandledRejection', recordUncaught);
+});
+afterAll(() => {
+  process.off('uncaughtException', recordUncaught);
+  process.off('unhandledRejection', recordUncaught);
+});
+afterEach(async () => {
+  await sleep(50); // a late rejection of a statement the bound gave up on
+  const messages = uncaught.splice(0).map((error) => (error instanceof Error ? `${error.name}: ${error.message}` : String(error)));
+  expect(messages, 'uncaught exceptions or unhandled rejections').toEqual([]);
+});
+
+/** `promise`'s rejection and how long it took; fails the case when it resolves. */
+async function failure(promise: Promise<unknown>): Promise<{ error: PostgresStorageError; ms: number }> {
+  const start = performance.now();
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  const ms = performance.now() - start;
+  expect(error).toBeInstanceOf(PostgresStorageError);
+  expect((error as PostgresStorageError).kind).toBe('database');
+  return { error: error as PostgresStorageError, ms };
+}
+
+// -----------------------------------------------------------------------------------------------
+// Pools of the test's own making.
+
+interface Fake {
+  pool: PgPool;
+  /** Each connection's statements, in order. */
+  texts: string[][];
+  /** What each `release` was called with (`true`: destroyed). */
+  releases: unknown[];
+}
+
+/**
+ * A pool whose connections answer each statement with `answer(text)`. As `pg` does, destroying a
+ * connection (`release(true)`) fails its statements still waiting for an answer.
+ */
+function fakePool(answer: (text: string) => Promise<PgQueryResult>, connect?: () => Promise<void>): Fake {
+  const texts: string[][] = [];
+  const releases: unknown[] = [];
+  const pool: PgPool = {
+    query: () => Promise.reject(new Error('PostgresStorage must not use pool.query for a request')),
+    async connect() {
+      await connect?.();
+      const mine: string[] = [];
+      texts.push(mine);
+      const waiting = new Set<(error: Error) => void>();
+      const client: PgPoolClient = {
+        query(text) {
+          mine.push(text.trim().split(/\s+/)[0]!);
+          return new Promise<PgQueryResult>((resolve, reject) => {
+            waiting.add(reject);
+            answer(text).then(resolve, reject);
+          });
+        },
+        release(destroy) {
+          releases.push(destroy ?? false);
+          if (destroy) for (const reject of waiting) reject(new Error('Connection terminated'));
+        },
+      };
+      return client;
+    },
+  };
+  return { pool, texts, releases };
+}
+
+const never = () => new Promise<PgQueryResult>(() => {});
+const empty = async (): Promise<PgQueryResult> => ({ rows: [], rowCount: 0 });
+
+describe('PostgresStorage bounds, on pools of the test’s own making', () => {
+  it('a statement that never answers fails within queryTimeoutMs, its connection destroyed once; an answering one releases it', async () => {
+    const hung = fakePool(never);
+    const storage = new PostgresStorage(hung.pool, { queryTimeoutMs: 100 });
+    const { error, ms } = await failure(storage.findClient('c1'));
+    expect(error.operation).toBe('findClient');
+    expect(error.message).toBe(
+      'authgate PostgresStorage.findClient failed: the database did not answer within 100 ms (queryTimeoutMs); the connection was closed.',
+    );
+    expect(ms).toBeGreaterThanOrEqual(95);
+    expect(ms).toBeLessThan(100 + MARGIN);
+    expect(hung.releases).toEqual([true]);
+
+    const fine = fakePool(empty);
+    expect(await new PostgresStorage(fine.pool, { queryTimeoutMs: 100 }).findClient('c1')).toBeNull();
+    expect(fine.releases).toEqual([false]);
+  });
+
+  it('a transaction that runs out of time: no ROLLBACK on its connection (its statement may still run), destroyed, not retried', async () => {
+    const fake = fakePool((text) => (text.trim().startsWith('UPDATE') ? never() : empty()));
+    const storage = new PostgresStorage(fake.pool, { queryTimeoutMs: 100 });
+    const { error, ms } = await failure(storage.rotateRefreshToken('r1', T, []));
+    expect(error.operation).toBe('rotateRefreshToken');
+    expect(error.message).toMatch(/did not answer within 100 ms \(queryTimeoutMs\)/);
+    expect(ms).toBeLessThan(100 + MARGIN);
+    expect(fake.texts).toEqual([['BEGIN', 'UPDATE']]);
+    expect(fake.releases).toEqual([true]);
+  });
+
+  it('no connection within acquireTimeoutMs: fails in time; the connection that comes later goes straight back to the pool, unused', async () => {
+    let arrive!: () => void;
+    const arrived = new Promise<void>((resolve) => {
+      arrive = resolve;
+    });
+    const fake = fakePool(empty, () => arrived);
+    const storage = new PostgresStorage(fake.pool, { acquireTimeoutMs: 100 });
+    const { error, ms } = await failure(storage.findToken('t1'));
+    expect(error.message).toBe(
+      'authgate PostgresStorage.findToken failed: no database connection within 100 ms (acquireTimeoutMs): the database is not answering or every connection of the pool is busy.',
+    );
+    expect(ms).toBeGreaterThanOrEqual(95);
+    expect(ms).toBeLessThan(100 + MARGIN);
+    expect(fake.releases).toEqual([]);
+    arrive();
+    await sleep(10);
+    expect(fake.texts).toEqual([[]]);
+    expect(fake.releases).toEqual([false]);
+  });
+
+  it("pg's own timeouts of a host's pool read as timeouts; a query_timeout in a transaction destroys the connection without ROLLBACK", async () => {
+    const readTimeout = fakePool((text) => (text.trim().startsWith('UPDATE') ? Promise.reject(new Error('Query read timeout')) : empty()));
+    const cut = await failure(new PostgresStorage(readTimeout.pool, { queryTimeoutMs: false }).rotateRefreshToken('r1', T, []));
+    expect(cut.error.message).toMatch(/did not answer within the pool's query_timeout; the connection was closed\.$/);
+    expect(readTimeout.texts).toEqual([['BEGIN', 'UPDATE']]);
+    expect(readTimeout.releases).toEqual([true]);
+
+    const connectTimeout = fakePool(empty, () => Promise.reject(new Error('timeout exceeded when trying to connect')));
+    const none = await failure(new PostgresStorage(connectTimeout.pool).findClient('c1'));
+    expect(none.error.message).toMatch(/no database connection within the pool's connectionTimeoutMillis/);
+
+    const cancelled = fakePool(() =>
+      Promise.reject(Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' })),
+    );
+    const statement = await failure(new PostgresStorage(cancelled.pool).findClient('c1'));
+    expect(statement.error.message).toMatch(/cancelled the statement \(SQLSTATE 57014: statement_timeout/);
+    expect(statement.error.sqlState).toBe('57014');
+  });
+
+  it('a single statement that fails: an ordinary error keeps its connection; a FATAL (a killed backend) or a driver error destroys it', async () => {
+    const cases: Array<[string, Error, boolean]> = [
+      ['duplicate key', Object.assign(new Error('duplicate key'), { code: '23505', severity: 'ERROR' }), false],
+      ['statement_timeout', Object.assign(new Error('canceling statement'), { code: '57014', severity: 'ERROR' }), false],
+      [
+        'killed backend',
+        Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01', severity: 'FATAL' }),
+        true,
+      ],
+      ['connection failure', Object.assign(new Error('connection failure'), { code: '08006' }), true],
+      ['driver error', new Error('Connection terminated unexpectedly'), true],
+    ];
+    for (const [what, error, destroyed] of cases) {
+      const fake = fakePool(() => Promise.reject(error));
+      await expect(new PostgresStorage(fake.pool).findClient('c1'), what).rejects.toBeInstanceOf(PostgresStorageError);
+      expect(fake.releases, what).toEqual([destroyed]);
+    }
+  });
+
+  it('migrate() takes no query bound (DDL may take long): statements slower than queryTimeoutMs complete', async () => {
+    const slow = fakePool(async (text) => {
+      await sleep(60);
+      return /coalesce\(max\(version\)/.test(text) ? { rows: [{ version: 1_000_000 }], rowCount: 1 } : { rows: [{}], rowCount: 1 };
+    });
+    const result = await new PostgresStorage(slow.pool, { queryTimeoutMs: 20 }).migrate();
+    expect(result).toEqual({ from: 1_000_000, to: 1_000_000 });
+    expect(slow.releases).toEqual([false]);
+  });
+
+  it('the options: whole milliseconds from 1 to 2147483647, or false; anything else is a TypeError, in openPostgresStorage too', async () => {
+    const { pool } = fakePool(empty);
+    for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31, '100', null, true]) {
+      expect(() => new PostgresStorage(pool, { acquireTimeoutMs: bad as number }), String(bad)).toThrow(
+        /option "acquireTimeoutMs" must be a whole number of milliseconds from 1 to 2147483647, or false/,
+      );
+      expect(() => new PostgresStorage(pool, { queryTimeoutMs: bad as number }), String(bad)).toThrow(TypeError);
+    }
+    expect(() => new PostgresStorage(pool, { acquireTimeoutMs: false, queryTimeoutMs: 2_147_483_647 })).not.toThrow();
+    await expect(openPostgresStorage('postgres://nobody@127.0.0.1:1/none', { queryTimeoutMs: 0 })).rejects.toThrow(
+      /option "queryTimeoutMs" must be/,
+    );
+  });
+});
+
+// -----------------------------------------------------------------------------------------------
+// A real database, frozen.
+
+describe.skipIf(!clusterAvailable)('PostgresStorage bounds, on a frozen database', { timeout: 60_000 }, () => {
+  let cluster: PgCluster;
+  let admin: pg.Pool;
+  const ACQUIRE = 300;
+  const QUERY = 500;
+
+  beforeAll(async () => {
+    cluster = await startCluster();
+    admin = new pg.Pool({ connectionString: cluster.url, max: 2 });
+    admin.on('error', () => {});
+  });
+  afterAll(async () => {
+    cluster?.thaw();
+    await admin?.end().catch(() => {});
+    await cluster?.stop();
+  });
+
+  it('every operation fails within the bounds while frozen, wave after wave, on a plain pg.Pool and on openPostgresStorage; both work after the thaw', async () => {
+    const bounds = { acquireTimeoutMs: ACQUIRE, queryTimeoutMs: QUERY };
+    // A host's pool as the README sets it up: no timeouts of its own.
+    const plain = new pg.Pool({ connectionString: cluster.url, max: 2 });
+    const hosted = new PostgresStorage(plain, { schema: 'ag_bounds_plain', ...bounds });
+    await hosted.migrate();
+    const opened = await openPostgresStorage(cluster.url, { schema: 'ag_bounds_open', max: 2, ...bounds });
+    const openedPool = opened.pool as pg.Pool;
+    const poolOptions = (pool: unknown) => (pool as { options: { connectionTimeoutMillis?: number } }).options;
+    // The pool of openPostgresStorage gives up a hanging connection attempt at the store's bound.
+    expect(poolOptions(openedPool).connectionTimeoutMillis).toBe(ACQUIRE);
+    const unbounded = await openPostgresStorage(cluster.url, { schema: 'ag_bounds_open', acquireTimeoutMs: false });
+    expect(poolOptions(unbounded.pool).connectionTimeoutMillis).toBeUndefined();
+    await unbounded.close();
+    try {
+      const stores = { hosted, opened: opened.storage };
+      // Both connections of each pool open and idle: the first wave finds them and hangs on them.
+      for (const store of Object.values(stores)) await Promise.all([store.findClient('a'), store.findClient('b')]);
+
+      cluster.freeze();
+      const slowest: Record<string, number> = {};
+      try {
+        for (let wave = 0; wave < 3; wave++) {
+          for (const [name, store] of Object.entries(stores)) {
+            const results = await Promise.all(Array.from({ length: 8 }, (_, i) => failure(store.findToken(`t${wave}-${i}`))));
+            for (const { error, ms } of results) {
+              expect(error.message, name).toMatch(/within \d+ ms \((acquireTimeoutMs|queryTimeoutMs)\)/);
+              slowest[name] = Math.max(slowest[name] ?? 0, ms);
+            }
+          }
+        }
+        // The pool of openPostgresStorage gave up its waiters with the store: none piles up.
+        await sleep(100);
+        expect(openedPool.waitingCount).toBe(0);
+        console.log(
+          `pg-bounds frozen: slowest failure ${JSON.stringify(slowest)} ms (bounds ${ACQUIRE} + ${QUERY}); plain pool waiters ${plain.waitingCount}`,
+        );
+        for (const ms of Object.values(slowest)) expect(ms).toBeLessThan(ACQUIRE + QUERY + MARGIN);
+      } finally {
+        cluster.thaw();
+      }
+
+      // After the thaw: both work again at once, on connections that are not the destroyed ones.
+      const thawed = performance.now();
+      for (const store of Object.values(stores)) {
+        for (;;) {
+          const ok = await store.findClient('a').then(
+            () => true,
+            () => false,
+          );
+          if (ok) break;
+          expect(performance.now() - thawed, 'working again after the thaw').toBeLessThan(5000);
+          await sleep(50);
+        }
+      }
+      expect(plain.totalCount).toBeLessThanOrEqual(2);
+      expect(openedPool.totalCount).toBeLessThanOrEqual(2);
+    } finally {
+      await opened.close();
+      await plain.end();
+    }
+  });
+
+  /** A client, a grant, its access token and its refresh token, paired. */
+  async function family(storage: PostgresStorage, n: string): Promise<{ access: OAuthTokenRecord; refresh: OAuthTokenRecord }> {
+    const client: ClientRecord = { id: `c${n}`, name: 'App', redirectUri: 'https://app.example/cb', secretHash: null, createdAt: T };
+    await storage.saveClient(client);
+    const grant: OAuthGrantRecord = {
+      id: `g${n}`,
+      kind: 'oauth',
+      clientId: client.id,
+      account: { uuid: `u${n}`, name: 'Ada', email: 'ada@example.com' },
+      scope: ['read'],
+      createdAt: T,
+      revokedAt: null,
+    };
+    const base = { grantId: grant.id, clientId: client.id, scope: ['read'], issuedAt: T, rotatedAt: null, revokedAt: null };
+    const access: OAuthTokenRecord = { ...base, hash: `a${n}`, kind: 'access', expiresAt: T + 3_600_000, pairHash: null };
+    const refresh: OAuthTokenRecord = { ...base, hash: `r${n}`, kind: 'refresh', expiresAt: null, pairHash: access.hash };
+    await storage.createGrant(grant, { tokens: [access, refresh] });
+    return { access, refresh };
+  }
+
+  it.each(['UPDATE', 'COMMIT'])(
+    'a refresh-token rotation cut by the bound (frozen before its %s): rotated whole (COMMIT) or not at all (UPDATE), never half; the store works after the thaw',
+    async (statement) => {
+      const schema = `ag_bounds_rotate_${statement.toLowerCase()}`;
+      const app = `ag_bounds_${statement.toLowerCase()}`;
+      const inner = new pg.Pool({ connectionString: cluster.url, max: 2, application_name: app });
+      // Freezes the database just before the rotation sends `statement`.
+      let armed = false;
+      const freezing: PgPool = {
+        query: (text, values) => inner.query(text, values),
+        async connect() {
+          const client = await inner.connect();
+          return {
+            query(text, values) {
+              if (armed && text.trim().startsWith(statement)) {
+                armed = false;
+                cluster.freeze();
+              }
+              return client.query(text, values);
+            },
+            release: (destroy) => client.release(destroy),
+            on: (event, listener) => client.on(event, listener),
+            off: (event, listener) => client.off(event, listener),
+          };
+        },
+      };
+      const storage = new PostgresStorage(freezing, { schema, acquireTimeoutMs: ACQUIRE, queryTimeoutMs: QUERY });
+      try {
+        await storage.migrate();
+        const { access, refresh } = await family(storage, statement);
+        const next: OAuthTokenRecord[] = [
+          { ...access, hash: `${access.hash}-2`, issuedAt: T + 1 },
+          { ...refresh, hash: `${refresh.hash}-2`, issuedAt: T + 1, pairHash: `${access.hash}-2` },
+        ];
+        armed = true;
+        let ms: number;
+        try {
+          ({ ms } = await failure(storage.rotateRefreshToken(refresh.hash, T + 1, next)));
+        } finally {
+          cluster.thaw();
+        }
+        expect(ms).toBeLessThan(ACQUIRE + QUERY + MARGIN);
+
+        // The backend of the destroyed connection reads what was sent, then the end of its socket,
+        // and exits: only then is the outcome final.
+        for (let i = 0; ; i++) {
+          const { rows } = await admin.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [app]);
+          if (rows[0].n === 0) break;
+          expect(i, 'the cut connection’s backend exits after the thaw').toBeLessThan(200);
+          await sleep(25);
+        }
+        const state = async () => {
+          const { rows } = await admin.query(
+            `SELECT (SELECT rotated_at FROM "${schema}".authgate_tokens WHERE hash = $1) AS rotated,
+                  (SELECT revoked_at FROM "${schema}".authgate_tokens WHERE hash = $2) AS access_revoked,
+                  (SELECT count(*)::int FROM "${schema}".authgate_tokens WHERE hash = ANY($3)) AS inserted`,
+            [refresh.hash, access.hash, next.map((t) => t.hash)],
+          );
+          return rows[0] as { rotated: string | null; access_revoked: string | null; inserted: number };
+        };
+        const after = await state();
+        const whole = { rotated: String(T + 1), access_revoked: String(T + 1), inserted: 2 };
+        const nothing = { rotated: null, access_revoked: null, inserted: 0 };
+        expect(after).toEqual(statement === 'UPDATE' ? nothing : whole);
+
+        // The store works after the thaw: the refresh token the client may still hold is the one
+        // the database says is live.
+        const live = statement === 'UPDATE' ? refresh.hash : next[1]!.hash;
+        const again = await storage.rotateRefreshToken(live, T + 2, [
+          { ...refresh, hash: `${refresh.hash}-3`, issuedAt: T + 2, pairHash: null },
+        ]);
+        expect(again.ok).toBe(true);
+      } finally {
+        cluster.thaw();
+        await inner.end();
+      }
+    },
+  );
+});
