@@ -20,7 +20,7 @@ import {
   type OAuthRequest,
   type OAuthResponse,
   type OAuthRoute,
-  type ProtectedResource,
+  type ResourceCheck,
   type RouteWhere,
 } from '../src/index.js';
 
@@ -95,29 +95,30 @@ export function caseFoldedPaths(routes: readonly OAuthRoute[], basePath: string)
 }
 
 /**
- * The protected resource whose requests a `requireToken(server, { resource })` checks, looked up
- * once, when the middleware is made; undefined without `resource` (the plain bearer check).
+ * The check of a `requireToken(server, { resource })`, its protected resource resolved once, when
+ * the middleware is made (`server.resourceCheck`); undefined without `resource` (the plain bearer
+ * check).
  * @throws ConfigError when `server` is none, an option is unknown, or `resource` is not one of the
  *   server's `protectedResources`.
  */
-export function resourceOf(server: AuthorizationServer, options: { resource?: string | undefined }): ProtectedResource | undefined {
+export function resourceOf(server: AuthorizationServer, options: { resource?: string | undefined }): ResourceCheck | undefined {
   checkRequireToken(server, options);
-  return options.resource === undefined ? undefined : server.protectedResource(options.resource);
+  return options.resource === undefined ? undefined : server.resourceCheck(options.resource);
 }
 
 /**
  * The bearer check of `requireToken`: without a resource, the plain one, with no options object
- * (every protected request takes it); else the check as a request to `resource`
+ * (every protected request takes it); else the check of the resource
  * (docs/reference.md#protected-resources-rfc-9728), whose scope rule is given `body`, the body the
  * framework parsed, if any (the stream is never read here).
  */
 export function checkToken(
   server: AuthorizationServer,
   request: OAuthRequest,
-  resource: ProtectedResource | undefined,
+  resource: ResourceCheck | undefined,
   body: unknown,
 ): Promise<AuthenticateResult> {
-  return resource === undefined ? server.authenticate(request) : server.authenticate(request, { resource: resource.resource, body });
+  return resource === undefined ? server.authenticate(request) : resource(request, { body });
 }
 
 /**

@@ -8,6 +8,7 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WORKLOADS, type WorkloadId } from './authgate.js';
+import { concurrencySection, type ConcurrencyResult } from './concurrency.js';
 import { growthSection, type GrowthResult } from './growth.js';
 import { httpSection, ROUTES, type HttpResult } from './http/run.js';
 import { inprocSection, primitivesSection, type InprocResult } from './inproc.js';
@@ -27,6 +28,7 @@ export interface BenchResult {
   growth?: GrowthResult;
   http?: HttpResult;
   postgres?: PostgresResult;
+  concurrency?: ConcurrencyResult;
   profiles?: ProfileSummary[];
   skipped: string[];
   markdown: string;
@@ -270,6 +272,62 @@ function postgresMarkdown(p: Extract<PostgresResult, { series: Series[] }>, roun
   ].join('\n');
 }
 
+function concurrencyMarkdown(c: Exclude<ConcurrencyResult, { skipped: string }>): string {
+  const ms = (v: number) => v.toFixed(1);
+  const floorRows = [c.floor.select1, c.floor.lookup, c.floor.transaction].map((r) => [
+    r.name,
+    fmtOps(r.opsPerSecond),
+    ms(r.p50),
+    ms(r.p99),
+  ]);
+  const rows = c.workloads.map((w) => [
+    title(w.id),
+    fmtOps(w.opsPerSecond),
+    ms(w.p50),
+    ms(w.p99),
+    `${w.roundTrips}`,
+    fmtOps(w.lookupFloor),
+    fmtOps(w.lookupFloor / w.roundTrips),
+    `${(w.share * 100).toFixed(0)}%`,
+  ]);
+  const out = [
+    `### Concurrency on PostgreSQL: ${c.concurrency} operations in flight, a pool of ${c.pool} (one run each)`,
+    '',
+    table(['database floor', 'ops/s', 'p50 ms', 'p99 ms'], floorRows),
+    '',
+    table(
+      [
+        'workload',
+        'ops/s',
+        'p50 ms',
+        'p99 ms',
+        'round trips per op',
+        'lookup floor right before, ops/s',
+        'bound: floor ÷ round trips',
+        'share of the bound',
+      ],
+      rows,
+    ),
+  ];
+  if (c.scaleOut.length) {
+    out.push(
+      '',
+      table(
+        ['workload', 'one process, ops/s', 'two processes together, ops/s', 'two ÷ one'],
+        c.scaleOut.map((s) => [
+          title(s.id),
+          fmtOps(s.oneProcess),
+          fmtOps(s.twoProcesses),
+          `${(s.twoProcesses / s.oneProcess).toFixed(2)}×`,
+        ]),
+      ),
+      '',
+      'Two processes: each with its own pool of the same size and the same operations in flight, on one database, started together.',
+    );
+  }
+  return out.join('\n');
+}
+
 function profileMarkdown(list: ProfileSummary[]): string {
   const out = ['### CPU profiles (authgate, MemoryStorage): top self time', ''];
   for (const p of list) {
@@ -335,6 +393,13 @@ export async function runBench(options: BenchOptions): Promise<BenchResult> {
     if ('skipped' in result.postgres) result.skipped.push(result.postgres.skipped);
     else parts.push('', postgresMarkdown(result.postgres, options.rounds));
     lap('PostgreSQL');
+  }
+  if (has('concurrency')) {
+    options.log('== concurrency on PostgreSQL');
+    result.concurrency = await concurrencySection(core, options);
+    if ('skipped' in result.concurrency) result.skipped.push(result.concurrency.skipped);
+    else parts.push('', concurrencyMarkdown(result.concurrency));
+    lap('concurrency');
   }
   if (has('profile')) {
     options.log('== CPU profiles');

@@ -5,29 +5,12 @@
  * queries of connections checked out for transactions, BEGIN and COMMIT included).
  * Tables go to a schema of their own (`authgate_bench_<pid>`), dropped at the end.
  */
-import type { Storage } from '../src/index.js';
 import { authgateContenders, WORKLOADS, type WorkloadId } from './authgate.js';
 import { authgateFixture } from './lib/fixture.js';
 import { loadOptional, type CoreModule } from './lib/load.js';
 import { measure, type Series } from './lib/measure.js';
 import type { BenchOptions } from './lib/options.js';
-
-// What the bench needs of authgate/postgres, declared here: that module may still be in the works.
-interface PgQueryResult {
-  rows: Record<string, unknown>[];
-  rowCount: number | null;
-}
-interface PgPoolClient {
-  query(text: string, values?: unknown[]): Promise<PgQueryResult>;
-  release(destroy?: boolean | Error): void;
-}
-interface PgPool {
-  query(text: string, values?: unknown[]): Promise<PgQueryResult>;
-  connect(): Promise<PgPoolClient>;
-}
-interface PostgresStorageModule {
-  PostgresStorage: new (pool: PgPool, options?: { schema?: string }) => Storage & { migrate(): Promise<unknown> };
-}
+import { countedPool, openPool, type PostgresStorageModule } from './lib/pg.js';
 
 export interface RoundTrips {
   /** Per operation. */
@@ -47,27 +30,8 @@ export async function postgresSection(core: CoreModule, options: BenchOptions): 
   if (!url) return { skipped: 'PostgreSQL: skipped, DATABASE_URL is not set (eval "$(bash .ci/pg-start)" starts a throwaway server).' };
   const loaded = await loadOptional<PostgresStorageModule>('postgres', ['PostgresStorage'], options.dist);
   if (!loaded.ok) return { skipped: `PostgreSQL: skipped, ${loaded.reason}.` };
-  const { default: pg } = await import('pg');
-  const pool = new pg.Pool({ connectionString: url, max: 4 });
-  pool.on('error', () => {});
-  const counts = { queries: 0, transactions: 0 };
-  const counted: PgPool = {
-    query: (text: string, values?: unknown[]) => {
-      counts.queries++;
-      return pool.query(text, values) as Promise<PgQueryResult>;
-    },
-    async connect(): Promise<PgPoolClient> {
-      counts.transactions++;
-      const client = await pool.connect();
-      return {
-        query: (text: string, values?: unknown[]) => {
-          counts.queries++;
-          return client.query(text, values) as Promise<PgQueryResult>;
-        },
-        release: (destroy?: boolean | Error) => client.release(destroy),
-      };
-    },
-  };
+  const pool = await openPool(url, 4);
+  const { pool: counted, counts } = countedPool(pool);
   const schema = `authgate_bench_${process.pid}`;
   try {
     const serverVersion = String((await pool.query('SHOW server_version')).rows[0]?.server_version ?? '?');

@@ -116,11 +116,29 @@ export function clientMetadata(value: unknown): Record<string, unknown> {
   return JSON.parse(json) as Record<string, unknown>;
 }
 
-/** The callback URL of a client, as `registerClient` checks it. */
-export function clientRedirectUri(value: unknown, isPublic: boolean): string {
-  const problem = typeof value === 'string' ? redirectUriProblem(value, isPublic) : 'is not a string';
+/**
+ * The callback URL of a client, as `registerClient` checks it. A client has exactly one: a list
+ * (as `redirectUris`, the name other servers use, or as `redirectUri`) is refused with a
+ * description that names the option.
+ */
+export function clientRedirectUri(value: unknown, isPublic: boolean, input?: object): string {
+  if (value === undefined && input !== undefined && 'redirectUris' in input) {
+    throw fieldRefused(
+      'redirectUri',
+      'registerClient takes one callback URL as redirectUri (a string), not redirectUris: a client has exactly one callback URL.',
+    );
+  }
+  if (typeof value !== 'string') {
+    throw fieldRefused(
+      'redirectUri',
+      value === undefined
+        ? 'The callback URL (redirectUri) is missing: a client has exactly one callback URL, a string.'
+        : 'The callback URL (redirectUri) must be a string: a client has exactly one callback URL.',
+    );
+  }
+  const problem = redirectUriProblem(value, isPublic);
   if (problem) throw fieldRefused('redirectUri', `The callback URL ${problem}.`);
-  return value as string;
+  return value;
 }
 
 /**
@@ -169,7 +187,7 @@ export async function createClient(
 ): Promise<RegisteredClient | RegisteredPublicClient> {
   const name = clientName(input?.name);
   const isPublic = input.public === true;
-  const redirectUri = clientRedirectUri(input.redirectUri, isPublic);
+  const redirectUri = clientRedirectUri(input.redirectUri, isPublic, input);
   const owner = input.owner === undefined ? undefined : clientOwner(input.owner);
   const metadata = input.metadata === undefined ? undefined : clientMetadata(input.metadata);
   const responseTypes = input.responseTypes === undefined ? undefined : typeList(input.responseTypes, RESPONSE_TYPES);

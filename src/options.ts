@@ -13,6 +13,22 @@ import type { Account, AuditEvent, Clock, OAuthRequest, ProtectedResource, Resou
 const hasMethods = (value: unknown, names: readonly string[]) =>
   typeof value === 'object' && value !== null && missingMethods(value, names).length === 0;
 
+/** What the `storage` option lacks, and what to pass instead: a newcomer's first error. */
+function storageProblem(value: unknown): string {
+  if (value === undefined || value === null) {
+    return (
+      "none given: pass new MemoryStorage() (from 'authgate': one process, for development and tests), " +
+      "a PostgresStorage (openPostgresStorage from 'authgate/postgres') or your own store " +
+      '(docs/guide.md, "The Storage interface, method by method")'
+    );
+  }
+  const missing = missingMethods(value, CORE_STORAGE_METHODS);
+  if (typeof value !== 'object' || missing.length === CORE_STORAGE_METHODS.length) {
+    return `expected a Storage (an object with ${CORE_STORAGE_METHODS.join(', ')}), such as new MemoryStorage() or a PostgresStorage`;
+  }
+  return `expected a Storage: it lacks ${missing.join(', ')} (the core methods, CORE_STORAGE_METHODS, are ${CORE_STORAGE_METHODS.join(', ')}: docs/reference.md#storage-groups)`;
+}
+
 const seconds = z
   .number()
   .int()
@@ -61,10 +77,7 @@ const scopeToken = z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]{1,64}$/, 'expecte
 const schema = z
   .object({
     /** Its core (`CoreStorage`); a group is required where its feature is used (`requireGroup`). */
-    storage: z.custom<Storage>(
-      (v) => hasMethods(v, CORE_STORAGE_METHODS),
-      `expected a Storage (an object with ${CORE_STORAGE_METHODS.join(', ')})`,
-    ),
+    storage: z.custom<Storage>((v) => hasMethods(v, CORE_STORAGE_METHODS), { error: (issue) => storageProblem(issue.input) }),
     sessions: z.custom<UserSessions>(
       (v) => hasMethods(v, ['current']),
       'expected a UserSessions (an object with a current(request) method)',

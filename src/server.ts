@@ -1,7 +1,7 @@
 import { checkBrowserBinding, checkSecret } from './checks/browser-binding.js';
 import type { Context } from './context.js';
 import { deviceAuthorization, deviceSignIn, enterUserCode, type UserCodeOutcome } from './device/device-authorization.js';
-import { authenticate, authenticateResource } from './endpoints/authenticate.js';
+import { authenticate, authenticateNamed } from './endpoints/authenticate.js';
 import { authorize } from './endpoints/authorize.js';
 import { approve, deny, resume } from './endpoints/interaction.js';
 import { introspect } from './endpoints/introspect.js';
@@ -17,7 +17,7 @@ import type { ClientTypes, ClientUpdate } from './management.js';
 import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions } from './options.js';
 import { createPersonalToken, listPersonalTokens, revokePersonalToken } from './personal/personal-tokens.js';
 import { instanceContext } from './instance.js';
-import type { AuthenticateOptions, AuthenticateResult, AuthorizationInfo, AuthorizeDecision, ClientInfo } from './types.js';
+import type { AuthenticateOptions, AuthenticateResult, AuthorizationInfo, AuthorizeDecision, ClientInfo, ResourceCheck } from './types.js';
 import type { CreatedPersonalToken, OAuthRequest, OAuthResponse, PersonalTokenInfo, PersonalTokenInput } from './types.js';
 import type { ProtectedResource, RegisteredClient, RegisteredPublicClient } from './types.js';
 
@@ -206,7 +206,19 @@ export class AuthorizationServer {
     // Storage failures are caught inside (a 503), without a wrapper promise on every API request.
     return options === undefined
       ? authenticate(this.ctx, request, this.reporter)
-      : authenticateResource(this.ctx, request, this.reporter, options);
+      : authenticateNamed(this.ctx, request, this.reporter, options);
+  }
+
+  /**
+   * The check of `authenticate(request, { resource, body, readBody })` for one of the `protectedResources`, the resource resolved
+   * once, here: the adapters' `requireToken(server, { resource })` makes one when it is made.
+   * @throws ConfigError when `resource` is not one of them.
+   * @group Resource
+   */
+  resourceCheck(resource: string): ResourceCheck {
+    const entry = protectedResource(this.ctx, resource);
+    return (request, body) =>
+      authenticate(this.ctx, request, this.reporter, { resource: entry, body: body?.body, readBody: body?.readBody });
   }
 
   /**

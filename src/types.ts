@@ -253,6 +253,15 @@ export interface AuthenticateOptions {
 }
 
 /**
+ * The check of `AuthorizationServer.authenticate(request, { resource, body, readBody })` for one
+ * protected resource, the resource resolved once (`AuthorizationServer.resourceCheck`): the
+ * adapters' `requireToken(server, { resource })` makes one when it is made, and calls it per
+ * request with the body the framework parsed, if any.
+ * @group Resource
+ */
+export type ResourceCheck = (request: OAuthRequest, body?: Pick<AuthenticateOptions, 'body' | 'readBody'>) => Promise<AuthenticateResult>;
+
+/**
  * A registered confidential application, as returned once by `registerClient()`.
  * @group Authorization
  */

@@ -147,14 +147,13 @@ export function requireToken(
 ): MiddlewareHandler<{ Variables: OAuthVariables }> {
   checkRequireToken(server, options, ['resource', 'bodyLimit']);
   if (options.resource !== undefined) {
+    // Resolved once, here: the check is handed the resource, never looks it up per request.
     const entry = server.protectedResource(options.resource);
+    const check = server.resourceCheck(options.resource);
     const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
     return async (c, next) => {
-      const result = await server.authenticate(bearerRequest(c), {
-        resource: entry.resource,
-        // Only a rule of the resource's own looks at the body (a clone), and only when it runs.
-        ...(entry.requiredScope && { readBody: () => jsonForRule(c.req, limit) }),
-      });
+      // Only a rule of the resource's own looks at the body (a clone), and only when it runs.
+      const result = await check(bearerRequest(c), entry.requiredScope && { readBody: () => jsonForRule(c.req, limit) });
       if (!result.ok) return send(c, result.response);
       c.set('oauth', result.token);
       await next();

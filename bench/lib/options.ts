@@ -1,7 +1,7 @@
 /** The command line of `npm run bench` (after `--`), and its environment equivalents. */
 import { WORKLOAD_IDS, type WorkloadId } from '../authgate.js';
 
-export const SECTIONS = ['inproc', 'growth', 'http', 'postgres', 'profile'] as const;
+export const SECTIONS = ['inproc', 'growth', 'http', 'postgres', 'concurrency', 'profile'] as const;
 export type Section = (typeof SECTIONS)[number];
 
 export interface BenchOptions {
@@ -24,6 +24,10 @@ export interface BenchOptions {
   httpConnections: number;
   /** HTTP servers in the benchmark's own process instead of a child process (smoke). */
   httpInProcess: boolean;
+  /** Concurrency section: operations in flight, connections in the pool, operations per run. */
+  concurrency: number;
+  pool: number;
+  concurrencyOps: number;
   /** CPU-profile each HTTP server process (node --cpu-prof) and summarise it. */
   httpProfile: boolean;
   /** ms of profiling per workload. */
@@ -46,13 +50,16 @@ export const USAGE = `npm run bench [-- options]
   --chain N            rotations of the long refresh chain (default 50000)
   --http-requests N    requests per HTTP W1x run (default 5000); --http-seconds S for the others (default 1)
   --connections N      HTTP connections (default 16)
+  --concurrency N      concurrency section: operations in flight (default 32)
+  --pool N             concurrency section: connections in the pool (default 10)
+  --concurrency-ops N  concurrency section: operations per workload run (default 2000)
   --http-profile       CPU-profile each HTTP server process too (node --cpu-prof; slows it a little)
   --profile-ms MS      ms of CPU profile per workload (default 1500)
   --dist               measure the built package (npm run build first) instead of the sources
   --out DIR            where results.json, table.md and the .cpuprofile files go (default bench/results)
 
   Quick rerun of one workload, in-process only:  npm run bench -- --only W2 --sections inproc
-  PostgreSQL section: set DATABASE_URL (eval "$(bash .ci/pg-start)" starts a throwaway server).`;
+  PostgreSQL and concurrency sections: set DATABASE_URL (eval "$(bash .ci/pg-start)" starts a throwaway server).`;
 
 export function parseOptions(
   argv: string[],
@@ -74,6 +81,9 @@ export function parseOptions(
     httpSeconds: smoke ? 0 : 1,
     httpConnections: smoke ? 2 : 16,
     httpInProcess: smoke,
+    concurrency: smoke ? 4 : 32,
+    pool: smoke ? 2 : 10,
+    concurrencyOps: smoke ? 8 : 2_000,
     httpProfile: false,
     profileMs: smoke ? 50 : 1_500,
     dist: env.BENCH_DIST === '1',
@@ -148,6 +158,15 @@ export function parseOptions(
         break;
       case '--connections':
         options.httpConnections = Math.max(1, int(i++));
+        break;
+      case '--concurrency':
+        options.concurrency = Math.max(1, int(i++));
+        break;
+      case '--pool':
+        options.pool = Math.max(1, int(i++));
+        break;
+      case '--concurrency-ops':
+        options.concurrencyOps = Math.max(1, int(i++));
         break;
       case '--profile-ms':
         options.profileMs = int(i++);

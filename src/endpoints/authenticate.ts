@@ -3,22 +3,61 @@ import { covers, requiredScope } from '../checks/scope.js';
 import { copyAccount } from '../storage/copy.js';
 import { audienceAllows } from '../checks/audience.js';
 import type { GrantRecord, OAuthTokenRecord, TokenRead } from '../storage/types.js';
-import { ConfigError, OAuthError } from '../errors.js';
+import { OAuthError } from '../errors.js';
 import { errorResponse, queryParams, repeatedAuthorization } from '../http.js';
-import { isPending, lookupToken, MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
+import { isPending, liveness, lookupToken, MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
 import { verifyPersonal } from '../personal/personal-tokens.js';
+import { protectedResource } from './resource-metadata.js';
 import type { AuthenticateOptions, AuthenticateResult, OAuthRequest, ProtectedResource, VerifiedToken } from '../types.js';
+
+/**
+ * The bearer check (RFC 6750; docs/reference.md#resource-check): one function, `authenticate`,
+ * for every request that presents an access token. The plain check (`server.authenticate(request)`,
+ * `requireToken(server)`) is the case with no `BearerNeeds`; a request to one of the
+ * `protectedResources` and a check that needs a fixed scope (`requireBearerScope`) are the
+ * cases with them. Which tokens are live is `liveness` (src/tokens/lookup.ts), shared with
+ * introspection and revocation.
+ */
 
 /** `Bearer <b64token>` (RFC 6750 §2.1), the scheme in any case. */
 const WELL_FORMED = /^bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 const CANONICAL = /^Bearer [A-Za-z0-9\-._~+/]+=*$/;
 
-function challenge(ctx: Context, status: number, error?: string, description?: string, scope?: string): AuthenticateResult {
+/**
+ * Why a request is refused, before its answer is written: the status and RFC 6750 error of a
+ * challenge. Constants, so refusing allocates nothing until the answer itself.
+ */
+interface Refusal {
+  readonly status: number;
+  readonly error?: string;
+  readonly description?: string;
+}
+
+// RFC 6750 §3.1: with no credentials, no error code; the body still says what is missing.
+const NO_TOKEN: Refusal = { status: 401 };
+const REPEATED: Refusal = { status: 400, error: 'invalid_request', description: 'The request carries more than one Authorization header.' };
+const TWO_PLACES: Refusal = { status: 400, error: 'invalid_request', description: 'The access token was sent in more than one place.' };
+const MALFORMED: Refusal = { status: 400, error: 'invalid_request', description: 'The Authorization header is malformed.' };
+const INVALID: Refusal = { status: 401, error: 'invalid_token', description: 'The access token is invalid, expired or revoked.' };
+const METHOD_SCOPE: Refusal = {
+  status: 403,
+  error: 'insufficient_scope',
+  description: 'The access token does not allow this request method.',
+};
+const REQUEST_SCOPE: Refusal = { status: 403, error: 'insufficient_scope', description: 'The access token does not allow this request.' };
+
+/**
+ * The challenge that answers `refusal`: `scope` is what the request needs (RFC 6750 §3), and a
+ * request to a protected resource names its metadata (`resource_metadata`, RFC 9728 §5.1), so a
+ * client knows what to ask for and where.
+ */
+function challenge(ctx: Context, refusal: Refusal, scope?: string, resource?: ProtectedResource): AuthenticateResult {
+  const { status, error, description } = refusal;
   let value = `Bearer realm="${ctx.options.realm}"`;
   if (error) value += `, error="${error}"`;
   if (description) value += `, error_description="${description}"`;
   if (scope) value += `, scope="${scope}"`;
-  // With no credentials RFC 6750 §3.1 wants no error code; the body still says what is missing.
+  if (resource) value += `, resource_metadata="${resource.metadataUrl}"`;
   const body = error
     ? { error, error_description: description }
     : { error_description: 'An access token is required (Authorization: Bearer <token>).' };
@@ -33,38 +72,35 @@ function challenge(ctx: Context, status: number, error?: string, description?: s
 }
 
 /**
- * The bearer token of a request, or the challenge that answers it. The common case (one
+ * The bearer token of a request, or why there is none to check. The common case (one
  * well-formed `Authorization: Bearer` header, no token in the query) is one regex; anything
  * else is classified by `classify`.
  */
-function bearerToken(ctx: Context, request: OAuthRequest): string | AuthenticateResult {
+function bearerToken(request: OAuthRequest): string | Refusal {
   const raw = request.headers['authorization'];
   if (typeof raw === 'string' && !request.url.includes('access_token')) {
     // `Bearer ` as clients write it: a case-sensitive test without captures is the cheapest check.
     if (raw.length <= MAX_TOKEN_LENGTH + 7 && CANONICAL.test(raw)) return raw.slice(7);
-    const wellFormed = WELL_FORMED.exec(raw);
-    if (wellFormed && wellFormed[1]!.length <= MAX_TOKEN_LENGTH) return wellFormed[1]!;
+    const token = WELL_FORMED.exec(raw)?.[1];
+    if (token !== undefined && token.length <= MAX_TOKEN_LENGTH) return token;
   }
-  return classify(ctx, request);
+  return classify(request);
 }
 
-function classify(ctx: Context, request: OAuthRequest): string | AuthenticateResult {
-  if (repeatedAuthorization(request)) {
-    return challenge(ctx, 400, 'invalid_request', 'The request carries more than one Authorization header.');
-  }
+function classify(request: OAuthRequest): string | Refusal {
+  if (repeatedAuthorization(request)) return REPEATED;
   const raw = request.headers['authorization'];
   const value = Array.isArray(raw) ? raw[0] : raw;
   // Parse the query only when it could hold a token.
   const inQuery = request.url.includes('access_token') && queryParams(request).has('access_token');
-  const wellFormed = value === undefined || inQuery ? null : WELL_FORMED.exec(value);
-  if (wellFormed && wellFormed[1]!.length <= MAX_TOKEN_LENGTH) return wellFormed[1]!;
+  const token = value === undefined || inQuery ? undefined : WELL_FORMED.exec(value)?.[1];
+  if (token !== undefined && token.length <= MAX_TOKEN_LENGTH) return token;
   // RFC 6750 §3: no authentication information at all → 401 with no error code. A token in
   // the URL is ignored (OAuth 2.1 §5.1): URLs end up in logs.
-  if (value === undefined || !/^bearer(\s|$)/i.test(value)) return challenge(ctx, 401);
-  if (inQuery) return challenge(ctx, 400, 'invalid_request', 'The access token was sent in more than one place.');
-  const match = /^bearer +(\S+)$/i.exec(value);
-  if (!match) return challenge(ctx, 400, 'invalid_request', 'The Authorization header is malformed.');
-  return challenge(ctx, 401, 'invalid_token', 'The access token is invalid, expired or revoked.');
+  if (value === undefined || !/^bearer(\s|$)/i.test(value)) return NO_TOKEN;
+  if (inQuery) return TWO_PLACES;
+  if (!/^bearer +(\S+)$/i.test(value)) return MALFORMED;
+  return INVALID;
 }
 
 /** 503 without `invalid_token`, so clients do not throw away good tokens during an outage. */
@@ -88,39 +124,85 @@ function verifiedAccess(ctx: Context, token: Readonly<OAuthTokenRecord>, grant: 
 }
 
 /**
- * The resource API's check of `Authorization: Bearer <token>` (RFC 6750;
- * docs/reference.md#resource-check). Scope follows the HTTP method (docs/reference.md#scope):
- * `read` for GET and HEAD, `write` for the rest.
+ * The token a found record stands for at a bearer check, or `null`: a live (`liveness`) OAuth
+ * access token whose audience allows `resource`, or a personal access token (`verifyPersonal`,
+ * which also records its use). A token issued for named resources (RFC 8707) is accepted only
+ * by a check for one of them, never by one that names no resource; a personal access token (no
+ * audience) by every one, as an OAuth token issued without one. Refresh tokens never.
  */
-export async function authenticate(ctx: Context, request: OAuthRequest, report: (error: unknown) => void): Promise<AuthenticateResult> {
+function verified(
+  ctx: Context,
+  found: NonNullable<TokenRead>,
+  now: number,
+  resource: ProtectedResource | undefined,
+  report: (error: unknown) => void,
+): VerifiedToken | null {
+  const token = found.token;
+  if (token.kind === 'access') {
+    const allowed = resource === undefined ? token.audience === undefined : audienceAllows(token, resource.resource);
+    return allowed && liveness(found, now) === 'live' ? verifiedAccess(ctx, token, found.grant) : null;
+  }
+  return token.kind === 'personal' ? verifyPersonal(ctx, found, now, report) : null;
+}
+
+/**
+ * What a bearer check asks beyond the plain one (which is the case without them): the protected
+ * resource a request is to, or a scope every request needs.
+ */
+export interface BearerNeeds {
+  /**
+   * The protected resource the request is to, resolved once by the caller
+   * (`protectedResource`, when a `requireToken` or a `resourceCheck` is made): the token's
+   * audience must allow it, its `requiredScope` decides the scope, and every challenge names its
+   * metadata (docs/reference.md#checking-a-request-to-a-resource).
+   */
+  readonly resource?: ProtectedResource | undefined;
+  /** The body the framework parsed, for the resource's `requiredScope`. */
+  readonly body?: unknown;
+  /** Reads the body for the resource's `requiredScope` when `body` is undefined: called at most once. */
+  readonly readBody?: (() => unknown) | undefined;
+  /**
+   * Every scope value the token must hold, instead of the scope rule of the server or of the
+   * resource: a 403 `insufficient_scope` names them (`scope="…"`, RFC 6750 §3.1).
+   */
+  readonly scope?: readonly string[] | undefined;
+  /**
+   * The token, when the caller took it from elsewhere than the `Authorization` header (a form
+   * body, RFC 6750 §2.2) and made sure it was sent in one place only; else the header's.
+   */
+  readonly token?: string | undefined;
+}
+
+/**
+ * The bearer check of `Authorization: Bearer <token>` (RFC 6750; docs/reference.md#resource-check),
+ * the one for every caller: without `needs`, the plain check, where the scope follows the HTTP
+ * method (docs/reference.md#scope: `read` for GET and HEAD, `write` for the rest); with them, as
+ * `BearerNeeds` says. A storage outage or a throwing host hook (clock, scope rule) is a 503,
+ * reported.
+ *
+ * The plain case is the most tuned path of the server (docs/architecture.md#hot-paths): no
+ * `await` when the store answers at once (`isPending`), and nothing allocated for the cases
+ * with needs.
+ */
+export async function authenticate(
+  ctx: Context,
+  request: OAuthRequest,
+  report: (error: unknown) => void,
+  needs?: BearerNeeds,
+): Promise<AuthenticateResult> {
   // Everything inside one try (free until something throws), rather than a wrapper promise on
-  // every API request: a storage outage or a throwing host hook (clock, scope rule) is a 503.
+  // every API request.
   try {
-    const token = bearerToken(ctx, request);
-    if (typeof token !== 'string') return token;
+    const token = needs?.token ?? bearerToken(request);
+    if (typeof token !== 'string') return needs === undefined ? challenge(ctx, token) : await refuse(ctx, token, request, needs);
     // Only a verified JWT names an access token when they are JWTs (a bare `jti` is no credential).
     const read = lookupToken(ctx, token, true);
     const found = isPending(read) ? await read : read;
-    const now = ctx.clock.now();
-    if (
-      !found ||
-      found.token.kind !== 'access' ||
-      // Issued for named resources (RFC 8707): only `requireToken(server, { resource })` for one
-      // of them accepts it, never a check that names no resource.
-      found.token.audience !== undefined ||
-      found.token.revokedAt !== null ||
-      found.grant.revokedAt !== null ||
-      (found.token.expiresAt !== null && now >= found.token.expiresAt)
-    ) {
-      // A personal access token is told apart only here, off the path of OAuth access tokens.
-      if (found?.token.kind === 'personal') return personal(ctx, request, found, now, report);
-      return challenge(ctx, 401, 'invalid_token', 'The access token is invalid, expired or revoked.');
-    }
-    const allowed = ctx.scopes.check(found.token.scope, request);
-    if (!allowed.ok) {
-      return challenge(ctx, 403, 'insufficient_scope', 'The access token does not allow this request method.', allowed.needed);
-    }
-    return { ok: true, token: verifiedAccess(ctx, found.token, found.grant) };
+    const verifiedToken = found === null ? null : verified(ctx, found, ctx.clock.now(), needs?.resource, report);
+    if (verifiedToken === null) return needs === undefined ? challenge(ctx, INVALID) : await refuse(ctx, INVALID, request, needs);
+    if (needs !== undefined) return await scoped(ctx, verifiedToken, request, needs);
+    const allowed = ctx.scopes.check(verifiedToken.scope, request);
+    return allowed.ok ? { ok: true, token: verifiedToken } : challenge(ctx, METHOD_SCOPE, allowed.needed);
   } catch (error) {
     report(error);
     return unavailable();
@@ -128,132 +210,96 @@ export async function authenticate(ctx: Context, request: OAuthRequest, report: 
 }
 
 /**
- * The bearer check of a personal access token (docs/reference.md#personal-access-tokens): the
- * same answers and scope rule as for an OAuth access token.
+ * The refusal of a check with needs: a 401 also names the scope the request needs (a fixed one
+ * is named only by the 403), and a request to a resource names its metadata.
  */
-function personal(
-  ctx: Context,
-  request: OAuthRequest,
-  found: NonNullable<TokenRead>,
-  now: number,
-  report: (error: unknown) => void,
-): AuthenticateResult {
-  const token = verifyPersonal(ctx, found, now, report);
-  if (!token) return challenge(ctx, 401, 'invalid_token', 'The access token is invalid, expired or revoked.');
-  const allowed = ctx.scopes.check(token.scope, request);
-  if (!allowed.ok) {
-    return challenge(ctx, 403, 'insufficient_scope', 'The access token does not allow this request method.', allowed.needed);
+async function refuse(ctx: Context, refusal: Refusal, request: OAuthRequest, needs: BearerNeeds): Promise<AuthenticateResult> {
+  const resource = needs.resource;
+  if (resource === undefined || refusal.status !== 401) return challenge(ctx, refusal, undefined, resource);
+  return challenge(ctx, refusal, (await neededScope(ctx, resource, request, needs))?.join(' '), resource);
+}
+
+/** The scope part of a check with needs, for a token that passed. */
+async function scoped(ctx: Context, token: VerifiedToken, request: OAuthRequest, needs: BearerNeeds): Promise<AuthenticateResult> {
+  const resource = needs.resource;
+  const needed = needs.scope ?? (resource?.requiredScope ? await neededScope(ctx, resource, request, needs) : undefined);
+  if (needed !== undefined) {
+    return covers(token.scope, needed) ? { ok: true, token } : challenge(ctx, REQUEST_SCOPE, needed.join(' '), resource);
   }
-  return { ok: true, token };
+  const allowed = ctx.scopes.check(token.scope, request);
+  return allowed.ok ? { ok: true, token } : challenge(ctx, METHOD_SCOPE, allowed.needed, resource);
 }
 
 /** A scope token (RFC 6749 §3.3): what may go between the quotes of a challenge's `scope`. */
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
 /**
- * The scope values a request to `entry` needs: its own `requiredScope` on the request and its
+ * The scope values a request to `resource` needs: its own `requiredScope` on the request and its
  * body (the one the framework parsed, or else read once through `readBody`), or the server's
  * rule (docs/reference.md#scope). `undefined` when the server's rule is a host's `allows`,
  * which names no scope.
  */
 async function neededScope(
   ctx: Context,
-  entry: ProtectedResource,
+  resource: ProtectedResource,
   request: OAuthRequest,
-  options: AuthenticateOptions,
-): Promise<string[] | undefined> {
-  if (!entry.requiredScope) {
+  needs: BearerNeeds,
+): Promise<readonly string[] | undefined> {
+  if (!resource.requiredScope) {
     if (ctx.options.scopes) return undefined;
     return requiredScope(request.method) === 'write' ? ['read', 'write'] : ['read'];
   }
-  let body = options.body;
-  if (body === undefined && options.readBody) {
-    const read = options.readBody();
+  let body = needs.body;
+  if (body === undefined && needs.readBody) {
+    const read = needs.readBody();
     body = read instanceof Promise ? await read : read;
   }
-  const needed = entry.requiredScope({ method: request.method, url: request.url, ...(body !== undefined && { body }) });
+  const needed = resource.requiredScope({ method: request.method, url: request.url, ...(body !== undefined && { body }) });
   // A host's value goes into a header: anything but scope tokens is a bug of the rule (a 503, reported).
   if (!Array.isArray(needed) || !needed.every((s) => typeof s === 'string' && SCOPE_TOKEN.test(s))) {
-    throw new TypeError(`The requiredScope of protected resource ${entry.resource} returned something other than a list of scope values.`);
+    throw new TypeError(
+      `The requiredScope of protected resource ${resource.resource} returned something other than a list of scope values.`,
+    );
   }
   return needed;
 }
 
 /**
- * A challenge of `entry` (RFC 9728 §5.1): `resource_metadata` names its document, and a 401
- * also says which scope the request needs (RFC 6750 §3), so a client knows what to ask for.
+ * `server.authenticate(request, { resource, body, readBody })`: `authenticate` for the protected
+ * resource the caller named by its identifier, resolved here as it came as a string (the
+ * adapters resolve theirs once: `AuthorizationServer.resourceCheck`). An identifier that is not
+ * one of the `protectedResources` is a `ConfigError`, reported, and a 503.
  */
-function resourceChallenge(result: AuthenticateResult, entry: ProtectedResource, scope: string[] | undefined): AuthenticateResult {
-  if (result.ok) return result;
-  const headers = result.response.headers;
-  let value = headers['www-authenticate']!;
-  if (scope !== undefined && scope.length > 0 && !value.includes(', scope="')) value += `, scope="${scope.join(' ')}"`;
-  headers['www-authenticate'] = `${value}, resource_metadata="${entry.metadataUrl}"`;
-  return result;
-}
-
-/**
- * `authenticate` for a request to one of the `protectedResources`
- * (docs/reference.md#protected-resources-rfc-9728): the same bearer and token checks, the
- * token's audience, the resource's own scope rule, and challenges that name its metadata. A
- * function of its own, so that `authenticate`, the tuned path, does no work for it.
- */
-export async function authenticateResource(
+export function authenticateNamed(
   ctx: Context,
   request: OAuthRequest,
   report: (error: unknown) => void,
   options: AuthenticateOptions,
 ): Promise<AuthenticateResult> {
   try {
-    const entry = ctx.options.protectedResources?.find((r) => r.resource === options.resource);
-    if (!entry) throw new ConfigError('resource', `expected one of the protectedResources, not ${JSON.stringify(options.resource)}`);
-    const token = bearerToken(ctx, request);
-    if (typeof token !== 'string') {
-      const scope = token.ok || token.response.status !== 401 ? undefined : await neededScope(ctx, entry, request, options);
-      return resourceChallenge(token, entry, scope);
-    }
-    const read = lookupToken(ctx, token, true);
-    const found = isPending(read) ? await read : read;
-    const now = ctx.clock.now();
-    // A personal access token (no audience) is accepted by every resource, as an OAuth token issued without one.
-    const verified =
-      found === null
-        ? null
-        : found.token.kind === 'personal'
-          ? verifyPersonal(ctx, found, now, report)
-          : found.token.kind === 'access' &&
-              found.token.revokedAt === null &&
-              found.grant.revokedAt === null &&
-              (found.token.expiresAt === null || now < found.token.expiresAt) &&
-              audienceAllows(found.token, entry.resource)
-            ? verifiedAccess(ctx, found.token, found.grant)
-            : null;
-    if (!verified) {
-      const refused = challenge(ctx, 401, 'invalid_token', 'The access token is invalid, expired or revoked.');
-      return resourceChallenge(refused, entry, await neededScope(ctx, entry, request, options));
-    }
-    if (entry.requiredScope) {
-      const needed = (await neededScope(ctx, entry, request, options))!;
-      if (!covers(verified.scope, needed)) {
-        return resourceChallenge(
-          challenge(ctx, 403, 'insufficient_scope', 'The access token does not allow this request.', needed.join(' ')),
-          entry,
-          undefined,
-        );
-      }
-    } else {
-      const allowed = ctx.scopes.check(verified.scope, request);
-      if (!allowed.ok) {
-        return resourceChallenge(
-          challenge(ctx, 403, 'insufficient_scope', 'The access token does not allow this request method.', allowed.needed),
-          entry,
-          undefined,
-        );
-      }
-    }
-    return { ok: true, token: verified };
+    const resource = protectedResource(ctx, options.resource);
+    return authenticate(ctx, request, report, { resource, body: options.body, readBody: options.readBody });
   } catch (error) {
     report(error);
-    return unavailable();
+    return Promise.resolve(unavailable());
   }
+}
+
+/**
+ * The core check "a live access token, presented as a bearer token, whose scope includes every
+ * value of `scope`", with the answers of RFC 6750: 401 `invalid_token` (or 401 without an error
+ * code, 400 `invalid_request` for a missing or malformed header), 403 `insufficient_scope` with
+ * `scope="…"` in `WWW-Authenticate`, 503 when storage fails. For endpoints of the server that
+ * take an access token (OpenID Connect userinfo needs `openid`), so that none writes a bearer
+ * check of its own. A token issued for named resources (RFC 8707) is refused, as by the plain
+ * check; `token` is one the caller took from a form body (RFC 6750 §2.2), else the header's.
+ */
+export function requireBearerScope(
+  ctx: Context,
+  request: OAuthRequest,
+  scope: readonly string[],
+  report: (error: unknown) => void,
+  token?: string,
+): Promise<AuthenticateResult> {
+  return authenticate(ctx, request, report, { scope, token });
 }

@@ -3,7 +3,7 @@ import { requirePost } from '../checks/require-post.js';
 import type { Context } from '../context.js';
 import { invalidClient, OAuthError } from '../errors.js';
 import { formParamsWithin, jsonResponse } from '../http.js';
-import { isPending, lookupToken, TOKEN_ABOUT_PARAMS } from '../tokens/lookup.js';
+import { isPending, liveness, lookupToken, TOKEN_ABOUT_PARAMS } from '../tokens/lookup.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 import { jsonFailure } from '../failure.js';
 
@@ -22,14 +22,8 @@ export async function introspect(ctx: Context, request: OAuthRequest): Promise<O
     const read = lookupToken(ctx, params.token);
     const found = isPending(read) ? await read : read;
     const now = ctx.clock.now();
-    if (
-      !found ||
-      found.token.clientId !== client.id ||
-      found.token.revokedAt !== null ||
-      found.token.rotatedAt !== null ||
-      found.grant.revokedAt !== null ||
-      (found.token.expiresAt !== null && now >= found.token.expiresAt)
-    ) {
+    // Live as at the bearer check (`liveness`), and the caller's own.
+    if (!found || found.token.clientId !== client.id || liveness(found, now) !== 'live') {
       return jsonResponse(200, { active: false });
     }
     const { token, grant } = found;

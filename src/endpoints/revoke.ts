@@ -3,7 +3,7 @@ import { requirePost } from '../checks/require-post.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { formParamsWithin, jsonTextResponse } from '../http.js';
-import { isPending, lookupToken, TOKEN_ABOUT_PARAMS } from '../tokens/lookup.js';
+import { isPending, liveness, lookupToken, TOKEN_ABOUT_PARAMS } from '../tokens/lookup.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 import { jsonFailure } from '../failure.js';
 
@@ -28,19 +28,23 @@ export async function revoke(ctx: Context, request: OAuthRequest): Promise<OAuth
       // Read now: the records may be the store's own (readToken), to be kept past no await.
       const { clientId, grantId, kind } = found.token;
       const accountUuid = found.grant.account.uuid;
+      const now = ctx.clock.now();
       // A personal access token belongs to no client: whoever holds it may kill it, with or
       // without client credentials, as a secret scanner that found it leaked would
-      // (docs/reference.md#personal-access-tokens).
+      // (docs/reference.md#personal-access-tokens). Reported as revoked only when this killed
+      // it: not when it was dead already (revoked, or expired, as `revokePersonalToken` says).
       if (kind === 'personal') {
-        const wasLive = found.grant.revokedAt === null;
-        await ctx.storage.revokeGrant(grantId, ctx.clock.now());
+        const wasLive = liveness(found, now) === 'live';
+        await ctx.storage.revokeGrant(grantId, now);
         if (wasLive) audit(ctx, { type: 'personal_token.revoked', accountUuid, tokenId: grantId, via: 'revocation_endpoint' });
         return jsonTextResponse(200, '{}');
       }
       if (client && client.id !== clientId) {
         throw new OAuthError('unauthorized_client', 'The token was not issued to this client.');
       }
-      await ctx.storage.revokeGrant(grantId, ctx.clock.now());
+      // Whatever its own state: revoking an expired access token still ends the grant, and so
+      // its live refresh token (RFC 7009 §2.1).
+      await ctx.storage.revokeGrant(grantId, now);
       audit(ctx, { type: 'token.revoked', clientId, accountUuid, grantId });
     }
     return jsonTextResponse(200, '{}');

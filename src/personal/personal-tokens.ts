@@ -6,6 +6,7 @@ import { plainLine, plausibleId } from '../rules.js';
 import { copyAccount } from '../storage/copy.js';
 import { requireGroup } from '../storage/groups.js';
 import type { PersonalGrantRecord, PersonalTokenRead, PersonalTokenRecord, Storage, TokenRead } from '../storage/types.js';
+import { liveness } from '../tokens/lookup.js';
 import type { Account, CreatedPersonalToken, PersonalTokenInfo, PersonalTokenInput, VerifiedToken } from '../types.js';
 
 /**
@@ -157,9 +158,8 @@ export async function revokePersonalToken(ctx: Context, accountUuid: string, id:
     (p) => p.grant.id === id && p.grant.account.uuid === accountUuid && isPersonal(p),
   );
   const now = ctx.clock.now();
-  // Live as at the bearer check (`verifyPersonal`): not revoked, and `now < expiresAt`.
-  if (!found || found.grant.revokedAt !== null || found.token.revokedAt !== null) return false;
-  if (found.token.expiresAt !== null && now >= found.token.expiresAt) return false;
+  // Live as at the bearer check (`verifyPersonal`): an expired token is dead already.
+  if (!found || liveness(found, now) !== 'live') return false;
   await ctx.storage.revokeGrant(id, now);
   audit(ctx, { type: 'personal_token.revoked', accountUuid, tokenId: id, via: 'account' });
   return true;
@@ -179,9 +179,11 @@ export function verifyPersonal(
 ): VerifiedToken | null {
   const { token, grant } = found;
   // A personal token belongs to a personal grant (a store that says otherwise is broken: refused).
-  if (token.revokedAt !== null || grant.revokedAt !== null || grant.kind !== 'personal') return null;
-  if (token.expiresAt !== null && now >= token.expiresAt) {
-    if (ctx.personal.expiredUses.due(grant.id, now)) {
+  if (token.kind !== 'personal' || grant.kind !== 'personal') return null;
+  const state = liveness(found, now);
+  if (state === 'revoked') return null;
+  if (state === 'expired') {
+    if (token.expiresAt !== null && ctx.personal.expiredUses.due(grant.id, now)) {
       audit(ctx, {
         type: 'personal_token.used_after_expiry',
         accountUuid: grant.account.uuid,

@@ -44,6 +44,7 @@ export async function prune(db: Db, now: number): Promise<PruneResult> {
              AND NOT EXISTS (SELECT 1 FROM ${db.t.codes} AS c WHERE c.grant_id = g.id)
              AND NOT EXISTS (SELECT 1 FROM ${db.t.tokens} AS k WHERE k.grant_id = g.id))`);
     const devices = await count(`DELETE FROM ${db.t.deviceAuthorizations} WHERE expires_at <= $1`);
+    await count(`DELETE FROM ${db.t.dpopProofs} WHERE expires_at <= $1`); // not counted: PruneResult counts records
     return { interactions, codes, tokens, grants, devices };
   });
 }

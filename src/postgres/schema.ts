@@ -10,7 +10,7 @@ export const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
  * The current schema version this code knows: the version of the last of `MIGRATIONS`.
  * @group Storage
  */
-export const SCHEMA_VERSION = 9;
+export const SCHEMA_VERSION = 10;
 
 /** The qualified, quoted name of every table. */
 export interface Tables {
@@ -22,6 +22,7 @@ export interface Tables {
   codes: string;
   tokens: string;
   deviceAuthorizations: string;
+  dpopProofs: string;
 }
 
 /** Quote an identifier that has already been checked against IDENTIFIER. */
@@ -39,6 +40,7 @@ export function tableNames(schema: string, prefix: string): Tables {
     codes: table('codes'),
     tokens: table('tokens'),
     deviceAuthorizations: table('device_authorizations'),
+    dpopProofs: table('dpop_proofs'),
   };
 }
 
@@ -265,6 +267,20 @@ export const MIGRATIONS: readonly Migration[] = [
         ADD CONSTRAINT ${index('interactions_purpose_check')} CHECK (purpose IN ('authorization', 'device')),
         ADD CONSTRAINT ${index('interactions_purpose_fields_check')}
           CHECK ((purpose = 'authorization') = (request IS NOT NULL) AND (purpose = 'device') = (device IS NOT NULL))`,
+    ],
+  },
+  {
+    version: 10,
+    // The DPoP proof group (RFC 9449 §11.1): one row per proof seen, keyed by the core's hash of
+    // the key's thumbprint and the proof's jti, kept until the proof would be refused anyway.
+    // A table of its own: nothing else reads it, and prune empties it by expiry.
+    name: 'dpop_proofs: DPoP proofs seen, for the replay check across instances',
+    up: (t, index) => [
+      `CREATE TABLE ${t.dpopProofs} (
+        key text COLLATE "C" PRIMARY KEY,
+        expires_at bigint NOT NULL
+      )`,
+      `CREATE INDEX ${index('dpop_proofs_expires')} ON ${t.dpopProofs} (expires_at)`,
     ],
   },
 ];

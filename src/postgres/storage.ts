@@ -40,6 +40,7 @@ import { migrate, type MigrateResult } from './migrate.js';
 import { listPersonalTokens, touchPersonalToken } from './personal.js';
 import type { PgPool } from './pool.js';
 import { prune, type PruneResult } from './prune.js';
+import { rememberDpopProof } from './dpop-proofs.js';
 import { IDENTIFIER } from './schema.js';
 import { findRefreshFamily, findToken, rotateRefreshToken } from './tokens.js';
 
@@ -119,7 +120,8 @@ export class PostgresStorage implements Storage {
    *   its rotation chain;
    * - revoked grants, with everything left of their family (all of it is dead already);
    * - grants with no code and no token left;
-   * - device authorizations (RFC 8628) whose `expiresAt` has passed, whatever their status.
+   * - device authorizations (RFC 8628) whose `expiresAt` has passed, whatever their status;
+   * - DPoP proofs seen whose `expiresAt` has passed (not counted in the result).
    * Consents and clients are never pruned. Safe to run while servers use the database.
    */
   prune(now: number = Date.now()): Promise<PruneResult> {
@@ -270,6 +272,14 @@ export class PostgresStorage implements Storage {
   /** One conditional `UPDATE`: a later use recorded by another instance is kept. */
   touchPersonalToken(grantId: string, at: number): Promise<void> {
     return touchPersonalToken(this.db, grantId, at);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // DPoP proofs seen (RFC 9449 §11.1).
+
+  /** One `INSERT ... ON CONFLICT`: exactly one of concurrent callers with a key, on any instance, gets `true`. */
+  rememberDpopProof(key: string, expiresAt: number, now: number): Promise<boolean> {
+    return rememberDpopProof(this.db, key, expiresAt, now);
   }
 
   // -------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import type {
   ClientAdministrationStorage,
   CoreStorage,
   DeviceAuthorizationStorage,
+  DpopProofStorage,
   PersonalTokenStorage,
   Storage,
   StorageGroup,
@@ -97,6 +98,13 @@ export const DEVICE_STORAGE_METHODS = methodList<DeviceAuthorizationStorage>()([
 ]);
 
 /**
+ * The methods of the DPoP proof group (`DpopProofStorage`): the replay check of RFC 9449 proofs
+ * across instances.
+ * @group Storage
+ */
+export const DPOP_PROOF_METHODS = methodList<DpopProofStorage>()(['rememberDpopProof']);
+
+/**
  * Each storage group's methods, by group name (`StorageGroups`): one entry per group, or this
  * does not compile.
  * @group Storage
@@ -106,6 +114,7 @@ export const STORAGE_GROUPS: { readonly [G in StorageGroup]: readonly (keyof Sto
   accountAdministration: ACCOUNT_ADMINISTRATION_METHODS,
   personalTokens: PERSONAL_TOKEN_METHODS,
   deviceAuthorization: DEVICE_STORAGE_METHODS,
+  dpopProofs: DPOP_PROOF_METHODS,
 });
 
 /** What each group serves, and where the reference describes it: for the `ConfigError` of a missing group. */
@@ -114,6 +123,7 @@ const FEATURES: { readonly [G in StorageGroup]: string } = {
   accountAdministration: 'revokeAllForAccount (docs/reference.md#managing-clients)',
   personalTokens: 'personal access tokens (docs/reference.md#personal-access-tokens)',
   deviceAuthorization: 'the device authorization grant (docs/reference.md#device-authorization-grant-rfc-8628)',
+  dpopProofs: 'the replay check of DPoP proofs (docs/reference.md#storage-groups)',
 };
 
 /** The methods of `list` that `storage` does not have (as functions). */

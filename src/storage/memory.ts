@@ -242,6 +242,10 @@ export class MemoryStorage implements Storage {
   // Device authorizations (RFC 8628) by device-code hash, and their device-code hash by user-code hash.
   private readonly devices = new Map<string, DeviceAuthorizationRecord>();
   private readonly userCodes = new Map<string, string>();
+  // DPoP proof keys seen (RFC 9449 §11.1), each until when it must be remembered; expired ones
+  // are swept when the map has doubled since the last sweep, and by prune.
+  private readonly dpopProofs = new Map<string, number>();
+  private dpopSweepAt = 1024;
 
   async saveClient(client: ClientRecord): Promise<void> {
     this.clients.set(client.id, copyClient(client));
@@ -507,11 +511,13 @@ export class MemoryStorage implements Storage {
    *   rotation chain (a replay after this is refused and revokes the family, even within
    *   `refreshReuseGraceSeconds`: the grace needs the rotated record);
    * - revoked grants with everything of theirs; grants with nothing left;
-   * - expired device authorizations (RFC 8628), whatever their status.
+   * - expired device authorizations (RFC 8628), whatever their status;
+   * - DPoP proof keys past their `expiresAt` (not counted in the result).
    * Consents and clients stay.
    */
   prune(now: number): { interactions: number; codes: number; tokens: number; grants: number; devices: number } {
     const removed = { interactions: 0, codes: 0, tokens: 0, grants: 0, devices: 0 };
+    this.sweepDpopProofs(now); // not counted: the result's fields are those of the records
     for (const [hash, device] of this.devices) {
       if (now >= device.expiresAt) {
         this.devices.delete(hash);
@@ -569,6 +575,21 @@ export class MemoryStorage implements Storage {
       }
     }
     return removed;
+  }
+
+  async rememberDpopProof(key: string, expiresAt: number, now: number): Promise<boolean> {
+    const until = this.dpopProofs.get(key);
+    if (until !== undefined && until > now) return false;
+    this.dpopProofs.set(key, expiresAt);
+    if (this.dpopProofs.size >= this.dpopSweepAt) {
+      this.sweepDpopProofs(now);
+      this.dpopSweepAt = Math.max(1024, this.dpopProofs.size * 2);
+    }
+    return true;
+  }
+
+  private sweepDpopProofs(now: number): void {
+    for (const [key, until] of this.dpopProofs) if (until <= now) this.dpopProofs.delete(key);
   }
 
   private insertTokens(tokens: TokenRecord[]): void {

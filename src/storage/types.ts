@@ -729,6 +729,24 @@ export interface DeviceAuthorizationStorage {
 }
 
 /**
+ * The DPoP proof group (RFC 9449 §11.1): the `jti`s of proofs already seen, so a proof is
+ * accepted once, by whichever instance sees it first. The key is the core's (a hash of the
+ * key's thumbprint and the `jti`), fixed length; `expiresAt` is when the proof would be refused
+ * anyway (its `iat` window over), so after it the key can be forgotten. `prune` deletes the
+ * keys past their `expiresAt`.
+ * @group Storage
+ */
+export interface DpopProofStorage {
+  /**
+   * Atomic insert-if-absent: remember `key` until `expiresAt` and answer `true`, unless `key` is
+   * remembered already with an `expiresAt` after `now`: then change nothing and answer `false`.
+   * A key whose `expiresAt` has passed counts as absent (it is replaced). Of concurrent callers
+   * with one key, on one instance or several, exactly one gets `true`.
+   */
+  rememberDpopProof(key: string, expiresAt: number, now: number): Promise<boolean>;
+}
+
+/**
  * The named groups of optional storage methods, by the name `STORAGE_GROUPS` lists their methods
  * under. A store has each group whole or not at all: a feature that needs a group checks for all
  * of it, and the conformance kit fails a store that has part of one. A new capability with state
@@ -740,6 +758,7 @@ export interface StorageGroups {
   accountAdministration: AccountAdministrationStorage;
   personalTokens: PersonalTokenStorage;
   deviceAuthorization: DeviceAuthorizationStorage;
+  dpopProofs: DpopProofStorage;
 }
 
 /**
@@ -765,4 +784,5 @@ export interface Storage
     Partial<ClientAdministrationStorage>,
     Partial<AccountAdministrationStorage>,
     Partial<PersonalTokenStorage>,
-    Partial<DeviceAuthorizationStorage> {}
+    Partial<DeviceAuthorizationStorage>,
+    Partial<DpopProofStorage> {}

@@ -6,7 +6,8 @@ import { looksLikeJwt } from './jwt.js';
 
 /**
  * Looking up a presented access, refresh or personal access token: for the bearer check,
- * revocation and introspection, each through `lookupToken`.
+ * revocation and introspection, each through `lookupToken`, and whether what it found is live
+ * (`liveness`), the one rule each of them applies.
  */
 
 /** Longest code or token looked up: opaque ones are 43 characters plus a prefix, JWTs longer. */
@@ -87,3 +88,27 @@ const refreshOnly = (found: TokenRead): TokenRead => (found && found.token.kind 
 
 /** A found token, if it is a personal access token: what a bare value may name at the bearer check with JWT access tokens on. */
 const personalOnly = (found: TokenRead): TokenRead => (found && found.token.kind === 'personal' ? found : null);
+
+/**
+ * Whether a found token is usable at `now` (docs/reference.md#revocation-semantics), the one rule
+ * of the bearer check, introspection, revocation and personal tokens:
+ * - `revoked`: the token or its grant is revoked, the token was rotated (a used refresh token),
+ *   or its kind does not match its grant's (a personal token is the one token of a personal
+ *   grant; a store that answers otherwise is broken, and what it answers is not trusted);
+ * - else `expired` once `now >= expiresAt` (a token without `expiresAt` never expires);
+ * - else `live`.
+ *
+ * Revoked comes first: an expired token that was also revoked is revoked, so a caller that
+ * reports uses after expiry (`personal_token.used_after_expiry`) does not report it. Whether the
+ * account is still active is not part of it: `isAccountActive` is asked where a grant is used to
+ * issue, never per request (docs/reference.md#personal-access-tokens); disabling an account means
+ * revoking its tokens. Who may use the token (its client, its audience) is the caller's question.
+ *
+ * On the bearer check's path: no allocation, a few field reads.
+ */
+export function liveness(found: NonNullable<TokenRead>, now: number): 'live' | 'expired' | 'revoked' {
+  const { token, grant } = found;
+  if (token.revokedAt !== null || token.rotatedAt !== null || grant.revokedAt !== null) return 'revoked';
+  if ((token.kind === 'personal') !== (grant.kind === 'personal')) return 'revoked';
+  return token.expiresAt !== null && now >= token.expiresAt ? 'expired' : 'live';
+}

@@ -36,7 +36,8 @@ describe('benchmark harness, smoke mode', () => {
     result = await runBench(options);
     expect(readFileSync(join(out, 'table.md'), 'utf8')).toContain('### In-process');
     expect(JSON.parse(readFileSync(join(out, 'results.json'), 'utf8')).machine.nproc).toBeGreaterThan(0);
-  }, 60_000);
+    // The concurrency section starts two more node processes (tsx) on a loaded machine.
+  }, 180_000);
 
   it('measured authgate, both floors and the peers on every in-process workload they support', () => {
     const series = result.inproc!.series;
@@ -90,6 +91,25 @@ describe('benchmark harness, smoke mode', () => {
     if ('skipped' in pg) throw new Error(pg.skipped);
     for (const id of WORKLOAD_IDS) expect(pg.roundTrips[id]!.queries, id).toBeGreaterThan(0);
     expect(pg.series.every((s) => positive(s.runs))).toBe(true);
+  });
+
+  it('ran the concurrency section when DATABASE_URL is set: the floor, every workload with its share, and two processes', () => {
+    const c = result.concurrency!;
+    if (!process.env.DATABASE_URL) {
+      expect('skipped' in c && c.skipped).toMatch(/DATABASE_URL/);
+      return;
+    }
+    if ('skipped' in c) throw new Error(c.skipped);
+    for (const run of [c.floor.select1, c.floor.lookup, c.floor.transaction, ...c.workloads]) {
+      expect(run.ops, run.name).toBe(c.concurrency * Math.ceil(8 / c.concurrency));
+      expect(positive([run.opsPerSecond, run.p50, run.p99]), run.name).toBe(true);
+      expect(run.p99).toBeGreaterThanOrEqual(run.p50);
+    }
+    expect(c.workloads.map((w) => w.id)).toEqual(WORKLOAD_IDS);
+    for (const w of c.workloads) expect(w.roundTrips * w.share, w.id).toBeGreaterThan(0);
+    expect(c.scaleOut.map((s) => s.id)).toEqual(['W3', 'W2']);
+    expect(c.scaleOut.every((s) => positive([s.oneProcess, s.twoProcesses]))).toBe(true);
+    expect(readFileSync(join(out, 'table.md'), 'utf8')).toContain('### Concurrency on PostgreSQL');
   });
 
   it('took a CPU profile of each in-process workload and found where the time goes', () => {

@@ -298,6 +298,45 @@ describe('authenticate for a protected resource', () => {
     expect(errors[0]).toBeInstanceOf(ConfigError);
   });
 
+  it('resourceCheck(resource) resolves the resource once and answers as authenticate(request, { resource }), over time', async () => {
+    const t = await setup(RESOURCES);
+    expect(() => t.server.resourceCheck('https://unknown.example')).toThrow(ConfigError);
+    const mcp = t.server.resourceCheck(MCP);
+    const api = t.server.resourceCheck(API);
+    const { access_token, refresh_token } = await t.tokens({ scope: 'read' });
+    const forApi = (await t.tokens({ scope: 'read write', resource: API })).access_token;
+    const write = { jsonrpc: '2.0', method: 'tools/call', params: { name: 'delete_thing' } };
+    const ping = { jsonrpc: '2.0', method: 'ping' };
+    const same = async () => {
+      const cases: Array<[OAuthRequest, string, unknown]> = [
+        [call(undefined), MCP, undefined],
+        [call('not-a-token'), MCP, undefined],
+        [{ method: 'GET', url: '/mcp', headers: { authorization: 'Bearer a b' } }, MCP, undefined],
+        [call(access_token), MCP, ping],
+        [call(access_token), MCP, write],
+        [call(forApi), MCP, ping],
+        [call(forApi, 'POST', '/v2/things'), API, undefined],
+        [call(access_token, 'POST', '/v2/things'), API, undefined],
+        [call(access_token, 'GET', '/v2/things'), API, undefined],
+      ];
+      for (const [request, resource, body] of cases) {
+        const check = resource === MCP ? mcp : api;
+        const expected = await t.server.authenticate(request, { resource, body });
+        expect(await check(request, { body })).toEqual(expected);
+        // Lazily read, as Hono's adapter hands it over.
+        expect(await check(request, { readBody: () => body })).toEqual(expected);
+      }
+      return (await mcp(call(access_token), { body: ping })).ok;
+    };
+    expect(await same()).toBe(true);
+    // Rotation revokes the access token: both refuse it alike.
+    expect((await t.refresh(refresh_token)).status).toBe(200);
+    expect(await same()).toBe(false);
+    // Thirty days on, every token issued has expired.
+    t.clock.advance(2_592_000_000);
+    expect(await same()).toBe(false);
+  });
+
   it('an expired or revoked token is invalid_token for a resource as without', async () => {
     const t = await setup(RESOURCES);
     const { access_token } = await t.tokens({ scope: 'read' });

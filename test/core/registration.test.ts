@@ -55,6 +55,24 @@ describe('registering an application', () => {
     },
   );
 
+  it('names the option when the callback URL is missing or given as redirectUris (a client has exactly one)', async () => {
+    const t = await setup();
+    const before = (await t.storage.listClients({})).length;
+    const described = async (input: Record<string, unknown>) => {
+      const error = await t.server.registerClient({ name: 'x', ...input } as never).catch((e: unknown) => e);
+      expect(isOAuthError(error), JSON.stringify(input)).toBe(true);
+      return (error as { error: string; description: string }).description;
+    };
+    expect(await described({})).toBe('The callback URL (redirectUri) is missing: a client has exactly one callback URL, a string.');
+    expect(await described({ redirectUris: ['https://my.example/cb', 'https://my.example/cb2'] })).toBe(
+      'registerClient takes one callback URL as redirectUri (a string), not redirectUris: a client has exactly one callback URL.',
+    );
+    expect(await described({ redirectUri: ['https://my.example/cb'] })).toBe(
+      'The callback URL (redirectUri) must be a string: a client has exactly one callback URL.',
+    );
+    expect(await t.storage.listClients({})).toHaveLength(before);
+  });
+
   it('refuses an empty or over-long name', async () => {
     const t = await setup();
     for (const name of ['', '   ', 'x'.repeat(201), 'a\u0000b', 'line\nbreak']) {
@@ -75,8 +93,17 @@ describe('options', () => {
   });
 
   it.each([
-    [{ storage: undefined }, 'storage', /Storage/],
+    [
+      { storage: undefined },
+      'storage',
+      /^authgate: option "storage": none given: pass new MemoryStorage\(\) .*PostgresStorage .*own store/,
+    ],
     [{ storage: {} }, 'storage', /saveClient/],
+    [
+      { storage: { findClient() {} } },
+      'storage',
+      /expected a Storage: it lacks saveClient, saveInteraction, .*revokeClientGrants \(the core methods/,
+    ],
     [{ sessions: {} }, 'sessions', /current/],
     [{ clock: { now: 5 } }, 'clock', /now/],
     [{ lifetimes: { code: -5 } }, 'lifetimes.code', /expected|Too small|>/i],

@@ -167,7 +167,7 @@ describe('the server on a store of CoreStorage alone', () => {
   it('a store without its core: a ConfigError naming the core methods', () => {
     const { revokeClientGrants: _dropped, ...rest } = storeWith(CORE_STORAGE_METHODS) as unknown as Record<string, unknown>;
     expect(() => new AuthorizationServer({ storage: rest as unknown as Storage, sessions: new FakeSessions() })).toThrow(
-      /option "storage": expected a Storage \(an object with saveClient, .*revokeClientGrants\)/,
+      /option "storage": expected a Storage: it lacks revokeClientGrants \(the core methods, CORE_STORAGE_METHODS, are saveClient, .*revokeClientGrants: /,
     );
   });
 });

@@ -74,6 +74,7 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
         'authgate_codes',
         'authgate_consents',
         'authgate_device_authorizations',
+        'authgate_dpop_proofs',
         'authgate_grants',
         'authgate_interactions',
         'authgate_migrations',
@@ -97,6 +98,8 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
         /authgate_tokens_pkey .* \(hash\)/,
         /authgate_codes_pkey .* \(hash\)/,
         /authgate_clients USING btree \(owner\) WHERE \(owner IS NOT NULL\)/,
+        /authgate_dpop_proofs_pkey .* \(key\)/,
+        /authgate_dpop_proofs USING btree \(expires_at\)/,
       ])
         expect(defs).toMatch(wanted);
     });

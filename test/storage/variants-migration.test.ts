@@ -161,8 +161,8 @@ describe.skipIf(!pool)('migration 9 on PostgreSQL', () => {
     await insertDevice(deniedDevice, 'denied', ADA);
 
     // --- The upgrade.
-    expect(SCHEMA_VERSION).toBe(9);
-    expect(await storage.migrate()).toEqual({ from: 8, to: 9 });
+    expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(9);
+    expect(await storage.migrate()).toEqual({ from: 8, to: SCHEMA_VERSION });
     const grantRows = await q(`SELECT id, kind, client_id, name FROM ${t.grants} ORDER BY id`);
     expect(grantRows.rows).toEqual([
       { id: 'g-oauth', kind: 'oauth', client_id: app.clientId, name: null },
@@ -258,6 +258,6 @@ describe.skipIf(!pool)('migration 9 on PostgreSQL', () => {
     await refused(interactionInsert, ['x10', 'device', '{}', '{"returnTo":"/"}']);
     await refused(interactionInsert, ['x11', 'authorization', null, null]);
     await refused(interactionInsert, ['x12', 'bogus', '{}', null]);
-    expect(await storage.migrate()).toEqual({ from: 9, to: 9 });
+    expect(await storage.migrate()).toEqual({ from: SCHEMA_VERSION, to: SCHEMA_VERSION });
   });
 });

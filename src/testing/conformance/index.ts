@@ -8,7 +8,7 @@
  *
  * The cases live in one file per topic (clients.ts, interactions.ts, consents.ts, grants.ts,
  * records.ts, codes.ts, refresh.ts, revocation.ts, personal.ts, management.ts, flow.ts,
- * devices.ts), built from fixtures.ts and the assertions of check.ts. A case of `CoreStorage`
+ * devices.ts, dpop.ts), built from fixtures.ts and the assertions of check.ts. A case of `CoreStorage`
  * runs on every store; a case of a storage group (`groupCase`, case.ts) only on a store that
  * has the whole group, and fails on one that has part of it.
  */
@@ -17,6 +17,7 @@ import { clientCases } from './clients.js';
 import { codeCases } from './codes.js';
 import { consentCases } from './consents.js';
 import { deviceCases } from './devices.js';
+import { dpopCases } from './dpop.js';
 import { flowCases } from './flow.js';
 import { grantCases } from './grants.js';
 import { interactionCases } from './interactions.js';
@@ -67,6 +68,7 @@ export const storageConformanceCases: readonly StorageConformanceCase[] = Object
   ...personalCases,
   ...flowCases,
   ...deviceCases,
+  ...dpopCases,
 ]);
 
 /**
