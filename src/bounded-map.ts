@@ -48,7 +48,11 @@ export class BoundedMap<K, V> {
         }
       }
     }
-    forgotten ??= entries.entries().next().value!;
+    if (forgotten === undefined) {
+      const oldest = entries.entries().next();
+      if (oldest.done) return undefined; // cannot be: the map holds more than `capacity` entries
+      forgotten = oldest.value;
+    }
     entries.delete(forgotten[0]);
     return forgotten;
   }

@@ -9,21 +9,28 @@ import { sha256 } from '@noble/hashes/sha2.js';
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const encoder = new TextEncoder();
 
-/** base64url without padding (RFC 4648 §5). */
+/**
+ * base64url without padding (RFC 4648 §5).
+ *
+ * The loop bounds keep every index in range, so each `?? 0` never applies: it stands where a `!`
+ * would (noUncheckedIndexedAccess types a typed array's element `number | undefined`) and costs
+ * nothing measurable, unlike a for-of with a per-byte branch, which was slower on 32-byte digests.
+ * `charAt` answers a `string` where indexing would answer `string | undefined`.
+ */
 export function base64url(bytes: Uint8Array): string {
   let out = '';
   let i = 0;
   for (; i + 2 < bytes.length; i += 3) {
-    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
-    out += ALPHABET[n >>> 18]! + ALPHABET[(n >>> 12) & 63]! + ALPHABET[(n >>> 6) & 63]! + ALPHABET[n & 63]!;
+    const n = ((bytes[i] ?? 0) << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
+    out += ALPHABET.charAt(n >>> 18) + ALPHABET.charAt((n >>> 12) & 63) + ALPHABET.charAt((n >>> 6) & 63) + ALPHABET.charAt(n & 63);
   }
   const rest = bytes.length - i;
   if (rest === 1) {
-    const n = bytes[i]! << 16;
-    out += ALPHABET[n >>> 18]! + ALPHABET[(n >>> 12) & 63]!;
+    const n = (bytes[i] ?? 0) << 16;
+    out += ALPHABET.charAt(n >>> 18) + ALPHABET.charAt((n >>> 12) & 63);
   } else if (rest === 2) {
-    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8);
-    out += ALPHABET[n >>> 18]! + ALPHABET[(n >>> 12) & 63]! + ALPHABET[(n >>> 6) & 63]!;
+    const n = ((bytes[i] ?? 0) << 16) | ((bytes[i + 1] ?? 0) << 8);
+    out += ALPHABET.charAt(n >>> 18) + ALPHABET.charAt((n >>> 12) & 63) + ALPHABET.charAt((n >>> 6) & 63);
   }
   return out;
 }

@@ -123,7 +123,10 @@ function decodeFormPart(part: string, surrogates: boolean): string {
  * '&' and '=', end any surrogate pair either way.
  */
 function whatwgDecode(part: string): string {
-  return new URLSearchParams(`x=${part}`).get('x')!;
+  const value = new URLSearchParams(`x=${part}`).get('x');
+  // Unreachable: `x=…` always names one parameter. Checked, not asserted (this path is rare).
+  if (value === null) throw new Error('URLSearchParams lost the parameter it was given');
+  return value;
 }
 
 /**
@@ -183,7 +186,10 @@ function readForm(form: string, wanted: readonly string[] | undefined, into: Par
         append(into as Params, decode ? decodeFormPart(name, surrogates) : name, decode ? decodeFormPart(value, surrogates) : value);
       } else {
         let k = 0;
-        while (k < wanted.length && !(wanted[k]!.length === eq - start && form.startsWith(wanted[k]!, start))) k++;
+        for (const name of wanted) {
+          if (name.length === eq - start && form.startsWith(name, start)) break;
+          k++;
+        }
         if (k === wanted.length && decode) {
           const name = form.slice(start, eq);
           if (needsDecoding(name)) k = wanted.indexOf(decodeFormPart(name, surrogates));
@@ -232,7 +238,9 @@ function formBody(request: OAuthRequest): string | Record<string, unknown> {
   // Two Content-Type lines reach the core as an array (Node) or joined with ", " (Fetch): refuse
   // both the same way, rather than guessing which one the sender meant.
   if (repeatedHeader(request, 'content-type')) throw new OAuthError('invalid_request', 'The request carries more than one Content-Type.');
-  const type = (header(request, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const contentType = header(request, 'content-type') ?? '';
+  const semicolon = contentType.indexOf(';');
+  const type = (semicolon < 0 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
   if (type === FORM) return body;
   // A host body parser may already have turned an empty form into `{}`.
   if (typeof body === 'object' && Object.keys(body).length === 0) return body;
@@ -288,10 +296,10 @@ export function singleWithin<K extends string>(params: Params, bounds: Readonly<
   return out;
 }
 
-/** A bounds table as `formParamsWithin` reads it (`formBounds`): its names, and their bounds in the same order. */
+/** A bounds table as `formParamsWithin` reads it (`formBounds`): its names, and each name with its bound, in the same order. */
 export interface FormBounds<K extends string> {
   readonly names: readonly K[];
-  readonly limits: readonly number[];
+  readonly fields: ReadonlyArray<{ readonly name: K; readonly limit: number }>;
 }
 
 /**
@@ -302,7 +310,7 @@ export interface FormBounds<K extends string> {
 export function formBounds<K extends string>(bounds: Readonly<Record<K, number>>): FormBounds<K> {
   const names = Object.keys(bounds) as K[];
   if (names.some(needsDecoding)) throw new Error('formBounds: parameter names are compared as written, so none may need decoding.');
-  return { names, limits: names.map((name) => bounds[name]) };
+  return { names, fields: names.map((name) => ({ name, limit: bounds[name] })) };
 }
 
 /**
@@ -312,7 +320,7 @@ export function formBounds<K extends string>(bounds: Readonly<Record<K, number>>
  * unknown parameters, RFC 6749 §3.2).
  */
 export function formParamsWithin<K extends string>(request: OAuthRequest, bounds: FormBounds<K>): Partial<Record<K, string>> {
-  const { names, limits } = bounds;
+  const { names, fields } = bounds;
   const picked: Picked = new Array<undefined>(names.length).fill(undefined);
   if (request.url.includes('?')) pickForm(rawQuery(request.url), names, picked);
   const body = formBody(request);
@@ -327,12 +335,13 @@ export function formParamsWithin<K extends string>(request: OAuthRequest, bounds
   // runs before the bounds are checked), and an empty value counts as absent.
   const out: Partial<Record<K, string>> = {};
   let tooLong: string | undefined;
-  for (let k = 0; k < names.length; k++) {
-    const value = picked[k];
-    if (value === REPEATED) throw new OAuthError('invalid_request', `The parameter '${names[k]}' was sent more than once.`);
+  let k = 0;
+  for (const { name, limit } of fields) {
+    const value = picked[k++];
+    if (value === REPEATED) throw new OAuthError('invalid_request', `The parameter '${name}' was sent more than once.`);
     if (value === undefined || value === '') continue;
-    if (tooLong === undefined && value.length > limits[k]!) tooLong = names[k];
-    out[names[k]!] = value;
+    if (tooLong === undefined && value.length > limit) tooLong = name;
+    out[name] = value;
   }
   if (tooLong !== undefined) throw new OAuthError('invalid_request', `The parameter '${tooLong}' is malformed.`);
   return out;

@@ -1,6 +1,7 @@
 import { RecentPairs } from './checks/pkce.js';
 import { ScopePolicy } from './checks/scope.js';
 import type { Context } from './context.js';
+import { ConfigError } from './errors.js';
 import { GuessLimiter } from './device/user-code.js';
 import { PendingAnonymous } from './interactions/pending-anonymous.js';
 import type { ResolvedOptions } from './options.js';
@@ -31,13 +32,19 @@ export function instanceContext(options: ResolvedOptions): Context {
       devices: requireGroup(options.storage, 'deviceAuthorization', 'deviceAuthorization'),
       deviceGuesses: new GuessLimiter(options.deviceAuthorization.maxUserCodeAttempts, options.deviceAuthorization.lockSeconds * 1000),
     }),
-    ...(options.accessTokenFormat === 'jwt' && {
-      jwt: new JwtAccessTokens({
-        ...(options.jwt.keys && { keys: options.jwt.keys }),
-        algorithm: options.jwt.algorithm,
-        issuer: options.issuer!,
-        audience: options.jwt.audience ?? options.issuer!,
-      }),
-    }),
+    ...(options.accessTokenFormat === 'jwt' && { jwt: jwtAccessTokens(options) }),
   };
+}
+
+/** The signer of JWT access tokens, whose `iss` (and default `aud`) is the issuer. */
+function jwtAccessTokens(options: ResolvedOptions): JwtAccessTokens {
+  const { issuer } = options;
+  // resolveOptions already refuses JWT access tokens without an issuer: checked again, not asserted.
+  if (!issuer) throw new ConfigError('issuer', 'expected an https URL: JWT access tokens carry it as `iss` (RFC 9068)');
+  return new JwtAccessTokens({
+    ...(options.jwt.keys && { keys: options.jwt.keys }),
+    algorithm: options.jwt.algorithm,
+    issuer,
+    audience: options.jwt.audience ?? issuer,
+  });
 }

@@ -324,13 +324,16 @@ function hasNodeHttps(): boolean {
 export function resolveOptions(options: unknown): ResolvedOptions {
   const result = schema.safeParse(options);
   if (!result.success) {
-    const issue = result.error.issues[0]!;
+    const [issue] = result.error.issues;
+    // zod reports at least one issue with every failure; checked rather than asserted (startup only).
+    if (issue === undefined) throw new ConfigError('(options)', result.error.message);
     const path = issue.path.map(String).join('.') || '(options)';
     const expected =
       issue.code === 'unrecognized_keys'
         ? `unknown option${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`
         : issue.message;
-    throw new ConfigError(issue.code === 'unrecognized_keys' && path === '(options)' ? issue.keys[0]! : path, expected);
+    const unknownKey = issue.code === 'unrecognized_keys' && path === '(options)' ? issue.keys[0] : undefined;
+    throw new ConfigError(unknownKey ?? path, expected);
   }
   const { protectedResources, pages, ...data } = result.data;
   const defaults = PROFILES[data.profile];

@@ -175,9 +175,9 @@ export function parseAuthorizationRequest(
   request: OAuthRequest,
 ): AuthorizationRequestRecord | AuthorizeError {
   const redirectUris = params.get('redirect_uri');
+  const redirectUri = redirectUris?.length === 1 ? redirectUris[0] : undefined;
   const isPublic = client.secretHash === null;
-  if (!redirectUris || redirectUris.length !== 1 || !clientRedirectUriMatches(client, redirectUris[0]!, isPublic))
-    return INVALID_REDIRECT_URI;
+  if (redirectUri === undefined || !clientRedirectUriMatches(client, redirectUri, isPublic)) return INVALID_REDIRECT_URI;
 
   const scopes = params.get('scope');
   const scope = scopes && scopes.length > 1 ? null : ctx.scopes.parse(scopes?.[0] || undefined);
@@ -189,8 +189,7 @@ export function parseAuthorizationRequest(
     );
   }
 
-  // From here on the callback is trusted: errors go back to it.
-  const redirectUri = redirectUris[0]!;
+  // From here on the callback (`redirectUri`) is trusted: errors go back to it.
   const responseTypes = params.get('response_type');
   if (!responseTypes || responseTypes.length !== 1 || !responseTypes[0]) {
     return new AuthorizeError(

@@ -37,14 +37,9 @@ export function redirectUriProblem(uri: string, isPublic = false): string | null
     return 'must use https (http only for localhost, 127.0.0.1 or [::1])';
   }
   if (uri.includes('#')) return 'must not contain a fragment (RFC 6749 section 3.1.2)';
-  if (
-    url.username ||
-    url.password ||
-    uri
-      .slice(url.protocol.length + 2)
-      .split('/')[0]!
-      .includes('@')
-  ) {
+  const authority = uri.slice(url.protocol.length + 2);
+  const slash = authority.indexOf('/');
+  if (url.username || url.password || (slash < 0 ? authority : authority.slice(0, slash)).includes('@')) {
     return 'must not contain user information';
   }
   if (uri.includes('*')) return 'must not contain wildcards';
@@ -74,8 +69,9 @@ const LOOPBACK_URI = /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost)(?::(\d{1,5}))?(
 
 function loopbackParts(uri: string): { host: string; rest: string } | null {
   const match = LOOPBACK_URI.exec(uri);
-  if (!match || (match[2] !== undefined && Number(match[2]) > 65535)) return null;
-  return { host: match[1]!, rest: match[3] ?? '' };
+  const host = match?.[1]; // always there when the pattern matches
+  if (!match || host === undefined || (match[2] !== undefined && Number(match[2]) > 65535)) return null;
+  return { host, rest: match[3] ?? '' };
 }
 
 /**

@@ -79,11 +79,12 @@ export class ScopePolicy {
 
   /** `undefined` (absent or empty) is the default; `null` means invalid, unknown or malformed. */
   parse(value: string | undefined): string[] | null {
-    if (!this.custom) return parseScope(value);
-    if (value === undefined) return [...this.custom.default];
+    const custom = this.custom;
+    if (!custom) return parseScope(value);
+    if (value === undefined) return [...custom.default];
     const parts = value.split(' ');
-    if (parts.some((p) => !this.custom!.values.includes(p)) || new Set(parts).size !== parts.length) return null;
-    return this.custom.values.filter((v) => parts.includes(v));
+    if (parts.some((p) => !custom.values.includes(p)) || new Set(parts).size !== parts.length) return null;
+    return custom.values.filter((v) => parts.includes(v));
   }
 
   /** The wire form, in vocabulary order. */
@@ -103,6 +104,6 @@ export class ScopePolicy {
   describe(value: string): string {
     // Own entries only: a host's scope value may be named `constructor` or `toString`.
     const words = this.custom ? this.custom.descriptions : DEFAULT_WORDS;
-    return words && Object.hasOwn(words, value) ? words[value]! : value;
+    return (words && Object.hasOwn(words, value) ? words[value] : undefined) ?? value;
   }
 }

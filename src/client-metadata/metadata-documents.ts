@@ -32,9 +32,9 @@ export function clientIdUrlProblem(clientId: string): string | null {
   if (clientId.length > 200) return 'is longer than 200 characters';
   if (clientId.includes('#')) return 'has a fragment';
   if (!URL.canParse(clientId)) return 'is not a URL';
-  const authority = clientId.slice('https://'.length).split(/[/?]/)[0]!;
+  const authority = before(clientId.slice('https://'.length), /[/?]/);
   if (authority.includes('@')) return 'has user information';
-  const path = clientId.slice('https://'.length + authority.length).split('?')[0]!;
+  const path = before(clientId.slice('https://'.length + authority.length), /\?/);
   if (
     path
       .split('/')
@@ -48,10 +48,21 @@ export function clientIdUrlProblem(clientId: string): string | null {
   return null;
 }
 
+/** `text` up to the first match of `separator`, or all of it when there is none (`split(separator)[0]`). */
+function before(text: string, separator: RegExp): string {
+  const at = text.search(separator);
+  return at < 0 ? text : text.slice(0, at);
+}
+
+/** A client a metadata document describes: its lists of redirect URIs and grant types are always there. */
+export type DocumentClient = ClientRecord & { redirectUris: string[]; grantTypes: ClientGrantType[] };
+
 /** Why a fetched response is not a usable document, or the client it describes. */
-export function documentClient(clientId: string, status: number, contentType: string | null, body: string): ClientRecord | string {
+export function documentClient(clientId: string, status: number, contentType: string | null, body: string): DocumentClient | string {
   if (status !== 200) return `answered ${status}`;
-  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = before(contentType ?? '', /;/)
+    .trim()
+    .toLowerCase();
   if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) return 'is not served as JSON';
   if (body.length > FETCH_LIMITS.maxBytes || utf8.encode(body).length > FETCH_LIMITS.maxBytes) return 'is too large';
   let parsed: unknown;
@@ -69,10 +80,14 @@ export function documentClient(clientId: string, status: number, contentType: st
   if (doc.token_endpoint_auth_method !== undefined && doc.token_endpoint_auth_method !== 'none')
     return 'asks for a token endpoint authentication method other than none';
   const uris = doc.redirect_uris;
-  if (!Array.isArray(uris) || uris.length === 0 || uris.length > MAX_REDIRECT_URIS) return 'has no valid redirect_uris';
+  if (!Array.isArray(uris) || uris.length > MAX_REDIRECT_URIS) return 'has no valid redirect_uris';
+  const redirectUris: string[] = [];
   for (const uri of uris) {
     if (typeof uri !== 'string' || redirectUriProblem(uri, true) !== null) return 'has an invalid redirect URI';
+    redirectUris.push(uri);
   }
+  const [redirectUri] = redirectUris;
+  if (redirectUri === undefined) return 'has no valid redirect_uris';
   const responseTypes = doc.response_types;
   if (
     responseTypes !== undefined &&
@@ -90,12 +105,11 @@ export function documentClient(clientId: string, status: number, contentType: st
   const name = doc.client_name;
   if (name !== undefined && (typeof name !== 'string' || name.trim() === '' || !plainLine(name, MAX_NAME) || BIDI_CONTROLS.test(name)))
     return 'has an invalid client_name';
-  const redirectUris = [...(uris as string[])];
   return {
     id: clientId,
     // Unverified: the client's own words, or its host when it gave none.
     name: typeof name === 'string' ? name : new URL(clientId).host,
-    redirectUri: redirectUris[0]!,
+    redirectUri,
     redirectUris,
     secretHash: null,
     createdAt: 0,
@@ -134,8 +148,8 @@ export interface ClientMetadataOptions {
 
 /** The documents one server instance fetched: the cache, and the fetches under way. */
 export class ClientMetadataDocuments {
-  private readonly cache: BoundedMap<string, { client: ClientRecord; until: number }>;
-  private readonly pending = new Map<string, Promise<ClientRecord | null>>();
+  private readonly cache: BoundedMap<string, { client: DocumentClient; until: number }>;
+  private readonly pending = new Map<string, Promise<DocumentClient | null>>();
   private readonly fetcher: MetadataFetcher;
 
   constructor(
@@ -171,7 +185,7 @@ export class ClientMetadataDocuments {
     return client && copy(client);
   }
 
-  private async load(clientId: string): Promise<ClientRecord | null> {
+  private async load(clientId: string): Promise<DocumentClient | null> {
     const signal = AbortSignal.timeout(FETCH_LIMITS.timeoutMs);
     const limits: MetadataFetchLimits = { ...FETCH_LIMITS, signal };
     let response: Awaited<ReturnType<MetadataFetcher>>;
@@ -195,6 +209,6 @@ function aborted(signal: AbortSignal): Promise<never> {
 }
 
 /** A copy a caller may change without changing the cached record. */
-function copy(client: ClientRecord): ClientRecord {
-  return { ...client, redirectUris: [...client.redirectUris!], grantTypes: [...client.grantTypes!], responseTypes: ['code'] };
+function copy(client: DocumentClient): DocumentClient {
+  return { ...client, redirectUris: [...client.redirectUris], grantTypes: [...client.grantTypes], responseTypes: ['code'] };
 }

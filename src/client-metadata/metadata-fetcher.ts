@@ -50,37 +50,36 @@ export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 // ---------------------------------------------------------------------------------------------
 // Address classification
 
-/** The four bytes of a dotted-quad IPv4 address, or `null`. */
-function ipv4Bytes(text: string): number[] | null {
+/** A dotted-quad IPv4 address as a 32-bit unsigned number, or `null`. */
+function ipv4Value(text: string): number | null {
   const parts = text.split('.');
   if (parts.length !== 4) return null;
-  const bytes: number[] = [];
+  let value = 0;
   for (const part of parts) {
     if (!/^(0|[1-9]\d{0,2})$/.test(part)) return null;
     const n = Number(part);
     if (n > 255) return null;
-    bytes.push(n);
+    value = value * 256 + n;
   }
-  return bytes;
+  return value;
 }
 
-/** The eight 16-bit groups of an IPv6 address (a zone `%…` ignored, an IPv4 tail allowed), or `null`. */
-function ipv6Groups(text: string): number[] | null {
+/** An IPv6 address (a zone `%…` ignored, an IPv4 tail allowed) as a 128-bit number, or `null`. */
+function ipv6Value(text: string): bigint | null {
   const zone = text.indexOf('%');
   const address = zone >= 0 ? text.slice(0, zone) : text;
   if (!/^[0-9A-Fa-f:.]+$/.test(address)) return null;
-  const halves = address.split('::');
-  if (halves.length > 2) return null;
+  // The 16-bit groups of one side of `::`; only the last piece may be an IPv4 tail (two groups).
   const parse = (half: string): number[] | null => {
     if (half === '') return [];
     const groups: number[] = [];
     const pieces = half.split(':');
-    for (let i = 0; i < pieces.length; i++) {
-      const piece = pieces[i]!;
-      if (i === pieces.length - 1 && piece.includes('.')) {
-        const v4 = ipv4Bytes(piece);
-        if (!v4) return null;
-        groups.push((v4[0]! << 8) | v4[1]!, (v4[2]! << 8) | v4[3]!);
+    const last = pieces.length - 1;
+    for (const [i, piece] of pieces.entries()) {
+      if (i === last && piece.includes('.')) {
+        const v4 = ipv4Value(piece);
+        if (v4 === null) return null;
+        groups.push(v4 >>> 16, v4 & 0xffff);
       } else {
         if (!/^[0-9A-Fa-f]{1,4}$/.test(piece)) return null;
         groups.push(Number.parseInt(piece, 16));
@@ -88,13 +87,19 @@ function ipv6Groups(text: string): number[] | null {
     }
     return groups;
   };
-  const head = parse(halves[0]!);
-  const tail = halves.length === 2 ? parse(halves[1]!) : [];
+  // At most one `::`, standing for one or more zero groups.
+  const gap = address.indexOf('::');
+  if (gap >= 0 && address.includes('::', gap + 2)) return null;
+  const head = parse(gap >= 0 ? address.slice(0, gap) : address);
+  const tail = gap >= 0 ? parse(address.slice(gap + 2)) : [];
   if (!head || !tail) return null;
-  if (halves.length === 1) return head.length === 8 ? head : null;
   const missing = 8 - head.length - tail.length;
-  if (missing < 1) return null;
-  return [...head, ...new Array<number>(missing).fill(0), ...tail];
+  if (gap >= 0 ? missing < 1 : missing !== 0) return null;
+  let value = 0n;
+  for (const group of head) value = (value << 16n) | BigInt(group);
+  value <<= BigInt(16 * missing);
+  for (const group of tail) value = (value << 16n) | BigInt(group);
+  return value;
 }
 
 /**
@@ -119,14 +124,24 @@ const IPV4_SPECIAL: ReadonlyArray<readonly [number, number]> = [
   [0xf0000000, 4], // 240/4 reserved, and 255.255.255.255 broadcast
 ];
 
-function ipv4IsPublic(bytes: readonly number[]): boolean {
-  const value = ((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0;
+function ipv4IsPublic(value: number): boolean {
   for (const [network, length] of IPV4_SPECIAL) {
     const mask = length === 0 ? 0 : (~0 << (32 - length)) >>> 0;
     if ((value & mask) >>> 0 === network) return false;
   }
   return true;
 }
+
+/** Whether the 128-bit `value` lies in `network`/`length` (`network` given by its first 16-bit group). */
+const inIpv6Prefix = (value: bigint, network: bigint, length: number) => value >> BigInt(128 - length) === network >> BigInt(128 - length);
+
+/** The blocks of global unicast 2000::/3 that are not the public internet, as [network, prefix length]. */
+const IPV6_SPECIAL: ReadonlyArray<readonly [bigint, number]> = [
+  [0x2001n << 112n, 23], // 2001::/23 IETF protocol assignments (Teredo, ORCHID, ...)
+  [0x20010db8n << 96n, 32], // 2001:db8::/32 documentation
+  [0x2002n << 112n, 16], // 2002::/16 6to4: carries an IPv4 address of any kind
+  [0x3ff0n << 112n, 12], // 3ff0::/12, which holds 3fff::/20 documentation
+];
 
 /**
  * Whether an IP address (v4 or v6, as text; brackets allowed) is a public unicast address this
@@ -138,25 +153,20 @@ function ipv4IsPublic(bytes: readonly number[]): boolean {
  */
 export function isPublicAddress(text: string): boolean {
   const address = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
-  const v4 = ipv4Bytes(address);
-  if (v4) return ipv4IsPublic(v4);
-  const g = ipv6Groups(address);
-  if (!g) return false;
-  if (g[0] === 0 && g[1] === 0 && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0xffff) {
-    return ipv4IsPublic([g[6]! >> 8, g[6]! & 0xff, g[7]! >> 8, g[7]! & 0xff]);
-  }
-  if ((g[0]! & 0xe000) !== 0x2000) return false; // outside 2000::/3
-  if (g[0] === 0x2001 && g[1]! < 0x0200) return false; // 2001::/23 IETF protocol assignments (Teredo, ORCHID, ...)
-  if (g[0] === 0x2001 && g[1] === 0x0db8) return false; // 2001:db8::/32 documentation
-  if (g[0] === 0x2002) return false; // 2002::/16 6to4: carries an IPv4 address of any kind
-  if ((g[0]! & 0xfff0) === 0x3ff0) return false; // 3fff::/20 documentation
+  const v4 = ipv4Value(address);
+  if (v4 !== null) return ipv4IsPublic(v4);
+  const v6 = ipv6Value(address);
+  if (v6 === null) return false;
+  if (v6 >> 32n === 0xffffn) return ipv4IsPublic(Number(v6 & 0xffffffffn)); // ::ffff:0:0/96, IPv4-mapped
+  if (!inIpv6Prefix(v6, 0x2000n << 112n, 3)) return false; // outside 2000::/3
+  for (const [network, length] of IPV6_SPECIAL) if (inIpv6Prefix(v6, network, length)) return false;
   return true;
 }
 
 /** Whether `text` is an IP literal (v4 or v6, brackets allowed) rather than a name. */
 export function isIpLiteral(text: string): boolean {
   const address = text.startsWith('[') && text.endsWith(']') ? text.slice(1, -1) : text;
-  return ipv4Bytes(address) !== null || ipv6Groups(address) !== null;
+  return ipv4Value(address) !== null || ipv6Value(address) !== null;
 }
 
 /** Why a fetch was refused or failed. Its message never reaches the client. */
@@ -178,7 +188,8 @@ export function guardedLookup(resolve: Resolver) {
   return (hostname: string, options: { all?: boolean } | number | undefined, callback: LookupCallback): void => {
     resolve(hostname).then(
       (addresses) => {
-        if (addresses.length === 0) return callback(new MetadataFetchError(`${hostname} resolves to no address`));
+        const [first] = addresses;
+        if (first === undefined) return callback(new MetadataFetchError(`${hostname} resolves to no address`));
         const refused = addresses.find((a) => !isPublicAddress(a.address));
         if (refused) return callback(new MetadataFetchError(`${hostname} resolves to ${refused.address}, which is not a public address`));
         if (typeof options === 'object' && options?.all)
@@ -186,7 +197,7 @@ export function guardedLookup(resolve: Resolver) {
             null,
             addresses.map((a) => ({ address: a.address, family: a.family })),
           );
-        callback(null, addresses[0]!.address, addresses[0]!.family);
+        callback(null, first.address, first.family);
       },
       (error: unknown) => callback(error instanceof Error ? error : new MetadataFetchError(String(error))),
     );
@@ -338,15 +349,16 @@ export function nodeMetadataFetcher(resolve?: Resolver): MetadataFetcher {
         return fail(new MetadataFetchError(`${target.hostname} is not a public address`));
       }
       let settled = false;
-      const finish = (error: Error | null, response?: MetadataResponse) => {
+      /** Settles once, with the first outcome: an answer, or the error that ends the request. */
+      const finish = (outcome: Error | MetadataResponse) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         limits.signal.removeEventListener('abort', onAbort);
-        if (error) {
-          request.destroy(error);
-          fail(error);
-        } else ok(response!);
+        if (outcome instanceof Error) {
+          request.destroy(outcome);
+          fail(outcome);
+        } else ok(outcome);
       };
       if (limits.signal.aborted) return fail(new MetadataFetchError(`no answer within ${limits.timeoutMs} ms`));
       const onAbort = () => finish(new MetadataFetchError(`no answer within ${limits.timeoutMs} ms`));
@@ -376,7 +388,7 @@ export function nodeMetadataFetcher(resolve?: Resolver): MetadataFetcher {
           return finish(error as Error);
         }
         readLimited(response, limits.maxBytes).then(
-          (answer) => finish(null, answer),
+          (answer) => finish(answer),
           (error: Error) => finish(error),
         );
       });

@@ -38,7 +38,7 @@ export async function issueImplicit(
       {
         access_token: await accessTokenValue(ctx, pair.access, grant),
         token_type: 'bearer',
-        expires_in: String(Math.ceil((pair.access.record.expiresAt! - now) / 1000)),
+        expires_in: String(Math.ceil((pair.access.record.expiresAt - now) / 1000)),
         scope: ctx.scopes.format(req.scope),
         state: req.state,
         iss: ctx.options.issuer,

@@ -21,9 +21,9 @@ export async function issueCode(
   // Looked up and remembered in one synchronous step, so approvals that run side by side with
   // the same challenge cannot both pass unnoticed; forgotten again if no code comes of it.
   const challenge = req.codeChallenge;
-  let fresh = false;
+  let remembered: string | undefined; // the challenge this call remembered, to forget if no code comes of it
   if (challenge) {
-    if (!challengeSeen(ctx, grant.clientId, challenge, true)) fresh = true;
+    if (!challengeSeen(ctx, grant.clientId, challenge, true)) remembered = challenge;
     else if (ctx.options.rejectReusedPkceChallenge) return errorDecision(ctx, reusedChallenge(req));
   }
   const code = `${ctx.options.tokenPrefixes.code}${randomToken()}`;
@@ -43,7 +43,7 @@ export async function issueCode(
   try {
     await ctx.storage.createGrant(grant, { code: record });
   } catch (error) {
-    if (fresh) ctx.challenges.delete(grant.clientId, challenge!); // no code: a retry is no reuse
+    if (remembered !== undefined) ctx.challenges.delete(grant.clientId, remembered); // no code: a retry is no reuse
     throw error;
   }
   return { type: 'redirect', location: redirectTo(req.redirectUri, { code, state: req.state, iss: ctx.options.issuer }, 'query') };

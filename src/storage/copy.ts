@@ -4,15 +4,14 @@ import type { ClientChanges, ClientRecord } from './types.js';
 /**
  * A copy of an account, so that whoever receives it cannot change the one a store keeps. Records
  * are flat apart from the host's extra fields (`info`): a flat account is copied by a spread,
- * one with nested fields is cloned deeply. The fields are looked at in the copy, by index over
+ * one with nested fields is cloned deeply. The fields are looked at in the copy, over the array of
  * its keys: a `for...in` over accounts of every shape weighed on every bearer check (see
  * BENCHMARKS.md).
  */
 export function copyAccount(a: Account): Account {
   const copy = { ...a };
-  const keys = Object.keys(copy);
-  for (let i = 0; i < keys.length; i++) {
-    if (typeof (copy as unknown as Record<string, unknown>)[keys[i]!] === 'object') return structuredClone(a);
+  for (const key of Object.keys(copy)) {
+    if (typeof (copy as unknown as Record<string, unknown>)[key] === 'object') return structuredClone(a);
   }
   return copy;
 }

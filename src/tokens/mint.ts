@@ -1,5 +1,5 @@
 import { randomToken, sha256Base64url } from '../crypto.js';
-import type { Context } from '../context.js';
+import type { Context, JwtSigner } from '../context.js';
 import type { GrantRecord, OAuthGrantRecord, OAuthTokenRecord } from '../storage/types.js';
 
 /**
@@ -32,13 +32,16 @@ export interface PairOptions extends MintOptions {
   refreshAudience?: string[] | undefined;
 }
 
+/** An access token's record as minted: an access token always has an expiry. */
+export type AccessRecord = OAuthTokenRecord & { expiresAt: number };
+
 /**
  * A minted access token: its record, and either its clear value (`opaque`) or the `jti` to sign
- * into a JWT (`jwt`, when `accessTokenFormat` is `jwt`).
+ * into a JWT with the instance's `signer` (`jwt`, when `accessTokenFormat` is `jwt`).
  */
 export type MintedAccess =
-  | { format: 'opaque'; record: OAuthTokenRecord; token: string }
-  | { format: 'jwt'; record: OAuthTokenRecord; jti: string };
+  | { format: 'opaque'; record: AccessRecord; token: string }
+  | { format: 'jwt'; record: AccessRecord; jti: string; signer: JwtSigner };
 
 /**
  * A freshly minted access/refresh pair: the clear values for the client, records for storage.
@@ -66,12 +69,22 @@ export interface IssuedTokens {
  * `tokens/lookup.ts`).
  */
 export function mintAccessToken(ctx: Context, options: MintOptions): MintedAccess {
-  const { now, end } = options;
   const secret = randomToken();
-  const token = ctx.jwt ? undefined : `${ctx.options.tokenPrefixes.accessToken}${secret}`;
+  const signer = ctx.jwt;
+  if (signer) {
+    const record = accessRecord(ctx, options, sha256Base64url(secret));
+    return { format: 'jwt', record, jti: record.hash, signer };
+  }
+  const token = `${ctx.options.tokenPrefixes.accessToken}${secret}`;
+  return { format: 'opaque', record: accessRecord(ctx, options, sha256Base64url(token)), token };
+}
+
+/** The record of a new access token known to storage by `hash`, its expiry capped at `options.end`. */
+function accessRecord(ctx: Context, options: MintOptions, hash: string): AccessRecord {
+  const { now, end } = options;
   const expiresAt = now + ctx.options.lifetimes.accessToken * 1000;
-  const record: OAuthTokenRecord = {
-    hash: sha256Base64url(token ?? secret),
+  const record: AccessRecord = {
+    hash,
     kind: 'access',
     grantId: options.grantId,
     clientId: options.clientId,
@@ -83,20 +96,19 @@ export function mintAccessToken(ctx: Context, options: MintOptions): MintedAcces
     revokedAt: null,
   };
   if (options.audience !== undefined) record.audience = options.audience; // RFC 8707: only for the resources requested
-  return token === undefined ? { format: 'jwt', record, jti: record.hash } : { format: 'opaque', record, token };
+  return record;
 }
 
 /** The value the client receives for a minted access token (a promise only when it is a JWT to sign). */
 export function accessTokenValue(ctx: Context, access: MintedAccess, grant: GrantRecord): string | Promise<string> {
   if (access.format === 'opaque') return access.token;
-  // Minted as a JWT only when `ctx.jwt` is set (`mintAccessToken`).
-  return ctx.jwt!.sign({
+  return access.signer.sign({
     sub: grant.account.uuid,
     clientId: access.record.clientId,
     scope: ctx.scopes.format(access.record.scope),
     jti: access.jti,
     iat: access.record.issuedAt,
-    exp: access.record.expiresAt!,
+    exp: access.record.expiresAt,
     aud: access.record.audience,
   });
 }

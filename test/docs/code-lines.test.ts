@@ -1,7 +1,8 @@
 /**
  * The README's promise of thin adapters holds, and stays held: `node .ci/code-lines.mjs` (run by
  * `npm run lint`, so by CI) passes on the repository's adapters and fails on an adapter entry of
- * more than 100 code lines, counting code only (comments and blank lines are free).
+ * more than 100 code lines, counting code only (comments and blank lines are free). With no file
+ * named it also holds `src/` to a ceiling of non-null assertions (`x!`), so they cannot grow back.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -53,5 +54,40 @@ describe('.ci/code-lines.mjs', () => {
   it('holds only adapter entries to the limit: a shared module of the kit may be longer', () => {
     const result = run(source('kit/adapters/shared.ts', 150));
     expect(result.status, result.stderr).toBe(0);
+  });
+});
+
+describe('.ci/code-lines.mjs: the ceiling of non-null assertions in src/', () => {
+  /** The ceiling, as the default run prints it. */
+  const ceiling = () => {
+    const result = run();
+    const match = / non-null assertions {2}total \(at most (\d+)\)/.exec(result.stdout);
+    expect(match, result.stdout).not.toBeNull();
+    return Number(match?.[1]);
+  };
+
+  /** A directory holding one file with `count` non-null assertions, and `!` that are not assertions. */
+  function assertions(name: string, count: number): string {
+    const at = join(dir, name);
+    mkdirSync(at, { recursive: true });
+    const lines = Array.from({ length: count }, (_, i) => `export const a${i} = maybe()!.length;`);
+    const decoys = ['// x! in a comment', "export const s = 'y!';", 'export const b = !maybe() && maybe() !== undefined;'];
+    writeFileSync(join(at, 'file.ts'), ['declare function maybe(): string | undefined;', ...decoys, ...lines, ''].join('\n'));
+    return at;
+  }
+
+  it("holds src/ under the ceiling in npm run lint's default run, and counts only assertions", () => {
+    const max = ceiling();
+    expect(max).toBeLessThanOrEqual(55); // issue 23: at most half of the 110 there were
+    const atLimit = run('--non-null', assertions('at-ceiling', max));
+    expect(atLimit.status, atLimit.stderr).toBe(0);
+    expect(atLimit.stdout).toContain(`${max} non-null assertions  total (at most ${max})`);
+  });
+
+  it('fails with one assertion over the ceiling, naming the count', () => {
+    const max = ceiling();
+    const result = run('--non-null', assertions('over-ceiling', max + 1));
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain(`${max + 1} non-null assertions (x!)`);
   });
 });

@@ -38,12 +38,12 @@ export const clientCases: readonly StorageConformanceCase[] = [
       };
       await storage.saveClient(codeOnly);
       same(await storage.findClient(codeOnly.id), codeOnly, 'findClient returns responseTypes and grantTypes as saved');
-      const both: ClientRecord = {
+      const both = {
         ...codeOnly,
         id: id(),
         responseTypes: ['code', 'token'],
         grantTypes: ['authorization_code', 'refresh_token'],
-      };
+      } satisfies ClientRecord;
       await storage.saveClient(both);
       same(await storage.findClient(both.id), both, 'several response and grant types round trip in order');
       const widened: ClientRecord = { ...codeOnly, grantTypes: ['authorization_code', 'refresh_token'] };
@@ -66,7 +66,7 @@ export const clientCases: readonly StorageConformanceCase[] = [
       check(found?.responseTypes && found.grantTypes, 'client with types saved');
       found.responseTypes.pop();
       found.grantTypes.pop();
-      both.responseTypes!.pop();
+      both.responseTypes.pop();
       same(
         (await storage.findClient(both.id))?.responseTypes,
         ['code', 'token'],

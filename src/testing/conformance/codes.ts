@@ -99,13 +99,13 @@ export const codeCases: readonly StorageConformanceCase[] = [
       await warmUp(storage);
       const results = await Promise.all(pairs.map((pair, i) => storage.redeemCode(code.hash, T0 + 10 + i, pair)));
       const winners = results.flatMap((r, i) => (r.ok ? [i] : []));
+      const [winner] = winners;
       check(
-        winners.length === 1,
+        winner !== undefined && winners.length === 1,
         `redeemCode must be single use under concurrency: ${winners.length} of ${CONFORMANCE_RACERS} concurrent redemptions succeeded (expected exactly 1). The check (unused, unexpired, grant not revoked) and the write must be one atomic step: a conditional UPDATE ... WHERE used_at IS NULL ... RETURNING, a script, or no await in between.`,
       );
       const losers = results.filter((r) => !r.ok);
       for (const loser of losers) expectFailure(loser, 'used', 'a losing concurrent redemption', { grantId: grant.id });
-      const winner = winners[0]!;
       same(
         losers.every((l) => l.usedAt === T0 + 10 + winner),
         true,

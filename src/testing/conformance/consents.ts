@@ -175,18 +175,21 @@ export const consentCases: readonly StorageConformanceCase[] = [
     const accountUuid = id();
     const clientId = id();
     await warmUp(storage);
-    const approvals = [
-      approved([API], 'read'),
-      approved([API], 'write'),
-      approved([MCP], 'write'),
-      noResource('read'),
-      approved([FILES, MCP], 'admin'),
+    const requests = [
+      { scope: ['read'], approvals: approved([API], 'read') },
+      { scope: ['write'], approvals: approved([API], 'write') },
+      { scope: ['write'], approvals: approved([MCP], 'write') },
+      { scope: ['read'], approvals: noResource('read') },
+      { scope: ['admin'], approvals: approved([FILES, MCP], 'admin') },
     ];
+    // The requests in turn, CONFORMANCE_RACERS of them.
+    const racers = Array.from({ length: Math.ceil(CONFORMANCE_RACERS / requests.length) }, () => requests)
+      .flat()
+      .slice(0, CONFORMANCE_RACERS);
     await Promise.all(
-      Array.from({ length: CONFORMANCE_RACERS }, (_, i) => {
-        const approval = approvals[i % approvals.length]!;
-        return storage.saveConsent({ accountUuid, clientId, scope: [...approval[0]!.scope], approvals: approval, grantedAt: T0 + i });
-      }),
+      racers.map(({ scope, approvals }, i) =>
+        storage.saveConsent({ accountUuid, clientId, scope: [...scope], approvals, grantedAt: T0 + i }),
+      ),
     );
     const consent = await storage.findConsent(accountUuid, clientId);
     check(consent, 'a consent exists after concurrent saves');

@@ -219,17 +219,19 @@ export const deviceCases: readonly StorageConformanceCase[] = [
       const approved = makeDevice();
       await storage.createDeviceAuthorization(approved);
       await storage.decideDeviceAuthorization(approved.hash, T0 + 1, makeAccount());
-      const grants = Array.from({ length: CONFORMANCE_RACERS }, () => makeGrant({ clientId: approved.clientId }));
-      const pairs = grants.map((grant) => makePair(grant, T0 + 2));
+      const racers = Array.from({ length: CONFORMANCE_RACERS }, () => {
+        const grant = makeGrant({ clientId: approved.clientId });
+        return { grant, pair: makePair(grant, T0 + 2) };
+      });
       const redeems = await Promise.all(
-        grants.map((grant, i) => storage.redeemDeviceAuthorization(approved.hash, T0 + 2, grant, pairs[i]!)),
+        racers.map(({ grant, pair }) => storage.redeemDeviceAuthorization(approved.hash, T0 + 2, grant, pair)),
       );
       const winners = redeems.filter(Boolean).length;
       check(
         winners === 1,
         `redeemDeviceAuthorization must hand an approval to exactly one caller: ${winners} of ${CONFORMANCE_RACERS} got it. Check and mark redeemed must be one atomic step with the insert of the tokens.`,
       );
-      const stored = await Promise.all(pairs.map((pair) => storage.findToken(pair[0].hash)));
+      const stored = await Promise.all(racers.map(({ pair }) => storage.findToken(pair[0].hash)));
       same(stored.map(Boolean), redeems, 'only the winner stored its grant and tokens: the losers changed nothing');
       same(
         await storage.pollDeviceAuthorization(approved.hash, approved.clientId, T0 + 3, 0),

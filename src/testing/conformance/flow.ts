@@ -89,25 +89,25 @@ export const flowCases: readonly StorageConformanceCase[] = [
       const first = await exchange(code);
       check(first.status === 200, `the code exchange on this storage must succeed, got ${first.status} ${first.body}`);
       const t1 = body(first);
-      keep('an access token', t1['access_token']);
-      keep('a refresh token', t1['refresh_token']);
-      check(await api(t1['access_token']!), 'the issued access token is accepted by the resource check');
+      const access1 = keep('an access token', t1['access_token']);
+      const refresh1 = keep('a refresh token', t1['refresh_token']);
+      check(await api(access1), 'the issued access token is accepted by the resource check');
 
       now += 1000;
-      const refreshed = await server.token(post('/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: t1['refresh_token']! }));
+      const refreshed = await server.token(post('/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: refresh1 }));
       check(refreshed.status === 200, `refresh on this storage must succeed, got ${refreshed.status} ${refreshed.body}`);
       const t2 = body(refreshed);
-      keep('a refreshed access token', t2['access_token']);
+      const access2 = keep('a refreshed access token', t2['access_token']);
       keep('a refreshed refresh token', t2['refresh_token']);
-      check(!(await api(t1['access_token']!)), 'the access token issued with the rotated refresh token no longer works');
-      check(await api(t2['access_token']!), 'the new access token works');
-      const reuse = await server.token(post('/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: t1['refresh_token']! }));
+      check(!(await api(access1)), 'the access token issued with the rotated refresh token no longer works');
+      check(await api(access2), 'the new access token works');
+      const reuse = await server.token(post('/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: refresh1 }));
       check(
         reuse.status === 400 && body(reuse)['error'] === 'invalid_grant',
         `reusing a rotated refresh token gives invalid_grant, got ${reuse.status} ${reuse.body}`,
       );
       check(
-        !(await api(t2['access_token']!)),
+        !(await api(access2)),
         'reusing a rotated refresh token revokes the family: the newest access token stops working (the storage must report "used" with the grantId)',
       );
 
@@ -116,7 +116,7 @@ export const flowCases: readonly StorageConformanceCase[] = [
       const second = await exchange(code2);
       check(second.status === 200, `the second code exchange succeeds, got ${second.status} ${second.body}`);
       const t3 = body(second);
-      keep('an access token', t3['access_token']);
+      const access3 = keep('an access token', t3['access_token']);
       keep('a refresh token', t3['refresh_token']);
       const replay = await exchange(code2);
       check(
@@ -124,7 +124,7 @@ export const flowCases: readonly StorageConformanceCase[] = [
         `a replayed code gives invalid_grant, got ${replay.status} ${replay.body}`,
       );
       check(
-        !(await api(t3['access_token']!)),
+        !(await api(access3)),
         'a replayed code revokes the tokens it issued (the storage must keep used codes and report "used" with the grantId)',
       );
 
@@ -136,7 +136,7 @@ export const flowCases: readonly StorageConformanceCase[] = [
       );
       const pkce = await exchange(code3, { code_verifier: verifier });
       check(pkce.status === 200, `a PKCE code exchange succeeds, got ${pkce.status} ${pkce.body}`);
-      keep('an access token', body(pkce)['access_token']);
+      const pkceAccess = keep('an access token', body(pkce)['access_token']);
       keep('a refresh token', body(pkce)['refresh_token']);
 
       // Implicit flow, then revocation.
@@ -160,7 +160,7 @@ export const flowCases: readonly StorageConformanceCase[] = [
         after.type === 'redirect' && new URL(after.location).searchParams.get('error') === 'consent_required',
         `after revokeAccess, prompt=none answers consent_required, got ${canonical(after)}`,
       );
-      check(!(await api(body(pkce)['access_token']!)), "after revokeAccess, the application's tokens no longer work");
+      check(!(await api(pkceAccess)), "after revokeAccess, the application's tokens no longer work");
 
       check(calls.length > 30, `the flow went through the storage (${calls.length} calls)`);
       for (const [what, secret] of secrets) {

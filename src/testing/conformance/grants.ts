@@ -36,8 +36,9 @@ export const grantCases: readonly StorageConformanceCase[] = [
 
   conformanceCase('readToken (optional): when a storage has it, it answers what findToken answers, in every state', async (make) => {
     const storage = await make();
-    if (!storage.readToken) return; // optional: the core falls back to findToken
-    const read = (hash: string) => storage.readToken!(hash);
+    const readToken = storage.readToken;
+    if (!readToken) return; // optional: the core falls back to findToken
+    const read = (hash: string) => readToken.call(storage, hash);
     const { grant, access, refresh } = await withPair(storage, { expiresAt: T0 + 1_000_000 });
     same(await read(access.hash), await storage.findToken(access.hash), 'readToken of a live access token answers what findToken answers');
     same(await read(refresh.hash), { token: refresh, grant }, 'readToken of a refresh token gives it with its grant');

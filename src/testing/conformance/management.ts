@@ -33,13 +33,14 @@ export const managementCases: readonly StorageConformanceCase[] = [
     'clients: owner and metadata round trip as saved (metadata as JSON), absent stays absent, copies are copies',
     async (make) => {
       const storage = await make();
-      const owned = client({ owner: id(), metadata: { team: 'Platform', tags: ['cli', 'beta'], limits: { rpm: 60 }, note: null } });
+      const limits = { rpm: 60 };
+      const owned = client({ owner: id(), metadata: { team: 'Platform', tags: ['cli', 'beta'], limits, note: null } });
       await storage.saveClient(owned);
       same(await storage.findClient(owned.id), owned, 'findClient returns owner and metadata as saved');
       const found = await storage.findClient(owned.id);
       check(found?.metadata, 'the owned client has metadata');
       (found.metadata['tags'] as string[]).push('changed');
-      (owned.metadata!['limits'] as Record<string, number>)['rpm'] = 1;
+      limits.rpm = 1; // the saved client's own metadata, changed after the save
       same(
         (await storage.findClient(owned.id))?.metadata?.['tags'],
         ['cli', 'beta'],

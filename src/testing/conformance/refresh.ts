@@ -67,10 +67,10 @@ export const refreshCases: readonly StorageConformanceCase[] = [
       );
       same(await storage.findRefreshFamily(hash()), null, 'findRefreshFamily of an unknown family is null');
       const i = family.search(/[A-Za-z]/);
+      check(i >= 0, 'a refresh family hash has a letter to change the case of');
+      const letter = family.charAt(i);
       const flipped =
-        family.slice(0, i) +
-        (family[i] === family[i]!.toLowerCase() ? family[i]!.toUpperCase() : family[i]!.toLowerCase()) +
-        family.slice(i + 1);
+        family.slice(0, i) + (letter === letter.toLowerCase() ? letter.toUpperCase() : letter.toLowerCase()) + family.slice(i + 1);
       same(await storage.findRefreshFamily(flipped), null, 'findRefreshFamily with one letter of the hash in another case finds nothing');
     },
   ),
@@ -149,12 +149,12 @@ export const refreshCases: readonly StorageConformanceCase[] = [
       await warmUp(storage);
       const results = await Promise.all(pairs.map((pair, i) => storage.rotateRefreshToken(refresh.hash, T0 + 10 + i, pair)));
       const winners = results.flatMap((r, i) => (r.ok ? [i] : []));
+      const [winner] = winners;
       check(
-        winners.length === 1,
+        winner !== undefined && winners.length === 1,
         `rotateRefreshToken must be single use under concurrency: ${winners.length} of ${CONFORMANCE_RACERS} concurrent rotations succeeded (expected exactly 1). Check, mark rotated, revoke the pair and insert the new pair in one atomic step.`,
       );
       for (const loser of results.filter((r) => !r.ok)) expectFailure(loser, 'used', 'a losing concurrent rotation', { grantId: grant.id });
-      const winner = winners[0]!;
       const now = T0 + 10 + CONFORMANCE_RACERS;
       let live = 0;
       for (const [i, pair] of pairs.entries()) {
