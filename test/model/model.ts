@@ -174,7 +174,24 @@ export interface Req {
   state: string;
 }
 
-export interface PendingInteraction {
+/**
+ * When a request arrived, and the time a sign-in must follow at every later step of it, if any:
+ * a request with `prompt=login` or `max_auth_age` that sent the user to sign in needs that
+ * sign-in to follow the request from then on, up to the decision
+ * (docs/reference.md#prompt-and-sign-in-requirements, `loginAfter`).
+ */
+export interface Timing {
+  requestedAt: number;
+  loginAfter: number | null;
+}
+
+/** The `loginAfter` of a sign-in step of a request: the one it carries, else the request's time when it asks for a fresh or recent sign-in. */
+export function signInAfter(req: Req, timing: Timing): number | null {
+  if (timing.loginAfter !== null) return timing.loginAfter;
+  return req.prompt === 'login' || req.maxAuthAge !== undefined ? timing.requestedAt : null;
+}
+
+export interface PendingInteraction extends Timing {
   id: string;
   kind: 'login' | 'consent';
   req: Req;
@@ -263,11 +280,14 @@ const consentKey = (account: Account, client: ClientKey) => `${account.uuid}|${c
 const otherAccount = (account: Account) => (account.uuid === ADA.uuid ? BOB : ADA);
 
 /** Why a session does not meet a request's requirements at `now`, or null when it does. */
-export function unmetRequirement(req: Req, session: Session | null, requestedAt: number, now: number): string | null {
+export function unmetRequirement(req: Req, session: Session | null, timing: Timing, now: number): string | null {
+  const { requestedAt, loginAfter } = timing;
   if (!session) return 'not signed in';
   if (!Number.isFinite(session.authenticatedAt)) return 'sign-in time is not a finite number (host bug: counts as not signed in)';
   if (req.hint !== undefined && !session.account.uuid.toLowerCase().startsWith(req.hint.toLowerCase()))
     return `i=${req.hint} does not match ${session.account.uuid}`;
+  if (loginAfter !== null && !(session.authenticatedAt > loginAfter))
+    return 'the sign-in this request sent the user to must follow the request';
   if (req.prompt === 'login' && !(session.authenticatedAt > requestedAt)) return 'prompt=login needs a sign-in after the request';
   // A session older than max_auth_age needs a sign-in after the request; one made after the request
   // meets it however long the user then takes to decide, max_auth_age=0 included
@@ -439,10 +459,10 @@ function recordIssue(
   cb: Callback,
   req: Req,
   session: Session | null,
-  requestedAt: number,
+  timing: Timing,
   consentAccount?: Account,
 ): void {
-  const unmet = unmetRequirement(req, session, requestedAt, model.now);
+  const unmet = unmetRequirement(req, session, timing, model.now);
   check(
     'issuedOnlyToQualifiedSession',
     unmet === null,
@@ -496,12 +516,14 @@ function recordIssue(
 export const describeReq = (req: Req) =>
   `${req.client} ${req.responseType} scope=${req.scope} prompt=${req.prompt ?? '-'} max_auth_age=${req.maxAuthAge ?? '-'} i=${req.hint ?? '-'} pkce=${req.verifier ? 'S256' : 'none'}`;
 
-function recordInteraction(model: Model, decision: AuthorizeDecision & { type: 'login' | 'consent' }, req: Req, requestedAt: number): void {
+function recordInteraction(model: Model, decision: AuthorizeDecision & { type: 'login' | 'consent' }, req: Req, timing: Timing): void {
   model.interactions.push({
     id: decision.interaction.id,
     kind: decision.type,
     req,
-    requestedAt,
+    requestedAt: timing.requestedAt,
+    // A sign-in step carries the time its sign-in must follow; a consent keeps the one before it.
+    loginAfter: decision.type === 'login' ? signInAfter(req, timing) : timing.loginAfter,
     expiresAt: model.now + LIFETIMES.interaction * 1000,
     ...(decision.interaction.account && { account: decision.interaction.account }),
     status: 'live',
@@ -519,7 +541,7 @@ function describeDecision(d: AuthorizeDecision): string {
 
 /**
  * Check a decision against what the model allows, and record what it created. `session` is the
- * session the step saw; `requestedAt` when the original request arrived.
+ * session the step saw; `timing` when the original request arrived and what sign-in it needs since.
  */
 function applyDecision(
   model: Model,
@@ -528,7 +550,7 @@ function applyDecision(
   expected: Expected,
   req: Req,
   session: Session | null,
-  requestedAt: number,
+  timing: Timing,
   consentAccount?: Account,
 ): void {
   decisionStatus(step, decision);
@@ -556,7 +578,7 @@ function applyDecision(
       const cb = readCallback(req, decision.location);
       const error = cb.params.get('error');
       if (error === null) {
-        recordIssue(model, step, cb, req, session, requestedAt, consentAccount);
+        recordIssue(model, step, cb, req, session, timing, consentAccount);
         check('modelAgreement', !!expected.issue, disagree);
       } else {
         check('modelAgreement', expected.redirectError === error, disagree);
@@ -571,7 +593,7 @@ function applyDecision(
     case 'login':
     case 'consent':
       if (decision.type === 'consent') {
-        const unmet = unmetRequirement(req, session, requestedAt, model.now);
+        const unmet = unmetRequirement(req, session, timing, model.now);
         check('consentOnlyToQualifiedSession', unmet === null, () => `${step} showed the consent although ${unmet} (${describeReq(req)})`);
         check(
           'consentOnlyToQualifiedSession',
@@ -580,7 +602,7 @@ function applyDecision(
         );
       }
       check('modelAgreement', decision.type === 'login' ? !!expected.login : !!expected.consent, disagree);
-      recordInteraction(model, decision, req, requestedAt);
+      recordInteraction(model, decision, req, timing);
       return;
     case 'error':
       check('modelAgreement', !!expected.errorPage, disagree);
@@ -736,13 +758,16 @@ export class Authorize implements Cmd {
       steps ? steps.authorize(browserIndex, url) : real.server.authorize(browserRequest(url, session)),
     );
     const before = model.interactions.length;
-    applyDecision(model, 'authorize', decision, this.expected(model, req, session), req, session, model.now);
+    applyDecision(model, 'authorize', decision, this.expected(model, req, session), req, session, {
+      requestedAt: model.now,
+      loginAfter: null,
+    });
     own(model, before, browserIndex, decision);
   }
 
   expected(model: Model, req: Req, session: Session | null): Expected {
     if (req.client === 'pub' && !req.verifier) return { redirectError: 'invalid_request' };
-    const unmet = unmetRequirement(req, session, model.now, model.now);
+    const unmet = unmetRequirement(req, session, { requestedAt: model.now, loginAfter: null }, model.now);
     if (req.prompt === 'none') {
       if (unmet !== null) return { redirectError: 'login_required' };
       if (req.client === 'pub') return { redirectError: 'consent_required' };
@@ -805,18 +830,15 @@ export class Resume implements Cmd {
     if (target.status === 'live' || decision.type !== 'error') target.status = 'gone';
     if (before === 'unknown' && decision.type === 'error') target.status = 'gone';
     const count = model.interactions.length;
-    applyDecision(model, 'resume', decision, expected, target.req, session, target.requestedAt);
+    applyDecision(model, 'resume', decision, expected, target.req, session, target);
     own(model, count, this.browser, decision);
   }
 
   expected(model: Model, target: PendingInteraction, session: Session | null): Expected {
     if (target.status === 'gone' || model.now >= target.expiresAt) return { errorPage: true };
     const unknown = target.status === 'unknown';
-    const unmet = unmetRequirement(target.req, session, target.requestedAt, model.now);
-    // A session young enough for max_auth_age but signed in before the request: either answer is
-    // right (another sign-in, or the consent).
-    const either = unmet === null && target.req.maxAuthAge !== undefined && session!.authenticatedAt <= target.requestedAt;
-    return { login: unmet !== null || either, consent: unmet === null, errorPage: unknown };
+    const unmet = unmetRequirement(target.req, session, target, model.now);
+    return { login: unmet !== null, consent: unmet === null, errorPage: unknown };
   }
   toString = () => `Resume(interaction ${this.interaction ?? 'unknown id'}, browser ${this.browserChoice ?? 'that started it'})`;
 }
@@ -860,7 +882,7 @@ export class Decide implements Cmd {
     }
     const dead = target.status === 'gone' || model.now >= target.expiresAt;
     const rightAccount = target.kind === 'consent' && session !== null && target.account?.uuid === session.account.uuid;
-    const unmet = unmetRequirement(target.req, session, target.requestedAt, model.now);
+    const unmet = unmetRequirement(target.req, session, target, model.now);
     const allowed = !dead && rightAccount && unmet === null;
     count(`${this.decision} model: ${dead ? 'dead' : !rightAccount ? 'wrong account' : unmet !== null ? 'unmet' : 'allowed'}`);
     const certain = target.status === 'live';
@@ -882,7 +904,7 @@ export class Decide implements Cmd {
           : { issue: true, errorPage: true }
         : { errorPage: true, login: true };
       // A code is reported as issuedOnlyToQualifiedSession (checked inside), the rest here.
-      applyDecision(model, 'approve', decision, expected, target.req, session, target.requestedAt, target.account);
+      applyDecision(model, 'approve', decision, expected, target.req, session, target, target.account);
       recheck();
       if (decision.type === 'redirect' && !new URL(decision.location).href.includes('error=')) {
         const key = consentKey(session!.account, target.req.client);
@@ -897,7 +919,7 @@ export class Decide implements Cmd {
           : { redirectError: 'access_denied', errorPage: true }
         : { errorPage: true, login: true };
       recheck();
-      applyDecision(model, 'deny', decision, expected, target.req, session, target.requestedAt, target.account);
+      applyDecision(model, 'deny', decision, expected, target.req, session, target, target.account);
     }
     if (decision.type === 'redirect' || dead) target.status = 'gone';
     else if (target.status === 'live') target.status = 'unknown';
