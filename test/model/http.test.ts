@@ -21,10 +21,23 @@ import type {
   Interaction,
   OAuthRequest,
   OAuthResponse,
+  PersonalTokenInput,
 } from '../../src/index.js';
 import { formValue, LOGIN_URL, startApp, type Reply, type TestApp } from '../adapters/app.js';
 import { fail } from './invariants.js';
-import { ADA, BOB, BROWSERS, LIFETIMES, PUBLIC_CALLBACK, type BrowserSteps, type Model, type Real, type RefreshLifetime } from './model.js';
+import {
+  ADA,
+  BOB,
+  BROWSERS,
+  LIFETIMES,
+  PUBLIC_CALLBACK,
+  RES_A,
+  SERVER_OPTIONS,
+  type BrowserSteps,
+  type Model,
+  type Real,
+  type RefreshLifetime,
+} from './model.js';
 import { reportRun, runModelOn, settings } from './run.js';
 
 const s = settings(100);
@@ -136,9 +149,21 @@ function httpServer(app: TestApp): AuthorizationServer {
   const facade = {
     token: (request: OAuthRequest) => form('/v1/oauth/token', request),
     revoke: (request: OAuthRequest) => form('/v1/oauth/revoke', request),
-    async authenticate(request: OAuthRequest): Promise<AuthenticateResult> {
+    async authenticate(request: OAuthRequest, options?: { resource: string }): Promise<AuthenticateResult> {
+      // Resource B has no route of the app: the core's check, as a host's own route would call it.
+      if (options !== undefined && options.resource !== RES_A) return app.server.authenticate(request, options);
       const token = String(request.headers['authorization'] ?? '').replace(/^Bearer /, '');
-      const reply = request.method === 'GET' ? await app.api('GET', '/v2/account', token) : await app.api('POST', '/v2/things', token);
+      // Resource A: `requireToken(server, { resource })` on `/r`; none: `requireToken(server)` on `/v2`.
+      const reply = options
+        ? request.method === 'GET'
+          ? await app.api('GET', '/r/account', token)
+          : await app.request('POST', '/r/echo', {
+              headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+              body: '{}',
+            })
+        : request.method === 'GET'
+          ? await app.api('GET', '/v2/account', token)
+          : await app.api('POST', '/v2/things', token);
       if (reply.status === 200 || reply.status === 201) return { ok: true, token: reply.json<{ oauth: never }>().oauth };
       return { ok: false, response: asResponse(reply) };
     },
@@ -147,6 +172,9 @@ function httpServer(app: TestApp): AuthorizationServer {
     revokeAllForAccount: (accountUuid: string) => app.server.revokeAllForAccount(accountUuid),
     revokeClientTokens: (clientId: string) => app.server.revokeClientTokens(clientId),
     listAuthorizations: (accountUuid: string) => app.server.listAuthorizations(accountUuid),
+    createPersonalToken: (input: PersonalTokenInput) => app.server.createPersonalToken(input),
+    listPersonalTokens: (accountUuid: string) => app.server.listPersonalTokens(accountUuid),
+    revokePersonalToken: (accountUuid: string, id: string) => app.server.revokePersonalToken(accountUuid, id),
   };
   return facade as unknown as AuthorizationServer;
 }
@@ -159,7 +187,8 @@ describe('model-based: the browser flow over HTTP (Express)', () => {
         const onError: unknown[] = [];
         const app = await startApp({
           framework: 'express',
-          server: { lifetimes: { ...LIFETIMES, refreshToken: refreshLifetime }, onError: (e) => onError.push(e) },
+          server: { lifetimes: { ...LIFETIMES, refreshToken: refreshLifetime }, onError: (e) => onError.push(e), ...SERVER_OPTIONS },
+          resource: RES_A,
         });
         const pub = await app.server.registerClient({ name: 'Public App', redirectUri: PUBLIC_CALLBACK, public: true });
         const jars = Array.from({ length: BROWSERS }, () => new Jar());

@@ -33,6 +33,22 @@ export const PUBLIC_CALLBACK = 'http://127.0.0.1/cb';
 /** What the public client sends: its loopback callback on a port of its choosing (RFC 8252 §7.3). */
 export const PUBLIC_REDIRECT = 'http://127.0.0.1:8765/cb';
 
+/** The server's protected resources (RFC 8707 / RFC 9728): requests name none, one or both. */
+export const RES_A = 'https://api.example/a';
+export const RES_B = 'https://api.example/b';
+export const RESOURCES = [RES_A, RES_B] as const;
+/** A well-formed resource the server does not issue for: `invalid_target`. */
+export const FOREIGN_RESOURCE = 'https://elsewhere.example/api';
+/** The resources a request names: none, one, both, or one the server does not issue for. */
+export type ResourceChoice = 'none' | 'a' | 'b' | 'ab' | 'foreign';
+export const resourcesOf = (choice: ResourceChoice): string[] =>
+  ({ none: [], a: [RES_A], b: [RES_B], ab: [RES_A, RES_B], foreign: [FOREIGN_RESOURCE] })[choice];
+
+/** What every variant's server is built with, besides its store, clock and sessions. */
+export const SERVER_OPTIONS = {
+  protectedResources: RESOURCES.map((resource) => ({ resource })),
+} as const;
+
 /** Lifetimes in seconds, short enough that clock advances cross every one of them. */
 export const LIFETIMES = { code: 600, interaction: 600, accessToken: 3600 } as const;
 /** Refresh-token lifetime of a run: one day, or none (the default). */
@@ -172,6 +188,8 @@ export interface Req {
   verifier: string | undefined;
   redirectUri: string;
   state: string;
+  /** The `resource` values (RFC 8707), in the order sent; empty for none. */
+  resources: string[];
 }
 
 /**
@@ -212,6 +230,8 @@ export interface Family {
   client: ClientKey;
   account: Account;
   scope: Scope;
+  /** The resources of the grant (its code's, its refresh tokens'); empty for none. */
+  resources: string[];
   revoked: Tri;
   access: AccessToken[];
   current: RefreshToken | null;
@@ -229,6 +249,8 @@ export interface AccessToken {
   value: string;
   family: Family;
   scope: Scope;
+  /** The resources it is good for; empty: every resource (no audience). */
+  audience: string[];
   expiresAt: number;
   /** Revoked when the refresh token issued with it was rotated. */
   rotatedOut: boolean;
@@ -243,6 +265,20 @@ export interface RefreshToken {
   access: AccessToken;
 }
 
+/** A personal access token (docs/reference.md#personal-access-tokens). */
+export interface PersonalToken {
+  id: string;
+  value: string;
+  account: Account;
+  scope: Scope;
+  /** `null`: never expires. */
+  expiresAt: number | null;
+  /** `maybe` after a revocation-endpoint call on an expired token (dead either way). */
+  revoked: Tri;
+  /** Gone from the store: `prune` ran once it was dead. */
+  pruned: boolean;
+}
+
 export interface Model {
   now: number;
   refreshLifetime: RefreshLifetime;
@@ -252,8 +288,9 @@ export interface Model {
   families: Family[];
   access: AccessToken[];
   refresh: RefreshToken[];
-  /** Scope values each (account, client) approved; `prompt=none` reuses them. */
-  consents: Map<string, Set<string>>;
+  personal: PersonalToken[];
+  /** What each (account, client) approved, per resource; `prompt=none` reuses it. */
+  consents: Map<string, Approvals>;
   nextState: number;
   /** Set by a step that used a broken session: `onError` may report that host bug. */
   hostBug: boolean;
@@ -269,6 +306,7 @@ export function initialModel(now: number, refreshLifetime: RefreshLifetime): Mod
     families: [],
     access: [],
     refresh: [],
+    personal: [],
     consents: new Map(),
     nextState: 1,
     hostBug: false,
@@ -276,6 +314,41 @@ export function initialModel(now: number, refreshLifetime: RefreshLifetime): Mod
 }
 
 const scopeValues = (scope: Scope | string): string[] => scope.split(' ');
+
+/**
+ * A stored consent as the model keeps it: the scope values approved per resource, `null` for an
+ * approval without `resource` (docs/reference.md#stored-consents).
+ */
+export type Approvals = Map<string | null, Set<string>>;
+
+/** Merge an approval of `scope` for `resources` (none: `null`) into the consent of `key`. */
+function approve(model: Model, key: string, scope: Scope, resources: readonly string[]): void {
+  const approvals = model.consents.get(key) ?? new Map<string | null, Set<string>>();
+  for (const resource of resources.length ? resources : [null]) {
+    const values = approvals.get(resource) ?? new Set<string>();
+    for (const v of scopeValues(scope)) values.add(v);
+    approvals.set(resource, values);
+  }
+  model.consents.set(key, approvals);
+}
+
+/**
+ * Whether a consent covers a silent request: for each requested resource, the scope approved for
+ * it or the scope approved without `resource` holds the whole scope; for a request without
+ * `resource`, the scope approved without `resource` does (docs/reference.md#stored-consents).
+ */
+export function consentCovers(approvals: Approvals | undefined, scope: Scope, resources: readonly string[]): boolean {
+  if (!approvals) return false;
+  const holds = (resource: string | null) => scopeValues(scope).every((v) => approvals.get(resource)?.has(v));
+  return resources.length === 0 ? holds(null) : resources.every((r) => holds(r) || holds(null));
+}
+
+const describeApprovals = (approvals: Approvals | undefined): string =>
+  approvals ? [...approvals].map(([r, v]) => `${r ?? '(no resource)'}: ${[...v].join(' ')}`).join('; ') : 'none';
+
+/** Whether a token with `audience` is accepted at `resource` (undefined: a check naming no resource). */
+export const audienceAllows = (audience: readonly string[], resource: string | undefined): boolean =>
+  audience.length === 0 || (resource !== undefined && audience.includes(resource));
 const consentKey = (account: Account, client: ClientKey) => `${account.uuid}|${client}`;
 const otherAccount = (account: Account) => (account.uuid === ADA.uuid ? BOB : ADA);
 
@@ -383,13 +456,47 @@ const json = (res: OAuthResponse) => {
 
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
-/** Check the answer to an access token that the model says is dead, alive or maybe, and learn from it. */
-async function checkBearer(real: Real, model: Model, token: AccessToken, method: 'GET' | 'POST', why: string): Promise<void> {
-  const result = await call('authenticate', () =>
-    real.server.authenticate({ method, url: '/v2/things', headers: { authorization: `Bearer ${token.value}` } }),
+/** `authenticate` with a bearer token, as a check naming `resource` or (undefined) none. */
+export function bearerCall(real: Real, value: string, method: 'GET' | 'POST', resource?: string) {
+  const request: OAuthRequest = { method, url: '/v2/things', headers: { authorization: `Bearer ${value}` } };
+  return call('authenticate', () =>
+    resource === undefined ? real.server.authenticate(request) : real.server.authenticate(request, { resource }),
   );
+}
+
+/** A check a live access token passes (one of its resources, if it has any): a probe of a dead one then proves its revocation. */
+const probeResource = (token: AccessToken): string | undefined => token.audience[0];
+
+/**
+ * Check the answer to an access token that the model says is dead, alive or maybe, at a check
+ * naming `resource` (undefined: none), and learn from it.
+ */
+async function checkBearer(
+  real: Real,
+  model: Model,
+  token: AccessToken,
+  method: 'GET' | 'POST',
+  why: string,
+  resource: string | undefined = probeResource(token),
+): Promise<void> {
+  const result = await bearerCall(real, token.value, method, resource);
   if (!result.ok) noServerError('authenticate', result.response.status, result.response.body);
   const status = accessStatus(token, model.now);
+  if (!audienceAllows(token.audience, resource)) {
+    // A token for named resources is good only at those (docs/reference.md#resource-indicators-rfc-8707).
+    check(
+      'audienceRespected',
+      !result.ok,
+      () =>
+        `${why}: a token of family #${token.family.id} for ${token.audience.join(' ')} authenticated at ${resource ?? 'a check naming no resource'}`,
+    );
+    check(
+      'modelAgreement',
+      result.ok || result.response.status === 401,
+      () => `wrong audience: expected 401, got ${result.ok ? 'ok' : result.response.status}`,
+    );
+    return;
+  }
   if (status === 'dead') {
     const invariant: InvariantName = model.now >= token.expiresAt ? 'nothingExpiredAuthenticates' : 'nothingRevokedAuthenticates';
     check(
@@ -412,6 +519,7 @@ async function checkBearer(real: Real, model: Model, token: AccessToken, method:
       () => `bearer scope ${result.token.scope.join(' ')} for a token of scope ${token.scope}`,
     );
     check('modelAgreement', result.token.account.uuid === token.family.account.uuid, () => 'bearer check names another account');
+    check('modelAgreement', result.token.kind === 'oauth', () => `an OAuth access token verified as ${result.token.kind}`);
     check('scopeNeverWidens', method === 'GET' || token.scope === 'read write', () => `a ${token.scope} token was allowed ${method}`);
     count('bearer ok');
     token.family.revoked = 'no';
@@ -433,6 +541,71 @@ export async function sweepDeadTokens(real: Real, model: Model): Promise<void> {
   for (const token of model.access) {
     if (accessStatus(token, model.now) === 'dead') await checkBearer(real, model, token, 'GET', 'sweep');
   }
+  for (const token of model.personal) {
+    if (personalStatus(token, model.now) === 'dead') await checkPersonal(real, model, token, 'GET', undefined, 'sweep');
+  }
+}
+
+/** Whether a personal token must, may, or must not authenticate at `now`. */
+export function personalStatus(token: PersonalToken, now: number): 'alive' | 'dead' | 'maybe' {
+  if (token.revoked === 'yes' || (token.expiresAt !== null && now >= token.expiresAt)) return 'dead';
+  return token.revoked === 'maybe' ? 'maybe' : 'alive';
+}
+
+/** Check the answer to a personal token at a check naming `resource` (undefined: none), and learn from it. */
+async function checkPersonal(
+  real: Real,
+  model: Model,
+  token: PersonalToken,
+  method: 'GET' | 'POST',
+  resource: string | undefined,
+  why: string,
+): Promise<void> {
+  const result = await bearerCall(real, token.value, method, resource);
+  if (!result.ok) noServerError('authenticate', result.response.status, result.response.body);
+  const status = personalStatus(token, model.now);
+  const expired = token.expiresAt !== null && model.now >= token.expiresAt;
+  if (status === 'dead') {
+    check(
+      expired ? 'nothingExpiredAuthenticates' : 'nothingRevokedAuthenticates',
+      !result.ok,
+      () => `${why}: personal token ${token.id} authenticated (expired ${expired}, revoked ${token.revoked})`,
+    );
+    check(
+      'modelAgreement',
+      result.ok || result.response.status === 401,
+      () => `dead personal token: expected 401, got ${result.ok ? 'ok' : result.response.status}`,
+    );
+    return;
+  }
+  if (result.ok) {
+    const t = result.token;
+    check(
+      'modelAgreement',
+      t.kind === 'personal' && t.personalToken?.id === token.id && t.account.uuid === token.account.uuid,
+      () =>
+        `${why}: personal token ${token.id} of ${token.account.uuid} verified as ${JSON.stringify({ kind: t.kind, id: t.personalToken?.id, account: t.account.uuid })}`,
+    );
+    check(
+      'scopeNeverWidens',
+      t.scope.join(' ') === token.scope && (method === 'GET' || token.scope === 'read write'),
+      () => `${why}: a ${token.scope} personal token passed ${method} with scope ${t.scope.join(' ')}`,
+    );
+    check(
+      'modelAgreement',
+      t.expiresAt === (token.expiresAt ?? Number.MAX_SAFE_INTEGER),
+      () => `${why}: personal token expiresAt ${t.expiresAt}`,
+    );
+    count('personal token ok');
+    token.revoked = 'no';
+    return;
+  }
+  if (method === 'POST' && token.scope === 'read' && result.response.status === 403) return;
+  if (status === 'maybe' && result.response.status === 401) {
+    token.revoked = 'yes';
+    return;
+  }
+  fail('modelAgreement', `${why}: live personal token ${token.id} was refused: ${result.response.status} ${result.response.body}`);
 }
 
 /** A callback redirect, read. */
@@ -480,6 +653,7 @@ function recordIssue(
     client: req.client,
     account: session!.account,
     scope: req.scope,
+    resources: req.resources,
     revoked: 'no',
     access: [],
     current: null,
@@ -505,6 +679,7 @@ function recordIssue(
       value: value!,
       family,
       scope: req.scope,
+      audience: req.resources,
       expiresAt: model.now + LIFETIMES.accessToken * 1000,
       rotatedOut: false,
     };
@@ -514,7 +689,7 @@ function recordIssue(
 }
 
 export const describeReq = (req: Req) =>
-  `${req.client} ${req.responseType} scope=${req.scope} prompt=${req.prompt ?? '-'} max_auth_age=${req.maxAuthAge ?? '-'} i=${req.hint ?? '-'} pkce=${req.verifier ? 'S256' : 'none'}`;
+  `${req.client} ${req.responseType} scope=${req.scope} resource=${req.resources.join(',') || '-'} prompt=${req.prompt ?? '-'} max_auth_age=${req.maxAuthAge ?? '-'} i=${req.hint ?? '-'} pkce=${req.verifier ? 'S256' : 'none'}`;
 
 function recordInteraction(model: Model, decision: AuthorizeDecision & { type: 'login' | 'consent' }, req: Req, timing: Timing): void {
   model.interactions.push({
@@ -560,7 +735,7 @@ function applyDecision(
     const signedOut =
       decision.type === 'login' ||
       decision.type === 'error' ||
-      (decision.type === 'redirect' && /[?#&]error=(login_required|invalid_request)/.test(decision.location));
+      (decision.type === 'redirect' && /[?#&]error=(login_required|invalid_request|invalid_target)/.test(decision.location));
     check(
       'nonFiniteSignInIsSignedOut',
       signedOut,
@@ -682,6 +857,8 @@ export class Prune implements Cmd {
   check = () => true;
   async run(model: Model, real: Real): Promise<void> {
     await call('prune', async () => real.prune(model.now));
+    // A personal token is removed once revoked or expired (docs/reference.md#personal-access-tokens).
+    for (const token of model.personal) if (personalStatus(token, model.now) === 'dead') token.pruned = true;
   }
   toString = () => 'Prune()';
 }
@@ -694,6 +871,7 @@ export interface AuthorizeParams {
   maxAuthAge: number | undefined;
   hint: Hint;
   pkce: boolean;
+  resources: ResourceChoice;
 }
 
 /** GET /authorize from a browser, with any combination of the parameters. */
@@ -737,6 +915,7 @@ export class Authorize implements Cmd {
       verifier,
       redirectUri: p.client === 'conf' ? CONF_CALLBACK : PUBLIC_REDIRECT,
       state: `st${model.nextState++}`,
+      resources: resourcesOf(p.resources),
     };
     const query = new URLSearchParams({
       client_id: real.clients[p.client].clientId,
@@ -747,6 +926,7 @@ export class Authorize implements Cmd {
     });
     if (p.prompt) query.set('prompt', p.prompt);
     if (p.maxAuthAge !== undefined) query.set('max_auth_age', String(p.maxAuthAge));
+    for (const r of req.resources) query.append('resource', r);
     if (hint) query.set('i', hint);
     if (verifier) {
       query.set('code_challenge', s256(verifier));
@@ -758,6 +938,14 @@ export class Authorize implements Cmd {
       steps ? steps.authorize(browserIndex, url) : real.server.authorize(browserRequest(url, session)),
     );
     const before = model.interactions.length;
+    if (req.prompt === 'none' && decision.type === 'redirect' && /[?#&](code|access_token)=/.test(decision.location)) {
+      const approvals = session && model.consents.get(consentKey(session.account, req.client));
+      check(
+        'silentOnlyWithinConsent',
+        consentCovers(approvals ?? undefined, req.scope, req.resources),
+        () => `prompt=none issued for ${describeReq(req)} though the stored approvals are ${describeApprovals(approvals ?? undefined)}`,
+      );
+    }
     applyDecision(model, 'authorize', decision, this.expected(model, req, session), req, session, {
       requestedAt: model.now,
       loginAfter: null,
@@ -767,12 +955,14 @@ export class Authorize implements Cmd {
 
   expected(model: Model, req: Req, session: Session | null): Expected {
     if (req.client === 'pub' && !req.verifier) return { redirectError: 'invalid_request' };
+    // Checked last of the request (docs/reference.md#resource-indicators-rfc-8707), redirected.
+    if (req.resources.includes(FOREIGN_RESOURCE)) return { redirectError: 'invalid_target' };
     const unmet = unmetRequirement(req, session, { requestedAt: model.now, loginAfter: null }, model.now);
     if (req.prompt === 'none') {
       if (unmet !== null) return { redirectError: 'login_required' };
       if (req.client === 'pub') return { redirectError: 'consent_required' };
-      const granted = model.consents.get(consentKey(session!.account, req.client));
-      return scopeValues(req.scope).every((s) => granted?.has(s)) ? { issue: true } : { redirectError: 'consent_required' };
+      const approvals = model.consents.get(consentKey(session!.account, req.client));
+      return consentCovers(approvals, req.scope, req.resources) ? { issue: true } : { redirectError: 'consent_required' };
     }
     return unmet === null && req.prompt !== 'login' ? { consent: true } : { login: true };
   }
@@ -845,6 +1035,8 @@ export class Resume implements Cmd {
 
 /** `approve` or `deny` of a consent interaction, from any browser. */
 export class Decide implements Cmd {
+  /** Set by an approval that issued: whose consent it saved, for what request. */
+  approved: { account: Account; client: ClientKey; req: Req } | null = null;
   constructor(
     readonly interaction: number | null,
     readonly browser: number | null,
@@ -907,10 +1099,8 @@ export class Decide implements Cmd {
       applyDecision(model, 'approve', decision, expected, target.req, session, target, target.account);
       recheck();
       if (decision.type === 'redirect' && !new URL(decision.location).href.includes('error=')) {
-        const key = consentKey(session!.account, target.req.client);
-        const granted = model.consents.get(key) ?? new Set<string>();
-        for (const s of scopeValues(target.req.scope)) granted.add(s);
-        model.consents.set(key, granted);
+        approve(model, consentKey(session!.account, target.req.client), target.req.scope, target.req.resources);
+        this.approved = { account: session!.account, client: target.req.client, req: target.req };
       }
     } else {
       const expected: Expected = allowed
@@ -985,6 +1175,7 @@ export class ExchangeCode implements Cmd {
         value: String(body['access_token']),
         family,
         scope: family.scope,
+        audience: family.resources,
         expiresAt: model.now + LIFETIMES.accessToken * 1000,
         rotatedOut: false,
       };
@@ -1041,6 +1232,7 @@ export class CodeFlow implements Cmd {
     readonly account: Account,
     readonly client: ClientKey,
     readonly scope: Scope,
+    readonly resources: ResourceChoice = 'none',
   ) {}
   check = () => true;
   async run(model: Model, real: Real): Promise<void> {
@@ -1053,6 +1245,7 @@ export class CodeFlow implements Cmd {
       maxAuthAge: undefined,
       hint: undefined,
       pkce: true,
+      resources: this.resources,
     };
     await new Authorize(this.browser, params).run(model, real);
     const consent = model.interactions.at(-1);
@@ -1062,7 +1255,8 @@ export class CodeFlow implements Cmd {
     const code = model.codes[codes];
     if (code) await new ExchangeCode(codes, 'right', 'right', true).on(model, real, code);
   }
-  toString = () => `CodeFlow(browser ${this.browser}, ${this.account.name.split(' ')[0]}, ${this.client}, ${this.scope})`;
+  toString = () =>
+    `CodeFlow(browser ${this.browser}, ${this.account.name.split(' ')[0]}, ${this.client}, ${this.scope}, resource ${this.resources})`;
 }
 
 /** POST /token with `grant_type=refresh_token`: any refresh token ever issued, current or rotated. */
@@ -1071,6 +1265,8 @@ export class Refresh implements Cmd {
     readonly token: number,
     readonly client: ClientChoice,
     readonly scope: Scope | undefined,
+    /** `resource` values to narrow the new access token to (RFC 8707 §2.2); 'none' sends none. */
+    readonly resource: ResourceChoice = 'none',
   ) {}
   check = (m: Readonly<Model>) => m.refresh.length > 0;
   async run(model: Model, real: Real): Promise<void> {
@@ -1080,9 +1276,18 @@ export class Refresh implements Cmd {
   async on(model: Model, real: Real, token: RefreshToken): Promise<void> {
     const { family } = token;
     const liveBefore = familyLive(family, model.now);
-    const res = await refreshRequest(real, token, this.client, this.scope);
+    const asked = resourcesOf(this.resource);
+    // Narrowing only: a grant with resources lets a refresh name some of them; one without, any
+    // resource the server issues for.
+    const targetOk = asked.every((r) => (family.resources.length ? family.resources.includes(r) : r !== FOREIGN_RESOURCE));
+    const res = await refreshRequest(real, token, this.client, this.scope, asked);
     const body = json(res);
     if (res.status === 200) {
+      check(
+        'audienceRespected',
+        targetOk,
+        () => `refresh of family #${family.id} (resources ${family.resources.join(' ') || '-'}) widened to ${asked.join(' ')}`,
+      );
       check('rotatedRefreshNeverYieldsTokens', !token.rotated, () => `a rotated refresh token of family #${family.id} yielded tokens`);
       check(
         'atMostOneLiveRefreshPerFamily',
@@ -1112,6 +1317,7 @@ export class Refresh implements Cmd {
         value: String(body['access_token']),
         family,
         scope,
+        audience: asked.length ? asked : family.resources,
         expiresAt: model.now + LIFETIMES.accessToken * 1000,
         rotatedOut: false,
       };
@@ -1164,23 +1370,38 @@ export class Refresh implements Cmd {
       );
       return;
     }
+    if (!targetOk) {
+      // Refused before anything rotates: the token stays the family's current one.
+      check(
+        'modelAgreement',
+        body['error'] === 'invalid_target' || family.revoked !== 'no' || expired,
+        () => `refresh naming resources outside the grant: ${res.body}`,
+      );
+      return;
+    }
     if (!expired && family.revoked === 'no')
       fail('modelAgreement', `the current refresh token of live family #${family.id} was refused: ${res.status} ${res.body}`);
     if (!expired && family.revoked === 'maybe') family.revoked = 'yes';
   }
-  toString = () => `Refresh(token ${this.token}, client ${this.client}, scope ${this.scope ?? '-'})`;
+  toString = () => `Refresh(token ${this.token}, client ${this.client}, scope ${this.scope ?? '-'}, resource ${this.resource})`;
 }
 
-function refreshRequest(real: Real, token: RefreshToken, client: ClientChoice, scope: Scope | undefined): Promise<OAuthResponse> {
+function refreshRequest(
+  real: Real,
+  token: RefreshToken,
+  client: ClientChoice,
+  scope: Scope | undefined,
+  resources: readonly string[] = [],
+): Promise<OAuthResponse> {
   return call('token (refresh)', async () => {
-    const res = await real.server.token(
-      post('/v1/oauth/token', {
-        grant_type: 'refresh_token',
-        refresh_token: token.value,
-        scope,
-        ...credentials(real, token.family.client, client),
-      }),
-    );
+    const request = post('/v1/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: token.value,
+      scope,
+      ...credentials(real, token.family.client, client),
+    });
+    for (const r of resources) request.body = `${request.body}&resource=${encodeURIComponent(r)}`;
+    const res = await real.server.token(request);
     noServerError('token (refresh)', res.status, res.body);
     return res;
   });
@@ -1193,9 +1414,7 @@ async function probeRevokedFamily(real: Real, _model: Model, family: Family, why
     check('replayRevokesLiveFamily', res.status !== 200, () => `${why}: the family's current refresh token still works`);
   }
   for (const token of family.access) {
-    const result = await call('authenticate', () =>
-      real.server.authenticate({ method: 'GET', url: '/v2/account', headers: { authorization: `Bearer ${token.value}` } }),
-    );
+    const result = await bearerCall(real, token.value, 'GET', probeResource(token));
     check('replayRevokesLiveFamily', !result.ok, () => `${why}: an access token of the family still authenticates`);
   }
 }
@@ -1256,20 +1475,30 @@ function applyRevocation(model: Model, kind: RevocationKind, account: Account, c
   for (const family of model.families) if (covers(kind, account, client, family)) family.revoked = 'yes';
   if (kind === 'access') model.consents.delete(consentKey(account, client));
   if (kind === 'account') for (const c of ['conf', 'pub'] as const) model.consents.delete(consentKey(account, c));
+  // Personal tokens belong to no client: only the account's revocation reaches them.
+  if (kind === 'account') for (const token of model.personal) if (token.account.uuid === account.uuid) token.revoked = 'yes';
 }
 
-/** The user revokes an application: every family of the pair, and the consent. */
-export class RevokeAccess implements Cmd {
+/**
+ * A revocation on its own: the user revokes an application (`access`: every family of the pair,
+ * and the consent), everything of an account (`account`: its families, consents and personal
+ * tokens), or of a client (`client`).
+ */
+export class Revoke implements Cmd {
   constructor(
+    readonly kind: RevocationKind,
     readonly account: Account,
     readonly client: ClientKey,
   ) {}
-  check = (m: Readonly<Model>) => m.families.length > 0;
+  check = (m: Readonly<Model>) => m.families.length > 0 || m.personal.length > 0;
   async run(model: Model, real: Real): Promise<void> {
-    await call('revokeAccess', () => revocationCall(real, 'access', this.account, this.client));
-    applyRevocation(model, 'access', this.account, this.client);
+    await call(this.kind, () => revocationCall(real, this.kind, this.account, this.client));
+    applyRevocation(model, this.kind, this.account, this.client);
   }
-  toString = () => `RevokeAccess(${this.account.name.split(' ')[0]}, ${this.client})`;
+  toString = () =>
+    this.kind === 'client'
+      ? `Revoke(client ${this.client})`
+      : `Revoke(${this.kind} ${this.account.name.split(' ')[0]}${this.kind === 'access' ? ` ${this.client}` : ''})`;
 }
 
 /** What a `Race` runs next to the revocation: an approval (a code or an implicit token), a code exchange, a refresh. */
@@ -1300,6 +1529,8 @@ export class Race implements Cmd {
     readonly lead: number,
     readonly revocationFirst: boolean,
   ) {}
+  /** The racing approval, if the step is one. */
+  private approval: Decide | null = null;
   check = (m: Readonly<Model>) =>
     this.step === 'approve'
       ? m.interactions.some((i) => i.kind === 'consent' && i.status === 'live')
@@ -1358,7 +1589,8 @@ export class Race implements Cmd {
       }
     }
     // An approval saves a consent that the revocation may delete, or not, in either order.
-    if (this.step === 'approve' && revocation !== 'client') await readConsents(model, real);
+    const approved = this.approval?.approved;
+    if (approved && revocation !== 'client') await readConsent(model, real, revocation, account, client, approved);
   }
 
   private async issue(model: Model, real: Real): Promise<void> {
@@ -1367,6 +1599,7 @@ export class Race implements Cmd {
     const live = model.interactions.filter((i) => i.kind === 'consent' && i.status === 'live');
     const target = pick(live, this.target);
     const decide = new Decide(null, null, 'approve');
+    this.approval = decide;
     await decide.on(model, real, target, target.owner ?? pickBrowser(model, null, target.account));
   }
 
@@ -1389,9 +1622,7 @@ export class Race implements Cmd {
       check('revocationCoversIssued', res.status !== 200, what('a code'));
     }
     for (const token of access) {
-      const result = await call('authenticate', () =>
-        real.server.authenticate({ method: 'GET', url: '/v2/account', headers: { authorization: `Bearer ${token.value}` } }),
-      );
+      const result = await bearerCall(real, token.value, 'GET', probeResource(token));
       check('revocationCoversIssued', !result.ok, what('an access token'));
     }
     if (refresh) {
@@ -1404,15 +1635,28 @@ export class Race implements Cmd {
     `Race(${this.revocation} ${this.account.name.split(' ')[0]} ${this.client}, ${this.step} ${this.target}, ${this.revocationFirst ? 'revocation' : this.step} first by ${this.lead} turns)`;
 }
 
-/** The consents as the server lists them, for both accounts: what the model knows of them from now on. */
-async function readConsents(model: Model, real: Real): Promise<void> {
-  for (const account of ACCOUNTS) {
-    const listed = await call('listAuthorizations', () => real.server.listAuthorizations(account.uuid));
-    for (const client of ['conf', 'pub'] as const) {
-      const found = listed.find((a) => a.client.id === real.clients[client].clientId);
-      if (found) model.consents.set(consentKey(account, client), new Set(found.scope));
-      else model.consents.delete(consentKey(account, client));
-    }
+/**
+ * After an approval raced a revocation that deletes consents: whether the consent it saved is
+ * still there, as the server lists it. When the revocation reaches it, the consent is then either
+ * gone, or (saved after the revocation deleted it) exactly that approval, nothing from before.
+ */
+async function readConsent(
+  model: Model,
+  real: Real,
+  kind: RevocationKind,
+  account: Account,
+  client: ClientKey,
+  approved: { account: Account; client: ClientKey; req: Req },
+): Promise<void> {
+  const key = consentKey(approved.account, approved.client);
+  const reached = approved.account.uuid === account.uuid && (kind === 'account' || approved.client === client);
+  if (!reached) return;
+  const listed = await call('listAuthorizations', () => real.server.listAuthorizations(approved.account.uuid));
+  const found = listed.find((a) => a.client.id === real.clients[approved.client].clientId);
+  model.consents.delete(key);
+  if (found) {
+    count('race: consent saved after the revocation');
+    approve(model, key, approved.req.scope, approved.req.resources);
   }
 }
 
@@ -1421,12 +1665,146 @@ export class Bearer implements Cmd {
   constructor(
     readonly token: number,
     readonly method: 'GET' | 'POST',
+    /** The check names resource A or B (`authenticate(request, { resource })`), or none. */
+    readonly resource: 'none' | 'a' | 'b' = 'none',
   ) {}
   check = (m: Readonly<Model>) => m.access.length > 0;
   async run(model: Model, real: Real): Promise<void> {
-    await checkBearer(real, model, pick(model.access, this.token), this.method, 'bearer');
+    const resource = this.resource === 'none' ? undefined : this.resource === 'a' ? RES_A : RES_B;
+    await checkBearer(real, model, pick(model.access, this.token), this.method, 'bearer', resource);
   }
-  toString = () => `Bearer(access ${this.token}, ${this.method})`;
+  toString = () => `Bearer(access ${this.token}, ${this.method}, resource ${this.resource})`;
+}
+
+/** `createPersonalToken` for an account, with or without an expiry. */
+export class CreatePersonal implements Cmd {
+  constructor(
+    readonly account: Account,
+    readonly scope: Scope,
+    readonly expiresIn: number | null,
+  ) {}
+  check = () => true;
+  async run(model: Model, real: Real): Promise<void> {
+    const created = await call('createPersonalToken', () =>
+      real.server.createPersonalToken({ account: this.account, name: 'model', scope: this.scope, expiresIn: this.expiresIn }),
+    );
+    check(
+      'modelAgreement',
+      created.scope.join(' ') === this.scope,
+      () => `personal token of scope ${created.scope.join(' ')}, asked ${this.scope}`,
+    );
+    const expiresAt = this.expiresIn === null ? null : model.now + this.expiresIn * 1000;
+    check('modelAgreement', created.expiresAt === expiresAt, () => `personal token expiresAt ${created.expiresAt}, expected ${expiresAt}`);
+    count('personal token created');
+    model.personal.push({
+      id: created.id,
+      value: created.token,
+      account: this.account,
+      scope: this.scope,
+      expiresAt,
+      revoked: 'no',
+      pruned: false,
+    });
+  }
+  toString = () => `CreatePersonal(${this.account.name.split(' ')[0]}, ${this.scope}, expires in ${this.expiresIn ?? 'never'})`;
+}
+
+/** A resource call with a personal token, at a check naming resource A, B or none (it has no audience: every one accepts it). */
+export class UsePersonal implements Cmd {
+  constructor(
+    readonly token: number,
+    readonly method: 'GET' | 'POST',
+    readonly resource: 'none' | 'a' | 'b',
+  ) {}
+  check = (m: Readonly<Model>) => m.personal.length > 0;
+  async run(model: Model, real: Real): Promise<void> {
+    const resource = this.resource === 'none' ? undefined : this.resource === 'a' ? RES_A : RES_B;
+    await checkPersonal(real, model, pick(model.personal, this.token), this.method, resource, 'personal');
+  }
+  toString = () => `UsePersonal(${this.token}, ${this.method}, resource ${this.resource})`;
+}
+
+/** `listPersonalTokens`: an account's live tokens, never another's nor a revoked or pruned one. */
+export class ListPersonal implements Cmd {
+  constructor(readonly account: Account) {}
+  check = () => true;
+  async run(model: Model, real: Real): Promise<void> {
+    const listed = await call('listPersonalTokens', () => real.server.listPersonalTokens(this.account.uuid));
+    const ids = new Set(listed.map((t) => t.id));
+    check('modelAgreement', ids.size === listed.length, () => 'a personal token listed twice');
+    for (const token of model.personal) {
+      const mine = token.account.uuid === this.account.uuid;
+      const expired = token.expiresAt !== null && model.now >= token.expiresAt;
+      const must = mine && token.revoked === 'no' && !expired;
+      // Listed until prune removes it: an expired one, and one whose revocation the model is unsure of.
+      const may = must || (mine && token.revoked !== 'yes' && !token.pruned);
+      if (ids.has(token.id)) {
+        check(
+          'personalTokensOfTheirAccount',
+          may,
+          () =>
+            `listPersonalTokens(${this.account.name}) lists ${token.id} of ${token.account.name} (revoked ${token.revoked}, expired ${expired}, pruned ${token.pruned})`,
+        );
+        const info = listed.find((t) => t.id === token.id)!;
+        check(
+          'modelAgreement',
+          info.scope.join(' ') === token.scope && info.expiresAt === token.expiresAt,
+          () => `listed ${JSON.stringify(info)} for ${token.id}`,
+        );
+      } else check('modelAgreement', !must, () => `listPersonalTokens(${this.account.name}) leaves out live token ${token.id}`);
+    }
+    const known = new Set(model.personal.map((t) => t.id));
+    check(
+      'personalTokensOfTheirAccount',
+      listed.every((t) => known.has(t.id)),
+      () => 'a personal token nobody created is listed',
+    );
+  }
+  toString = () => `ListPersonal(${this.account.name.split(' ')[0]})`;
+}
+
+/**
+ * Revoke a personal token: `revokePersonalToken` by its account (true exactly for a live one) or
+ * by the other account (false, nothing changes), or at the revocation endpoint with the token
+ * alone (200).
+ */
+export class RevokePersonal implements Cmd {
+  constructor(
+    readonly token: number,
+    readonly by: 'own' | 'other' | 'endpoint',
+  ) {}
+  check = (m: Readonly<Model>) => m.personal.length > 0;
+  async run(model: Model, real: Real): Promise<void> {
+    const token = pick(model.personal, this.token);
+    const status = personalStatus(token, model.now);
+    if (this.by === 'endpoint') {
+      const res = await call('revoke', () => real.server.revoke(post('/v1/oauth/revoke', { token: token.value })));
+      noServerError('revoke', res.status, res.body);
+      check('modelAgreement', res.status === 200, () => `revocation endpoint with a personal token: ${res.status} ${res.body}`);
+      if (status === 'alive') token.revoked = 'yes';
+      else if (token.revoked === 'no') token.revoked = 'maybe';
+      return;
+    }
+    const as = this.by === 'own' ? token.account : otherAccount(token.account);
+    const revoked = await call('revokePersonalToken', () => real.server.revokePersonalToken(as.uuid, token.id));
+    if (this.by === 'other') {
+      check(
+        'personalTokensOfTheirAccount',
+        revoked === false,
+        () => `${as.name} revoked personal token ${token.id} of ${token.account.name}`,
+      );
+      return;
+    }
+    // True exactly for a live token of the account (docs/reference.md#personal-access-tokens).
+    check(
+      'personalTokensOfTheirAccount',
+      status === 'maybe' || revoked === (status === 'alive'),
+      () => `revokePersonalToken of a ${status} personal token answered ${revoked}`,
+    );
+    if (revoked) count('personal token revoked');
+    if (revoked || status === 'maybe') token.revoked = revoked ? 'yes' : token.revoked;
+  }
+  toString = () => `RevokePersonal(${this.token}, by ${this.by})`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1445,6 +1823,7 @@ const authorizeParams: fc.Arbitrary<AuthorizeParams> = fc.record({
   maxAuthAge: fc.constantFrom<number | undefined>(undefined, undefined, undefined, 0, 300, 3600),
   hint: fc.constantFrom<Hint>(undefined, undefined, undefined, 'match', 'matchUpper', 'other'),
   pkce: fc.constantFrom(true, true, true, false),
+  resources: fc.constantFrom<ResourceChoice>('none', 'none', 'none', 'a', 'b', 'ab', 'foreign'),
 });
 
 /**
@@ -1466,7 +1845,9 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
   const authorize = fc.tuple(fc.option(browser, { freq: 2 }), authorizeParams).map(([b, p]) => new Authorize(b, p));
   const resume = fc.tuple(fc.option(index, { freq: 8 }), fc.option(browser, { freq: 2 })).map(([i, b]) => new Resume(i, b));
   const decider = fc.option(browser, { freq: 2 });
-  const bearer = fc.tuple(index, fc.constantFrom<'GET' | 'POST'>('GET', 'POST')).map(([t, m]) => new Bearer(t, m));
+  const bearer = fc
+    .tuple(index, fc.constantFrom<'GET' | 'POST'>('GET', 'POST'), fc.constantFrom<'none' | 'a' | 'b'>('none', 'none', 'a', 'b'))
+    .map(([t, m, r]) => new Bearer(t, m, r));
   const approve = fc.tuple(fc.option(index, { freq: 8 }), decider).map(([i, b]) => new Decide(i, b, 'approve'));
   const signIn = fc
     .tuple(browser, account, fc.constantFrom(0, 1, 60, 299, 300, 301, 3600, 2 * 86_400))
@@ -1488,8 +1869,9 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
       index,
       fc.constantFrom<ClientChoice>('none', 'none', 'right', 'right', 'other', 'badSecret'),
       fc.constantFrom<Scope | undefined>(undefined, undefined, 'read', 'read write'),
+      fc.constantFrom<ResourceChoice>('none', 'none', 'none', 'a', 'b', 'ab', 'foreign'),
     )
-    .map(([t, c, s]) => new Refresh(t, c, s));
+    .map(([t, c, s, r]) => new Refresh(t, c, s, r));
   const advance = fc.constantFrom(...ADVANCES).map((s) => new Advance(s));
   const race = fc
     .tuple(
@@ -1528,8 +1910,14 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
     approve,
     fc.tuple(fc.option(index, { freq: 8 }), decider).map(([i, b]) => new Decide(i, b, 'deny')),
     fc
-      .tuple(browser, account, fc.constantFrom<ClientKey>('conf', 'pub'), fc.constantFrom<Scope>('read', 'read write'))
-      .map(([b, a, c, sc]) => new CodeFlow(b, a, c, sc)),
+      .tuple(
+        browser,
+        account,
+        fc.constantFrom<ClientKey>('conf', 'pub'),
+        fc.constantFrom<Scope>('read', 'read write'),
+        fc.constantFrom<ResourceChoice>('none', 'none', 'a', 'b', 'ab'),
+      )
+      .map(([b, a, c, sc, r]) => new CodeFlow(b, a, c, sc, r)),
     // The token side only runs once there is something to use, so it weighs more.
     exchange,
     exchange,
@@ -1547,7 +1935,19 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
     fc
       .tuple(index, fc.boolean(), fc.constantFrom<'right' | 'other' | 'none'>('right', 'other', 'none'))
       .map(([t, r, c]) => new RevokeToken(t, r, c)),
-    fc.tuple(account, fc.constantFrom<ClientKey>('conf', 'pub')).map(([a, c]) => new RevokeAccess(a, c)),
+    fc
+      .tuple(fc.constantFrom<RevocationKind>('access', 'access', 'account', 'client'), account, fc.constantFrom<ClientKey>('conf', 'pub'))
+      .map(([k, a, c]) => new Revoke(k, a, c)),
+    fc
+      .tuple(account, fc.constantFrom<Scope>('read', 'read write'), fc.constantFrom<number | null>(null, 600, 86_400))
+      .map(([a, sc, e]) => new CreatePersonal(a, sc, e)),
+    fc
+      .tuple(index, fc.constantFrom<'GET' | 'POST'>('GET', 'POST'), fc.constantFrom<'none' | 'a' | 'b'>('none', 'none', 'a', 'b'))
+      .map(([t, m, r]) => new UsePersonal(t, m, r)),
+    account.map((a) => new ListPersonal(a)),
+    fc
+      .tuple(index, fc.constantFrom<'own' | 'own' | 'other' | 'endpoint'>('own', 'own', 'other', 'endpoint'))
+      .map(([t, by]) => new RevokePersonal(t, by)),
     race,
     race,
     bearer,

@@ -27,6 +27,7 @@ import {
   OTHER_CALLBACK,
   PUBLIC_CALLBACK,
   recordStorage,
+  SERVER_OPTIONS,
   type Model,
   type Real,
   type RefreshLifetime,
@@ -105,6 +106,7 @@ export async function makeReal(store: RunStore, refreshLifetime: RefreshLifetime
     clock,
     onError: (error) => faults.push(error),
     lifetimes: { ...LIFETIMES, refreshToken: refreshLifetime },
+    ...SERVER_OPTIONS,
   });
   const conf = await server.registerClient({ name: 'Confidential App', redirectUri: CONF_CALLBACK });
   const pub = await server.registerClient({ name: 'Public App', redirectUri: PUBLIC_CALLBACK, public: true });
