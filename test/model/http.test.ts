@@ -29,7 +29,9 @@ import {
   ADA,
   BOB,
   BROWSERS,
+  CONF_CALLBACK,
   LIFETIMES,
+  GRANT_TYPES,
   PUBLIC_CALLBACK,
   RES_A,
   SERVER_OPTIONS,
@@ -175,6 +177,12 @@ function httpServer(app: TestApp): AuthorizationServer {
     createPersonalToken: (input: PersonalTokenInput) => app.server.createPersonalToken(input),
     listPersonalTokens: (accountUuid: string) => app.server.listPersonalTokens(accountUuid),
     revokePersonalToken: (accountUuid: string, id: string) => app.server.revokePersonalToken(accountUuid, id),
+    // The device endpoint over HTTP; the verification page's steps through the core (the page's
+    // own binding to the browser and its CSRF are test/adapters' matter).
+    deviceAuthorization: (request: OAuthRequest) => form('/v1/oauth/device', request),
+    enterUserCode: (...args: Parameters<AuthorizationServer['enterUserCode']>) => app.server.enterUserCode(...args),
+    approve: (id: string, request: OAuthRequest) => app.server.approve(id, request),
+    deny: (id: string, request: OAuthRequest) => app.server.deny(id, request),
   };
   return facade as unknown as AuthorizationServer;
 }
@@ -190,7 +198,14 @@ describe('model-based: the browser flow over HTTP (Express)', () => {
           server: { lifetimes: { ...LIFETIMES, refreshToken: refreshLifetime }, onError: (e) => onError.push(e), ...SERVER_OPTIONS },
           resource: RES_A,
         });
-        const pub = await app.server.registerClient({ name: 'Public App', redirectUri: PUBLIC_CALLBACK, public: true });
+        const pub = await app.server.registerClient({
+          name: 'Public App',
+          redirectUri: PUBLIC_CALLBACK,
+          public: true,
+          grantTypes: GRANT_TYPES,
+        });
+        // The harness's client has no device grant: a confidential client of the model's own, at the same callback.
+        const conf = await app.server.registerClient({ name: 'Confidential App', redirectUri: CONF_CALLBACK, grantTypes: GRANT_TYPES });
         const jars = Array.from({ length: BROWSERS }, () => new Jar());
         let seen = 0;
         /** onError calls, and replies since the last step that were 5xx or leaked a stack trace. */
@@ -206,7 +221,7 @@ describe('model-based: the browser flow over HTTP (Express)', () => {
           server: httpServer(app),
           clock: app.clock,
           sessions: app.sessions,
-          clients: { conf: app.client, pub, other: app.other },
+          clients: { conf: conf as { clientId: string; clientSecret: string }, pub, other: app.other },
           prune: (now: number) => app.storage.prune(now),
           get faults() {
             return faults();

@@ -15,7 +15,15 @@
  */
 import { randomBytes, createHash } from 'node:crypto';
 import fc from 'fast-check';
-import type { Account, AuthorizationServer, AuthorizeDecision, OAuthRequest, OAuthResponse } from '../../src/index.js';
+import {
+  type Account,
+  type AuthorizationServer,
+  type AuthorizeDecision,
+  type ClientGrantType,
+  DEVICE_CODE_GRANT,
+  type OAuthRequest,
+  type OAuthResponse,
+} from '../../src/index.js';
 import type { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import { ADA, BOB, CALLBACK, OTHER_CALLBACK } from '../fixtures.js';
 import { check, fail, type InvariantName } from './invariants.js';
@@ -44,9 +52,17 @@ export type ResourceChoice = 'none' | 'a' | 'b' | 'ab' | 'foreign';
 export const resourcesOf = (choice: ResourceChoice): string[] =>
   ({ none: [], a: [RES_A], b: [RES_B], ab: [RES_A, RES_B], foreign: [FOREIGN_RESOURCE] })[choice];
 
+/** The device grant's settings (RFC 8628): a lock after few wrong codes, so that runs reach it. */
+export const DEVICE = { interval: 5, lifetime: 600, userCodeLength: 8, maxUserCodeAttempts: 3, lockSeconds: 900 } as const;
+/** The grant types of the confidential and the public client: both may use the device grant. */
+export const GRANT_TYPES: ClientGrantType[] = ['authorization_code', 'refresh_token', DEVICE_CODE_GRANT];
+/** Where the verification page is (the core is told; the adapters mount it there). */
+export const VERIFY_PATH = '/v1/oauth/device/verify';
+
 /** What every variant's server is built with, besides its store, clock and sessions. */
 export const SERVER_OPTIONS = {
   protectedResources: RESOURCES.map((resource) => ({ resource })),
+  deviceAuthorization: DEVICE,
 } as const;
 
 /** Lifetimes in seconds, short enough that clock advances cross every one of them. */
@@ -279,6 +295,43 @@ export interface PersonalToken {
   pruned: boolean;
 }
 
+/** A device authorization (RFC 8628) as the model knows it. */
+export interface DeviceRequest {
+  deviceCode: string;
+  /** As shown (`WDJB-MJHT`). */
+  userCode: string;
+  client: ClientKey;
+  scope: Scope;
+  resources: string[];
+  expiresAt: number;
+  /** Seconds between polls: grows by 5 at each `slow_down`. */
+  interval: number;
+  lastPolledAt: number | null;
+  status: 'pending' | 'approved' | 'denied' | 'redeemed';
+  /** Denied by a revocation after its approval (so a poll that gets tokens breaks `revocationCoversIssued`). */
+  revokedApproval: boolean;
+  account: Account | null;
+  /** Gone from the store: `prune` ran after it expired. */
+  pruned: boolean;
+}
+
+/** A device confirmation step (a `consent` interaction of purpose `device`), for one account. */
+export interface DeviceStep {
+  id: string;
+  device: DeviceRequest;
+  account: Account;
+  browser: number;
+  expiresAt: number;
+  status: 'live' | 'gone';
+}
+
+/** The model's copy of `GuessLimiter`: wrong user codes per key (an account, a browser). */
+export interface GuessCount {
+  failures: number;
+  since: number;
+  lockedUntil: number;
+}
+
 export interface Model {
   now: number;
   refreshLifetime: RefreshLifetime;
@@ -289,6 +342,9 @@ export interface Model {
   access: AccessToken[];
   refresh: RefreshToken[];
   personal: PersonalToken[];
+  devices: DeviceRequest[];
+  deviceSteps: DeviceStep[];
+  guesses: Map<string, GuessCount>;
   /** What each (account, client) approved, per resource; `prompt=none` reuses it. */
   consents: Map<string, Approvals>;
   nextState: number;
@@ -307,6 +363,9 @@ export function initialModel(now: number, refreshLifetime: RefreshLifetime): Mod
     access: [],
     refresh: [],
     personal: [],
+    devices: [],
+    deviceSteps: [],
+    guesses: new Map(),
     consents: new Map(),
     nextState: 1,
     hostBug: false,
@@ -859,6 +918,8 @@ export class Prune implements Cmd {
     await call('prune', async () => real.prune(model.now));
     // A personal token is removed once revoked or expired (docs/reference.md#personal-access-tokens).
     for (const token of model.personal) if (personalStatus(token, model.now) === 'dead') token.pruned = true;
+    // Expired device requests, whatever their status.
+    for (const device of model.devices) if (model.now >= device.expiresAt) device.pruned = true;
   }
   toString = () => 'Prune()';
 }
@@ -1475,6 +1536,17 @@ function applyRevocation(model: Model, kind: RevocationKind, account: Account, c
   for (const family of model.families) if (covers(kind, account, client, family)) family.revoked = 'yes';
   if (kind === 'access') model.consents.delete(consentKey(account, client));
   if (kind === 'account') for (const c of ['conf', 'pub'] as const) model.consents.delete(consentKey(account, c));
+  // An approved device request not yet collected is denied (docs/reference.md#revocation-semantics).
+  for (const device of model.devices) {
+    const reached =
+      device.status === 'approved' &&
+      (kind === 'client' || device.account?.uuid === account.uuid) &&
+      (kind === 'account' || device.client === client);
+    if (reached) {
+      device.status = 'denied';
+      device.revokedApproval = true;
+    }
+  }
   // Personal tokens belong to no client: only the account's revocation reaches them.
   if (kind === 'account') for (const token of model.personal) if (token.account.uuid === account.uuid) token.revoked = 'yes';
 }
@@ -1807,6 +1879,366 @@ export class RevokePersonal implements Cmd {
   toString = () => `RevokePersonal(${this.token}, by ${this.by})`;
 }
 
+/** POST /device (RFC 8628 §3.1): a device asks for a device code and a user code. */
+export class DeviceStart implements Cmd {
+  constructor(
+    readonly client: ClientKey,
+    readonly scope: Scope,
+    readonly resources: ResourceChoice,
+  ) {}
+  check = () => true;
+  async run(model: Model, real: Real): Promise<void> {
+    const request = post('/v1/oauth/device', { scope: this.scope, ...credentials(real, this.client, 'right') });
+    const resources = resourcesOf(this.resources);
+    for (const r of resources) request.body = `${request.body}&resource=${encodeURIComponent(r)}`;
+    const res = await call('device', () => real.server.deviceAuthorization(request, `https://as.example${VERIFY_PATH}`));
+    noServerError('device', res.status, res.body);
+    const body = json(res);
+    if (this.resources === 'foreign') {
+      check(
+        'modelAgreement',
+        res.status === 400 && body['error'] === 'invalid_target',
+        () => `device request for a foreign resource: ${res.status} ${res.body}`,
+      );
+      return;
+    }
+    check(
+      'modelAgreement',
+      res.status === 200 && typeof body['device_code'] === 'string' && typeof body['user_code'] === 'string',
+      () => `device request: ${res.status} ${res.body}`,
+    );
+    check(
+      'modelAgreement',
+      body['interval'] === DEVICE.interval && body['expires_in'] === DEVICE.lifetime,
+      () => `device request: interval ${String(body['interval'])}, expires_in ${String(body['expires_in'])}`,
+    );
+    count('device started');
+    model.devices.push({
+      deviceCode: String(body['device_code']),
+      userCode: String(body['user_code']),
+      client: this.client,
+      scope: this.scope,
+      resources,
+      expiresAt: model.now + DEVICE.lifetime * 1000,
+      interval: DEVICE.interval,
+      lastPolledAt: null,
+      status: 'pending',
+      revokedApproval: false,
+      account: null,
+      pruned: false,
+    });
+  }
+  toString = () => `DeviceStart(${this.client}, ${this.scope}, resource ${this.resources})`;
+}
+
+/** The browser's secret cookie on the device pages (it keys the browser's count of wrong codes). */
+const browserSecret = (browser: number) => `device-pages-secret-of-browser-${browser}`;
+
+/** `GuessLimiter.lockedUntil`. */
+function lockedUntil(model: Model, key: string): number {
+  const entry = model.guesses.get(key);
+  return entry && model.now < entry.lockedUntil ? entry.lockedUntil : 0;
+}
+
+/** `GuessLimiter.fail`. */
+function failGuess(model: Model, key: string): GuessCount {
+  let entry = model.guesses.get(key);
+  const lockMs = DEVICE.lockSeconds * 1000;
+  if (entry && (model.now - entry.since >= lockMs || (entry.lockedUntil !== 0 && model.now >= entry.lockedUntil))) entry = undefined;
+  entry ??= { failures: 0, since: model.now, lockedUntil: 0 };
+  entry.failures++;
+  if (entry.failures >= DEVICE.maxUserCodeAttempts) entry.lockedUntil = model.now + lockMs;
+  model.guesses.set(key, entry);
+  return entry;
+}
+
+/** `GuessLimiter.forgive`. */
+function forgiveGuess(model: Model, key: string): void {
+  const entry = model.guesses.get(key);
+  if (!entry || entry.failures === 0) return;
+  entry.failures--;
+  if (entry.failures < DEVICE.maxUserCodeAttempts) entry.lockedUntil = 0;
+}
+
+/**
+ * The verification page after the user typed a user code (`enterUserCode`): the code of a
+ * device request the model knows (as shown, in lower case, or without the dash) or a wrong one.
+ */
+export class EnterUserCode implements Cmd {
+  constructor(
+    readonly browser: number,
+    /** null: a code nobody was given. */
+    readonly device: number | null,
+    readonly typing: 'shown' | 'lower' | 'bare',
+  ) {}
+  check = () => true;
+  async run(model: Model, real: Real): Promise<void> {
+    const session = model.browsers[this.browser] ?? null;
+    const device = this.device === null || model.devices.length === 0 ? null : pick(model.devices, this.device);
+    const shown = device?.userCode ?? wrongUserCode();
+    const typed = this.typing === 'lower' ? shown.toLowerCase() : this.typing === 'bare' ? shown.replace('-', '') : shown;
+    const outcome = await call('enterUserCode', () =>
+      real.server.enterUserCode(typed, browserRequest('/', session), VERIFY_PATH, browserSecret(this.browser)),
+    );
+    if (outcome.type === 'decision') decisionStatus('enterUserCode', outcome.decision);
+    const got = outcome.type === 'decision' ? describeDecision(outcome.decision) : JSON.stringify(outcome);
+    count(`enterUserCode -> ${outcome.type === 'decision' ? outcome.decision.type : outcome.type}`);
+    if (!session) {
+      check('modelAgreement', outcome.type === 'decision' && outcome.decision.type === 'login', () => `code entry signed out: ${got}`);
+      return;
+    }
+    // A sign-in time that is not a finite number should count as not signed in (a `login`
+    // decision), but the code entry takes such a session as signed in (counts its wrong codes,
+    // shows it the confirmation, which `approve` then refuses): a known defect, pinned by the
+    // `it.fails` of device-sign-in-time.test.ts. The model follows the core meanwhile.
+    if (session.broken) model.hostBug = true;
+    const keys = [`a:${session.account.uuid}`, `b:${this.browser}`];
+    const locked = Math.max(...keys.map((k) => lockedUntil(model, k)));
+    if (locked > model.now) {
+      check('deviceGuessLimit', outcome.type === 'locked', () => `code entry while locked until ${new Date(locked).toISOString()}: ${got}`);
+      check('modelAgreement', outcome.type !== 'locked' || outcome.until === locked, () => `locked until ${got}, expected ${locked}`);
+      return;
+    }
+    const counts = keys.map((k) => failGuess(model, k));
+    const right = device !== null && device.status === 'pending' && model.now < device.expiresAt;
+    if (right) {
+      for (const k of keys) forgiveGuess(model, k);
+      check(
+        'modelAgreement',
+        outcome.type === 'decision' && outcome.decision.type === 'consent',
+        () => `the right code of a pending device request: ${got}`,
+      );
+      const decision = (outcome as { decision: AuthorizeDecision & { type: 'consent' } }).decision;
+      check(
+        'modelAgreement',
+        decision.interaction.device?.userCode === device.userCode && decision.interaction.account?.uuid === session.account.uuid,
+        () => `the device confirmation names ${decision.interaction.device?.userCode} for ${decision.interaction.account?.uuid}`,
+      );
+      model.deviceSteps.push({
+        id: decision.interaction.id,
+        device,
+        account: session.account,
+        browser: this.browser,
+        expiresAt: model.now + LIFETIMES.interaction * 1000,
+        status: 'live',
+      });
+      return;
+    }
+    const attempts = Math.max(...counts.map((c) => c.failures));
+    const lockNow = counts.some((c) => c.lockedUntil > model.now);
+    check(
+      'deviceGuessLimit',
+      outcome.type === (lockNow ? 'locked' : 'wrong'),
+      () => `a wrong code (attempt ${attempts} of ${DEVICE.maxUserCodeAttempts}): ${got}`,
+    );
+    if (outcome.type === 'wrong')
+      check('modelAgreement', outcome.attempts === attempts, () => `wrong code: attempts ${outcome.attempts}, expected ${attempts}`);
+  }
+  toString = () =>
+    `EnterUserCode(browser ${this.browser}, ${this.device === null ? 'a wrong code' : `device ${this.device}`}, ${this.typing})`;
+}
+
+/** A user code of the right shape that no device request was given (20^8 codes: a clash is 1 in 25 billion). */
+function wrongUserCode(): string {
+  const alphabet = 'BCDFGHJKLMNPQRSTVWXZ';
+  const bytes = randomBytes(8);
+  const code = [...bytes].map((b) => alphabet[b % 20]).join('');
+  return `${code.slice(0, 4)}-${code.slice(4)}`;
+}
+
+/** `approve` / `deny` of a device confirmation step, in any browser. */
+export class DeviceDecide implements Cmd {
+  constructor(
+    readonly step: number,
+    /** null: the browser the step was shown in. */
+    readonly browser: number | null,
+    readonly decision: 'approve' | 'deny',
+  ) {}
+  check = (m: Readonly<Model>) => m.deviceSteps.length > 0;
+  async run(model: Model, real: Real): Promise<void> {
+    const step = pick(model.deviceSteps, this.step);
+    const browser = this.browser ?? step.browser;
+    const session = model.browsers[browser] ?? null;
+    model.hostBug = !!session?.broken;
+    const request = browserRequest('/', session);
+    const decision = await call(`device ${this.decision}`, () =>
+      this.decision === 'approve' ? real.server.approve(step.id, request) : real.server.deny(step.id, request),
+    );
+    decisionStatus(`device ${this.decision}`, decision);
+    const got = describeDecision(decision);
+    const { device } = step;
+    const allowed =
+      step.status === 'live' &&
+      model.now < step.expiresAt &&
+      session !== null &&
+      !session.broken &&
+      session.account.uuid === step.account.uuid;
+    count(`device ${this.decision}: ${allowed ? 'allowed' : 'refused'}`);
+    if (!allowed) {
+      check(
+        'interactionStepRechecksRequest',
+        decision.type !== 'redirect',
+        () => `device ${this.decision} by ${describeSession(session)}: ${got}`,
+      );
+      check('modelAgreement', decision.type === 'error' || decision.type === 'login', () => `device ${this.decision}, refused: ${got}`);
+      return;
+    }
+    step.status = 'gone';
+    // The consent is saved before the request is decided, whether that then works or not.
+    if (this.decision === 'approve') approve(model, consentKey(step.account, device.client), device.scope, device.resources);
+    const decides = device.status === 'pending' && model.now < device.expiresAt;
+    const result = this.decision === 'approve' ? 'approved' : 'denied';
+    check(
+      'modelAgreement',
+      decides ? decision.type === 'redirect' && decision.location === `${VERIFY_PATH}?result=${result}` : decision.type === 'error',
+      () => `device ${this.decision} of a ${device.status} request (expired ${model.now >= device.expiresAt}): ${got}`,
+    );
+    if (!decides) return;
+    device.status = result;
+    device.account = this.decision === 'approve' ? step.account : null;
+  }
+  toString = () =>
+    `Device${this.decision === 'approve' ? 'Approve' : 'Deny'}(step ${this.step}, browser ${this.browser ?? 'that was shown it'})`;
+}
+
+/**
+ * A whole device flow in one step, so that runs reach approved requests often: sign in afresh in
+ * a browser, start a device request, enter its code, approve, and (unless `collect` is false,
+ * leaving it approved but uncollected for a revocation to deny) poll for the tokens.
+ */
+export class DeviceFlow implements Cmd {
+  constructor(
+    readonly browser: number,
+    readonly account: Account,
+    readonly client: ClientKey,
+    readonly scope: Scope,
+    readonly resources: ResourceChoice,
+    readonly collect: boolean,
+  ) {}
+  check = () => true;
+  async run(model: Model, real: Real): Promise<void> {
+    await new SignIn(this.browser, this.account, 0).run(model, real);
+    const devices = model.devices.length;
+    await new DeviceStart(this.client, this.scope, this.resources).run(model, real);
+    if (model.devices.length === devices) return;
+    const steps = model.deviceSteps.length;
+    await new EnterUserCode(this.browser, devices, 'shown').run(model, real);
+    if (model.deviceSteps.length === steps) return;
+    await new DeviceDecide(steps, this.browser, 'approve').run(model, real);
+    if (this.collect) await new DevicePoll(devices, 'right').run(model, real);
+  }
+  toString = () =>
+    `DeviceFlow(browser ${this.browser}, ${this.account.name.split(' ')[0]}, ${this.client}, ${this.scope}, resource ${this.resources}, ${this.collect ? 'collected' : 'uncollected'})`;
+}
+
+/** The device polls the token endpoint (RFC 8628 §3.4) with its device code. */
+export class DevicePoll implements Cmd {
+  constructor(
+    readonly device: number,
+    readonly client: 'right' | 'other' | 'badSecret',
+  ) {}
+  check = (m: Readonly<Model>) => m.devices.length > 0;
+  async run(model: Model, real: Real): Promise<void> {
+    const device = pick(model.devices, this.device);
+    const res = await call('token (device)', () =>
+      real.server.token(
+        post('/v1/oauth/token', {
+          grant_type: DEVICE_CODE_GRANT,
+          device_code: device.deviceCode,
+          ...credentials(real, device.client, this.client),
+        }),
+      ),
+    );
+    noServerError('token (device)', res.status, res.body);
+    const body = json(res);
+    const error = body['error'];
+    if (this.client !== 'right') {
+      // A wrong secret is `invalid_client`; another client (not allowed the grant, nor this code's) is refused.
+      const ok =
+        this.client === 'badSecret'
+          ? res.status === 401 && error === 'invalid_client'
+          : res.status === 400 && (error === 'unauthorized_client' || error === 'invalid_grant');
+      check('modelAgreement', ok, () => `device poll with client ${this.client}: ${res.status} ${res.body}`);
+      return;
+    }
+    const expired = model.now >= device.expiresAt;
+    if (res.status === 200) {
+      check('deviceCodeSingleUse', device.status !== 'redeemed', () => `a redeemed device code yielded tokens again`);
+      check('revocationCoversIssued', !device.revokedApproval, () => 'a device approval denied by a revocation yielded tokens');
+      check(
+        'deviceCodeSingleUse',
+        device.status === 'approved' && !expired,
+        () => `a ${device.status} device request (expired ${expired}) yielded tokens`,
+      );
+      check(
+        'scopeNeverWidens',
+        body['scope'] === device.scope,
+        () => `device tokens of scope ${String(body['scope'])} for ${device.scope}`,
+      );
+      count('device tokens');
+      device.status = 'redeemed';
+      const family: Family = {
+        id: model.families.length + 1,
+        client: device.client,
+        account: device.account!,
+        scope: device.scope,
+        resources: device.resources,
+        revoked: 'no',
+        access: [],
+        current: null,
+      };
+      model.families.push(family);
+      const access: AccessToken = {
+        value: String(body['access_token']),
+        family,
+        scope: device.scope,
+        audience: device.resources,
+        expiresAt: model.now + LIFETIMES.accessToken * 1000,
+        rotatedOut: false,
+      };
+      const refresh: RefreshToken = {
+        value: String(body['refresh_token']),
+        family,
+        scope: device.scope,
+        expiresAt: model.refreshLifetime === null ? null : model.now + model.refreshLifetime * 1000,
+        rotated: false,
+        access,
+      };
+      family.access.push(access);
+      family.current = refresh;
+      model.access.push(access);
+      model.refresh.push(refresh);
+      return;
+    }
+    // RFC 8628 §3.5, in the order of docs/reference.md#polling-the-token-endpoint.
+    let expected: string;
+    if (device.pruned || device.status === 'redeemed') expected = 'invalid_grant';
+    else if (expired) expected = 'expired_token';
+    else if (device.status === 'approved') expected = 'tokens';
+    else if (device.status === 'denied') expected = 'access_denied';
+    else {
+      const tooSoon = device.lastPolledAt !== null && model.now - device.lastPolledAt < device.interval * 1000 - 250;
+      device.lastPolledAt = model.now;
+      if (tooSoon) device.interval += 5;
+      expected = tooSoon ? 'slow_down' : 'authorization_pending';
+    }
+    count(`device poll -> ${expected}`);
+    check(
+      expected === 'tokens' ? 'modelAgreement' : 'modelAgreement',
+      res.status === 400 && error === expected,
+      () =>
+        `device poll of a ${device.status} request (expired ${expired}, pruned ${device.pruned}): expected ${expected}, got ${res.status} ${res.body}`,
+    );
+    if (error === 'slow_down')
+      check(
+        'modelAgreement',
+        body['interval'] === undefined || body['interval'] === device.interval,
+        () => `slow_down interval ${String(body['interval'])}`,
+      );
+  }
+  toString = () => `DevicePoll(device ${this.device}, client ${this.client})`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Arbitraries.
 
@@ -1885,6 +2317,16 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
     )
     .map(([kind, a, c, step, target, lead, first]) => new Race(kind, a, c, step, target, lead, first));
   const prune = fc.constant(null).map(() => new Prune());
+  const device = fc
+    .tuple(
+      fc.constantFrom<ClientKey>('conf', 'pub'),
+      fc.constantFrom<Scope>('read', 'read write'),
+      fc.constantFrom<ResourceChoice>('none', 'none', 'a', 'ab', 'foreign'),
+    )
+    .map(([c, sc, r]) => new DeviceStart(c, sc, r));
+  const poll = fc
+    .tuple(index, fc.constantFrom<'right' | 'other' | 'badSecret'>('right', 'right', 'right', 'right', 'other', 'badSecret'))
+    .map(([d, c]) => new DevicePoll(d, c));
   return [
     signIn,
     signIn,
@@ -1938,6 +2380,33 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
     fc
       .tuple(fc.constantFrom<RevocationKind>('access', 'access', 'account', 'client'), account, fc.constantFrom<ClientKey>('conf', 'pub'))
       .map(([k, a, c]) => new Revoke(k, a, c)),
+    device,
+    device,
+    fc
+      .tuple(browser, fc.option(index, { freq: 4 }), fc.constantFrom<'shown' | 'lower' | 'bare'>('shown', 'shown', 'lower', 'bare'))
+      .map(([b, d, t]) => new EnterUserCode(b, d, t)),
+    fc
+      .tuple(browser, fc.option(index, { freq: 4 }), fc.constantFrom<'shown' | 'lower' | 'bare'>('shown', 'shown', 'lower', 'bare'))
+      .map(([b, d, t]) => new EnterUserCode(b, d, t)),
+    fc
+      .tuple(index, fc.option(browser, { freq: 4 }), fc.constantFrom<'approve' | 'deny'>('approve', 'approve', 'approve', 'deny'))
+      .map(([st, b, d]) => new DeviceDecide(st, b, d)),
+    fc
+      .tuple(index, fc.option(browser, { freq: 4 }), fc.constantFrom<'approve' | 'deny'>('approve', 'approve', 'approve', 'deny'))
+      .map(([st, b, d]) => new DeviceDecide(st, b, d)),
+    poll,
+    poll,
+    poll,
+    fc
+      .tuple(
+        browser,
+        account,
+        fc.constantFrom<ClientKey>('conf', 'pub'),
+        fc.constantFrom<Scope>('read', 'read write'),
+        fc.constantFrom<ResourceChoice>('none', 'none', 'a', 'ab'),
+        fc.boolean(),
+      )
+      .map(([b, a, c, sc, r, collect]) => new DeviceFlow(b, a, c, sc, r, collect)),
     fc
       .tuple(account, fc.constantFrom<Scope>('read', 'read write'), fc.constantFrom<number | null>(null, 600, 86_400))
       .map(([a, sc, e]) => new CreatePersonal(a, sc, e)),

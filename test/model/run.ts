@@ -28,6 +28,7 @@ import {
   PUBLIC_CALLBACK,
   recordStorage,
   SERVER_OPTIONS,
+  GRANT_TYPES,
   type Model,
   type Real,
   type RefreshLifetime,
@@ -108,8 +109,8 @@ export async function makeReal(store: RunStore, refreshLifetime: RefreshLifetime
     lifetimes: { ...LIFETIMES, refreshToken: refreshLifetime },
     ...SERVER_OPTIONS,
   });
-  const conf = await server.registerClient({ name: 'Confidential App', redirectUri: CONF_CALLBACK });
-  const pub = await server.registerClient({ name: 'Public App', redirectUri: PUBLIC_CALLBACK, public: true });
+  const conf = await server.registerClient({ name: 'Confidential App', redirectUri: CONF_CALLBACK, grantTypes: GRANT_TYPES });
+  const pub = await server.registerClient({ name: 'Public App', redirectUri: PUBLIC_CALLBACK, public: true, grantTypes: GRANT_TYPES });
   const other = await server.registerClient({ name: 'Other App', redirectUri: OTHER_CALLBACK });
   return {
     server,
