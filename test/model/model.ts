@@ -1188,6 +1188,8 @@ export class ExchangeCode implements Cmd {
     readonly client: ClientChoice,
     readonly verifier: VerifierChoice,
     readonly redirectRight: boolean,
+    /** `resource` values narrowing the access token (RFC 8707 §2.2); 'none' sends none. */
+    readonly resource: ResourceChoice = 'none',
   ) {}
   check = (m: Readonly<Model>) => m.codes.length > 0;
   async run(model: Model, real: Real): Promise<void> {
@@ -1199,17 +1201,19 @@ export class ExchangeCode implements Cmd {
     const verifier =
       this.verifier === 'wrong' ? randomBytes(32).toString('base64url') : this.verifier === 'right' ? req.verifier : undefined;
     const redirectUri = this.redirectRight ? req.redirectUri : `${req.redirectUri}/elsewhere`;
-    const res = await call('token (code)', () =>
-      real.server.token(
-        post('/v1/oauth/token', {
-          grant_type: 'authorization_code',
-          code: code.value,
-          redirect_uri: redirectUri,
-          code_verifier: verifier,
-          ...credentials(real, req.client, this.client),
-        }),
-      ),
-    );
+    const asked = resourcesOf(this.resource);
+    // Narrowing only: a code with resources lets the exchange name some of them; one without, any
+    // resource the server issues for.
+    const targetOk = asked.every((r) => (family.resources.length ? family.resources.includes(r) : r !== FOREIGN_RESOURCE));
+    const request = post('/v1/oauth/token', {
+      grant_type: 'authorization_code',
+      code: code.value,
+      redirect_uri: redirectUri,
+      code_verifier: verifier,
+      ...credentials(real, req.client, this.client),
+    });
+    for (const r of asked) request.body = `${request.body}&resource=${encodeURIComponent(r)}`;
+    const res = await call('token (code)', () => real.server.token(request));
     noServerError('token (code)', res.status, res.body);
     const body = json(res);
     const paramsRight =
@@ -1217,6 +1221,11 @@ export class ExchangeCode implements Cmd {
     const expired = model.now >= code.expiresAt;
     if (res.status === 200) {
       check('codeSingleUse', !code.used, () => `a used code yielded tokens again (family #${family.id})`);
+      check(
+        'audienceRespected',
+        targetOk,
+        () => `code exchange of family #${family.id} (resources ${family.resources.join(' ') || '-'}) widened to ${asked.join(' ')}`,
+      );
       check(
         'modelAgreement',
         paramsRight && !expired && family.revoked !== 'yes',
@@ -1236,7 +1245,7 @@ export class ExchangeCode implements Cmd {
         value: String(body['access_token']),
         family,
         scope: family.scope,
-        audience: family.resources,
+        audience: asked.length ? asked : family.resources,
         expiresAt: model.now + LIFETIMES.accessToken * 1000,
         rotatedOut: false,
       };
@@ -1267,6 +1276,12 @@ export class ExchangeCode implements Cmd {
       );
       return;
     }
+    // A resource outside the code's: refused, and the code is not used up
+    // (docs/reference.md#resource-indicators-rfc-8707); a replay may be told first.
+    if (!targetOk && body['error'] === 'invalid_target') {
+      count('code exchange: invalid_target');
+      return;
+    }
     if (paramsRight && code.used) {
       // A replay (RFC 6749 §4.1.2): the family is revoked. The used code is remembered until it
       // expires; after that the store may have forgotten it (docs/reference.md#lifetimes).
@@ -1274,12 +1289,12 @@ export class ExchangeCode implements Cmd {
       revokeFamily(family, !expired);
       return;
     }
-    if (paramsRight && !expired && family.revoked === 'no')
+    if (paramsRight && targetOk && !expired && family.revoked === 'no')
       fail('modelAgreement', `a good code exchange was refused: ${res.status} ${res.body}`);
-    if (paramsRight && !expired && family.revoked === 'maybe') family.revoked = 'yes';
+    if (paramsRight && targetOk && !expired && family.revoked === 'maybe') family.revoked = 'yes';
   }
   toString = () =>
-    `ExchangeCode(code ${this.code}, client ${this.client}, verifier ${this.verifier}, redirect ${this.redirectRight ? 'right' : 'wrong'})`;
+    `ExchangeCode(code ${this.code}, client ${this.client}, verifier ${this.verifier}, redirect ${this.redirectRight ? 'right' : 'wrong'}, resource ${this.resource})`;
 }
 
 /**
@@ -2293,8 +2308,9 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
         fc.constantFrom<ClientChoice>('right', 'other', 'badSecret', 'none'),
         fc.constantFrom<VerifierChoice>('right', 'wrong', 'none'),
         fc.boolean(),
+        fc.constantFrom<ResourceChoice>('none', 'none', 'none', 'a', 'b', 'ab', 'foreign'),
       )
-      .map(([c, cl, v, r]) => new ExchangeCode(c, cl, v, r)),
+      .map(([c, cl, v, r, res]) => new ExchangeCode(c, cl, v, r, res)),
   );
   const refresh = fc
     .tuple(
