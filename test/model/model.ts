@@ -1000,6 +1000,7 @@ export class Authorize implements Cmd {
     );
     const before = model.interactions.length;
     if (req.prompt === 'none' && decision.type === 'redirect' && /[?#&](code|access_token)=/.test(decision.location)) {
+      count(`prompt=none issued for ${req.resources.length} resources`);
       const approvals = session && model.consents.get(consentKey(session.account, req.client));
       check(
         'silentOnlyWithinConsent',
@@ -2396,21 +2397,14 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
     fc
       .tuple(fc.constantFrom<RevocationKind>('access', 'access', 'account', 'client'), account, fc.constantFrom<ClientKey>('conf', 'pub'))
       .map(([k, a, c]) => new Revoke(k, a, c)),
+    // The device flow: its single steps, and (DeviceFlow below) whole flows that reach the tokens.
     device,
-    device,
-    fc
-      .tuple(browser, fc.option(index, { freq: 4 }), fc.constantFrom<'shown' | 'lower' | 'bare'>('shown', 'shown', 'lower', 'bare'))
-      .map(([b, d, t]) => new EnterUserCode(b, d, t)),
     fc
       .tuple(browser, fc.option(index, { freq: 4 }), fc.constantFrom<'shown' | 'lower' | 'bare'>('shown', 'shown', 'lower', 'bare'))
       .map(([b, d, t]) => new EnterUserCode(b, d, t)),
     fc
       .tuple(index, fc.option(browser, { freq: 4 }), fc.constantFrom<'approve' | 'deny'>('approve', 'approve', 'approve', 'deny'))
       .map(([st, b, d]) => new DeviceDecide(st, b, d)),
-    fc
-      .tuple(index, fc.option(browser, { freq: 4 }), fc.constantFrom<'approve' | 'deny'>('approve', 'approve', 'approve', 'deny'))
-      .map(([st, b, d]) => new DeviceDecide(st, b, d)),
-    poll,
     poll,
     poll,
     fc
