@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStorage } from '../../src/index.js';
 import { reportRun, runModel, settings } from './run.js';
 
-const s = settings(5000);
+const s = settings(3000);
 
 describe('model-based: the authorization state machine on MemoryStorage', () => {
   it(`keeps every invariant over ${s.runs} runs of up to ${s.maxCommands} steps (seed ${s.seed ?? 'random'})`, async () => {

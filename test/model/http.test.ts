@@ -21,10 +21,25 @@ import type {
   Interaction,
   OAuthRequest,
   OAuthResponse,
+  PersonalTokenInput,
 } from '../../src/index.js';
 import { formValue, LOGIN_URL, startApp, type Reply, type TestApp } from '../adapters/app.js';
 import { fail } from './invariants.js';
-import { ADA, BOB, BROWSERS, LIFETIMES, PUBLIC_CALLBACK, type BrowserSteps, type Model, type Real, type RefreshLifetime } from './model.js';
+import {
+  ADA,
+  BOB,
+  BROWSERS,
+  CONF_CALLBACK,
+  LIFETIMES,
+  GRANT_TYPES,
+  PUBLIC_CALLBACK,
+  RES_A,
+  SERVER_OPTIONS,
+  type BrowserSteps,
+  type Model,
+  type Real,
+  type RefreshLifetime,
+} from './model.js';
 import { reportRun, runModelOn, settings } from './run.js';
 
 const s = settings(100);
@@ -136,9 +151,21 @@ function httpServer(app: TestApp): AuthorizationServer {
   const facade = {
     token: (request: OAuthRequest) => form('/v1/oauth/token', request),
     revoke: (request: OAuthRequest) => form('/v1/oauth/revoke', request),
-    async authenticate(request: OAuthRequest): Promise<AuthenticateResult> {
+    async authenticate(request: OAuthRequest, options?: { resource: string }): Promise<AuthenticateResult> {
+      // Resource B has no route of the app: the core's check, as a host's own route would call it.
+      if (options !== undefined && options.resource !== RES_A) return app.server.authenticate(request, options);
       const token = String(request.headers['authorization'] ?? '').replace(/^Bearer /, '');
-      const reply = request.method === 'GET' ? await app.api('GET', '/v2/account', token) : await app.api('POST', '/v2/things', token);
+      // Resource A: `requireToken(server, { resource })` on `/r`; none: `requireToken(server)` on `/v2`.
+      const reply = options
+        ? request.method === 'GET'
+          ? await app.api('GET', '/r/account', token)
+          : await app.request('POST', '/r/echo', {
+              headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+              body: '{}',
+            })
+        : request.method === 'GET'
+          ? await app.api('GET', '/v2/account', token)
+          : await app.api('POST', '/v2/things', token);
       if (reply.status === 200 || reply.status === 201) return { ok: true, token: reply.json<{ oauth: never }>().oauth };
       return { ok: false, response: asResponse(reply) };
     },
@@ -147,6 +174,15 @@ function httpServer(app: TestApp): AuthorizationServer {
     revokeAllForAccount: (accountUuid: string) => app.server.revokeAllForAccount(accountUuid),
     revokeClientTokens: (clientId: string) => app.server.revokeClientTokens(clientId),
     listAuthorizations: (accountUuid: string) => app.server.listAuthorizations(accountUuid),
+    createPersonalToken: (input: PersonalTokenInput) => app.server.createPersonalToken(input),
+    listPersonalTokens: (accountUuid: string) => app.server.listPersonalTokens(accountUuid),
+    revokePersonalToken: (accountUuid: string, id: string) => app.server.revokePersonalToken(accountUuid, id),
+    // The device endpoint over HTTP; the verification page's steps through the core (the page's
+    // own binding to the browser and its CSRF are test/adapters' matter).
+    deviceAuthorization: (request: OAuthRequest) => form('/v1/oauth/device', request),
+    enterUserCode: (...args: Parameters<AuthorizationServer['enterUserCode']>) => app.server.enterUserCode(...args),
+    approve: (id: string, request: OAuthRequest) => app.server.approve(id, request),
+    deny: (id: string, request: OAuthRequest) => app.server.deny(id, request),
   };
   return facade as unknown as AuthorizationServer;
 }
@@ -159,9 +195,17 @@ describe('model-based: the browser flow over HTTP (Express)', () => {
         const onError: unknown[] = [];
         const app = await startApp({
           framework: 'express',
-          server: { lifetimes: { ...LIFETIMES, refreshToken: refreshLifetime }, onError: (e) => onError.push(e) },
+          server: { lifetimes: { ...LIFETIMES, refreshToken: refreshLifetime }, onError: (e) => onError.push(e), ...SERVER_OPTIONS },
+          resource: RES_A,
         });
-        const pub = await app.server.registerClient({ name: 'Public App', redirectUri: PUBLIC_CALLBACK, public: true });
+        const pub = await app.server.registerClient({
+          name: 'Public App',
+          redirectUri: PUBLIC_CALLBACK,
+          public: true,
+          grantTypes: GRANT_TYPES,
+        });
+        // The harness's client has no device grant: a confidential client of the model's own, at the same callback.
+        const conf = await app.server.registerClient({ name: 'Confidential App', redirectUri: CONF_CALLBACK, grantTypes: GRANT_TYPES });
         const jars = Array.from({ length: BROWSERS }, () => new Jar());
         let seen = 0;
         /** onError calls, and replies since the last step that were 5xx or leaked a stack trace. */
@@ -177,7 +221,7 @@ describe('model-based: the browser flow over HTTP (Express)', () => {
           server: httpServer(app),
           clock: app.clock,
           sessions: app.sessions,
-          clients: { conf: app.client, pub, other: app.other },
+          clients: { conf: conf as { clientId: string; clientSecret: string }, pub, other: app.other },
           prune: (now: number) => app.storage.prune(now),
           get faults() {
             return faults();

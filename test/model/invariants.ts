@@ -30,6 +30,21 @@ export const INVARIANTS = {
   revocationCoversIssued:
     'Once a revocation (revokeAccess, revokeAllForAccount, revokeClientTokens) returns, nothing of its account or client issued before it ' +
     'works: a code or token stored before the revocation reached the store, or added to a grant it revokes while it ran.',
+  audienceRespected:
+    'A token issued for named resources (RFC 8707) authenticates only at a check naming one of them, never at one naming none; ' +
+    'a refresh or exchange narrows its resources, never widens them.',
+  silentOnlyWithinConsent:
+    '`prompt=none` issues only when the stored approvals cover the requested scope for every requested resource ' +
+    '(or, without `resource`, the approval without one does), across approvals and revocations.',
+  personalTokensOfTheirAccount:
+    'A personal token is managed only through its own account: `revokePersonalToken` answers true exactly for a live token of that ' +
+    "account (false changes nothing); `listPersonalTokens` never lists another account's token, nor one revoked or pruned.",
+  deviceCodeSingleUse:
+    'A device code yields tokens at most once, only after its approval and before it expires; a redeemed one presented again ' +
+    'is `invalid_grant`, and the tokens it gave stay valid.',
+  deviceGuessLimit:
+    'Wrong user codes are counted per account and per browser: the `maxUserCodeAttempts`-th within `lockSeconds` locks both for ' +
+    '`lockSeconds`, during which every code, the right one included, is refused.',
   noFaults: 'No step answers 5xx or throws, and onError is never called except for a deliberate host bug (a non-finite sign-in time).',
   modelAgreement: 'Every answer is one the model allows (the liveness side: good requests succeed).',
 } as const;

@@ -15,7 +15,15 @@
  */
 import { randomBytes, createHash } from 'node:crypto';
 import fc from 'fast-check';
-import type { Account, AuthorizationServer, AuthorizeDecision, OAuthRequest, OAuthResponse } from '../../src/index.js';
+import {
+  type Account,
+  type AuthorizationServer,
+  type AuthorizeDecision,
+  type ClientGrantType,
+  DEVICE_CODE_GRANT,
+  type OAuthRequest,
+  type OAuthResponse,
+} from '../../src/index.js';
 import type { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import { ADA, BOB, CALLBACK, OTHER_CALLBACK } from '../fixtures.js';
 import { check, fail, type InvariantName } from './invariants.js';
@@ -32,6 +40,30 @@ export const CONF_CALLBACK = CALLBACK;
 export const PUBLIC_CALLBACK = 'http://127.0.0.1/cb';
 /** What the public client sends: its loopback callback on a port of its choosing (RFC 8252 §7.3). */
 export const PUBLIC_REDIRECT = 'http://127.0.0.1:8765/cb';
+
+/** The server's protected resources (RFC 8707 / RFC 9728): requests name none, one or both. */
+export const RES_A = 'https://api.example/a';
+export const RES_B = 'https://api.example/b';
+export const RESOURCES = [RES_A, RES_B] as const;
+/** A well-formed resource the server does not issue for: `invalid_target`. */
+export const FOREIGN_RESOURCE = 'https://elsewhere.example/api';
+/** The resources a request names: none, one, both, or one the server does not issue for. */
+export type ResourceChoice = 'none' | 'a' | 'b' | 'ab' | 'foreign';
+export const resourcesOf = (choice: ResourceChoice): string[] =>
+  ({ none: [], a: [RES_A], b: [RES_B], ab: [RES_A, RES_B], foreign: [FOREIGN_RESOURCE] })[choice];
+
+/** The device grant's settings (RFC 8628): a lock after few wrong codes, so that runs reach it. */
+export const DEVICE = { interval: 5, lifetime: 600, userCodeLength: 8, maxUserCodeAttempts: 3, lockSeconds: 900 } as const;
+/** The grant types of the confidential and the public client: both may use the device grant. */
+export const GRANT_TYPES: ClientGrantType[] = ['authorization_code', 'refresh_token', DEVICE_CODE_GRANT];
+/** Where the verification page is (the core is told; the adapters mount it there). */
+export const VERIFY_PATH = '/v1/oauth/device/verify';
+
+/** What every variant's server is built with, besides its store, clock and sessions. */
+export const SERVER_OPTIONS = {
+  protectedResources: RESOURCES.map((resource) => ({ resource })),
+  deviceAuthorization: DEVICE,
+} as const;
 
 /** Lifetimes in seconds, short enough that clock advances cross every one of them. */
 export const LIFETIMES = { code: 600, interaction: 600, accessToken: 3600 } as const;
@@ -172,9 +204,28 @@ export interface Req {
   verifier: string | undefined;
   redirectUri: string;
   state: string;
+  /** The `resource` values (RFC 8707), in the order sent; empty for none. */
+  resources: string[];
 }
 
-export interface PendingInteraction {
+/**
+ * When a request arrived, and the time a sign-in must follow at every later step of it, if any:
+ * a request with `prompt=login` or `max_auth_age` that sent the user to sign in needs that
+ * sign-in to follow the request from then on, up to the decision
+ * (docs/reference.md#prompt-and-sign-in-requirements, `loginAfter`).
+ */
+export interface Timing {
+  requestedAt: number;
+  loginAfter: number | null;
+}
+
+/** The `loginAfter` of a sign-in step of a request: the one it carries, else the request's time when it asks for a fresh or recent sign-in. */
+export function signInAfter(req: Req, timing: Timing): number | null {
+  if (timing.loginAfter !== null) return timing.loginAfter;
+  return req.prompt === 'login' || req.maxAuthAge !== undefined ? timing.requestedAt : null;
+}
+
+export interface PendingInteraction extends Timing {
   id: string;
   kind: 'login' | 'consent';
   req: Req;
@@ -195,6 +246,8 @@ export interface Family {
   client: ClientKey;
   account: Account;
   scope: Scope;
+  /** The resources of the grant (its code's, its refresh tokens'); empty for none. */
+  resources: string[];
   revoked: Tri;
   access: AccessToken[];
   current: RefreshToken | null;
@@ -212,6 +265,8 @@ export interface AccessToken {
   value: string;
   family: Family;
   scope: Scope;
+  /** The resources it is good for; empty: every resource (no audience). */
+  audience: string[];
   expiresAt: number;
   /** Revoked when the refresh token issued with it was rotated. */
   rotatedOut: boolean;
@@ -226,6 +281,57 @@ export interface RefreshToken {
   access: AccessToken;
 }
 
+/** A personal access token (docs/reference.md#personal-access-tokens). */
+export interface PersonalToken {
+  id: string;
+  value: string;
+  account: Account;
+  scope: Scope;
+  /** `null`: never expires. */
+  expiresAt: number | null;
+  /** `maybe` after a revocation-endpoint call on an expired token (dead either way). */
+  revoked: Tri;
+  /** Gone from the store: `prune` ran once it was dead. */
+  pruned: boolean;
+}
+
+/** A device authorization (RFC 8628) as the model knows it. */
+export interface DeviceRequest {
+  deviceCode: string;
+  /** As shown (`WDJB-MJHT`). */
+  userCode: string;
+  client: ClientKey;
+  scope: Scope;
+  resources: string[];
+  expiresAt: number;
+  /** Seconds between polls: grows by 5 at each `slow_down`. */
+  interval: number;
+  lastPolledAt: number | null;
+  status: 'pending' | 'approved' | 'denied' | 'redeemed';
+  /** Denied by a revocation after its approval (so a poll that gets tokens breaks `revocationCoversIssued`). */
+  revokedApproval: boolean;
+  account: Account | null;
+  /** Gone from the store: `prune` ran after it expired. */
+  pruned: boolean;
+}
+
+/** A device confirmation step (a `consent` interaction of purpose `device`), for one account. */
+export interface DeviceStep {
+  id: string;
+  device: DeviceRequest;
+  account: Account;
+  browser: number;
+  expiresAt: number;
+  status: 'live' | 'gone';
+}
+
+/** The model's copy of `GuessLimiter`: wrong user codes per key (an account, a browser). */
+export interface GuessCount {
+  failures: number;
+  since: number;
+  lockedUntil: number;
+}
+
 export interface Model {
   now: number;
   refreshLifetime: RefreshLifetime;
@@ -235,8 +341,12 @@ export interface Model {
   families: Family[];
   access: AccessToken[];
   refresh: RefreshToken[];
-  /** Scope values each (account, client) approved; `prompt=none` reuses them. */
-  consents: Map<string, Set<string>>;
+  personal: PersonalToken[];
+  devices: DeviceRequest[];
+  deviceSteps: DeviceStep[];
+  guesses: Map<string, GuessCount>;
+  /** What each (account, client) approved, per resource; `prompt=none` reuses it. */
+  consents: Map<string, Approvals>;
   nextState: number;
   /** Set by a step that used a broken session: `onError` may report that host bug. */
   hostBug: boolean;
@@ -252,6 +362,10 @@ export function initialModel(now: number, refreshLifetime: RefreshLifetime): Mod
     families: [],
     access: [],
     refresh: [],
+    personal: [],
+    devices: [],
+    deviceSteps: [],
+    guesses: new Map(),
     consents: new Map(),
     nextState: 1,
     hostBug: false,
@@ -259,15 +373,53 @@ export function initialModel(now: number, refreshLifetime: RefreshLifetime): Mod
 }
 
 const scopeValues = (scope: Scope | string): string[] => scope.split(' ');
+
+/**
+ * A stored consent as the model keeps it: the scope values approved per resource, `null` for an
+ * approval without `resource` (docs/reference.md#stored-consents).
+ */
+export type Approvals = Map<string | null, Set<string>>;
+
+/** Merge an approval of `scope` for `resources` (none: `null`) into the consent of `key`. */
+function approve(model: Model, key: string, scope: Scope, resources: readonly string[]): void {
+  const approvals = model.consents.get(key) ?? new Map<string | null, Set<string>>();
+  for (const resource of resources.length ? resources : [null]) {
+    const values = approvals.get(resource) ?? new Set<string>();
+    for (const v of scopeValues(scope)) values.add(v);
+    approvals.set(resource, values);
+  }
+  model.consents.set(key, approvals);
+}
+
+/**
+ * Whether a consent covers a silent request: for each requested resource, the scope approved for
+ * it or the scope approved without `resource` holds the whole scope; for a request without
+ * `resource`, the scope approved without `resource` does (docs/reference.md#stored-consents).
+ */
+export function consentCovers(approvals: Approvals | undefined, scope: Scope, resources: readonly string[]): boolean {
+  if (!approvals) return false;
+  const holds = (resource: string | null) => scopeValues(scope).every((v) => approvals.get(resource)?.has(v));
+  return resources.length === 0 ? holds(null) : resources.every((r) => holds(r) || holds(null));
+}
+
+const describeApprovals = (approvals: Approvals | undefined): string =>
+  approvals ? [...approvals].map(([r, v]) => `${r ?? '(no resource)'}: ${[...v].join(' ')}`).join('; ') : 'none';
+
+/** Whether a token with `audience` is accepted at `resource` (undefined: a check naming no resource). */
+export const audienceAllows = (audience: readonly string[], resource: string | undefined): boolean =>
+  audience.length === 0 || (resource !== undefined && audience.includes(resource));
 const consentKey = (account: Account, client: ClientKey) => `${account.uuid}|${client}`;
 const otherAccount = (account: Account) => (account.uuid === ADA.uuid ? BOB : ADA);
 
 /** Why a session does not meet a request's requirements at `now`, or null when it does. */
-export function unmetRequirement(req: Req, session: Session | null, requestedAt: number, now: number): string | null {
+export function unmetRequirement(req: Req, session: Session | null, timing: Timing, now: number): string | null {
+  const { requestedAt, loginAfter } = timing;
   if (!session) return 'not signed in';
   if (!Number.isFinite(session.authenticatedAt)) return 'sign-in time is not a finite number (host bug: counts as not signed in)';
   if (req.hint !== undefined && !session.account.uuid.toLowerCase().startsWith(req.hint.toLowerCase()))
     return `i=${req.hint} does not match ${session.account.uuid}`;
+  if (loginAfter !== null && !(session.authenticatedAt > loginAfter))
+    return 'the sign-in this request sent the user to must follow the request';
   if (req.prompt === 'login' && !(session.authenticatedAt > requestedAt)) return 'prompt=login needs a sign-in after the request';
   // A session older than max_auth_age needs a sign-in after the request; one made after the request
   // meets it however long the user then takes to decide, max_auth_age=0 included
@@ -363,13 +515,47 @@ const json = (res: OAuthResponse) => {
 
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
-/** Check the answer to an access token that the model says is dead, alive or maybe, and learn from it. */
-async function checkBearer(real: Real, model: Model, token: AccessToken, method: 'GET' | 'POST', why: string): Promise<void> {
-  const result = await call('authenticate', () =>
-    real.server.authenticate({ method, url: '/v2/things', headers: { authorization: `Bearer ${token.value}` } }),
+/** `authenticate` with a bearer token, as a check naming `resource` or (undefined) none. */
+export function bearerCall(real: Real, value: string, method: 'GET' | 'POST', resource?: string) {
+  const request: OAuthRequest = { method, url: '/v2/things', headers: { authorization: `Bearer ${value}` } };
+  return call('authenticate', () =>
+    resource === undefined ? real.server.authenticate(request) : real.server.authenticate(request, { resource }),
   );
+}
+
+/** A check a live access token passes (one of its resources, if it has any): a probe of a dead one then proves its revocation. */
+const probeResource = (token: AccessToken): string | undefined => token.audience[0];
+
+/**
+ * Check the answer to an access token that the model says is dead, alive or maybe, at a check
+ * naming `resource` (undefined: none), and learn from it.
+ */
+async function checkBearer(
+  real: Real,
+  model: Model,
+  token: AccessToken,
+  method: 'GET' | 'POST',
+  why: string,
+  resource: string | undefined = probeResource(token),
+): Promise<void> {
+  const result = await bearerCall(real, token.value, method, resource);
   if (!result.ok) noServerError('authenticate', result.response.status, result.response.body);
   const status = accessStatus(token, model.now);
+  if (!audienceAllows(token.audience, resource)) {
+    // A token for named resources is good only at those (docs/reference.md#resource-indicators-rfc-8707).
+    check(
+      'audienceRespected',
+      !result.ok,
+      () =>
+        `${why}: a token of family #${token.family.id} for ${token.audience.join(' ')} authenticated at ${resource ?? 'a check naming no resource'}`,
+    );
+    check(
+      'modelAgreement',
+      result.ok || result.response.status === 401,
+      () => `wrong audience: expected 401, got ${result.ok ? 'ok' : result.response.status}`,
+    );
+    return;
+  }
   if (status === 'dead') {
     const invariant: InvariantName = model.now >= token.expiresAt ? 'nothingExpiredAuthenticates' : 'nothingRevokedAuthenticates';
     check(
@@ -392,6 +578,7 @@ async function checkBearer(real: Real, model: Model, token: AccessToken, method:
       () => `bearer scope ${result.token.scope.join(' ')} for a token of scope ${token.scope}`,
     );
     check('modelAgreement', result.token.account.uuid === token.family.account.uuid, () => 'bearer check names another account');
+    check('modelAgreement', result.token.kind === 'oauth', () => `an OAuth access token verified as ${result.token.kind}`);
     check('scopeNeverWidens', method === 'GET' || token.scope === 'read write', () => `a ${token.scope} token was allowed ${method}`);
     count('bearer ok');
     token.family.revoked = 'no';
@@ -413,6 +600,71 @@ export async function sweepDeadTokens(real: Real, model: Model): Promise<void> {
   for (const token of model.access) {
     if (accessStatus(token, model.now) === 'dead') await checkBearer(real, model, token, 'GET', 'sweep');
   }
+  for (const token of model.personal) {
+    if (personalStatus(token, model.now) === 'dead') await checkPersonal(real, model, token, 'GET', undefined, 'sweep');
+  }
+}
+
+/** Whether a personal token must, may, or must not authenticate at `now`. */
+export function personalStatus(token: PersonalToken, now: number): 'alive' | 'dead' | 'maybe' {
+  if (token.revoked === 'yes' || (token.expiresAt !== null && now >= token.expiresAt)) return 'dead';
+  return token.revoked === 'maybe' ? 'maybe' : 'alive';
+}
+
+/** Check the answer to a personal token at a check naming `resource` (undefined: none), and learn from it. */
+async function checkPersonal(
+  real: Real,
+  model: Model,
+  token: PersonalToken,
+  method: 'GET' | 'POST',
+  resource: string | undefined,
+  why: string,
+): Promise<void> {
+  const result = await bearerCall(real, token.value, method, resource);
+  if (!result.ok) noServerError('authenticate', result.response.status, result.response.body);
+  const status = personalStatus(token, model.now);
+  const expired = token.expiresAt !== null && model.now >= token.expiresAt;
+  if (status === 'dead') {
+    check(
+      expired ? 'nothingExpiredAuthenticates' : 'nothingRevokedAuthenticates',
+      !result.ok,
+      () => `${why}: personal token ${token.id} authenticated (expired ${expired}, revoked ${token.revoked})`,
+    );
+    check(
+      'modelAgreement',
+      result.ok || result.response.status === 401,
+      () => `dead personal token: expected 401, got ${result.ok ? 'ok' : result.response.status}`,
+    );
+    return;
+  }
+  if (result.ok) {
+    const t = result.token;
+    check(
+      'modelAgreement',
+      t.kind === 'personal' && t.personalToken?.id === token.id && t.account.uuid === token.account.uuid,
+      () =>
+        `${why}: personal token ${token.id} of ${token.account.uuid} verified as ${JSON.stringify({ kind: t.kind, id: t.personalToken?.id, account: t.account.uuid })}`,
+    );
+    check(
+      'scopeNeverWidens',
+      t.scope.join(' ') === token.scope && (method === 'GET' || token.scope === 'read write'),
+      () => `${why}: a ${token.scope} personal token passed ${method} with scope ${t.scope.join(' ')}`,
+    );
+    check(
+      'modelAgreement',
+      t.expiresAt === (token.expiresAt ?? Number.MAX_SAFE_INTEGER),
+      () => `${why}: personal token expiresAt ${t.expiresAt}`,
+    );
+    count('personal token ok');
+    token.revoked = 'no';
+    return;
+  }
+  if (method === 'POST' && token.scope === 'read' && result.response.status === 403) return;
+  if (status === 'maybe' && result.response.status === 401) {
+    token.revoked = 'yes';
+    return;
+  }
+  fail('modelAgreement', `${why}: live personal token ${token.id} was refused: ${result.response.status} ${result.response.body}`);
 }
 
 /** A callback redirect, read. */
@@ -439,10 +691,10 @@ function recordIssue(
   cb: Callback,
   req: Req,
   session: Session | null,
-  requestedAt: number,
+  timing: Timing,
   consentAccount?: Account,
 ): void {
-  const unmet = unmetRequirement(req, session, requestedAt, model.now);
+  const unmet = unmetRequirement(req, session, timing, model.now);
   check(
     'issuedOnlyToQualifiedSession',
     unmet === null,
@@ -460,6 +712,7 @@ function recordIssue(
     client: req.client,
     account: session!.account,
     scope: req.scope,
+    resources: req.resources,
     revoked: 'no',
     access: [],
     current: null,
@@ -485,6 +738,7 @@ function recordIssue(
       value: value!,
       family,
       scope: req.scope,
+      audience: req.resources,
       expiresAt: model.now + LIFETIMES.accessToken * 1000,
       rotatedOut: false,
     };
@@ -494,14 +748,16 @@ function recordIssue(
 }
 
 export const describeReq = (req: Req) =>
-  `${req.client} ${req.responseType} scope=${req.scope} prompt=${req.prompt ?? '-'} max_auth_age=${req.maxAuthAge ?? '-'} i=${req.hint ?? '-'} pkce=${req.verifier ? 'S256' : 'none'}`;
+  `${req.client} ${req.responseType} scope=${req.scope} resource=${req.resources.join(',') || '-'} prompt=${req.prompt ?? '-'} max_auth_age=${req.maxAuthAge ?? '-'} i=${req.hint ?? '-'} pkce=${req.verifier ? 'S256' : 'none'}`;
 
-function recordInteraction(model: Model, decision: AuthorizeDecision & { type: 'login' | 'consent' }, req: Req, requestedAt: number): void {
+function recordInteraction(model: Model, decision: AuthorizeDecision & { type: 'login' | 'consent' }, req: Req, timing: Timing): void {
   model.interactions.push({
     id: decision.interaction.id,
     kind: decision.type,
     req,
-    requestedAt,
+    requestedAt: timing.requestedAt,
+    // A sign-in step carries the time its sign-in must follow; a consent keeps the one before it.
+    loginAfter: decision.type === 'login' ? signInAfter(req, timing) : timing.loginAfter,
     expiresAt: model.now + LIFETIMES.interaction * 1000,
     ...(decision.interaction.account && { account: decision.interaction.account }),
     status: 'live',
@@ -519,7 +775,7 @@ function describeDecision(d: AuthorizeDecision): string {
 
 /**
  * Check a decision against what the model allows, and record what it created. `session` is the
- * session the step saw; `requestedAt` when the original request arrived.
+ * session the step saw; `timing` when the original request arrived and what sign-in it needs since.
  */
 function applyDecision(
   model: Model,
@@ -528,7 +784,7 @@ function applyDecision(
   expected: Expected,
   req: Req,
   session: Session | null,
-  requestedAt: number,
+  timing: Timing,
   consentAccount?: Account,
 ): void {
   decisionStatus(step, decision);
@@ -538,7 +794,7 @@ function applyDecision(
     const signedOut =
       decision.type === 'login' ||
       decision.type === 'error' ||
-      (decision.type === 'redirect' && /[?#&]error=(login_required|invalid_request)/.test(decision.location));
+      (decision.type === 'redirect' && /[?#&]error=(login_required|invalid_request|invalid_target)/.test(decision.location));
     check(
       'nonFiniteSignInIsSignedOut',
       signedOut,
@@ -556,7 +812,7 @@ function applyDecision(
       const cb = readCallback(req, decision.location);
       const error = cb.params.get('error');
       if (error === null) {
-        recordIssue(model, step, cb, req, session, requestedAt, consentAccount);
+        recordIssue(model, step, cb, req, session, timing, consentAccount);
         check('modelAgreement', !!expected.issue, disagree);
       } else {
         check('modelAgreement', expected.redirectError === error, disagree);
@@ -571,7 +827,7 @@ function applyDecision(
     case 'login':
     case 'consent':
       if (decision.type === 'consent') {
-        const unmet = unmetRequirement(req, session, requestedAt, model.now);
+        const unmet = unmetRequirement(req, session, timing, model.now);
         check('consentOnlyToQualifiedSession', unmet === null, () => `${step} showed the consent although ${unmet} (${describeReq(req)})`);
         check(
           'consentOnlyToQualifiedSession',
@@ -580,7 +836,7 @@ function applyDecision(
         );
       }
       check('modelAgreement', decision.type === 'login' ? !!expected.login : !!expected.consent, disagree);
-      recordInteraction(model, decision, req, requestedAt);
+      recordInteraction(model, decision, req, timing);
       return;
     case 'error':
       check('modelAgreement', !!expected.errorPage, disagree);
@@ -660,6 +916,10 @@ export class Prune implements Cmd {
   check = () => true;
   async run(model: Model, real: Real): Promise<void> {
     await call('prune', async () => real.prune(model.now));
+    // A personal token is removed once revoked or expired (docs/reference.md#personal-access-tokens).
+    for (const token of model.personal) if (personalStatus(token, model.now) === 'dead') token.pruned = true;
+    // Expired device requests, whatever their status.
+    for (const device of model.devices) if (model.now >= device.expiresAt) device.pruned = true;
   }
   toString = () => 'Prune()';
 }
@@ -672,6 +932,7 @@ export interface AuthorizeParams {
   maxAuthAge: number | undefined;
   hint: Hint;
   pkce: boolean;
+  resources: ResourceChoice;
 }
 
 /** GET /authorize from a browser, with any combination of the parameters. */
@@ -715,6 +976,7 @@ export class Authorize implements Cmd {
       verifier,
       redirectUri: p.client === 'conf' ? CONF_CALLBACK : PUBLIC_REDIRECT,
       state: `st${model.nextState++}`,
+      resources: resourcesOf(p.resources),
     };
     const query = new URLSearchParams({
       client_id: real.clients[p.client].clientId,
@@ -725,6 +987,7 @@ export class Authorize implements Cmd {
     });
     if (p.prompt) query.set('prompt', p.prompt);
     if (p.maxAuthAge !== undefined) query.set('max_auth_age', String(p.maxAuthAge));
+    for (const r of req.resources) query.append('resource', r);
     if (hint) query.set('i', hint);
     if (verifier) {
       query.set('code_challenge', s256(verifier));
@@ -736,18 +999,32 @@ export class Authorize implements Cmd {
       steps ? steps.authorize(browserIndex, url) : real.server.authorize(browserRequest(url, session)),
     );
     const before = model.interactions.length;
-    applyDecision(model, 'authorize', decision, this.expected(model, req, session), req, session, model.now);
+    if (req.prompt === 'none' && decision.type === 'redirect' && /[?#&](code|access_token)=/.test(decision.location)) {
+      count(`prompt=none issued for ${req.resources.length} resources`);
+      const approvals = session && model.consents.get(consentKey(session.account, req.client));
+      check(
+        'silentOnlyWithinConsent',
+        consentCovers(approvals ?? undefined, req.scope, req.resources),
+        () => `prompt=none issued for ${describeReq(req)} though the stored approvals are ${describeApprovals(approvals ?? undefined)}`,
+      );
+    }
+    applyDecision(model, 'authorize', decision, this.expected(model, req, session), req, session, {
+      requestedAt: model.now,
+      loginAfter: null,
+    });
     own(model, before, browserIndex, decision);
   }
 
   expected(model: Model, req: Req, session: Session | null): Expected {
     if (req.client === 'pub' && !req.verifier) return { redirectError: 'invalid_request' };
-    const unmet = unmetRequirement(req, session, model.now, model.now);
+    // Checked last of the request (docs/reference.md#resource-indicators-rfc-8707), redirected.
+    if (req.resources.includes(FOREIGN_RESOURCE)) return { redirectError: 'invalid_target' };
+    const unmet = unmetRequirement(req, session, { requestedAt: model.now, loginAfter: null }, model.now);
     if (req.prompt === 'none') {
       if (unmet !== null) return { redirectError: 'login_required' };
       if (req.client === 'pub') return { redirectError: 'consent_required' };
-      const granted = model.consents.get(consentKey(session!.account, req.client));
-      return scopeValues(req.scope).every((s) => granted?.has(s)) ? { issue: true } : { redirectError: 'consent_required' };
+      const approvals = model.consents.get(consentKey(session!.account, req.client));
+      return consentCovers(approvals, req.scope, req.resources) ? { issue: true } : { redirectError: 'consent_required' };
     }
     return unmet === null && req.prompt !== 'login' ? { consent: true } : { login: true };
   }
@@ -805,24 +1082,23 @@ export class Resume implements Cmd {
     if (target.status === 'live' || decision.type !== 'error') target.status = 'gone';
     if (before === 'unknown' && decision.type === 'error') target.status = 'gone';
     const count = model.interactions.length;
-    applyDecision(model, 'resume', decision, expected, target.req, session, target.requestedAt);
+    applyDecision(model, 'resume', decision, expected, target.req, session, target);
     own(model, count, this.browser, decision);
   }
 
   expected(model: Model, target: PendingInteraction, session: Session | null): Expected {
     if (target.status === 'gone' || model.now >= target.expiresAt) return { errorPage: true };
     const unknown = target.status === 'unknown';
-    const unmet = unmetRequirement(target.req, session, target.requestedAt, model.now);
-    // A session young enough for max_auth_age but signed in before the request: either answer is
-    // right (another sign-in, or the consent).
-    const either = unmet === null && target.req.maxAuthAge !== undefined && session!.authenticatedAt <= target.requestedAt;
-    return { login: unmet !== null || either, consent: unmet === null, errorPage: unknown };
+    const unmet = unmetRequirement(target.req, session, target, model.now);
+    return { login: unmet !== null, consent: unmet === null, errorPage: unknown };
   }
   toString = () => `Resume(interaction ${this.interaction ?? 'unknown id'}, browser ${this.browserChoice ?? 'that started it'})`;
 }
 
 /** `approve` or `deny` of a consent interaction, from any browser. */
 export class Decide implements Cmd {
+  /** Set by an approval that issued: whose consent it saved, for what request. */
+  approved: { account: Account; client: ClientKey; req: Req } | null = null;
   constructor(
     readonly interaction: number | null,
     readonly browser: number | null,
@@ -860,7 +1136,7 @@ export class Decide implements Cmd {
     }
     const dead = target.status === 'gone' || model.now >= target.expiresAt;
     const rightAccount = target.kind === 'consent' && session !== null && target.account?.uuid === session.account.uuid;
-    const unmet = unmetRequirement(target.req, session, target.requestedAt, model.now);
+    const unmet = unmetRequirement(target.req, session, target, model.now);
     const allowed = !dead && rightAccount && unmet === null;
     count(`${this.decision} model: ${dead ? 'dead' : !rightAccount ? 'wrong account' : unmet !== null ? 'unmet' : 'allowed'}`);
     const certain = target.status === 'live';
@@ -882,13 +1158,11 @@ export class Decide implements Cmd {
           : { issue: true, errorPage: true }
         : { errorPage: true, login: true };
       // A code is reported as issuedOnlyToQualifiedSession (checked inside), the rest here.
-      applyDecision(model, 'approve', decision, expected, target.req, session, target.requestedAt, target.account);
+      applyDecision(model, 'approve', decision, expected, target.req, session, target, target.account);
       recheck();
       if (decision.type === 'redirect' && !new URL(decision.location).href.includes('error=')) {
-        const key = consentKey(session!.account, target.req.client);
-        const granted = model.consents.get(key) ?? new Set<string>();
-        for (const s of scopeValues(target.req.scope)) granted.add(s);
-        model.consents.set(key, granted);
+        approve(model, consentKey(session!.account, target.req.client), target.req.scope, target.req.resources);
+        this.approved = { account: session!.account, client: target.req.client, req: target.req };
       }
     } else {
       const expected: Expected = allowed
@@ -897,7 +1171,7 @@ export class Decide implements Cmd {
           : { redirectError: 'access_denied', errorPage: true }
         : { errorPage: true, login: true };
       recheck();
-      applyDecision(model, 'deny', decision, expected, target.req, session, target.requestedAt, target.account);
+      applyDecision(model, 'deny', decision, expected, target.req, session, target, target.account);
     }
     if (decision.type === 'redirect' || dead) target.status = 'gone';
     else if (target.status === 'live') target.status = 'unknown';
@@ -915,6 +1189,8 @@ export class ExchangeCode implements Cmd {
     readonly client: ClientChoice,
     readonly verifier: VerifierChoice,
     readonly redirectRight: boolean,
+    /** `resource` values narrowing the access token (RFC 8707 §2.2); 'none' sends none. */
+    readonly resource: ResourceChoice = 'none',
   ) {}
   check = (m: Readonly<Model>) => m.codes.length > 0;
   async run(model: Model, real: Real): Promise<void> {
@@ -926,17 +1202,19 @@ export class ExchangeCode implements Cmd {
     const verifier =
       this.verifier === 'wrong' ? randomBytes(32).toString('base64url') : this.verifier === 'right' ? req.verifier : undefined;
     const redirectUri = this.redirectRight ? req.redirectUri : `${req.redirectUri}/elsewhere`;
-    const res = await call('token (code)', () =>
-      real.server.token(
-        post('/v1/oauth/token', {
-          grant_type: 'authorization_code',
-          code: code.value,
-          redirect_uri: redirectUri,
-          code_verifier: verifier,
-          ...credentials(real, req.client, this.client),
-        }),
-      ),
-    );
+    const asked = resourcesOf(this.resource);
+    // Narrowing only: a code with resources lets the exchange name some of them; one without, any
+    // resource the server issues for.
+    const targetOk = asked.every((r) => (family.resources.length ? family.resources.includes(r) : r !== FOREIGN_RESOURCE));
+    const request = post('/v1/oauth/token', {
+      grant_type: 'authorization_code',
+      code: code.value,
+      redirect_uri: redirectUri,
+      code_verifier: verifier,
+      ...credentials(real, req.client, this.client),
+    });
+    for (const r of asked) request.body = `${request.body}&resource=${encodeURIComponent(r)}`;
+    const res = await call('token (code)', () => real.server.token(request));
     noServerError('token (code)', res.status, res.body);
     const body = json(res);
     const paramsRight =
@@ -944,6 +1222,11 @@ export class ExchangeCode implements Cmd {
     const expired = model.now >= code.expiresAt;
     if (res.status === 200) {
       check('codeSingleUse', !code.used, () => `a used code yielded tokens again (family #${family.id})`);
+      check(
+        'audienceRespected',
+        targetOk,
+        () => `code exchange of family #${family.id} (resources ${family.resources.join(' ') || '-'}) widened to ${asked.join(' ')}`,
+      );
       check(
         'modelAgreement',
         paramsRight && !expired && family.revoked !== 'yes',
@@ -963,6 +1246,7 @@ export class ExchangeCode implements Cmd {
         value: String(body['access_token']),
         family,
         scope: family.scope,
+        audience: asked.length ? asked : family.resources,
         expiresAt: model.now + LIFETIMES.accessToken * 1000,
         rotatedOut: false,
       };
@@ -993,6 +1277,12 @@ export class ExchangeCode implements Cmd {
       );
       return;
     }
+    // A resource outside the code's: refused, and the code is not used up
+    // (docs/reference.md#resource-indicators-rfc-8707); a replay may be told first.
+    if (!targetOk && body['error'] === 'invalid_target') {
+      count('code exchange: invalid_target');
+      return;
+    }
     if (paramsRight && code.used) {
       // A replay (RFC 6749 §4.1.2): the family is revoked. The used code is remembered until it
       // expires; after that the store may have forgotten it (docs/reference.md#lifetimes).
@@ -1000,12 +1290,12 @@ export class ExchangeCode implements Cmd {
       revokeFamily(family, !expired);
       return;
     }
-    if (paramsRight && !expired && family.revoked === 'no')
+    if (paramsRight && targetOk && !expired && family.revoked === 'no')
       fail('modelAgreement', `a good code exchange was refused: ${res.status} ${res.body}`);
-    if (paramsRight && !expired && family.revoked === 'maybe') family.revoked = 'yes';
+    if (paramsRight && targetOk && !expired && family.revoked === 'maybe') family.revoked = 'yes';
   }
   toString = () =>
-    `ExchangeCode(code ${this.code}, client ${this.client}, verifier ${this.verifier}, redirect ${this.redirectRight ? 'right' : 'wrong'})`;
+    `ExchangeCode(code ${this.code}, client ${this.client}, verifier ${this.verifier}, redirect ${this.redirectRight ? 'right' : 'wrong'}, resource ${this.resource})`;
 }
 
 /**
@@ -1019,6 +1309,7 @@ export class CodeFlow implements Cmd {
     readonly account: Account,
     readonly client: ClientKey,
     readonly scope: Scope,
+    readonly resources: ResourceChoice = 'none',
   ) {}
   check = () => true;
   async run(model: Model, real: Real): Promise<void> {
@@ -1031,6 +1322,7 @@ export class CodeFlow implements Cmd {
       maxAuthAge: undefined,
       hint: undefined,
       pkce: true,
+      resources: this.resources,
     };
     await new Authorize(this.browser, params).run(model, real);
     const consent = model.interactions.at(-1);
@@ -1040,7 +1332,8 @@ export class CodeFlow implements Cmd {
     const code = model.codes[codes];
     if (code) await new ExchangeCode(codes, 'right', 'right', true).on(model, real, code);
   }
-  toString = () => `CodeFlow(browser ${this.browser}, ${this.account.name.split(' ')[0]}, ${this.client}, ${this.scope})`;
+  toString = () =>
+    `CodeFlow(browser ${this.browser}, ${this.account.name.split(' ')[0]}, ${this.client}, ${this.scope}, resource ${this.resources})`;
 }
 
 /** POST /token with `grant_type=refresh_token`: any refresh token ever issued, current or rotated. */
@@ -1049,6 +1342,8 @@ export class Refresh implements Cmd {
     readonly token: number,
     readonly client: ClientChoice,
     readonly scope: Scope | undefined,
+    /** `resource` values to narrow the new access token to (RFC 8707 §2.2); 'none' sends none. */
+    readonly resource: ResourceChoice = 'none',
   ) {}
   check = (m: Readonly<Model>) => m.refresh.length > 0;
   async run(model: Model, real: Real): Promise<void> {
@@ -1058,9 +1353,18 @@ export class Refresh implements Cmd {
   async on(model: Model, real: Real, token: RefreshToken): Promise<void> {
     const { family } = token;
     const liveBefore = familyLive(family, model.now);
-    const res = await refreshRequest(real, token, this.client, this.scope);
+    const asked = resourcesOf(this.resource);
+    // Narrowing only: a grant with resources lets a refresh name some of them; one without, any
+    // resource the server issues for.
+    const targetOk = asked.every((r) => (family.resources.length ? family.resources.includes(r) : r !== FOREIGN_RESOURCE));
+    const res = await refreshRequest(real, token, this.client, this.scope, asked);
     const body = json(res);
     if (res.status === 200) {
+      check(
+        'audienceRespected',
+        targetOk,
+        () => `refresh of family #${family.id} (resources ${family.resources.join(' ') || '-'}) widened to ${asked.join(' ')}`,
+      );
       check('rotatedRefreshNeverYieldsTokens', !token.rotated, () => `a rotated refresh token of family #${family.id} yielded tokens`);
       check(
         'atMostOneLiveRefreshPerFamily',
@@ -1090,6 +1394,7 @@ export class Refresh implements Cmd {
         value: String(body['access_token']),
         family,
         scope,
+        audience: asked.length ? asked : family.resources,
         expiresAt: model.now + LIFETIMES.accessToken * 1000,
         rotatedOut: false,
       };
@@ -1142,23 +1447,38 @@ export class Refresh implements Cmd {
       );
       return;
     }
+    if (!targetOk) {
+      // Refused before anything rotates: the token stays the family's current one.
+      check(
+        'modelAgreement',
+        body['error'] === 'invalid_target' || family.revoked !== 'no' || expired,
+        () => `refresh naming resources outside the grant: ${res.body}`,
+      );
+      return;
+    }
     if (!expired && family.revoked === 'no')
       fail('modelAgreement', `the current refresh token of live family #${family.id} was refused: ${res.status} ${res.body}`);
     if (!expired && family.revoked === 'maybe') family.revoked = 'yes';
   }
-  toString = () => `Refresh(token ${this.token}, client ${this.client}, scope ${this.scope ?? '-'})`;
+  toString = () => `Refresh(token ${this.token}, client ${this.client}, scope ${this.scope ?? '-'}, resource ${this.resource})`;
 }
 
-function refreshRequest(real: Real, token: RefreshToken, client: ClientChoice, scope: Scope | undefined): Promise<OAuthResponse> {
+function refreshRequest(
+  real: Real,
+  token: RefreshToken,
+  client: ClientChoice,
+  scope: Scope | undefined,
+  resources: readonly string[] = [],
+): Promise<OAuthResponse> {
   return call('token (refresh)', async () => {
-    const res = await real.server.token(
-      post('/v1/oauth/token', {
-        grant_type: 'refresh_token',
-        refresh_token: token.value,
-        scope,
-        ...credentials(real, token.family.client, client),
-      }),
-    );
+    const request = post('/v1/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: token.value,
+      scope,
+      ...credentials(real, token.family.client, client),
+    });
+    for (const r of resources) request.body = `${request.body}&resource=${encodeURIComponent(r)}`;
+    const res = await real.server.token(request);
     noServerError('token (refresh)', res.status, res.body);
     return res;
   });
@@ -1171,9 +1491,7 @@ async function probeRevokedFamily(real: Real, _model: Model, family: Family, why
     check('replayRevokesLiveFamily', res.status !== 200, () => `${why}: the family's current refresh token still works`);
   }
   for (const token of family.access) {
-    const result = await call('authenticate', () =>
-      real.server.authenticate({ method: 'GET', url: '/v2/account', headers: { authorization: `Bearer ${token.value}` } }),
-    );
+    const result = await bearerCall(real, token.value, 'GET', probeResource(token));
     check('replayRevokesLiveFamily', !result.ok, () => `${why}: an access token of the family still authenticates`);
   }
 }
@@ -1234,20 +1552,41 @@ function applyRevocation(model: Model, kind: RevocationKind, account: Account, c
   for (const family of model.families) if (covers(kind, account, client, family)) family.revoked = 'yes';
   if (kind === 'access') model.consents.delete(consentKey(account, client));
   if (kind === 'account') for (const c of ['conf', 'pub'] as const) model.consents.delete(consentKey(account, c));
+  // An approved device request not yet collected is denied (docs/reference.md#revocation-semantics).
+  for (const device of model.devices) {
+    const reached =
+      device.status === 'approved' &&
+      (kind === 'client' || device.account?.uuid === account.uuid) &&
+      (kind === 'account' || device.client === client);
+    if (reached) {
+      device.status = 'denied';
+      device.revokedApproval = true;
+    }
+  }
+  // Personal tokens belong to no client: only the account's revocation reaches them.
+  if (kind === 'account') for (const token of model.personal) if (token.account.uuid === account.uuid) token.revoked = 'yes';
 }
 
-/** The user revokes an application: every family of the pair, and the consent. */
-export class RevokeAccess implements Cmd {
+/**
+ * A revocation on its own: the user revokes an application (`access`: every family of the pair,
+ * and the consent), everything of an account (`account`: its families, consents and personal
+ * tokens), or of a client (`client`).
+ */
+export class Revoke implements Cmd {
   constructor(
+    readonly kind: RevocationKind,
     readonly account: Account,
     readonly client: ClientKey,
   ) {}
-  check = (m: Readonly<Model>) => m.families.length > 0;
+  check = (m: Readonly<Model>) => m.families.length > 0 || m.personal.length > 0;
   async run(model: Model, real: Real): Promise<void> {
-    await call('revokeAccess', () => revocationCall(real, 'access', this.account, this.client));
-    applyRevocation(model, 'access', this.account, this.client);
+    await call(this.kind, () => revocationCall(real, this.kind, this.account, this.client));
+    applyRevocation(model, this.kind, this.account, this.client);
   }
-  toString = () => `RevokeAccess(${this.account.name.split(' ')[0]}, ${this.client})`;
+  toString = () =>
+    this.kind === 'client'
+      ? `Revoke(client ${this.client})`
+      : `Revoke(${this.kind} ${this.account.name.split(' ')[0]}${this.kind === 'access' ? ` ${this.client}` : ''})`;
 }
 
 /** What a `Race` runs next to the revocation: an approval (a code or an implicit token), a code exchange, a refresh. */
@@ -1278,6 +1617,8 @@ export class Race implements Cmd {
     readonly lead: number,
     readonly revocationFirst: boolean,
   ) {}
+  /** The racing approval, if the step is one. */
+  private approval: Decide | null = null;
   check = (m: Readonly<Model>) =>
     this.step === 'approve'
       ? m.interactions.some((i) => i.kind === 'consent' && i.status === 'live')
@@ -1336,7 +1677,8 @@ export class Race implements Cmd {
       }
     }
     // An approval saves a consent that the revocation may delete, or not, in either order.
-    if (this.step === 'approve' && revocation !== 'client') await readConsents(model, real);
+    const approved = this.approval?.approved;
+    if (approved && revocation !== 'client') await readConsent(model, real, revocation, account, client, approved);
   }
 
   private async issue(model: Model, real: Real): Promise<void> {
@@ -1345,6 +1687,7 @@ export class Race implements Cmd {
     const live = model.interactions.filter((i) => i.kind === 'consent' && i.status === 'live');
     const target = pick(live, this.target);
     const decide = new Decide(null, null, 'approve');
+    this.approval = decide;
     await decide.on(model, real, target, target.owner ?? pickBrowser(model, null, target.account));
   }
 
@@ -1367,9 +1710,7 @@ export class Race implements Cmd {
       check('revocationCoversIssued', res.status !== 200, what('a code'));
     }
     for (const token of access) {
-      const result = await call('authenticate', () =>
-        real.server.authenticate({ method: 'GET', url: '/v2/account', headers: { authorization: `Bearer ${token.value}` } }),
-      );
+      const result = await bearerCall(real, token.value, 'GET', probeResource(token));
       check('revocationCoversIssued', !result.ok, what('an access token'));
     }
     if (refresh) {
@@ -1382,15 +1723,28 @@ export class Race implements Cmd {
     `Race(${this.revocation} ${this.account.name.split(' ')[0]} ${this.client}, ${this.step} ${this.target}, ${this.revocationFirst ? 'revocation' : this.step} first by ${this.lead} turns)`;
 }
 
-/** The consents as the server lists them, for both accounts: what the model knows of them from now on. */
-async function readConsents(model: Model, real: Real): Promise<void> {
-  for (const account of ACCOUNTS) {
-    const listed = await call('listAuthorizations', () => real.server.listAuthorizations(account.uuid));
-    for (const client of ['conf', 'pub'] as const) {
-      const found = listed.find((a) => a.client.id === real.clients[client].clientId);
-      if (found) model.consents.set(consentKey(account, client), new Set(found.scope));
-      else model.consents.delete(consentKey(account, client));
-    }
+/**
+ * After an approval raced a revocation that deletes consents: whether the consent it saved is
+ * still there, as the server lists it. When the revocation reaches it, the consent is then either
+ * gone, or (saved after the revocation deleted it) exactly that approval, nothing from before.
+ */
+async function readConsent(
+  model: Model,
+  real: Real,
+  kind: RevocationKind,
+  account: Account,
+  client: ClientKey,
+  approved: { account: Account; client: ClientKey; req: Req },
+): Promise<void> {
+  const key = consentKey(approved.account, approved.client);
+  const reached = approved.account.uuid === account.uuid && (kind === 'account' || approved.client === client);
+  if (!reached) return;
+  const listed = await call('listAuthorizations', () => real.server.listAuthorizations(approved.account.uuid));
+  const found = listed.find((a) => a.client.id === real.clients[approved.client].clientId);
+  model.consents.delete(key);
+  if (found) {
+    count('race: consent saved after the revocation');
+    approve(model, key, approved.req.scope, approved.req.resources);
   }
 }
 
@@ -1399,12 +1753,506 @@ export class Bearer implements Cmd {
   constructor(
     readonly token: number,
     readonly method: 'GET' | 'POST',
+    /** The check names resource A or B (`authenticate(request, { resource })`), or none. */
+    readonly resource: 'none' | 'a' | 'b' = 'none',
   ) {}
   check = (m: Readonly<Model>) => m.access.length > 0;
   async run(model: Model, real: Real): Promise<void> {
-    await checkBearer(real, model, pick(model.access, this.token), this.method, 'bearer');
+    const resource = this.resource === 'none' ? undefined : this.resource === 'a' ? RES_A : RES_B;
+    await checkBearer(real, model, pick(model.access, this.token), this.method, 'bearer', resource);
   }
-  toString = () => `Bearer(access ${this.token}, ${this.method})`;
+  toString = () => `Bearer(access ${this.token}, ${this.method}, resource ${this.resource})`;
+}
+
+/** `createPersonalToken` for an account, with or without an expiry. */
+export class CreatePersonal implements Cmd {
+  constructor(
+    readonly account: Account,
+    readonly scope: Scope,
+    readonly expiresIn: number | null,
+  ) {}
+  check = () => true;
+  async run(model: Model, real: Real): Promise<void> {
+    const created = await call('createPersonalToken', () =>
+      real.server.createPersonalToken({ account: this.account, name: 'model', scope: this.scope, expiresIn: this.expiresIn }),
+    );
+    check(
+      'modelAgreement',
+      created.scope.join(' ') === this.scope,
+      () => `personal token of scope ${created.scope.join(' ')}, asked ${this.scope}`,
+    );
+    const expiresAt = this.expiresIn === null ? null : model.now + this.expiresIn * 1000;
+    check('modelAgreement', created.expiresAt === expiresAt, () => `personal token expiresAt ${created.expiresAt}, expected ${expiresAt}`);
+    count('personal token created');
+    model.personal.push({
+      id: created.id,
+      value: created.token,
+      account: this.account,
+      scope: this.scope,
+      expiresAt,
+      revoked: 'no',
+      pruned: false,
+    });
+  }
+  toString = () => `CreatePersonal(${this.account.name.split(' ')[0]}, ${this.scope}, expires in ${this.expiresIn ?? 'never'})`;
+}
+
+/** A resource call with a personal token, at a check naming resource A, B or none (it has no audience: every one accepts it). */
+export class UsePersonal implements Cmd {
+  constructor(
+    readonly token: number,
+    readonly method: 'GET' | 'POST',
+    readonly resource: 'none' | 'a' | 'b',
+  ) {}
+  check = (m: Readonly<Model>) => m.personal.length > 0;
+  async run(model: Model, real: Real): Promise<void> {
+    const resource = this.resource === 'none' ? undefined : this.resource === 'a' ? RES_A : RES_B;
+    await checkPersonal(real, model, pick(model.personal, this.token), this.method, resource, 'personal');
+  }
+  toString = () => `UsePersonal(${this.token}, ${this.method}, resource ${this.resource})`;
+}
+
+/** `listPersonalTokens`: an account's live tokens, never another's nor a revoked or pruned one. */
+export class ListPersonal implements Cmd {
+  constructor(readonly account: Account) {}
+  check = () => true;
+  async run(model: Model, real: Real): Promise<void> {
+    const listed = await call('listPersonalTokens', () => real.server.listPersonalTokens(this.account.uuid));
+    const ids = new Set(listed.map((t) => t.id));
+    check('modelAgreement', ids.size === listed.length, () => 'a personal token listed twice');
+    for (const token of model.personal) {
+      const mine = token.account.uuid === this.account.uuid;
+      const expired = token.expiresAt !== null && model.now >= token.expiresAt;
+      const must = mine && token.revoked === 'no' && !expired;
+      // Listed until prune removes it: an expired one, and one whose revocation the model is unsure of.
+      const may = must || (mine && token.revoked !== 'yes' && !token.pruned);
+      if (ids.has(token.id)) {
+        check(
+          'personalTokensOfTheirAccount',
+          may,
+          () =>
+            `listPersonalTokens(${this.account.name}) lists ${token.id} of ${token.account.name} (revoked ${token.revoked}, expired ${expired}, pruned ${token.pruned})`,
+        );
+        const info = listed.find((t) => t.id === token.id)!;
+        check(
+          'modelAgreement',
+          info.scope.join(' ') === token.scope && info.expiresAt === token.expiresAt,
+          () => `listed ${JSON.stringify(info)} for ${token.id}`,
+        );
+      } else check('modelAgreement', !must, () => `listPersonalTokens(${this.account.name}) leaves out live token ${token.id}`);
+    }
+    const known = new Set(model.personal.map((t) => t.id));
+    check(
+      'personalTokensOfTheirAccount',
+      listed.every((t) => known.has(t.id)),
+      () => 'a personal token nobody created is listed',
+    );
+  }
+  toString = () => `ListPersonal(${this.account.name.split(' ')[0]})`;
+}
+
+/**
+ * Revoke a personal token: `revokePersonalToken` by its account (true exactly for a live one) or
+ * by the other account (false, nothing changes), or at the revocation endpoint with the token
+ * alone (200).
+ */
+export class RevokePersonal implements Cmd {
+  constructor(
+    readonly token: number,
+    readonly by: 'own' | 'other' | 'endpoint',
+  ) {}
+  check = (m: Readonly<Model>) => m.personal.length > 0;
+  async run(model: Model, real: Real): Promise<void> {
+    const token = pick(model.personal, this.token);
+    const status = personalStatus(token, model.now);
+    if (this.by === 'endpoint') {
+      const res = await call('revoke', () => real.server.revoke(post('/v1/oauth/revoke', { token: token.value })));
+      noServerError('revoke', res.status, res.body);
+      check('modelAgreement', res.status === 200, () => `revocation endpoint with a personal token: ${res.status} ${res.body}`);
+      if (status === 'alive') token.revoked = 'yes';
+      else if (token.revoked === 'no') token.revoked = 'maybe';
+      return;
+    }
+    const as = this.by === 'own' ? token.account : otherAccount(token.account);
+    const revoked = await call('revokePersonalToken', () => real.server.revokePersonalToken(as.uuid, token.id));
+    if (this.by === 'other') {
+      check(
+        'personalTokensOfTheirAccount',
+        revoked === false,
+        () => `${as.name} revoked personal token ${token.id} of ${token.account.name}`,
+      );
+      return;
+    }
+    // True exactly for a live token of the account (docs/reference.md#personal-access-tokens).
+    check(
+      'personalTokensOfTheirAccount',
+      status === 'maybe' || revoked === (status === 'alive'),
+      () => `revokePersonalToken of a ${status} personal token answered ${revoked}`,
+    );
+    if (revoked) count('personal token revoked');
+    if (revoked || status === 'maybe') token.revoked = revoked ? 'yes' : token.revoked;
+  }
+  toString = () => `RevokePersonal(${this.token}, by ${this.by})`;
+}
+
+/** POST /device (RFC 8628 §3.1): a device asks for a device code and a user code. */
+export class DeviceStart implements Cmd {
+  constructor(
+    readonly client: ClientKey,
+    readonly scope: Scope,
+    readonly resources: ResourceChoice,
+  ) {}
+  check = () => true;
+  async run(model: Model, real: Real): Promise<void> {
+    const request = post('/v1/oauth/device', { scope: this.scope, ...credentials(real, this.client, 'right') });
+    const resources = resourcesOf(this.resources);
+    for (const r of resources) request.body = `${request.body}&resource=${encodeURIComponent(r)}`;
+    const res = await call('device', () => real.server.deviceAuthorization(request, `https://as.example${VERIFY_PATH}`));
+    noServerError('device', res.status, res.body);
+    const body = json(res);
+    if (this.resources === 'foreign') {
+      check(
+        'modelAgreement',
+        res.status === 400 && body['error'] === 'invalid_target',
+        () => `device request for a foreign resource: ${res.status} ${res.body}`,
+      );
+      return;
+    }
+    check(
+      'modelAgreement',
+      res.status === 200 && typeof body['device_code'] === 'string' && typeof body['user_code'] === 'string',
+      () => `device request: ${res.status} ${res.body}`,
+    );
+    check(
+      'modelAgreement',
+      body['interval'] === DEVICE.interval && body['expires_in'] === DEVICE.lifetime,
+      () => `device request: interval ${String(body['interval'])}, expires_in ${String(body['expires_in'])}`,
+    );
+    count('device started');
+    model.devices.push({
+      deviceCode: String(body['device_code']),
+      userCode: String(body['user_code']),
+      client: this.client,
+      scope: this.scope,
+      resources,
+      expiresAt: model.now + DEVICE.lifetime * 1000,
+      interval: DEVICE.interval,
+      lastPolledAt: null,
+      status: 'pending',
+      revokedApproval: false,
+      account: null,
+      pruned: false,
+    });
+  }
+  toString = () => `DeviceStart(${this.client}, ${this.scope}, resource ${this.resources})`;
+}
+
+/** The browser's secret cookie on the device pages (it keys the browser's count of wrong codes). */
+const browserSecret = (browser: number) => `device-pages-secret-of-browser-${browser}`;
+
+/** `GuessLimiter.lockedUntil`. */
+function lockedUntil(model: Model, key: string): number {
+  const entry = model.guesses.get(key);
+  return entry && model.now < entry.lockedUntil ? entry.lockedUntil : 0;
+}
+
+/** `GuessLimiter.fail`. */
+function failGuess(model: Model, key: string): GuessCount {
+  let entry = model.guesses.get(key);
+  const lockMs = DEVICE.lockSeconds * 1000;
+  if (entry && (model.now - entry.since >= lockMs || (entry.lockedUntil !== 0 && model.now >= entry.lockedUntil))) entry = undefined;
+  entry ??= { failures: 0, since: model.now, lockedUntil: 0 };
+  entry.failures++;
+  if (entry.failures >= DEVICE.maxUserCodeAttempts) entry.lockedUntil = model.now + lockMs;
+  model.guesses.set(key, entry);
+  return entry;
+}
+
+/** `GuessLimiter.forgive`. */
+function forgiveGuess(model: Model, key: string): void {
+  const entry = model.guesses.get(key);
+  if (!entry || entry.failures === 0) return;
+  entry.failures--;
+  if (entry.failures < DEVICE.maxUserCodeAttempts) entry.lockedUntil = 0;
+}
+
+/**
+ * The verification page after the user typed a user code (`enterUserCode`): the code of a
+ * device request the model knows (as shown, in lower case, or without the dash) or a wrong one.
+ */
+export class EnterUserCode implements Cmd {
+  constructor(
+    readonly browser: number,
+    /** null: a code nobody was given. */
+    readonly device: number | null,
+    readonly typing: 'shown' | 'lower' | 'bare',
+  ) {}
+  check = () => true;
+  async run(model: Model, real: Real): Promise<void> {
+    const session = model.browsers[this.browser] ?? null;
+    const device = this.device === null || model.devices.length === 0 ? null : pick(model.devices, this.device);
+    const shown = device?.userCode ?? wrongUserCode();
+    const typed = this.typing === 'lower' ? shown.toLowerCase() : this.typing === 'bare' ? shown.replace('-', '') : shown;
+    const outcome = await call('enterUserCode', () =>
+      real.server.enterUserCode(typed, browserRequest('/', session), VERIFY_PATH, browserSecret(this.browser)),
+    );
+    if (outcome.type === 'decision') decisionStatus('enterUserCode', outcome.decision);
+    const got = outcome.type === 'decision' ? describeDecision(outcome.decision) : JSON.stringify(outcome);
+    count(`enterUserCode -> ${outcome.type === 'decision' ? outcome.decision.type : outcome.type}`);
+    if (!session) {
+      check('modelAgreement', outcome.type === 'decision' && outcome.decision.type === 'login', () => `code entry signed out: ${got}`);
+      return;
+    }
+    // A sign-in time that is not a finite number should count as not signed in (a `login`
+    // decision), but the code entry takes such a session as signed in (counts its wrong codes,
+    // shows it the confirmation, which `approve` then refuses): a known defect, pinned by the
+    // `it.fails` of device-sign-in-time.test.ts. The model follows the core meanwhile.
+    if (session.broken) model.hostBug = true;
+    const keys = [`a:${session.account.uuid}`, `b:${this.browser}`];
+    const locked = Math.max(...keys.map((k) => lockedUntil(model, k)));
+    if (locked > model.now) {
+      check('deviceGuessLimit', outcome.type === 'locked', () => `code entry while locked until ${new Date(locked).toISOString()}: ${got}`);
+      check('modelAgreement', outcome.type !== 'locked' || outcome.until === locked, () => `locked until ${got}, expected ${locked}`);
+      return;
+    }
+    const counts = keys.map((k) => failGuess(model, k));
+    const right = device !== null && device.status === 'pending' && model.now < device.expiresAt;
+    if (right) {
+      for (const k of keys) forgiveGuess(model, k);
+      check(
+        'modelAgreement',
+        outcome.type === 'decision' && outcome.decision.type === 'consent',
+        () => `the right code of a pending device request: ${got}`,
+      );
+      const decision = (outcome as { decision: AuthorizeDecision & { type: 'consent' } }).decision;
+      check(
+        'modelAgreement',
+        decision.interaction.device?.userCode === device.userCode && decision.interaction.account?.uuid === session.account.uuid,
+        () => `the device confirmation names ${decision.interaction.device?.userCode} for ${decision.interaction.account?.uuid}`,
+      );
+      model.deviceSteps.push({
+        id: decision.interaction.id,
+        device,
+        account: session.account,
+        browser: this.browser,
+        expiresAt: model.now + LIFETIMES.interaction * 1000,
+        status: 'live',
+      });
+      return;
+    }
+    const attempts = Math.max(...counts.map((c) => c.failures));
+    const lockNow = counts.some((c) => c.lockedUntil > model.now);
+    check(
+      'deviceGuessLimit',
+      outcome.type === (lockNow ? 'locked' : 'wrong'),
+      () => `a wrong code (attempt ${attempts} of ${DEVICE.maxUserCodeAttempts}): ${got}`,
+    );
+    if (outcome.type === 'wrong')
+      check('modelAgreement', outcome.attempts === attempts, () => `wrong code: attempts ${outcome.attempts}, expected ${attempts}`);
+  }
+  toString = () =>
+    `EnterUserCode(browser ${this.browser}, ${this.device === null ? 'a wrong code' : `device ${this.device}`}, ${this.typing})`;
+}
+
+/** A user code of the right shape that no device request was given (20^8 codes: a clash is 1 in 25 billion). */
+function wrongUserCode(): string {
+  const alphabet = 'BCDFGHJKLMNPQRSTVWXZ';
+  const bytes = randomBytes(8);
+  const code = [...bytes].map((b) => alphabet[b % 20]).join('');
+  return `${code.slice(0, 4)}-${code.slice(4)}`;
+}
+
+/** `approve` / `deny` of a device confirmation step, in any browser. */
+export class DeviceDecide implements Cmd {
+  constructor(
+    readonly step: number,
+    /** null: the browser the step was shown in. */
+    readonly browser: number | null,
+    readonly decision: 'approve' | 'deny',
+  ) {}
+  check = (m: Readonly<Model>) => m.deviceSteps.length > 0;
+  async run(model: Model, real: Real): Promise<void> {
+    const step = pick(model.deviceSteps, this.step);
+    const browser = this.browser ?? step.browser;
+    const session = model.browsers[browser] ?? null;
+    model.hostBug = !!session?.broken;
+    const request = browserRequest('/', session);
+    const decision = await call(`device ${this.decision}`, () =>
+      this.decision === 'approve' ? real.server.approve(step.id, request) : real.server.deny(step.id, request),
+    );
+    decisionStatus(`device ${this.decision}`, decision);
+    const got = describeDecision(decision);
+    const { device } = step;
+    const allowed =
+      step.status === 'live' &&
+      model.now < step.expiresAt &&
+      session !== null &&
+      !session.broken &&
+      session.account.uuid === step.account.uuid;
+    count(`device ${this.decision}: ${allowed ? 'allowed' : 'refused'}`);
+    if (!allowed) {
+      check(
+        'interactionStepRechecksRequest',
+        decision.type !== 'redirect',
+        () => `device ${this.decision} by ${describeSession(session)}: ${got}`,
+      );
+      check('modelAgreement', decision.type === 'error' || decision.type === 'login', () => `device ${this.decision}, refused: ${got}`);
+      return;
+    }
+    step.status = 'gone';
+    // The consent is saved before the request is decided, whether that then works or not.
+    if (this.decision === 'approve') approve(model, consentKey(step.account, device.client), device.scope, device.resources);
+    const decides = device.status === 'pending' && model.now < device.expiresAt;
+    const result = this.decision === 'approve' ? 'approved' : 'denied';
+    check(
+      'modelAgreement',
+      decides ? decision.type === 'redirect' && decision.location === `${VERIFY_PATH}?result=${result}` : decision.type === 'error',
+      () => `device ${this.decision} of a ${device.status} request (expired ${model.now >= device.expiresAt}): ${got}`,
+    );
+    if (!decides) return;
+    device.status = result;
+    device.account = this.decision === 'approve' ? step.account : null;
+  }
+  toString = () =>
+    `Device${this.decision === 'approve' ? 'Approve' : 'Deny'}(step ${this.step}, browser ${this.browser ?? 'that was shown it'})`;
+}
+
+/**
+ * A whole device flow in one step, so that runs reach approved requests often: sign in afresh in
+ * a browser, start a device request, enter its code, approve, and (unless `collect` is false,
+ * leaving it approved but uncollected for a revocation to deny) poll for the tokens.
+ */
+export class DeviceFlow implements Cmd {
+  constructor(
+    readonly browser: number,
+    readonly account: Account,
+    readonly client: ClientKey,
+    readonly scope: Scope,
+    readonly resources: ResourceChoice,
+    readonly collect: boolean,
+  ) {}
+  check = () => true;
+  async run(model: Model, real: Real): Promise<void> {
+    await new SignIn(this.browser, this.account, 0).run(model, real);
+    const devices = model.devices.length;
+    await new DeviceStart(this.client, this.scope, this.resources).run(model, real);
+    if (model.devices.length === devices) return;
+    const steps = model.deviceSteps.length;
+    await new EnterUserCode(this.browser, devices, 'shown').run(model, real);
+    if (model.deviceSteps.length === steps) return;
+    await new DeviceDecide(steps, this.browser, 'approve').run(model, real);
+    if (this.collect) await new DevicePoll(devices, 'right').run(model, real);
+  }
+  toString = () =>
+    `DeviceFlow(browser ${this.browser}, ${this.account.name.split(' ')[0]}, ${this.client}, ${this.scope}, resource ${this.resources}, ${this.collect ? 'collected' : 'uncollected'})`;
+}
+
+/** The device polls the token endpoint (RFC 8628 §3.4) with its device code. */
+export class DevicePoll implements Cmd {
+  constructor(
+    readonly device: number,
+    readonly client: 'right' | 'other' | 'badSecret',
+  ) {}
+  check = (m: Readonly<Model>) => m.devices.length > 0;
+  async run(model: Model, real: Real): Promise<void> {
+    const device = pick(model.devices, this.device);
+    const res = await call('token (device)', () =>
+      real.server.token(
+        post('/v1/oauth/token', {
+          grant_type: DEVICE_CODE_GRANT,
+          device_code: device.deviceCode,
+          ...credentials(real, device.client, this.client),
+        }),
+      ),
+    );
+    noServerError('token (device)', res.status, res.body);
+    const body = json(res);
+    const error = body['error'];
+    if (this.client !== 'right') {
+      // A wrong secret is `invalid_client`; another client (not allowed the grant, nor this code's) is refused.
+      const ok =
+        this.client === 'badSecret'
+          ? res.status === 401 && error === 'invalid_client'
+          : res.status === 400 && (error === 'unauthorized_client' || error === 'invalid_grant');
+      check('modelAgreement', ok, () => `device poll with client ${this.client}: ${res.status} ${res.body}`);
+      return;
+    }
+    const expired = model.now >= device.expiresAt;
+    if (res.status === 200) {
+      check('deviceCodeSingleUse', device.status !== 'redeemed', () => `a redeemed device code yielded tokens again`);
+      check('revocationCoversIssued', !device.revokedApproval, () => 'a device approval denied by a revocation yielded tokens');
+      check(
+        'deviceCodeSingleUse',
+        device.status === 'approved' && !expired,
+        () => `a ${device.status} device request (expired ${expired}) yielded tokens`,
+      );
+      check(
+        'scopeNeverWidens',
+        body['scope'] === device.scope,
+        () => `device tokens of scope ${String(body['scope'])} for ${device.scope}`,
+      );
+      count('device tokens');
+      device.status = 'redeemed';
+      const family: Family = {
+        id: model.families.length + 1,
+        client: device.client,
+        account: device.account!,
+        scope: device.scope,
+        resources: device.resources,
+        revoked: 'no',
+        access: [],
+        current: null,
+      };
+      model.families.push(family);
+      const access: AccessToken = {
+        value: String(body['access_token']),
+        family,
+        scope: device.scope,
+        audience: device.resources,
+        expiresAt: model.now + LIFETIMES.accessToken * 1000,
+        rotatedOut: false,
+      };
+      const refresh: RefreshToken = {
+        value: String(body['refresh_token']),
+        family,
+        scope: device.scope,
+        expiresAt: model.refreshLifetime === null ? null : model.now + model.refreshLifetime * 1000,
+        rotated: false,
+        access,
+      };
+      family.access.push(access);
+      family.current = refresh;
+      model.access.push(access);
+      model.refresh.push(refresh);
+      return;
+    }
+    // RFC 8628 §3.5, in the order of docs/reference.md#polling-the-token-endpoint.
+    let expected: string;
+    if (device.pruned || device.status === 'redeemed') expected = 'invalid_grant';
+    else if (expired) expected = 'expired_token';
+    else if (device.status === 'approved') expected = 'tokens';
+    else if (device.status === 'denied') expected = 'access_denied';
+    else {
+      const tooSoon = device.lastPolledAt !== null && model.now - device.lastPolledAt < device.interval * 1000 - 250;
+      device.lastPolledAt = model.now;
+      if (tooSoon) device.interval += 5;
+      expected = tooSoon ? 'slow_down' : 'authorization_pending';
+    }
+    count(`device poll -> ${expected}`);
+    check(
+      expected === 'tokens' ? 'modelAgreement' : 'modelAgreement',
+      res.status === 400 && error === expected,
+      () =>
+        `device poll of a ${device.status} request (expired ${expired}, pruned ${device.pruned}): expected ${expected}, got ${res.status} ${res.body}`,
+    );
+    if (error === 'slow_down')
+      check(
+        'modelAgreement',
+        body['interval'] === undefined || body['interval'] === device.interval,
+        () => `slow_down interval ${String(body['interval'])}`,
+      );
+  }
+  toString = () => `DevicePoll(device ${this.device}, client ${this.client})`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1423,6 +2271,7 @@ const authorizeParams: fc.Arbitrary<AuthorizeParams> = fc.record({
   maxAuthAge: fc.constantFrom<number | undefined>(undefined, undefined, undefined, 0, 300, 3600),
   hint: fc.constantFrom<Hint>(undefined, undefined, undefined, 'match', 'matchUpper', 'other'),
   pkce: fc.constantFrom(true, true, true, false),
+  resources: fc.constantFrom<ResourceChoice>('none', 'none', 'none', 'a', 'b', 'ab', 'foreign'),
 });
 
 /**
@@ -1444,7 +2293,9 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
   const authorize = fc.tuple(fc.option(browser, { freq: 2 }), authorizeParams).map(([b, p]) => new Authorize(b, p));
   const resume = fc.tuple(fc.option(index, { freq: 8 }), fc.option(browser, { freq: 2 })).map(([i, b]) => new Resume(i, b));
   const decider = fc.option(browser, { freq: 2 });
-  const bearer = fc.tuple(index, fc.constantFrom<'GET' | 'POST'>('GET', 'POST')).map(([t, m]) => new Bearer(t, m));
+  const bearer = fc
+    .tuple(index, fc.constantFrom<'GET' | 'POST'>('GET', 'POST'), fc.constantFrom<'none' | 'a' | 'b'>('none', 'none', 'a', 'b'))
+    .map(([t, m, r]) => new Bearer(t, m, r));
   const approve = fc.tuple(fc.option(index, { freq: 8 }), decider).map(([i, b]) => new Decide(i, b, 'approve'));
   const signIn = fc
     .tuple(browser, account, fc.constantFrom(0, 1, 60, 299, 300, 301, 3600, 2 * 86_400))
@@ -1458,16 +2309,18 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
         fc.constantFrom<ClientChoice>('right', 'other', 'badSecret', 'none'),
         fc.constantFrom<VerifierChoice>('right', 'wrong', 'none'),
         fc.boolean(),
+        fc.constantFrom<ResourceChoice>('none', 'none', 'none', 'a', 'b', 'ab', 'foreign'),
       )
-      .map(([c, cl, v, r]) => new ExchangeCode(c, cl, v, r)),
+      .map(([c, cl, v, r, res]) => new ExchangeCode(c, cl, v, r, res)),
   );
   const refresh = fc
     .tuple(
       index,
       fc.constantFrom<ClientChoice>('none', 'none', 'right', 'right', 'other', 'badSecret'),
       fc.constantFrom<Scope | undefined>(undefined, undefined, 'read', 'read write'),
+      fc.constantFrom<ResourceChoice>('none', 'none', 'none', 'a', 'b', 'ab', 'foreign'),
     )
-    .map(([t, c, s]) => new Refresh(t, c, s));
+    .map(([t, c, s, r]) => new Refresh(t, c, s, r));
   const advance = fc.constantFrom(...ADVANCES).map((s) => new Advance(s));
   const race = fc
     .tuple(
@@ -1481,6 +2334,16 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
     )
     .map(([kind, a, c, step, target, lead, first]) => new Race(kind, a, c, step, target, lead, first));
   const prune = fc.constant(null).map(() => new Prune());
+  const device = fc
+    .tuple(
+      fc.constantFrom<ClientKey>('conf', 'pub'),
+      fc.constantFrom<Scope>('read', 'read write'),
+      fc.constantFrom<ResourceChoice>('none', 'none', 'a', 'ab', 'foreign'),
+    )
+    .map(([c, sc, r]) => new DeviceStart(c, sc, r));
+  const poll = fc
+    .tuple(index, fc.constantFrom<'right' | 'other' | 'badSecret'>('right', 'right', 'right', 'right', 'other', 'badSecret'))
+    .map(([d, c]) => new DevicePoll(d, c));
   return [
     signIn,
     signIn,
@@ -1506,8 +2369,14 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
     approve,
     fc.tuple(fc.option(index, { freq: 8 }), decider).map(([i, b]) => new Decide(i, b, 'deny')),
     fc
-      .tuple(browser, account, fc.constantFrom<ClientKey>('conf', 'pub'), fc.constantFrom<Scope>('read', 'read write'))
-      .map(([b, a, c, sc]) => new CodeFlow(b, a, c, sc)),
+      .tuple(
+        browser,
+        account,
+        fc.constantFrom<ClientKey>('conf', 'pub'),
+        fc.constantFrom<Scope>('read', 'read write'),
+        fc.constantFrom<ResourceChoice>('none', 'none', 'a', 'b', 'ab'),
+      )
+      .map(([b, a, c, sc, r]) => new CodeFlow(b, a, c, sc, r)),
     // The token side only runs once there is something to use, so it weighs more.
     exchange,
     exchange,
@@ -1525,7 +2394,39 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
     fc
       .tuple(index, fc.boolean(), fc.constantFrom<'right' | 'other' | 'none'>('right', 'other', 'none'))
       .map(([t, r, c]) => new RevokeToken(t, r, c)),
-    fc.tuple(account, fc.constantFrom<ClientKey>('conf', 'pub')).map(([a, c]) => new RevokeAccess(a, c)),
+    fc
+      .tuple(fc.constantFrom<RevocationKind>('access', 'access', 'account', 'client'), account, fc.constantFrom<ClientKey>('conf', 'pub'))
+      .map(([k, a, c]) => new Revoke(k, a, c)),
+    // The device flow: its single steps, and (DeviceFlow below) whole flows that reach the tokens.
+    device,
+    fc
+      .tuple(browser, fc.option(index, { freq: 4 }), fc.constantFrom<'shown' | 'lower' | 'bare'>('shown', 'shown', 'lower', 'bare'))
+      .map(([b, d, t]) => new EnterUserCode(b, d, t)),
+    fc
+      .tuple(index, fc.option(browser, { freq: 4 }), fc.constantFrom<'approve' | 'deny'>('approve', 'approve', 'approve', 'deny'))
+      .map(([st, b, d]) => new DeviceDecide(st, b, d)),
+    poll,
+    poll,
+    fc
+      .tuple(
+        browser,
+        account,
+        fc.constantFrom<ClientKey>('conf', 'pub'),
+        fc.constantFrom<Scope>('read', 'read write'),
+        fc.constantFrom<ResourceChoice>('none', 'none', 'a', 'ab'),
+        fc.boolean(),
+      )
+      .map(([b, a, c, sc, r, collect]) => new DeviceFlow(b, a, c, sc, r, collect)),
+    fc
+      .tuple(account, fc.constantFrom<Scope>('read', 'read write'), fc.constantFrom<number | null>(null, 600, 86_400))
+      .map(([a, sc, e]) => new CreatePersonal(a, sc, e)),
+    fc
+      .tuple(index, fc.constantFrom<'GET' | 'POST'>('GET', 'POST'), fc.constantFrom<'none' | 'a' | 'b'>('none', 'none', 'a', 'b'))
+      .map(([t, m, r]) => new UsePersonal(t, m, r)),
+    account.map((a) => new ListPersonal(a)),
+    fc
+      .tuple(index, fc.constantFrom<'own' | 'own' | 'other' | 'endpoint'>('own', 'own', 'other', 'endpoint'))
+      .map(([t, by]) => new RevokePersonal(t, by)),
     race,
     race,
     bearer,

@@ -27,6 +27,8 @@ import {
   OTHER_CALLBACK,
   PUBLIC_CALLBACK,
   recordStorage,
+  SERVER_OPTIONS,
+  GRANT_TYPES,
   type Model,
   type Real,
   type RefreshLifetime,
@@ -105,9 +107,10 @@ export async function makeReal(store: RunStore, refreshLifetime: RefreshLifetime
     clock,
     onError: (error) => faults.push(error),
     lifetimes: { ...LIFETIMES, refreshToken: refreshLifetime },
+    ...SERVER_OPTIONS,
   });
-  const conf = await server.registerClient({ name: 'Confidential App', redirectUri: CONF_CALLBACK });
-  const pub = await server.registerClient({ name: 'Public App', redirectUri: PUBLIC_CALLBACK, public: true });
+  const conf = await server.registerClient({ name: 'Confidential App', redirectUri: CONF_CALLBACK, grantTypes: GRANT_TYPES });
+  const pub = await server.registerClient({ name: 'Public App', redirectUri: PUBLIC_CALLBACK, public: true, grantTypes: GRANT_TYPES });
   const other = await server.registerClient({ name: 'Other App', redirectUri: OTHER_CALLBACK });
   return {
     server,
