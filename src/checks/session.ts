@@ -68,12 +68,8 @@ export function sessionMeets(
   session: UserSession | null,
   now: number,
 ): session is UserSession {
-  if (!session) return false;
+  if (!signedIn(ctx, session)) return false;
   const at = session.authenticatedAt;
-  if (typeof at !== 'number' || !Number.isFinite(at)) {
-    reportBrokenSignInTime(ctx, at);
-    return false;
-  }
   const { request, requestedAt, loginAfter } = requirement;
   const hint = request.accountHint;
   if (hint !== undefined && !session.account.uuid.toLowerCase().startsWith(hint.toLowerCase())) return false;
@@ -81,6 +77,19 @@ export function sessionMeets(
   if (request.prompt.includes('login') && at <= requestedAt) return false;
   if (request.maxAuthAge !== undefined && at <= requestedAt && now - at > request.maxAuthAge * 1000) return false;
   return true;
+}
+
+/**
+ * Whether `session` is signed in at all: present, with `authenticatedAt` a finite number of ms
+ * (anything else is a host bug, reported once, and counts as not signed in). The first rule of
+ * `sessionMeets`, alone, for the steps that ask nothing more (the device verification page).
+ */
+export function signedIn(ctx: Context, session: UserSession | null): session is UserSession {
+  if (!session) return false;
+  const at = session.authenticatedAt;
+  if (typeof at === 'number' && Number.isFinite(at)) return true;
+  reportBrokenSignInTime(ctx, at);
+  return false;
 }
 
 /** Tell the host, once per server instance, that its `UserSessions` reports no usable sign-in time. */

@@ -2,6 +2,7 @@ import { authenticateClient } from '../checks/client-auth.js';
 import { findClient } from '../checks/clients.js';
 import { approvedConsent } from '../checks/consent.js';
 import { requirePost } from '../checks/require-post.js';
+import { signedIn } from '../checks/session.js';
 import { isResourceProblem, requestedResources } from '../checks/resource.js';
 import { formatUserCode, newUserCode, normalizeUserCode, userCodeHash } from './user-code.js';
 import { audit, type Context } from '../context.js';
@@ -129,7 +130,7 @@ export async function enterUserCode(
     const devices = ctx.devices;
     if (!settings || !guesses || !devices) return { type: 'decision', decision: notEnabled() };
     const session = await ctx.sessions.current(request);
-    if (!session) return { type: 'decision', decision: (await deviceSignIn(ctx, request, verifyPath, typed)) ?? notEnabled() };
+    if (!signedIn(ctx, session)) return { type: 'decision', decision: (await deviceSignIn(ctx, request, verifyPath, typed)) ?? notEnabled() };
     const now = ctx.clock.now();
     const keys = [`a:${session.account.uuid}`];
     const browserHash = browserSecret === undefined ? undefined : sha256Base64url(browserSecret);
@@ -168,8 +169,8 @@ export async function enterUserCode(
 const notEnabled = () => errorPage('invalid_request', 'The device authorization grant is not enabled on this server.', 404);
 
 /**
- * The verification page's first step: `null` when someone is signed in (the page asks for the
- * code), else the sign-in step (`askToSignInForDevice`), whose `resume` sends the browser back
+ * The verification page's first step: `null` when someone is signed in (`signedIn`: a session
+ * with a finite sign-in time; the page asks for the code), else the sign-in step (`askToSignInForDevice`), whose `resume` sends the browser back
  * to the verification page, with the code the user came with, if any. It names no client: no
  * code has been checked yet.
  */
@@ -182,7 +183,7 @@ export async function deviceSignIn(
   try {
     const settings = ctx.options.deviceAuthorization;
     if (!settings) return notEnabled();
-    if (await ctx.sessions.current(request)) return null;
+    if (signedIn(ctx, await ctx.sessions.current(request))) return null;
     const code = userCode === undefined ? null : normalizeUserCode(userCode, settings.userCodeLength);
     return await askToSignInForDevice(ctx, code === null ? verifyPath : `${verifyPath}?user_code=${formatUserCode(code)}`);
   } catch (error) {

@@ -1,15 +1,11 @@
 /**
- * A disagreement the model found (`MODEL_SEED=… SignInBroken, EnterUserCode`), pinned here while
- * it stands: a session whose sign-in time is not a finite number counts as not signed in
- * (docs/reference.md#prompt-and-sign-in-requirements), so the verification page should answer it
- * with the sign-in step, as `authorize` does. `enterUserCode` (and `deviceVerification`) only ask
- * whether there is a session: they count such a session's wrong codes against its account and
- * show it the device confirmation (which `approve` then refuses, so nothing is issued).
- *
- * `it.fails`: each assertion states the documented behaviour and fails on the core as it is. When
- * src/device/device-authorization.ts checks the sign-in time (`sessionMeets` with no other
- * requirement), these pass, vitest reports the `it.fails` as failing, and they become `it`; the
- * model's EnterUserCode then checks `nonFiniteSignInIsSignedOut` instead of following the core.
+ * A defect the model found (`SignInBroken, EnterUserCode`), a regression test now: a session
+ * whose sign-in time is not a finite number counts as not signed in
+ * (docs/reference.md#prompt-and-sign-in-requirements), so the verification page answers it with
+ * the sign-in step, as `authorize` does. `enterUserCode` and `deviceVerification` asked only
+ * whether there was a session: they counted such a session's wrong codes against its account
+ * and showed it the device confirmation (which `approve` then refused, so nothing was issued).
+ * These three failed on that core (written as `it.fails` first); `signedIn` fixed them.
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryStorage, type OAuthRequest } from '../../src/index.js';
@@ -24,13 +20,13 @@ async function brokenSession() {
 }
 
 describe('device verification with a sign-in time that is not a finite number', () => {
-  it.fails('asks to sign in when a wrong code is entered (docs: not signed in), instead of counting it', async () => {
+  it('asks to sign in when a wrong code is entered (docs: not signed in), instead of counting it', async () => {
     const { real, request } = await brokenSession();
     const outcome = await real.server.enterUserCode('BCDF-GHJK', request, VERIFY_PATH, 'browser-secret');
     expect(outcome.type === 'decision' && outcome.decision.type).toBe('login');
   });
 
-  it.fails('asks to sign in when the right code is entered, instead of showing the confirmation', async () => {
+  it('asks to sign in when the right code is entered, instead of showing the confirmation', async () => {
     const { real, request } = await brokenSession();
     const started = await real.server.deviceAuthorization(
       {
@@ -47,7 +43,7 @@ describe('device verification with a sign-in time that is not a finite number', 
     expect(outcome.type === 'decision' && outcome.decision.type).toBe('login');
   });
 
-  it.fails('answers the first visit of the page with the sign-in step', async () => {
+  it('answers the first visit of the page with the sign-in step', async () => {
     const { real, request } = await brokenSession();
     const decision = await real.server.deviceVerification(request, VERIFY_PATH);
     expect(decision?.type).toBe('login');
