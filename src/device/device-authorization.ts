@@ -130,7 +130,8 @@ export async function enterUserCode(
     const devices = ctx.devices;
     if (!settings || !guesses || !devices) return { type: 'decision', decision: notEnabled() };
     const session = await ctx.sessions.current(request);
-    if (!signedIn(ctx, session)) return { type: 'decision', decision: (await deviceSignIn(ctx, request, verifyPath, typed)) ?? notEnabled() };
+    if (!signedIn(ctx, session))
+      return { type: 'decision', decision: (await deviceSignIn(ctx, request, verifyPath, typed)) ?? notEnabled() };
     const now = ctx.clock.now();
     const keys = [`a:${session.account.uuid}`];
     const browserHash = browserSecret === undefined ? undefined : sha256Base64url(browserSecret);
