@@ -130,14 +130,17 @@ async function floor(pool: PgPool, table: string, key: string, concurrency: numb
   return { select1, lookup: pk, transaction };
 }
 
-/** The primary-key lookup floor: the bound of one round trip at this concurrency. */
+/**
+ * The primary-key lookup floor: the bound of one round trip at this concurrency. Four times the
+ * workloads' operations: a lookup is fast, and a run of a few hundred ms is mostly noise.
+ */
 function lookupFloor(pool: PgPool, table: string, key: string, concurrency: number, perWorker: number): Promise<ConcurrentRun> {
   const lookup = `SELECT id FROM ${table} WHERE id = $1`;
   const op = () => pool.query(lookup, [key]);
   return runConcurrently(
     'primary-key lookup',
     Array.from({ length: concurrency }, () => op),
-    perWorker,
+    perWorker * 4,
   );
 }
 
@@ -191,6 +194,7 @@ export async function concurrencySection(core: CoreModule, options: BenchOptions
     const fixture = await authgateFixture(core, storage);
     options.log(`concurrency: ${concurrency} in flight, pool of ${poolSize}, ${perWorker * concurrency} operations per run`);
     const clients = `"${schema}".authgate_clients`;
+    await floor(pool, clients, fixture.clientId, concurrency, perWorker); // warm-up: connections, JIT
     const base = await floor(pool, clients, fixture.clientId, concurrency, perWorker);
     options.log(
       `floor: SELECT 1 ${base.select1.opsPerSecond.toFixed(0)}/s, lookup ${base.lookup.opsPerSecond.toFixed(0)}/s, transaction ${base.transaction.opsPerSecond.toFixed(0)}/s`,
