@@ -7,7 +7,7 @@
  * to that. What adapters share goes to the adapter kit (src/adapter-kit.ts, adapters/shared.ts).
  *
  * With no file named, it also counts the non-null assertions (`x!`, NonNullExpression nodes) in
- * `src/` and exits 1 when there are more than `MAX_NON_NULL`: issue 23 cut them from 110 to 5 by
+ * `src/` and exits 1 when there are more than `MAX_NON_NULL`: issue 23 cut them from 110 to 4 by
  * narrowing, destructuring and checked helpers, and this keeps them from growing back (lower the
  * ceiling when you remove one). `node .ci/code-lines.mjs --non-null DIR` counts DIR instead.
  *
@@ -27,7 +27,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const MAX_ADAPTER_LINES = 100;
 
 /** The most non-null assertions `src/` may hold (see above). */
-const MAX_NON_NULL = 5;
+const MAX_NON_NULL = 4;
 
 /** Whether `file` is an adapter entry: `adapters/<name>/index.ts`, wherever `adapters` is. */
 const isAdapterEntry = (file) => /(^|[\\/])adapters[\\/][^\\/]+[\\/]index\.ts$/.test(file);

@@ -30,7 +30,7 @@ function tokenJson(ctx: Context, grant: GrantRecord, pair: IssuedPair, accessTok
   const { account } = grant;
   const scope = ctx.scopes.format(pair.scope);
   // The configured lifetime, or less where the family ends sooner (`lifetimes.grant`).
-  const expiresIn = Math.ceil((pair.access.record.expiresAt! - pair.access.record.issuedAt) / 1000);
+  const expiresIn = Math.ceil((pair.access.record.expiresAt - pair.access.record.issuedAt) / 1000);
   // Exactly what JSON.stringify writes. A host `info` hook, or an account whose fields are not
   // all strings (a JavaScript host may hand over a null email), takes JSON.stringify itself.
   if (ctx.options.info || typeof account.name !== 'string' || typeof account.email !== 'string' || typeof account.uuid !== 'string') {
