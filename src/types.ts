@@ -159,23 +159,46 @@ export type AuthorizeDecision =
   | { type: 'error'; status: number; error: string; description: string };
 
 /**
- * The verified access token a resource API request carries.
+ * The verified access token a resource API request carries: an OAuth access token, issued to an
+ * application, or a personal access token, which belongs to no application. Tell them apart by
+ * `kind`.
  * @group Resource
  */
-export interface VerifiedToken {
-  /**
-   * `oauth`: an access token an application got through OAuth; `personal`: a personal access
-   * token the account created itself (docs/reference.md#personal-access-tokens).
-   */
-  kind: 'oauth' | 'personal';
-  /** The application the token was issued to; `''` for a personal token, which belongs to no application. */
-  clientId: string;
+export type VerifiedToken = OAuthVerifiedToken | PersonalVerifiedToken;
+
+/**
+ * What every verified token carries.
+ * @group Resource
+ */
+export interface VerifiedTokenBase {
   account: Account;
   scope: string[];
   /** ms since epoch; `Number.MAX_SAFE_INTEGER` for a token that never expires. */
   expiresAt: number;
-  /** For a personal token: its id (as `listPersonalTokens` and `revokePersonalToken` name it) and its name. */
-  personalToken?: { id: string; name: string };
+}
+
+/**
+ * An access token an application got through OAuth.
+ * @group Resource
+ */
+export interface OAuthVerifiedToken extends VerifiedTokenBase {
+  kind: 'oauth';
+  /** The application the token was issued to. */
+  clientId: string;
+  personalToken?: undefined;
+}
+
+/**
+ * A personal access token the account created itself (docs/reference.md#personal-access-tokens):
+ * no application, so no `clientId`.
+ * @group Resource
+ */
+export interface PersonalVerifiedToken extends VerifiedTokenBase {
+  kind: 'personal';
+  /** Absent: a personal token belongs to no application (declared, so `token.clientId` reads on the union). */
+  clientId?: undefined;
+  /** Its id (as `listPersonalTokens` and `revokePersonalToken` name it) and its name. */
+  personalToken: { id: string; name: string };
 }
 
 /**

@@ -8,7 +8,15 @@ import { errorResponse, queryParams, repeatedAuthorization } from '../http.js';
 import { isPending, liveness, lookupToken, MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
 import { verifyPersonal } from '../personal/personal-tokens.js';
 import { protectedResource } from './resource-metadata.js';
-import type { AuthenticateOptions, AuthenticateResult, OAuthRequest, ProtectedResource, ResourceCheck, VerifiedToken } from '../types.js';
+import type {
+  AuthenticateOptions,
+  AuthenticateResult,
+  OAuthRequest,
+  OAuthVerifiedToken,
+  ProtectedResource,
+  ResourceCheck,
+  VerifiedToken,
+} from '../types.js';
 
 /**
  * The bearer check (RFC 6750; docs/reference.md#resource-check): one function, `authenticate`,
@@ -113,7 +121,7 @@ const unavailable = (): AuthenticateResult => ({
  * What the host gets for an OAuth access token that passed: its own copies, as the records may be
  * the store's (readToken), or a cache's.
  */
-function verifiedAccess(ctx: Context, token: Readonly<OAuthTokenRecord>, grant: Readonly<GrantRecord>): VerifiedToken {
+function verifiedAccess(ctx: Context, token: Readonly<OAuthTokenRecord>, grant: Readonly<GrantRecord>): OAuthVerifiedToken {
   return {
     kind: 'oauth',
     clientId: token.clientId,

@@ -7,7 +7,7 @@ import { copyAccount } from '../storage/copy.js';
 import { requireGroup } from '../storage/groups.js';
 import type { PersonalGrantRecord, PersonalTokenRead, PersonalTokenRecord, Storage, TokenRead } from '../storage/types.js';
 import { liveness } from '../tokens/lookup.js';
-import type { Account, CreatedPersonalToken, PersonalTokenInfo, PersonalTokenInput, VerifiedToken } from '../types.js';
+import type { Account, CreatedPersonalToken, PersonalTokenInfo, PersonalTokenInput, PersonalVerifiedToken } from '../types.js';
 
 /**
  * Personal access tokens (docs/reference.md#personal-access-tokens): a token an account creates
@@ -176,7 +176,7 @@ export function verifyPersonal(
   found: NonNullable<TokenRead>,
   now: number,
   report: (error: unknown) => void,
-): VerifiedToken | null {
+): PersonalVerifiedToken | null {
   const { token, grant } = found;
   // A personal token belongs to a personal grant (a store that says otherwise is broken: refused).
   if (token.kind !== 'personal' || grant.kind !== 'personal') return null;
@@ -196,10 +196,6 @@ export function verifyPersonal(
   if (ctx.personal.uses.due(grant.id, now)) touch(ctx.storage, grant.id, now, report);
   return {
     kind: 'personal',
-    // The one place a personal token gets a client id: the documented `VerifiedToken` gives it
-    // `''` (docs/reference.md#personal-access-tokens), kept for the hosts that read it. The
-    // records carry none. TODO(v2): leave it out, as the records do.
-    clientId: '',
     // Copies: the records may be the store's own (readToken).
     account: ctx.storage.readToken ? copyAccount(grant.account) : grant.account,
     scope: [...token.scope],

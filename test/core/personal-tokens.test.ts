@@ -42,13 +42,14 @@ describe('personal access tokens', () => {
       ok: true,
       token: {
         kind: 'personal',
-        clientId: '',
         account: ADA,
         scope: ['read'],
         expiresAt: Number.MAX_SAFE_INTEGER,
         personalToken: { id: created.id, name: 'CI deploy' },
       },
     });
+    // A personal token belongs to no client: the verified token has no clientId, not even ''.
+    expect(used.ok && Object.keys(used.token)).not.toContain('clientId');
     await vi.waitFor(async () => expect((await t.server.listPersonalTokens(ADA.uuid))[0]?.lastUsedAt).toBe(t.clock.now()));
     const { token: _value, ...shown } = created;
     expect(await t.server.listPersonalTokens(ADA.uuid)).toEqual([{ ...shown, lastUsedAt: t.clock.now() }]);

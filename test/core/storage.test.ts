@@ -252,7 +252,6 @@ describe('Storage.readToken answered at once, by a promise, by a foreign thenabl
     const viaPersonal = await t.api('GET', personal.token);
     expect(viaPersonal.ok && viaPersonal.token).toEqual({
       kind: 'personal',
-      clientId: '',
       account: ADA,
       scope: ['read'],
       expiresAt: Number.MAX_SAFE_INTEGER,
