@@ -21,21 +21,16 @@
  * with `PG_FREEZE_MS=15000 PG_FREEZE_ACQUIRE_MS=2000 PG_FREEZE_QUERY_MS=3000` in the environment;
  * docs/reference.md has its figures.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Base64url } from '../../src/crypto.js';
 import { AuthorizationServer, type RegisteredClient } from '../../src/index.js';
 import { PostgresStorage } from '../../src/postgres/index.js';
 import { CALLBACK } from '../fixtures.js';
+import { cookieValue, formValue, recordingHttp, type Sent, startServer } from './fixtures/outage-client.js';
 import { clusterAvailable, type PgCluster, startCluster } from './pg-cluster.js';
 
-const FIXTURE = fileURLToPath(new URL('./fixtures/outage-server.ts', import.meta.url));
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** For the manual run of the issue (`PG_FREEZE_MS=15000 PG_FREEZE_ACQUIRE_MS=2000 PG_FREEZE_QUERY_MS=3000`); CI uses the numbers here. */
@@ -54,22 +49,6 @@ const LOAD_AFTER = 2500;
 const RECOVERY_LIMIT = ANSWER_LIMIT;
 
 type Kind = 'bearer' | 'refresh' | 'setup';
-interface Sent {
-  kind: Kind;
-  start: number;
-  end: number;
-  /** 0: a network error or the client's own timeout. */
-  status: number;
-  error?: string;
-}
-interface Reply {
-  status: number;
-  body: Record<string, unknown>;
-  text: string;
-  location: string | null;
-  setCookie: string[];
-}
-
 describe.skipIf(!clusterAvailable)(
   'PostgreSQL frozen under load: every request answered within the bounds, then recovery',
   { timeout: 90_000 },
@@ -92,83 +71,22 @@ describe.skipIf(!clusterAvailable)(
 
     it(`16 bearer workers and 8 careful refresh chains, the database frozen ${FREEZE_MS / 1000} s: 503 / 500 within the bounds, the process alive, working again at once after the thaw`, async () => {
       // ---- The server, in a process of its own.
-      const env: NodeJS.ProcessEnv = {
-        ...process.env,
-        DATABASE_URL: cluster.url,
-        PG_ACQUIRE_TIMEOUT_MS: String(ACQUIRE_MS),
-        PG_QUERY_TIMEOUT_MS: String(QUERY_MS),
-      };
-      delete env['NODE_OPTIONS'];
-      child = spawn(process.execPath, ['--import', 'tsx', FIXTURE], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-      const log: string[] = [];
-      child.stderr!.on('data', (chunk: Buffer) => log.push(chunk.toString()));
-      const exited = once(child, 'exit');
-      const port = await new Promise<number>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`the server did not start within 30 s:\n${log.join('')}`)), 30_000);
-        createInterface({ input: child!.stdout! }).on('line', (line) => {
-          try {
-            const message = JSON.parse(line) as { ready?: boolean; port?: number };
-            if (message.ready && message.port) {
-              clearTimeout(timer);
-              resolve(message.port);
-            }
-          } catch {
-            log.push(line);
-          }
-        });
-        void exited.then(() => {
-          clearTimeout(timer);
-          reject(new Error(`the server exited before it was ready:\n${log.join('')}`));
-        });
-      });
-      const origin = `http://127.0.0.1:${port}`;
+      const instance = await startServer(
+        { DATABASE_URL: cluster.url, PG_ACQUIRE_TIMEOUT_MS: String(ACQUIRE_MS), PG_QUERY_TIMEOUT_MS: String(QUERY_MS) },
+        (spawned) => {
+          child = spawned;
+        },
+      );
+      const { log } = instance;
+      const origin = instance.origin;
 
-      const sent: Sent[] = [];
-      async function http(
-        kind: Kind,
-        path: string,
-        init: { headers?: Record<string, string>; form?: Record<string, string> } = {},
-      ): Promise<Reply> {
-        const start = Date.now();
-        try {
-          const res = await fetch(`${origin}${path}`, {
-            method: init.form ? 'POST' : 'GET',
-            headers: { ...(init.form ? FORM : {}), ...init.headers },
-            ...(init.form && { body: new URLSearchParams(init.form).toString() }),
-            redirect: 'manual',
-            // The client's own limit, well past the freeze: a request held for the whole freeze shows as such.
-            signal: AbortSignal.timeout(FREEZE_MS + 5000),
-          });
-          const text = await res.text();
-          let body: Record<string, unknown> = {};
-          try {
-            body = JSON.parse(text) as Record<string, unknown>;
-          } catch {
-            /* a page */
-          }
-          sent.push({
-            kind,
-            start,
-            end: Date.now(),
-            status: res.status,
-            ...(typeof body['error'] === 'string' && { error: body['error'] }),
-          });
-          return { status: res.status, body, text, location: res.headers.get('location'), setCookie: res.headers.getSetCookie() };
-        } catch (error) {
-          sent.push({ kind, start, end: Date.now(), status: 0, error: String(error) });
-          return { status: 0, body: {}, text: '', location: null, setCookie: [] };
-        }
-      }
+      const sent: Sent<Kind>[] = [];
+      // The client's own limit, well past the freeze: a request held for the whole freeze shows as such.
+      const http = recordingHttp<Kind>(origin, sent, { timeoutMs: FREEZE_MS + 5000 });
 
       // ---- Tokens, by the authorization code flow over HTTP.
       const registrar = new AuthorizationServer({ storage: new PostgresStorage(admin), sessions: { current: () => null } });
       const app: RegisteredClient = await registrar.registerClient({ name: 'Freeze App', redirectUri: CALLBACK });
-      const formValue = (html: string, name: string) => new RegExp(`<input[^>]*\\bname="${name}"[^>]*\\bvalue="([^"]*)"`).exec(html)?.[1];
-      const cookieValue = (setCookie: string[], name: string) =>
-        setCookie
-          .find((line) => line.startsWith(`${name}=`))
-          ?.split(';')[0]
-          ?.slice(name.length + 1);
       async function tokens(i: number): Promise<{ access: string; refresh: string }> {
         const account = i.toString(16).padStart(32, 'a');
         const query = new URLSearchParams({
@@ -264,8 +182,8 @@ describe.skipIf(!clusterAvailable)(
       await load;
 
       // ---- The process is alive and said nothing of an uncaught error.
-      expect(child.exitCode, log.join('')).toBeNull();
-      expect(child.signalCode, log.join('')).toBeNull();
+      expect(instance.child.exitCode, log.join('')).toBeNull();
+      expect(instance.child.signalCode, log.join('')).toBeNull();
       expect(log.join('')).not.toMatch(/uncaught|unhandled|Connection terminated/i);
       const faults = (await (await fetch(`${origin}/faults`)).json()) as Record<string, number>;
 
@@ -278,7 +196,7 @@ describe.skipIf(!clusterAvailable)(
         sent
           .filter((r) => r.kind === kind && r.status === 200 && r.start >= thawedAt)
           .reduce((min, r) => Math.min(min, r.end), Number.POSITIVE_INFINITY) - thawedAt;
-      const count = (rows: Sent[]) =>
+      const count = (rows: Sent<Kind>[]) =>
         rows.reduce<Record<string, number>>((acc, r) => {
           const key = `${r.kind} ${r.status}${r.error ? ` ${r.error}` : ''}`;
           acc[key] = (acc[key] ?? 0) + 1;
@@ -345,7 +263,7 @@ describe.skipIf(!clusterAvailable)(
           ),
       ]);
       expect(after.map((r) => r.status).filter((s) => s !== 200)).toEqual([]);
-      expect(child.exitCode).toBeNull();
+      expect(instance.child.exitCode).toBeNull();
     });
   },
 );

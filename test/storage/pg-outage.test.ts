@@ -20,21 +20,25 @@
  * Unhandled `error` events of pg clients are uncaught exceptions: in the child they end it, in
  * this process they are recorded and fail the case.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AuthorizationServer, DEVICE_CODE_GRANT, type RegisteredClient } from '../../src/index.js';
 import { sha256Base64url } from '../../src/crypto.js';
 import { openPostgresStorage, PostgresStorage, PostgresStorageError } from '../../src/postgres/index.js';
 import { CALLBACK } from '../fixtures.js';
+import {
+  cookieValue,
+  formValue,
+  type Http,
+  type Instance,
+  type Reply,
+  recordingHttp,
+  type Sent,
+  startServer as startServerProcess,
+} from './fixtures/outage-client.js';
 import { clusterAvailable, freePort, type PgCluster, startCluster } from './pg-cluster.js';
 
-const FIXTURE = fileURLToPath(new URL('./fixtures/outage-server.ts', import.meta.url));
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const LOST = /^authgate PostgresStorage\.migrate failed: the database could not be reached or the connection was lost/;
 /** The same failure, as openPostgresStorage says it: where, then why. */
@@ -58,115 +62,22 @@ const recordUncaught = (error: unknown) => uncaught.push(error);
 
 const children = new Set<ChildProcess>();
 
-interface Instance {
-  origin: string;
-  child: ChildProcess;
-  exited: Promise<[number | null, NodeJS.Signals | null]>;
-  log: string[];
-}
-
-/** Start the server process on `url`; resolves when it serves, rejects when it exits first. */
-async function startServer(url: string): Promise<Instance> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url };
-  delete env['NODE_OPTIONS'];
-  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  const log: string[] = [];
-  const exited = once(child, 'exit').then((args) => {
-    children.delete(child);
-    return args as [number | null, NodeJS.Signals | null];
+/** Start the server process on `url`, tracked in `children` until it exits. */
+const startServer = (url: string): Promise<Instance> =>
+  startServerProcess({ DATABASE_URL: url }, (child) => {
+    children.add(child);
+    child.once('exit', () => children.delete(child));
   });
-  child.stderr!.on('data', (chunk: Buffer) => log.push(chunk.toString()));
-  const lines = createInterface({ input: child.stdout! });
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start within 30 s:\n${log.join('')}`)), 30_000);
-    lines.on('line', (line) => {
-      try {
-        const message = JSON.parse(line) as { ready?: boolean; port?: number };
-        if (message.ready && message.port) {
-          clearTimeout(timer);
-          resolve(message.port);
-        }
-      } catch {
-        log.push(line);
-      }
-    });
-    void exited.then(([code, signal]) => {
-      clearTimeout(timer);
-      reject(new Error(`the server exited (${code ?? signal}) before it was ready:\n${log.join('')}`));
-    });
-  });
-  return { origin: `http://127.0.0.1:${port}`, child, exited, log };
-}
 
 // -----------------------------------------------------------------------------------------------
 // HTTP, with every request recorded.
 
 type Kind = 'bearer' | 'refresh' | 'authorize' | 'token' | 'device' | 'verify' | 'poll';
 
-interface Sent {
-  kind: Kind;
-  /** Date.now() when sent and when answered. */
-  start: number;
-  end: number;
-  /** 0: a network error. */
-  status: number;
-  error?: string;
-}
+const sent: Sent<Kind>[] = [];
+const http = (origin: string, ...request: Parameters<Http<Kind>>) =>
+  recordingHttp<Kind>(origin, sent, { timeoutMs: 10_000, pages: ['authorize', 'verify'] })(...request);
 
-interface Reply {
-  status: number;
-  body: Record<string, unknown>;
-  text: string;
-  location: string | null;
-  setCookie: string[];
-}
-
-const sent: Sent[] = [];
-
-async function http(
-  origin: string,
-  kind: Kind,
-  path: string,
-  init: { method?: string; headers?: Record<string, string>; form?: Record<string, string> } = {},
-): Promise<Reply> {
-  const start = Date.now();
-  try {
-    const res = await fetch(`${origin}${path}`, {
-      method: init.method ?? (init.form ? 'POST' : 'GET'),
-      headers: { ...(init.form ? FORM : {}), ...init.headers },
-      ...(init.form && { body: new URLSearchParams(init.form).toString() }),
-      redirect: 'manual',
-      signal: AbortSignal.timeout(10_000),
-    });
-    const text = await res.text();
-    let body: Record<string, unknown> = {};
-    try {
-      body = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      /* HTML or empty */
-    }
-    sent.push({
-      kind,
-      start,
-      end: Date.now(),
-      status: res.status,
-      ...(typeof body['error'] === 'string' && { error: body['error'] }),
-      ...(kind === 'authorize' || kind === 'verify' ? res.status >= 500 && { error: 'page' } : {}),
-    });
-    return { status: res.status, body, text, location: res.headers.get('location'), setCookie: res.headers.getSetCookie() };
-  } catch (error) {
-    sent.push({ kind, start, end: Date.now(), status: 0, error: String(error) });
-    return { status: 0, body: {}, text: String(error), location: null, setCookie: [] };
-  }
-}
-
-const formValue = (html: string, name: string) => new RegExp(`<input[^>]*\\bname="${name}"[^>]*\\bvalue="([^"]*)"`).exec(html)?.[1];
-const cookieValue = (setCookie: string[], name: string) =>
-  setCookie
-    .find((line) => line.startsWith(`${name}=`))
-    ?.split(';')[0]
-    ?.slice(name.length + 1);
 const newAccount = () => Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
 /** A network error or a 5xx: the careful client tries again later. */
 const transient = (status: number) => status === 0 || status >= 500;
@@ -522,9 +433,9 @@ describe.skipIf(!clusterAvailable)(
 
       // ---- Figures.
       const windowEnd = restarted + RECOVERY_LIMIT;
-      const inOutage = (r: Sent) => r.end >= crashAt && r.start <= windowEnd;
+      const inOutage = (r: Sent<Kind>) => r.end >= crashAt && r.start <= windowEnd;
       const failed = sent.filter((r) => transient(r.status));
-      const byStatus = (rows: Sent[]) =>
+      const byStatus = (rows: Sent<Kind>[]) =>
         rows.reduce<Record<string, number>>((acc, r) => {
           const key = `${r.kind} ${r.status}${r.error ? ` ${r.error}` : ''}`;
           acc[key] = (acc[key] ?? 0) + 1;
