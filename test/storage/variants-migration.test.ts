@@ -189,7 +189,6 @@ describe.skipIf(!pool)('migration 9 on PostgreSQL', () => {
     const asPersonal = await bearer(personal);
     expect(asPersonal.ok && asPersonal.token).toEqual({
       kind: 'personal',
-      clientId: '',
       account: ADA,
       scope: ['read'],
       expiresAt: Number.MAX_SAFE_INTEGER,
