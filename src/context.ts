@@ -1,6 +1,6 @@
 import type { JWK } from 'jose';
 import type { ResolvedOptions } from './options.js';
-import type { DeviceAuthorizationStorage, Storage } from './storage/types.js';
+import type { DeviceAuthorizationStorage, RefreshRetryStorage, Storage } from './storage/types.js';
 import type { AuditEventInput, Clock, UserSessions } from './types.js';
 
 /**
@@ -40,6 +40,11 @@ export interface Context {
    * constructor requires the group then: `requireGroup`, storage/groups.ts).
    */
   devices?: Storage & DeviceAuthorizationStorage;
+  /**
+   * Refresh retries (`refreshRetryWindowSeconds`), when on: the store with its refresh retry
+   * group, the window in ms, and whether only public clients have them (the default) (`refreshRetry` in instance.ts).
+   */
+  refreshRetry?: { store: Storage & RefreshRetryStorage; windowMs: number; publicOnly: boolean };
 }
 
 /** What the core asks of the scope vocabulary. */

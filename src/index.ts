@@ -9,7 +9,7 @@ export type { InteractionDescription } from './interactions/describe.js';
 export type { AuthorizationServerOptions, ResolvedOptions } from './options.js';
 export { MemoryStorage } from './storage/memory.js';
 export type * from './storage/types.js';
-export { DEVICE_CODE_GRANT, MAX_CONSENT_APPROVALS } from './storage/types.js';
+export { DEVICE_CODE_GRANT, MAX_CONSENT_APPROVALS, MAX_REFRESH_WINDOW_SECONDS } from './storage/types.js';
 export {
   ACCOUNT_ADMINISTRATION_METHODS,
   CLIENT_ADMINISTRATION_METHODS,
@@ -17,6 +17,7 @@ export {
   DEVICE_STORAGE_METHODS,
   DPOP_PROOF_METHODS,
   PERSONAL_TOKEN_METHODS,
+  REFRESH_RETRY_METHODS,
   STORAGE_GROUPS,
 } from './storage/groups.js';
 export type { UserCodeOutcome } from './device/device-authorization.js';

@@ -6,7 +6,7 @@ import { GuessLimiter } from './device/user-code.js';
 import { PendingAnonymous } from './interactions/pending-anonymous.js';
 import type { ResolvedOptions } from './options.js';
 import { personalMemory } from './personal/personal-tokens.js';
-import { requireGroup } from './storage/groups.js';
+import { hasGroup, requireGroup } from './storage/groups.js';
 import { JwtAccessTokens } from './tokens/jwt.js';
 
 /**
@@ -33,7 +33,28 @@ export function instanceContext(options: ResolvedOptions): Context {
       deviceGuesses: new GuessLimiter(options.deviceAuthorization.maxUserCodeAttempts, options.deviceAuthorization.lockSeconds * 1000),
     }),
     ...(options.accessTokenFormat === 'jwt' && { jwt: jwtAccessTokens(options) }),
+    ...refreshRetry(options),
   };
+}
+
+/** The window of a public client's retry when `refreshRetryWindowSeconds` is not set and the store can retry. */
+export const DEFAULT_REFRESH_RETRY_SECONDS = 60;
+
+/**
+ * Refresh retries: by default on for public clients (60 s) with a store that has the refresh
+ * retry group, off without one; a window set explicitly is for every client and requires the
+ * group; 0 turns retries off.
+ */
+function refreshRetry(options: ResolvedOptions): Pick<Context, 'refreshRetry'> {
+  const seconds = options.refreshRetryWindowSeconds;
+  if (seconds === 0) return {};
+  if (seconds === undefined) {
+    const storage = options.storage;
+    if (!hasGroup(storage, 'refreshRetry')) return {};
+    return { refreshRetry: { store: storage, windowMs: DEFAULT_REFRESH_RETRY_SECONDS * 1000, publicOnly: true } };
+  }
+  const store = requireGroup(options.storage, 'refreshRetry', 'refreshRetryWindowSeconds');
+  return { refreshRetry: { store, windowMs: seconds * 1000, publicOnly: false } };
 }
 
 /** The signer of JWT access tokens, whose `iss` (and default `aud`) is the issuer. */

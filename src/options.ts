@@ -133,6 +133,18 @@ const schema = z
      * who replays a stolen token within it go undetected for that one attempt.
      */
     refreshReuseGraceSeconds: z.number().int().min(0).max(300).default(0),
+    /**
+     * Seconds after a refresh during which the just-rotated refresh token, presented again while
+     * no refresh token minted from it has been used, gets another working pair (a sibling) instead
+     * of counting as a replay: a client whose response was lost, or several processes refreshing
+     * with one token at once, keep their sign-in. The first sibling used revokes the others; a
+     * replay after that, or after the window, revokes the family (RFC 9700 §4.14.2).
+     * Default: 60 for public clients (confidential clients: off) with a store that has the
+     * refresh retry group (`MemoryStorage`, `PostgresStorage`), off without one. A number set here
+     * is the window of every client and requires the group; 0 turns retries off
+     * (docs/reference.md#refresh-token-rotation-and-families, SECURITY.md).
+     */
+    refreshRetryWindowSeconds: z.number().int().min(0).max(300).optional(),
     /** Checked at every code exchange and refresh: an inactive account gets `invalid_grant` and its grant is revoked. */
     isAccountActive: z
       .custom<(accountUuid: string) => boolean | Promise<boolean>>((v) => typeof v === 'function', 'expected a function')

@@ -325,6 +325,7 @@ export type AuditEvent = { at: number } & (
   | { type: 'code.reused'; clientId: string; grantId: string }
   | { type: 'pkce.challenge_reused'; clientId: string }
   | { type: 'refresh_token.reused'; clientId: string; grantId: string; familyRevoked: boolean }
+  | { type: 'refresh_token.retried'; clientId: string; grantId: string }
   | { type: 'consent.granted'; clientId: string; accountUuid: string; scope: string[] }
   | { type: 'consent.denied'; clientId: string; accountUuid: string }
   | { type: 'access.revoked'; clientId: string; accountUuid: string }

@@ -5,7 +5,7 @@ import { findClient, isDocumentClientId } from '../checks/clients.js';
 import { accessAudience } from '../checks/resource.js';
 import { audit, type Context } from '../context.js';
 import { invalidClient, OAuthError } from '../errors.js';
-import type { ClientRecord } from '../storage/types.js';
+import type { ClientRecord, GrantRecord, TokenRecord } from '../storage/types.js';
 import { MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
 import { familyEnd, familyOf, familyPart, type IssuedTokens } from '../tokens/mint.js';
 import { invalidGrant } from './invalid-grant.js';
@@ -15,7 +15,8 @@ import { issued, mintTokens, type Issue } from './issue-tokens.js';
  * `grant_type=refresh_token` (RFC 6749 §6; docs/reference.md#refresh-token-grant). The refresh
  * token is single use: one atomic storage step marks it rotated, invalidates the access token
  * issued with it and stores the new pair. A second use is a replay and revokes the whole family
- * (RFC 9700 §4.14.2).
+ * (RFC 9700 §4.14.2), unless it is a retry (`refreshRetryWindowSeconds`): presented again soon,
+ * before anything minted from it was used, it gets a sibling pair.
  */
 export async function refreshTokenGrant(
   ctx: Context,
@@ -44,8 +45,13 @@ export async function refreshTokenGrant(
   // Credentials that were sent must belong to the token's client (RFC 6749 §6); a mismatch
   // rotates and revokes nothing, or anyone could burn another client's token.
   if (found.token.kind !== 'refresh' || (client && client.id !== found.token.clientId)) throw invalidGrant();
-  // A replay is a replay whatever else the request says: handle it before any other check.
-  if (found.token.rotatedAt !== null) return replay(ctx, found.token.grantId, found.token.clientId, found.token.rotatedAt, now);
+  // A replay is a replay whatever else the request says: handle it before any other check. A
+  // retry is not one: the token was rotated less than refreshRetryWindowSeconds ago and nothing
+  // minted from it was used since (a lost response, parallel refreshes); the storage step decides.
+  const retry = found.token.rotatedAt !== null && (await mayRetry(ctx, found.token, found.token.rotatedAt, client, now));
+  if (found.token.rotatedAt !== null && !retry) return replay(ctx, found.token.grantId, found.token.clientId, found.token.rotatedAt, now);
+  // A sibling revoked when another one was used: an invalidated token presented again (RFC 9700 §4.14.2).
+  if (superseded(found.token, found.grant)) return replay(ctx, found.token.grantId, found.token.clientId, null, now);
   if (!client) {
     // Without credentials the token endpoint could not check the client's grant types: check
     // them for the client the token belongs to (RFC 6749 §5.2 `unauthorized_client`).
@@ -87,23 +93,66 @@ export async function refreshTokenGrant(
     audience,
     refreshAudience: granted,
     refreshFamily: carried,
+    refreshParent: hash,
   };
   const pair = mintTokens(ctx, issue, client);
-  const outcome = await ctx.storage.rotateRefreshToken(hash, now, pair.records);
+  const retries = ctx.refreshRetry;
+  let retried = retry && retries !== undefined;
+  let outcome =
+    retried && retries
+      ? await retries.store.retryRefreshToken(hash, now, retries.windowMs, pair.records)
+      : await ctx.storage.rotateRefreshToken(hash, now, pair.records);
+  if (!outcome.ok && outcome.reason === 'used' && !retried && retries && (await mayRetry(ctx, found.token, outcome.usedAt, client, now))) {
+    // Lost a race against a parallel refresh with the same token: a retry, the pair is a sibling.
+    retried = true;
+    outcome = await retries.store.retryRefreshToken(hash, now, retries.windowMs, pair.records);
+  }
   if (!outcome.ok) {
-    // Lost a race against another use of the same token: that is a replay too.
+    // Lost a race against another use of the same token, or a retry against the use of a child:
+    // that is a replay too.
     if (outcome.reason === 'used') return replay(ctx, outcome.grantId, found.token.clientId, outcome.usedAt, now);
+    // Lost a race against a sibling's rotation, which revoked this one: an invalidated token too.
+    if (outcome.reason === 'revoked' && found.token.parentHash != null) {
+      const again = await ctx.storage.findToken(hash);
+      if (again && superseded(again.token, again.grant)) return replay(ctx, found.token.grantId, found.token.clientId, null, now);
+    }
     throw invalidGrant();
   }
+  if (retried) audit(ctx, { type: 'refresh_token.retried', clientId: found.token.clientId, grantId: found.token.grantId });
   return issued(ctx, issue, outcome.grant, pair);
 }
 
 /**
- * A rotated refresh token presented again (RFC 9700 §4.14.2): revoke the whole family, unless it
- * was rotated within `refreshReuseGraceSeconds` (two tabs refreshing at once), which is refused
- * without revoking. Always `invalid_grant`: never two live refresh tokens in one family.
- * `rotatedAt` is `null` when the rotated token is known only by its family (its record was
- * pruned): no grace then.
+ * Whether a rotated refresh token presented again is a retry: retries are on for its client (by
+ * default only public clients have them), it was rotated no more than `refreshRetryWindowSeconds`
+ * ago, and no refresh token minted from it was rotated (the storage step checks both again).
+ * Awaits only for a token in the window whose client sent no credentials (its record says
+ * whether it is public).
+ */
+async function mayRetry(ctx: Context, token: TokenRecord, rotatedAt: number, client: ClientRecord | null, now: number): Promise<boolean> {
+  const retries = ctx.refreshRetry;
+  if (!retries || token.kind !== 'refresh' || token.childRotatedAt != null || now - rotatedAt > retries.windowMs) return false;
+  if (!retries.publicOnly) return true;
+  if (client) return client.secretHash === null;
+  if (isDocumentClientId(ctx, token.clientId)) return true; // a metadata-document client is public
+  const owner = await ctx.storage.findClient(token.clientId);
+  return owner !== null && owner.secretHash === null;
+}
+
+/**
+ * A refresh token minted by a refresh, revoked while its grant lives: only the rotation of a
+ * sibling revokes one that way (a grant's revocation revokes the grant).
+ */
+function superseded(token: TokenRecord, grant: GrantRecord): boolean {
+  return token.kind === 'refresh' && token.parentHash != null && token.revokedAt !== null && grant.revokedAt === null;
+}
+
+/**
+ * A rotated refresh token presented again, and no retry (RFC 9700 §4.14.2): revoke the whole
+ * family, unless it was rotated within `refreshReuseGraceSeconds` (two tabs refreshing at once),
+ * which is refused without revoking. Always `invalid_grant`. `rotatedAt` is `null` when the
+ * token is known only by its family (its record was pruned) or was a sibling revoked when
+ * another was used: no grace then.
  */
 async function replay(ctx: Context, grantId: string, clientId: string, rotatedAt: number | null, now: number): Promise<never> {
   const grace = ctx.options.refreshReuseGraceSeconds;

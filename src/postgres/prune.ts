@@ -1,6 +1,7 @@
 /**
  * `prune()`: delete the rows that can never be used again.
  */
+import { MAX_REFRESH_WINDOW_SECONDS } from '../storage/types.js';
 import type { Db } from './db.js';
 import { ms } from './rows.js';
 
@@ -31,9 +32,11 @@ export async function prune(db: Db, now: number): Promise<PruneResult> {
     // Access and personal access tokens alike.
     const access = await count(`DELETE FROM ${db.t.tokens}
       WHERE kind IN ('access', 'personal') AND (revoked_at IS NOT NULL OR (expires_at IS NOT NULL AND expires_at <= $1))`);
-    // A family's newest refresh token stays while it, or the access token issued with it, can be used.
+    // A family's newest refresh token stays while it, or the access token issued with it, can be
+    // used; a rotated one stays while it may be retried (no child rotated, MAX_REFRESH_WINDOW_SECONDS).
     const refresh = await count(`DELETE FROM ${db.t.tokens} AS r
-      WHERE r.kind = 'refresh' AND (r.rotated_at IS NOT NULL OR r.revoked_at IS NOT NULL
+      WHERE r.kind = 'refresh' AND ((r.rotated_at IS NOT NULL
+          AND (r.child_rotated_at IS NOT NULL OR r.rotated_at <= $1::bigint - ${MAX_REFRESH_WINDOW_SECONDS * 1000})) OR r.revoked_at IS NOT NULL
         OR (r.expires_at IS NOT NULL AND r.expires_at <= $1
             AND NOT EXISTS (SELECT 1 FROM ${db.t.tokens} AS a WHERE a.hash = r.pair_hash AND a.revoked_at IS NULL
                             AND (a.expires_at IS NULL OR a.expires_at > $1))))`);

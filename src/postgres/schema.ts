@@ -10,7 +10,7 @@ export const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
  * The current schema version this code knows: the version of the last of `MIGRATIONS`.
  * @group Storage
  */
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 13;
 
 /** The qualified, quoted name of every table. */
 export interface Tables {
@@ -281,6 +281,19 @@ export const MIGRATIONS: readonly Migration[] = [
         expires_at bigint NOT NULL
       )`,
       `CREATE INDEX ${index('dpop_proofs_expires')} ON ${t.dpopProofs} (expires_at)`,
+    ],
+  },
+  {
+    version: 13,
+    // Refresh retries (docs/reference.md#refresh-token-rotation-and-families): each refresh token
+    // minted by a refresh names the token presented for it (parent_hash; NULL for the first of a
+    // family, and for every token stored before this migration), and a rotated token records when
+    // one of its children was first rotated (child_rotated_at), after which it cannot be retried.
+    // The index finds a parent's children (siblings) when one of them is rotated.
+    name: 'tokens: parent_hash and child_rotated_at, for refresh retries',
+    up: (t, index) => [
+      `ALTER TABLE ${t.tokens} ADD COLUMN parent_hash text COLLATE "C", ADD COLUMN child_rotated_at bigint`,
+      `CREATE INDEX ${index('tokens_parent_hash')} ON ${t.tokens} (parent_hash) WHERE parent_hash IS NOT NULL`,
     ],
   },
 ];

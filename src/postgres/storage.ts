@@ -42,7 +42,7 @@ import type { PgPool } from './pool.js';
 import { prune, type PruneResult } from './prune.js';
 import { rememberDpopProof } from './dpop-proofs.js';
 import { IDENTIFIER } from './schema.js';
-import { findRefreshFamily, findToken, rotateRefreshToken } from './tokens.js';
+import { findRefreshFamily, findToken, retryRefreshToken, rotateRefreshToken } from './tokens.js';
 
 /**
  * Options of `new PostgresStorage(pool, options)`.
@@ -160,7 +160,8 @@ export class PostgresStorage implements Storage {
    *   its replay still revokes the family);
    * - access tokens that expired or were revoked (a rotation revokes the pair's access token),
    *   and personal access tokens that expired or were revoked;
-   * - rotated refresh tokens: a replay of one is still recognised by its family through the
+   * - rotated refresh tokens once a child was rotated or `MAX_REFRESH_WINDOW_SECONDS` after
+   *   their rotation (until then a retry needs the record), and revoked ones: a replay of one is still recognised by its family through the
    *   family's newest refresh token, which is kept while its grant lives, until it has expired
    *   and so has the access token issued with it. A family keeps one refresh row, however long
    *   its rotation chain;
@@ -273,6 +274,10 @@ export class PostgresStorage implements Storage {
    */
   rotateRefreshToken(hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
     return rotateRefreshToken(this.db, hash, now, tokens);
+  }
+
+  retryRefreshToken(hash: string, now: number, windowMs: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
+    return retryRefreshToken(this.db, hash, now, windowMs, tokens);
   }
 
   /** Any stored refresh token of the family: while the family lives, its newest one is kept (see `prune`). */

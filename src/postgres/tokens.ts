@@ -1,6 +1,7 @@
 /**
  * Access and refresh tokens: stored by the hash of their value, looked up joined to their grant
- * (whose revoked flag every lookup sees), and refresh tokens rotated at most once.
+ * (whose revoked flag every lookup sees), and refresh tokens rotated at most once (retried, with
+ * a sibling pair, while none of their children was rotated).
  */
 import type { GrantRecord, OAuthTokenRecord, RefreshFamily, SingleUseOutcome, TokenRecord } from '../storage/types.js';
 import type { Db } from './db.js';
@@ -11,6 +12,8 @@ import { GRANT_COLUMNS, ms, msOrNull, strings, toGrant, toOAuthGrant, type Row }
 export const toToken = (r: Row): TokenRecord => {
   const token = toTokenFields(r);
   if (r['family_hash'] != null) token.familyHash = r['family_hash'] as string; // refresh tokens only
+  if (r['parent_hash'] != null) token.parentHash = r['parent_hash'] as string; // likewise
+  if (r['child_rotated_at'] != null) token.childRotatedAt = ms(r['child_rotated_at']);
   if (r['audience'] != null) token.audience = strings(r['audience']); // tokens issued for resources only
   return token;
 };
@@ -42,7 +45,7 @@ const toTokenFields = (r: Row): TokenRecord =>
       };
 
 const TOKEN_COLUMNS =
-  'hash, kind, grant_id, client_id, scope, issued_at, expires_at, pair_hash, rotated_at, revoked_at, family_hash, audience';
+  'hash, kind, grant_id, client_id, scope, issued_at, expires_at, pair_hash, rotated_at, revoked_at, family_hash, audience, parent_hash';
 
 /** Insert `tokens` on `tx` in one statement, inside the transaction that issues them. */
 export async function insertTokens(db: Db, tx: PgPoolClient, tokens: TokenRecord[]): Promise<void> {
@@ -63,8 +66,9 @@ export async function insertTokens(db: Db, tx: PgPoolClient, tokens: TokenRecord
       msOrNull(token.revokedAt),
       token.familyHash ?? null,
       token.audience ?? null,
+      token.parentHash ?? null,
     );
-    return `(${Array.from({ length: 12 }, (_, i) => `$${base + i + 1}${i === 4 || i === 11 ? '::text[]' : ''}`).join(', ')})`;
+    return `(${Array.from({ length: 13 }, (_, i) => `$${base + i + 1}${i === 4 || i === 11 ? '::text[]' : ''}`).join(', ')})`;
   });
   await tx.query(`INSERT INTO ${db.t.tokens} (${TOKEN_COLUMNS}) VALUES ${rows.join(', ')}`, values);
 }
@@ -89,18 +93,40 @@ export async function findToken(db: Db, hash: string): Promise<{ token: TokenRec
 export async function rotateRefreshToken(db: Db, hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
   const at = ms(now);
   return db.transaction('rotateRefreshToken', async (tx) => {
+    // The parent's row first, locked: a retry of the parent (which locks it too) either commits
+    // before, and its sibling is revoked below, or waits and then finds a child rotated. Parent
+    // before child, always, so two siblings rotated at once wait for each other, never deadlock.
+    await tx.query(
+      `SELECT p.hash FROM ${db.t.tokens} AS t JOIN ${db.t.tokens} AS p ON p.hash = t.parent_hash WHERE t.hash = $1 FOR UPDATE OF p`,
+      [hash],
+    );
     const { rows } = await tx.query(
       `UPDATE ${db.t.tokens} AS t SET rotated_at = $2
       FROM ${db.t.grants} AS g
       WHERE t.hash = $1 AND t.kind = 'refresh' AND t.rotated_at IS NULL AND t.revoked_at IS NULL
         AND (t.expires_at IS NULL OR t.expires_at > $2)
         AND g.id = t.grant_id AND g.revoked_at IS NULL
-      RETURNING t.pair_hash, ${GRANT_COLUMNS('g')}`,
+      RETURNING t.pair_hash, t.parent_hash, ${GRANT_COLUMNS('g')}`,
       [hash, at],
     );
     const rotated = rows[0];
     if (rotated) {
-      if (rotated.pair_hash !== null) {
+      if (rotated.parent_hash !== null) {
+        // The first child rotated: no more retries of the parent, and the siblings die with
+        // their access tokens (one statement: the parent's lock already keeps new siblings out).
+        await tx.query(
+          `WITH parent AS (
+            UPDATE ${db.t.tokens} SET child_rotated_at = $2 WHERE hash = $3 AND child_rotated_at IS NULL
+          ), siblings AS (
+            UPDATE ${db.t.tokens} SET revoked_at = $2
+            WHERE parent_hash = $3 AND hash <> $1 AND kind = 'refresh' AND rotated_at IS NULL AND revoked_at IS NULL
+            RETURNING pair_hash
+          )
+          UPDATE ${db.t.tokens} SET revoked_at = $2
+          WHERE (hash = $4 OR hash IN (SELECT pair_hash FROM siblings)) AND revoked_at IS NULL`,
+          [hash, at, rotated.parent_hash, rotated.pair_hash],
+        );
+      } else if (rotated.pair_hash !== null) {
         await tx.query(`UPDATE ${db.t.tokens} SET revoked_at = $2 WHERE hash = $1 AND revoked_at IS NULL`, [rotated.pair_hash, at]);
       }
       await insertTokens(db, tx, tokens);
@@ -115,6 +141,53 @@ export async function rotateRefreshToken(db: Db, hash: string, now: number, toke
     const token = why.rows[0];
     if (!token || token.kind !== 'refresh') return { ok: false, reason: 'missing' };
     if (token.rotated_at !== null) return { ok: false, reason: 'used', grantId: token.grant_id as string, usedAt: ms(token.rotated_at) };
+    if (token.revoked_at !== null || token.grant_missing || token.grant_revoked_at !== null) return { ok: false, reason: 'revoked' };
+    return { ok: false, reason: 'expired' };
+  });
+}
+
+/**
+ * One transaction: a `SELECT ... FOR UPDATE` locks the rotated token's row while it can be retried
+ * (rotated within the window, no child rotated, not revoked nor expired, grant live), then the
+ * sibling pair is inserted. The row lock orders it with a rotation of a child, which locks the
+ * same row first (`rotateRefreshToken`). No row: nothing changed, and a `SELECT` says why.
+ */
+export async function retryRefreshToken(
+  db: Db,
+  hash: string,
+  now: number,
+  windowMs: number,
+  tokens: OAuthTokenRecord[],
+): Promise<SingleUseOutcome> {
+  const at = ms(now);
+  return db.transaction('retryRefreshToken', async (tx) => {
+    const { rows } = await tx.query(
+      `SELECT ${GRANT_COLUMNS('g')}
+      FROM ${db.t.tokens} AS t JOIN ${db.t.grants} AS g ON g.id = t.grant_id
+      WHERE t.hash = $1 AND t.kind = 'refresh' AND t.rotated_at IS NOT NULL AND t.rotated_at >= $2::bigint - $3::bigint
+        AND t.child_rotated_at IS NULL AND t.revoked_at IS NULL
+        AND (t.expires_at IS NULL OR t.expires_at > $2)
+        AND g.revoked_at IS NULL
+      FOR UPDATE OF t`,
+      [hash, at, windowMs],
+    );
+    const retried = rows[0];
+    if (retried) {
+      await insertTokens(db, tx, tokens);
+      return { ok: true, grant: toOAuthGrant(retried, 'g_') };
+    }
+    const why = await tx.query(
+      `SELECT t.kind, t.grant_id, t.rotated_at, t.child_rotated_at, t.revoked_at, t.expires_at,
+        g.revoked_at AS grant_revoked_at, g.id IS NULL AS grant_missing
+      FROM ${db.t.tokens} AS t LEFT JOIN ${db.t.grants} AS g ON g.id = t.grant_id WHERE t.hash = $1`,
+      [hash],
+    );
+    const token = why.rows[0];
+    if (!token || token.kind !== 'refresh' || token.rotated_at === null) return { ok: false, reason: 'missing' };
+    const rotatedAt = ms(token.rotated_at);
+    if (token.child_rotated_at !== null || now - rotatedAt > windowMs) {
+      return { ok: false, reason: 'used', grantId: token.grant_id as string, usedAt: rotatedAt };
+    }
     if (token.revoked_at !== null || token.grant_missing || token.grant_revoked_at !== null) return { ok: false, reason: 'revoked' };
     return { ok: false, reason: 'expired' };
   });

@@ -12,6 +12,7 @@ import type {
   DeviceAuthorizationStorage,
   DpopProofStorage,
   PersonalTokenStorage,
+  RefreshRetryStorage,
   Storage,
   StorageGroup,
   StorageGroups,
@@ -105,6 +106,13 @@ export const DEVICE_STORAGE_METHODS = methodList<DeviceAuthorizationStorage>()([
 export const DPOP_PROOF_METHODS = methodList<DpopProofStorage>()(['rememberDpopProof']);
 
 /**
+ * The methods of the refresh retry group (`RefreshRetryStorage`): a just-rotated refresh token
+ * presented again gets a sibling pair (`refreshRetryWindowSeconds`).
+ * @group Storage
+ */
+export const REFRESH_RETRY_METHODS = methodList<RefreshRetryStorage>()(['retryRefreshToken']);
+
+/**
  * Each storage group's methods, by group name (`StorageGroups`): one entry per group, or this
  * does not compile.
  * @group Storage
@@ -115,6 +123,7 @@ export const STORAGE_GROUPS: { readonly [G in StorageGroup]: readonly (keyof Sto
   personalTokens: PERSONAL_TOKEN_METHODS,
   deviceAuthorization: DEVICE_STORAGE_METHODS,
   dpopProofs: DPOP_PROOF_METHODS,
+  refreshRetry: REFRESH_RETRY_METHODS,
 });
 
 /** What each group serves, and where the reference describes it: for the `ConfigError` of a missing group. */
@@ -124,6 +133,7 @@ const FEATURES: { readonly [G in StorageGroup]: string } = {
   personalTokens: 'personal access tokens (docs/reference.md#personal-access-tokens)',
   deviceAuthorization: 'the device authorization grant (docs/reference.md#device-authorization-grant-rfc-8628)',
   dpopProofs: 'the replay check of DPoP proofs (docs/reference.md#storage-groups)',
+  refreshRetry: 'refreshRetryWindowSeconds (docs/reference.md#refresh-token-rotation-and-families)',
 };
 
 /** The methods of `list` that `storage` does not have (as functions). */

@@ -23,7 +23,7 @@ import type {
   Storage,
   TokenRecord,
 } from './types.js';
-import { MAX_CONSENT_APPROVALS } from './types.js';
+import { MAX_CONSENT_APPROVALS, MAX_REFRESH_WINDOW_SECONDS } from './types.js';
 import { copyAccount, withClientChanges } from './copy.js';
 import type { Account } from '../types.js';
 
@@ -61,6 +61,8 @@ const copyToken = (t: TokenRecord): TokenRecord => {
     revokedAt: t.revokedAt,
   };
   if (t.familyHash != null) out.familyHash = t.familyHash; // refresh tokens only: absent stays absent
+  if (t.parentHash != null) out.parentHash = t.parentHash; // likewise
+  if (t.childRotatedAt != null) out.childRotatedAt = t.childRotatedAt;
   if (t.audience !== undefined) out.audience = t.audience.slice();
   return out;
 };
@@ -237,6 +239,8 @@ export class MemoryStorage implements Storage {
   private readonly tokens = new Map<string, TokenRecord>();
   // The newest refresh token's hash of each family, by family hash (findRefreshFamily).
   private readonly families = new Map<string, string>();
+  // The refresh tokens minted from each refresh token (its children: siblings), by its hash.
+  private readonly children = new Map<string, string[]>();
   // The token hash of each personal access token, by its grant id (listPersonalTokens).
   private readonly personal = new Map<string, string>();
   // Device authorizations (RFC 8628) by device-code hash, and their device-code hash by user-code hash.
@@ -351,10 +355,40 @@ export class MemoryStorage implements Storage {
     if (token.revokedAt !== null || !grant) return { ok: false, reason: 'revoked' };
     if (token.expiresAt !== null && now >= token.expiresAt) return { ok: false, reason: 'expired' };
     token.rotatedAt = now;
-    const pair = token.pairHash === null ? undefined : this.tokens.get(token.pairHash);
-    if (pair && pair.revokedAt === null) pair.revokedAt = now;
+    this.revokePair(token, now);
+    if (token.parentHash != null) {
+      // The first child of a parent rotated: the parent can no longer be retried, and the
+      // other children (siblings minted by retries) are revoked with their access tokens.
+      const parent = this.tokens.get(token.parentHash);
+      if (parent && parent.childRotatedAt == null) parent.childRotatedAt = now;
+      for (const sibling of this.children.get(token.parentHash) ?? []) {
+        const other = this.tokens.get(sibling);
+        if (!other || other === token || other.rotatedAt !== null || other.revokedAt !== null) continue;
+        other.revokedAt = now;
+        this.revokePair(other, now);
+      }
+    }
     this.insertTokens(tokens);
     return { ok: true, grant: copyOAuthGrant(grant) };
+  }
+
+  async retryRefreshToken(hash: string, now: number, windowMs: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
+    const token = this.tokens.get(hash);
+    if (!token || token.kind !== 'refresh' || token.rotatedAt === null) return { ok: false, reason: 'missing' };
+    if (token.childRotatedAt != null || now - token.rotatedAt > windowMs) {
+      return { ok: false, reason: 'used', grantId: token.grantId, usedAt: token.rotatedAt };
+    }
+    const grant = this.liveOAuthGrant(token.grantId);
+    if (token.revokedAt !== null || !grant) return { ok: false, reason: 'revoked' };
+    if (token.expiresAt !== null && now >= token.expiresAt) return { ok: false, reason: 'expired' };
+    this.insertTokens(tokens);
+    return { ok: true, grant: copyOAuthGrant(grant) };
+  }
+
+  /** Revoke the access token issued with a refresh token. */
+  private revokePair(token: TokenRecord, now: number): void {
+    const pair = token.pairHash === null ? undefined : this.tokens.get(token.pairHash);
+    if (pair && pair.revokedAt === null) pair.revokedAt = now;
   }
 
   async findRefreshFamily(familyHash: string): Promise<RefreshFamily | null> {
@@ -505,11 +539,12 @@ export class MemoryStorage implements Storage {
    * Delete what can no longer matter at `now` (call it periodically; O(records)):
    * - expired interactions and codes (a used code is kept until it expires: its replay revokes);
    * - access tokens that expired or were revoked (a rotation revokes the pair's access token);
-   * - rotated refresh tokens at once: a replay of one is still recognised by its family, through
-   *   the family's newest refresh token, which stays while its grant lives and until it has
-   *   expired and so has its access token. So a family keeps one refresh record however long its
-   *   rotation chain (a replay after this is refused and revokes the family, even within
-   *   `refreshReuseGraceSeconds`: the grace needs the rotated record);
+   * - rotated refresh tokens once a child was rotated or `MAX_REFRESH_WINDOW_SECONDS` after
+   *   their rotation (until then a retry within `refreshRetryWindowSeconds` needs the record),
+   *   and revoked ones (siblings revoked when another was rotated): a replay of one is still
+   *   recognised by its family, through the family's newest refresh token, which stays while its
+   *   grant lives and until it has expired and so has its access token. So a family keeps one
+   *   refresh record however long its rotation chain, and a replay of a pruned token revokes it;
    * - revoked grants with everything of theirs; grants with nothing left;
    * - expired device authorizations (RFC 8628), whatever their status;
    * - DPoP proof keys past their `expiresAt` (not counted in the result).
@@ -540,7 +575,7 @@ export class MemoryStorage implements Storage {
         (token.kind !== 'refresh'
           ? dead(token) // access and personal tokens
           : // A family's newest refresh token stays while it, or the access token issued with it, can be used.
-            token.rotatedAt !== null ||
+            (token.rotatedAt !== null && (token.childRotatedAt != null || now - token.rotatedAt > MAX_REFRESH_WINDOW_SECONDS * 1000)) ||
             token.revokedAt !== null ||
             (expired(token) && dead(token.pairHash === null ? undefined : this.tokens.get(token.pairHash))));
       if (gone) doomed.push(hash);
@@ -550,6 +585,11 @@ export class MemoryStorage implements Storage {
       removed.tokens++;
     }
     for (const [family, newest] of this.families) if (!this.tokens.has(newest)) this.families.delete(family);
+    for (const [parent, hashes] of this.children) {
+      const kept = hashes.filter((h) => this.tokens.has(h));
+      if (kept.length > 0) this.children.set(parent, kept);
+      else this.children.delete(parent);
+    }
     for (const [grantId, hash] of this.personal) if (!this.tokens.has(hash)) this.personal.delete(grantId);
     for (const [hash, code] of this.codes) {
       if (now >= code.expiresAt || this.isRevoked(code.grantId)) {
@@ -596,6 +636,7 @@ export class MemoryStorage implements Storage {
     for (const token of tokens) {
       this.tokens.set(token.hash, copyToken(token));
       if (token.familyHash) this.families.set(token.familyHash, token.hash);
+      if (token.parentHash != null) push(this.children, token.parentHash, token.hash);
     }
   }
 

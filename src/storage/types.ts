@@ -380,6 +380,18 @@ export interface TokenFields {
    */
   familyHash?: string | null;
   /**
+   * For a refresh token minted by a refresh: the hash of the refresh token presented for it (its
+   * parent). Refresh tokens with one parent are siblings: a retry within
+   * `refreshRetryWindowSeconds` mints another (docs/reference.md#refresh-token-rotation-and-families),
+   * and the first of them rotated revokes the others. `null` or absent otherwise.
+   */
+  parentHash?: string | null;
+  /**
+   * For a rotated refresh token: when a refresh token minted from it (a child) was first rotated.
+   * From then on the token can no longer be retried (`retryRefreshToken`). `null` or absent otherwise.
+   */
+  childRotatedAt?: number | null;
+  /**
    * The resources the token is for (RFC 8707): an access token is accepted only by these
    * (`audienceAllows`), a refresh token may be exchanged for access tokens to these or some of
    * them. Absent: a token issued without `resource`, accepted by any resource.
@@ -601,7 +613,12 @@ export interface CoreStorage {
    * Single use, atomic: if the refresh token exists, was never rotated or revoked,
    * `now < expiresAt` (when set) and its grant is not revoked, mark it rotated at `now`, revoke
    * its paired access token, and insert `tokens`; otherwise change nothing and say why (`used`
-   * with the `grantId` when it was already rotated).
+   * with the `grantId` when it was already rotated). When the token has a `parentHash`, the same
+   * step also sets the parent's `childRotatedAt` (when unset) and revokes every other refresh
+   * token with that `parentHash` that is neither rotated nor revoked (its siblings), each with its
+   * paired access token. A store where a retry (`retryRefreshToken`) and a rotation of a sibling
+   * can run at once must order them: the sibling a retry stores is either revoked by the rotation
+   * or not stored at all (`PostgresStorage` locks the parent's row first).
    */
   rotateRefreshToken(hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome>;
   /**
@@ -747,6 +764,36 @@ export interface DpopProofStorage {
 }
 
 /**
+ * The longest `refreshRetryWindowSeconds` (and `refreshReuseGraceSeconds`) a server accepts. A
+ * store's prune keeps a rotated refresh token, while no child of it was rotated, for this long
+ * after its rotation, so that a retry within the window finds the record it needs.
+ * @group Storage
+ */
+export const MAX_REFRESH_WINDOW_SECONDS = 300;
+
+/**
+ * The refresh retry group (docs/reference.md#refresh-token-rotation-and-families): a client whose
+ * refresh response was lost, or several processes of one client refreshing with one token at
+ * once, present a just-rotated refresh token again and get another pair (a sibling) instead of a
+ * replay. Needed by `refreshRetryWindowSeconds` (on by default for a store that has it).
+ * @group Storage
+ */
+export interface RefreshRetryStorage {
+  /**
+   * Single use per child, atomic: if the refresh token exists, was rotated no more than
+   * `windowMs` before `now`, no refresh token minted from it was rotated since
+   * (`childRotatedAt` unset), it is not revoked nor expired at `now`, and its grant is not
+   * revoked, insert `tokens` (a sibling pair, minted with `parentHash` = `hash`) and answer the
+   * grant. Otherwise change nothing and say why: `used` (with `grantId`, and `usedAt`: the
+   * rotation) when it was rotated but the window is over or a child was rotated; `missing`
+   * when it is unknown, not a refresh token, or was never rotated. Concurrent retries may all
+   * succeed; a retry and a rotation of one of the token's children are ordered (see
+   * `rotateRefreshToken`).
+   */
+  retryRefreshToken(hash: string, now: number, windowMs: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome>;
+}
+
+/**
  * The named groups of optional storage methods, by the name `STORAGE_GROUPS` lists their methods
  * under. A store has each group whole or not at all: a feature that needs a group checks for all
  * of it, and the conformance kit fails a store that has part of one. A new capability with state
@@ -759,6 +806,7 @@ export interface StorageGroups {
   personalTokens: PersonalTokenStorage;
   deviceAuthorization: DeviceAuthorizationStorage;
   dpopProofs: DpopProofStorage;
+  refreshRetry: RefreshRetryStorage;
 }
 
 /**
@@ -785,4 +833,5 @@ export interface Storage
     Partial<AccountAdministrationStorage>,
     Partial<PersonalTokenStorage>,
     Partial<DeviceAuthorizationStorage>,
-    Partial<DpopProofStorage> {}
+    Partial<DpopProofStorage>,
+    Partial<RefreshRetryStorage> {}

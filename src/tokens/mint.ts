@@ -30,6 +30,8 @@ export interface PairOptions extends MintOptions {
   refreshFamily?: RefreshFamilyPart | null;
   /** The resources the refresh token may be exchanged for (RFC 8707 §2.2); absent: issued without resource indicators. */
   refreshAudience?: string[] | undefined;
+  /** The hash of the refresh token presented for the pair (its `parentHash`); absent at the code exchange. */
+  refreshParent?: string | undefined;
 }
 
 /** An access token's record as minted: an access token always has an expiry. */
@@ -182,6 +184,7 @@ export function mintPair(ctx: Context, options: PairOptions): IssuedPair {
     familyHash,
   };
   if (options.refreshAudience !== undefined) refresh.audience = options.refreshAudience;
+  if (options.refreshParent !== undefined) refresh.parentHash = options.refreshParent;
   return { access, refreshToken, records: [access.record, refresh], scope: options.scope };
 }
 

@@ -85,7 +85,7 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage: DPoP proofs seen', () => {
     }
     await storage.saveClient({ id: 'kept', name: 'Kept', redirectUri: 'https://kept.example/cb', secretHash: null, createdAt: T });
     expect(await storage.migrate()).toEqual({ from: 9, to: SCHEMA_VERSION });
-    expect(SCHEMA_VERSION).toBe(10);
+    expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(10);
     expect(await storage.findClient('kept')).toMatchObject({ name: 'Kept' });
     expect(await storage.rememberDpopProof('k', T + 10, T)).toBe(true);
     expect(await storage.rememberDpopProof('k', T + 10, T)).toBe(false);

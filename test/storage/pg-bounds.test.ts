@@ -136,7 +136,8 @@ describe('PostgresStorage bounds, on pools of the test’s own making', () => {
     expect(error.operation).toBe('rotateRefreshToken');
     expect(error.message).toMatch(/did not answer within 100 ms \(queryTimeoutMs\)/);
     expect(ms).toBeLessThan(100 + MARGIN);
-    expect(fake.texts).toEqual([['BEGIN', 'UPDATE']]);
+    // BEGIN, the lock on the parent's row (a refresh retry's sibling order), the rotation's UPDATE.
+    expect(fake.texts).toEqual([['BEGIN', 'SELECT', 'UPDATE']]);
     expect(fake.releases).toEqual([true]);
   });
 
@@ -164,7 +165,7 @@ describe('PostgresStorage bounds, on pools of the test’s own making', () => {
     const readTimeout = fakePool((text) => (text.trim().startsWith('UPDATE') ? Promise.reject(new Error('Query read timeout')) : empty()));
     const cut = await failure(new PostgresStorage(readTimeout.pool, { queryTimeoutMs: false }).rotateRefreshToken('r1', T, []));
     expect(cut.error.message).toMatch(/did not answer within the pool's query_timeout; the connection was closed\.$/);
-    expect(readTimeout.texts).toEqual([['BEGIN', 'UPDATE']]);
+    expect(readTimeout.texts).toEqual([['BEGIN', 'SELECT', 'UPDATE']]);
     expect(readTimeout.releases).toEqual([true]);
 
     const connectTimeout = fakePool(empty, () => Promise.reject(new Error('timeout exceeded when trying to connect')));

@@ -14,7 +14,7 @@ import {
 } from '../../src/postgres/index.js';
 import { MIGRATIONS } from '../../src/postgres/schema.js';
 import { describeStorageConformance, runStorageConformance } from '../../src/testing/index.js';
-import type { OAuthGrantRecord, OAuthTokenRecord } from '../../src/index.js';
+import { MAX_REFRESH_WINDOW_SECONDS, type OAuthGrantRecord, type OAuthTokenRecord } from '../../src/index.js';
 import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
 
 const pool = makePool(25);
@@ -242,9 +242,10 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
         grantedAt: T,
       });
 
-      // The rotated r1 and the access token a1 its rotation revoked go at once; r2 answers for the family.
-      expect(await st.prune(T + 50)).toEqual({ interactions: 1, codes: 0, tokens: 2, grants: 1, devices: 0 });
-      expect(await st.findToken('r1')).toBeNull();
+      // The access token a1 its rotation revoked goes at once; the rotated r1 stays while it may be
+      // retried (no child rotated, MAX_REFRESH_WINDOW_SECONDS after its rotation); r2 answers for the family.
+      expect(await st.prune(T + 50)).toEqual({ interactions: 1, codes: 0, tokens: 1, grants: 1, devices: 0 });
+      expect(await st.findToken('r1')).not.toBeNull();
       expect(await st.findToken('a1')).toBeNull();
       expect(await st.findToken('a3')).toBeNull(); // its grant was revoked
       expect(await st.findRefreshFamily('f1')).toEqual({ grantId: g1.id, clientId: 'client' });
@@ -260,6 +261,8 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       // g1 still has its refresh tokens (no lifetime): kept, and r2 still works.
       expect((await st.findToken('r2'))?.grant.id).toBe(g1.id);
       expect((await st.rotateRefreshToken('r2', T + 700, [])).ok).toBe(true);
+      await st.prune(T + 2 + MAX_REFRESH_WINDOW_SECONDS * 1000 + 1);
+      expect(await st.findToken('r1')).toBeNull(); // its window is over
       expect(await st.findConsent('acct', 'client')).not.toBeNull(); // consents are never pruned
       const left = await pool.query(`SELECT id FROM "${s}".authgate_grants ORDER BY id`);
       expect(left.rows.map((r) => r.id)).toEqual([g1.id]);
