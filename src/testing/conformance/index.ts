@@ -25,6 +25,7 @@ import { managementCases } from './management.js';
 import { personalCases } from './personal.js';
 import { recordCases } from './records.js';
 import { refreshCases } from './refresh.js';
+import { refreshRetryCases } from './refresh-retry.js';
 import { revocationCases } from './revocation.js';
 
 export type { MakeStorage, StorageConformanceCase } from './case.js';
@@ -69,6 +70,7 @@ export const storageConformanceCases: readonly StorageConformanceCase[] = Object
   ...flowCases,
   ...deviceCases,
   ...dpopCases,
+  ...refreshRetryCases,
 ]);
 
 /**
