@@ -125,13 +125,15 @@ export async function refreshTokenGrant(
 /**
  * Whether a rotated refresh token presented again is a retry: retries are on for its client (by
  * default only public clients have them), it was rotated no more than `refreshRetryWindowSeconds`
- * ago, and no refresh token minted from it was rotated (the storage step checks both again).
+ * ago, it has not expired, and no refresh token minted from it was rotated (the storage step
+ * checks these again).
  * Awaits only for a token in the window whose client sent no credentials (its record says
  * whether it is public).
  */
 async function mayRetry(ctx: Context, token: TokenRecord, rotatedAt: number, client: ClientRecord | null, now: number): Promise<boolean> {
   const retries = ctx.refreshRetry;
   if (!retries || token.kind !== 'refresh' || token.childRotatedAt != null || now - rotatedAt > retries.windowMs) return false;
+  if (token.expiresAt !== null && now >= token.expiresAt) return false; // expired: a replay, as without retries
   if (!retries.publicOnly) return true;
   if (client) return client.secretHash === null;
   if (isDocumentClientId(ctx, token.clientId)) return true; // a metadata-document client is public

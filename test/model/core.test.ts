@@ -24,5 +24,6 @@ describe('model-based: the authorization state machine on MemoryStorage', () => 
     const reached = reportRun(known);
     expect(reached.exchanged).toBeGreaterThan(0);
     expect(reached.refreshed).toBeGreaterThan(0);
+    expect(reached.retried).toBeGreaterThan(0); // refresh retries (refreshRetryWindowSeconds) were exercised
   }, 600_000);
 });

@@ -20,10 +20,15 @@ export const INVARIANTS = {
     '`approve`/`deny` answer the client only for the account the consent was shown to, when its session still meets every requirement of the request.',
   browserBinding: 'An interaction resumed, approved or denied from another browser never yields a consent page or a code (HTTP).',
   codeSingleUse: 'An authorization code yields tokens at most once.',
-  rotatedRefreshNeverYieldsTokens: 'A rotated refresh token presented again never yields tokens.',
+  rotatedRefreshNeverYieldsTokens:
+    'A rotated refresh token presented again yields tokens only as a retry: its client public (refreshRetryWindowSeconds by default), ' +
+    'within 60 s of its rotation, unexpired, and no refresh token minted from it rotated since.',
   replayRevokesLiveFamily:
     'A rotated refresh token presented again revokes its family whenever the family is still live, whatever prune() ran in between.',
-  atMostOneLiveRefreshPerFamily: 'Only the current refresh token of a family ever yields tokens.',
+  liveRefreshTokensAreSiblings:
+    'The refresh tokens of a family that yield tokens are one generation: its newest, or a sibling of it (minted from the same ' +
+    'parent by a retry); once one of them is rotated, the others (revoked with their access tokens) never yield tokens again, ' +
+    'and presenting one of them revokes the family.',
   scopeNeverWidens: 'Every token carries at most the scope of the request it descends from, and a refresh never widens it.',
   nothingRevokedAuthenticates: 'Nothing revoked (by revoke, revokeAccess, rotation or a replay) ever authenticates or refreshes again.',
   nothingExpiredAuthenticates: 'Nothing expired ever authenticates or refreshes.',

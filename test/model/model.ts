@@ -279,6 +279,45 @@ export interface RefreshToken {
   expiresAt: number | null;
   rotated: boolean;
   access: AccessToken;
+  /** When it was rotated (model time); absent before. */
+  rotatedAt?: number;
+  /** The refresh token presented for it (a refresh or a retry); absent from a code or device exchange. */
+  parent?: RefreshToken;
+  /** The refresh tokens minted from it: its first child and the siblings retries added. */
+  children?: RefreshToken[];
+  /** One of its children was rotated: no more retries of it. */
+  childRotated?: boolean;
+  /** Revoked (with its access token) when a sibling was rotated. */
+  superseded?: boolean;
+}
+
+/** The default retry window of a public client's refresh token (refreshRetryWindowSeconds). */
+export const RETRY_WINDOW_MS = 60_000;
+
+/**
+ * Whether a rotated refresh token presented at `now` is a retry: a public client's, rotated at
+ * most `RETRY_WINDOW_MS` ago, unexpired, no child of it rotated.
+ */
+export function retryable(token: RefreshToken, now: number): boolean {
+  return (
+    token.rotated &&
+    token.family.client === 'pub' &&
+    token.rotatedAt !== undefined &&
+    now - token.rotatedAt <= RETRY_WINDOW_MS &&
+    !token.childRotated &&
+    (token.expiresAt === null || now < token.expiresAt)
+  );
+}
+
+/**
+ * The refresh tokens of a family that may yield tokens (before expiry and revocation): its newest
+ * one and the siblings of it, minus those rotated or superseded.
+ */
+export function liveRefresh(family: Family): RefreshToken[] {
+  const current = family.current;
+  if (!current) return [];
+  const generation = current.parent?.children ?? [current];
+  return generation.filter((t) => !t.rotated && !t.superseded);
 }
 
 /** A personal access token (docs/reference.md#personal-access-tokens). */
@@ -433,7 +472,7 @@ export function unmetRequirement(req: Req, session: Session | null, timing: Timi
 /** Whether any token of the family can still be used at `now` (so a replay must revoke it). */
 export function familyLive(family: Family, now: number): boolean {
   if (family.revoked === 'yes') return false;
-  const refreshLive = family.current !== null && (family.current.expiresAt === null || now < family.current.expiresAt);
+  const refreshLive = liveRefresh(family).some((t) => t.expiresAt === null || now < t.expiresAt);
   return refreshLive || family.access.some((t) => !t.rotatedOut && now < t.expiresAt);
 }
 
@@ -1357,6 +1396,8 @@ export class Refresh implements Cmd {
     // Narrowing only: a grant with resources lets a refresh name some of them; one without, any
     // resource the server issues for.
     const targetOk = asked.every((r) => (family.resources.length ? family.resources.includes(r) : r !== FOREIGN_RESOURCE));
+    // A retry (a lost response, parallel refreshes): a sibling pair, nothing revoked.
+    const retry = retryable(token, model.now);
     const res = await refreshRequest(real, token, this.client, this.scope, asked);
     const body = json(res);
     if (res.status === 200) {
@@ -1365,11 +1406,15 @@ export class Refresh implements Cmd {
         targetOk,
         () => `refresh of family #${family.id} (resources ${family.resources.join(' ') || '-'}) widened to ${asked.join(' ')}`,
       );
-      check('rotatedRefreshNeverYieldsTokens', !token.rotated, () => `a rotated refresh token of family #${family.id} yielded tokens`);
       check(
-        'atMostOneLiveRefreshPerFamily',
-        family.current === token,
-        () => `a refresh token that is not the family's current one yielded tokens (family #${family.id})`,
+        'rotatedRefreshNeverYieldsTokens',
+        !token.rotated || retry,
+        () => `a rotated refresh token of family #${family.id} yielded tokens outside a retry`,
+      );
+      check(
+        'liveRefreshTokensAreSiblings',
+        retry || liveRefresh(family).includes(token),
+        () => `a refresh token that is neither the family's newest nor a live sibling of it yielded tokens (family #${family.id})`,
       );
       const expired = token.expiresAt !== null && model.now >= token.expiresAt;
       check('nothingExpiredAuthenticates', !expired, () => `an expired refresh token of family #${family.id} yielded tokens`);
@@ -1386,9 +1431,22 @@ export class Refresh implements Cmd {
       );
       check('modelAgreement', this.client === 'right' || this.client === 'none', () => `refresh succeeded with client=${this.client}`);
       family.revoked = 'no';
-      count('refreshed');
-      token.rotated = true;
-      token.access.rotatedOut = true;
+      if (retry) count('retried');
+      else {
+        count('refreshed');
+        token.rotated = true;
+        token.rotatedAt = model.now;
+        token.access.rotatedOut = true;
+        if (token.parent) {
+          // The first child of its parent rotated: no more retries of the parent, the siblings die.
+          token.parent.childRotated = true;
+          for (const sibling of token.parent.children ?? []) {
+            if (sibling === token || sibling.rotated || sibling.superseded) continue;
+            sibling.superseded = true;
+            sibling.access.rotatedOut = true;
+          }
+        }
+      }
       const scope = wanted as Scope;
       const access: AccessToken = {
         value: String(body['access_token']),
@@ -1405,7 +1463,10 @@ export class Refresh implements Cmd {
         expiresAt: model.refreshLifetime === null ? null : model.now + model.refreshLifetime * 1000,
         rotated: false,
         access,
+        parent: token,
       };
+      if (token.children) token.children.push(next);
+      else token.children = [next];
       family.access.push(access);
       family.current = next;
       model.access.push(access);
@@ -1428,10 +1489,12 @@ export class Refresh implements Cmd {
     // Credentials of another client: refused, and nothing rotated or revoked
     // (docs/reference.md#refresh-token-grant, step 4).
     if (this.client === 'other') return;
-    if (token.rotated) {
-      // A replay: the family is revoked whenever it could still be used, whatever prune ran.
+    if ((token.rotated && !retry) || token.superseded) {
+      // A replay (of a rotated token, or of a sibling revoked when another was rotated): the
+      // family is revoked whenever it could still be used, whatever prune ran.
       if (liveBefore && family.revoked === 'no') {
         count('replay of a live family');
+        if (token.superseded) count('replay of a superseded sibling');
         family.revoked = 'yes';
         await probeRevokedFamily(real, model, family, `replay of a rotated refresh token of family #${family.id}`);
       } else revokeFamily(family, false);
@@ -1524,7 +1587,7 @@ export class RevokeToken implements Cmd {
     const live =
       'rotatedOut' in token
         ? accessStatus(token, model.now) !== 'dead'
-        : !token.rotated && (token.expiresAt === null || model.now < token.expiresAt) && family.revoked !== 'yes';
+        : !token.rotated && !token.superseded && (token.expiresAt === null || model.now < token.expiresAt) && family.revoked !== 'yes';
     revokeFamily(family, live && family.revoked === 'no');
   }
   toString = () => `RevokeToken(${this.refresh ? 'refresh' : 'access'} ${this.token}, client ${this.client})`;

@@ -178,7 +178,7 @@ export async function runModelOn(newReal: NewReal, s: ModelSettings, onModel?: (
  * (`MODEL_KNOWN_FAILURES`), and return the counts a test checks to know the runs got past the
  * sign-in side (a generator change that never reaches a code exchange must not pass quietly).
  */
-export function reportRun(known: string[]): { exchanged: number; refreshed: number } {
+export function reportRun(known: string[]): { exchanged: number; refreshed: number; retried: number } {
   if (process.env['MODEL_STATS'])
     console.log(
       [...stats]
@@ -187,5 +187,5 @@ export function reportRun(known: string[]): { exchanged: number; refreshed: numb
         .join('\n'),
     );
   if (known.length) console.warn(`${known.length} runs ended on known failures:\n${[...new Set(known)].join('\n')}`);
-  return { exchanged: stats.get('code exchanged') ?? 0, refreshed: stats.get('refreshed') ?? 0 };
+  return { exchanged: stats.get('code exchanged') ?? 0, refreshed: stats.get('refreshed') ?? 0, retried: stats.get('retried') ?? 0 };
 }
