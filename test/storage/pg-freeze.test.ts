@@ -7,19 +7,21 @@
  * `queryTimeoutMs` 1500) so that a short freeze proves them.
  *
  * Load: 16 workers making bearer checks and 8 clients refreshing in chains; the clients are
- * careful: after a network error or a 5xx they retry later with the same refresh token (they never
- * saw a new one). Asserted: every request that was waiting on the database while it was frozen is
- * answered within the bounds (plus a margin), with the documented status (resources 503
- * `temporarily_unavailable`, the token endpoint 500 `server_error`), never a network error; the
- * process lives; everything works again right after the thaw, and every access token still
- * works. Printed: the slowest answer during the freeze, the counts of 503 and 500, the recovery
- * time, and the refresh chains lost to reuse detection (a rotation whose COMMIT landed while its
- * answer was cut by the bound: the retry is a replay, which revokes the family; the issue's item
- * 3, not fixed here, so counted and only checked to be that).
+ * careful: after a network error, their own timeout (1 s, shorter than the freeze and than the bounds) or a 5xx they
+ * retry later with the same refresh token (they never saw a new one). The server has refresh
+ * retries for every client (`refreshRetryWindowSeconds: 60`), so a rotation that committed while
+ * its answer was lost (cut by the bound or by the client's timeout) is retried, not replayed.
+ * Asserted: every request that was waiting on the database while it was frozen is answered within
+ * the bounds (plus a margin), with the documented status (resources 503
+ * `temporarily_unavailable`, the token endpoint 500 `server_error`), never a network error other
+ * than a refresh client's own timeout; the process lives; everything works again right after the
+ * thaw; every access token still works, and every refresh chain survives (none lost to reuse
+ * detection). Printed: the slowest answer during the freeze, the counts of 503 and 500 and of
+ * client timeouts, the recovery time, and the retries.
  *
- * The issue's own run (16 + 8 workers, frozen 15 s, the default bounds 2000 + 3000 ms) is this test
- * with `PG_FREEZE_MS=15000 PG_FREEZE_ACQUIRE_MS=2000 PG_FREEZE_QUERY_MS=3000` in the environment;
- * docs/reference.md has its figures.
+ * CI freezes 15 s, the issue's stall. The issue's own bounds (2000 + 3000 ms) are this test with
+ * `PG_FREEZE_ACQUIRE_MS=2000 PG_FREEZE_QUERY_MS=3000` in the environment; docs/reference.md has
+ * its figures.
  */
 import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
@@ -43,7 +45,9 @@ const BEARER_WORKERS = 16;
 const REFRESH_CHAINS = 8;
 const LOAD_BEFORE = 1000;
 /** Longer than ANSWER_LIMIT: a request held for the whole freeze could not pass. */
-const FREEZE_MS = setting('PG_FREEZE_MS', 5000);
+const FREEZE_MS = setting('PG_FREEZE_MS', 15_000);
+/** A refresh client's own timeout: shorter than the freeze, and than the bounds, so it cuts answers the server still commits. */
+const CLIENT_TIMEOUT_MS = setting('PG_FREEZE_CLIENT_MS', 1000);
 const LOAD_AFTER = 2500;
 /** How long after the thaw a 5xx is still the freeze's (a request answered after it was sent during the freeze). */
 const RECOVERY_LIMIT = ANSWER_LIMIT;
@@ -51,7 +55,7 @@ const RECOVERY_LIMIT = ANSWER_LIMIT;
 type Kind = 'bearer' | 'refresh' | 'setup';
 describe.skipIf(!clusterAvailable)(
   'PostgreSQL frozen under load: every request answered within the bounds, then recovery',
-  { timeout: 90_000 },
+  { timeout: 120_000 },
   () => {
     let cluster: PgCluster;
     let admin: pg.Pool;
@@ -72,7 +76,12 @@ describe.skipIf(!clusterAvailable)(
     it(`16 bearer workers and 8 careful refresh chains, the database frozen ${FREEZE_MS / 1000} s: 503 / 500 within the bounds, the process alive, working again at once after the thaw`, async () => {
       // ---- The server, in a process of its own.
       const instance = await startServer(
-        { DATABASE_URL: cluster.url, PG_ACQUIRE_TIMEOUT_MS: String(ACQUIRE_MS), PG_QUERY_TIMEOUT_MS: String(QUERY_MS) },
+        {
+          DATABASE_URL: cluster.url,
+          PG_ACQUIRE_TIMEOUT_MS: String(ACQUIRE_MS),
+          PG_QUERY_TIMEOUT_MS: String(QUERY_MS),
+          AUTHGATE_REFRESH_RETRY_SECONDS: '60',
+        },
         (spawned) => {
           child = spawned;
         },
@@ -83,6 +92,9 @@ describe.skipIf(!clusterAvailable)(
       const sent: Sent<Kind>[] = [];
       // The client's own limit, well past the freeze: a request held for the whole freeze shows as such.
       const http = recordingHttp<Kind>(origin, sent, { timeoutMs: FREEZE_MS + 5000 });
+      /** The refresh chains' client: its own timeout is shorter than the freeze. */
+      const impatient = recordingHttp<Kind>(origin, sent, { timeoutMs: CLIENT_TIMEOUT_MS });
+      const clientTimeout = (r: Sent<Kind>) => r.kind === 'refresh' && r.status === 0 && /timeout|abort/i.test(r.error ?? '');
 
       // ---- Tokens, by the authorization code flow over HTTP.
       const registrar = new AuthorizationServer({ storage: new PostgresStorage(admin), sessions: { current: () => null } });
@@ -137,7 +149,7 @@ describe.skipIf(!clusterAvailable)(
         let firstFailedAt: number | undefined;
         while (!stopping) {
           const at = Date.now();
-          const res = await http('refresh', '/v1/oauth/token', {
+          const res = await impatient('refresh', '/v1/oauth/token', {
             form: {
               grant_type: 'refresh_token',
               refresh_token: chains[chain]!.refresh,
@@ -188,7 +200,8 @@ describe.skipIf(!clusterAvailable)(
       const faults = (await (await fetch(`${origin}/faults`)).json()) as Record<string, number>;
 
       // ---- Figures.
-      const failed = sent.filter((r) => r.status === 0 || r.status >= 500);
+      const timedOut = sent.filter(clientTimeout);
+      const failed = sent.filter((r) => (r.status === 0 && !clientTimeout(r)) || r.status >= 500);
       /** Requests that were waiting on the database while it was frozen. */
       const duringFreeze = sent.filter((r) => r.end > frozenAt && r.start < thawedAt);
       const slowest = duringFreeze.reduce((max, r) => Math.max(max, r.end - r.start), 0);
@@ -206,6 +219,13 @@ describe.skipIf(!clusterAvailable)(
         const { rows } = await admin.query('SELECT rotated_at FROM authgate_tokens WHERE hash = $1', [sha256Base64url(refresh)]);
         return rows[0]?.rotated_at == null ? null : Number(rows[0].rotated_at) - frozenAt;
       };
+      // Retries the server granted: the siblings beyond the first child of each parent.
+      const retried = Number(
+        (
+          await admin.query(`SELECT coalesce(sum(n - 1), 0) AS retried FROM (SELECT count(*) AS n FROM authgate_tokens
+            WHERE kind = 'refresh' AND parent_hash IS NOT NULL GROUP BY parent_hash) AS children`)
+        ).rows[0].retried,
+      );
       const figures = {
         requests: sent.length,
         loadMs: Date.now() - t0,
@@ -214,12 +234,14 @@ describe.skipIf(!clusterAvailable)(
         answeredDuringFreeze: duringFreeze.length,
         slowestDuringFreezeMs: slowest,
         failedByKindStatus: count(failed),
+        refreshClientTimeouts: timedOut.length,
+        refreshRetried: retried,
         firstBearer200AfterThawMs: firstOkAfterThaw('bearer'),
         firstRefresh200AfterThawMs: firstOkAfterThaw('refresh'),
         lastFailureAfterThawMs: failed.reduce((last, r) => Math.max(last, r.end), 0) - thawedAt,
         poolAtThaw,
         poolAfter: await (await fetch(`${origin}/pool`)).json(),
-        chainsLostToReuseDetection: await Promise.all(
+        chainsLost: await Promise.all(
           lost.map(async (l) => ({ ...l, refresh: undefined, rotatedAtAfterFreezeMs: await usedAt(l.refresh) })),
         ),
         onError: faults,
@@ -228,7 +250,7 @@ describe.skipIf(!clusterAvailable)(
 
       // ---- The freeze was felt, and answered within the bounds: no request was held for it.
       expect(failed.filter((r) => r.kind === 'bearer').length).toBeGreaterThan(BEARER_WORKERS);
-      expect(sent.filter((r) => r.status === 0)).toEqual([]);
+      expect(sent.filter((r) => r.status === 0 && !clientTimeout(r))).toEqual([]);
       expect(
         duringFreeze.filter((r) => r.end - r.start > ANSWER_LIMIT).map((r) => ({ ...r, start: r.start - frozenAt, end: r.end - frozenAt })),
       ).toEqual([]);
@@ -247,20 +269,20 @@ describe.skipIf(!clusterAvailable)(
       // Recovery.
       expect(figures.firstBearer200AfterThawMs).toBeLessThan(RECOVERY_LIMIT);
       expect(figures.firstRefresh200AfterThawMs).toBeLessThan(RECOVERY_LIMIT);
-      // A chain is only ever lost to reuse detection: its refresh token was refused as used.
-      for (const l of lost) expect(l, JSON.stringify(l)).toMatchObject({ status: 400, error: 'invalid_grant' });
+      // Every chain survives: a refresh answered 500 or cut by the client's timeout, retried with
+      // the same token, got a working pair (a retry when the rotation had committed).
+      expect(figures.chainsLost).toEqual([]);
+      expect(timedOut.length + failed.filter((r) => r.kind === 'refresh').length).toBeGreaterThan(0);
 
       // ---- Every access token of the bearer workers works after the thaw, and so does every chain
       // that was not lost.
       const after = await Promise.all([
         ...bearers.map((t) => http('bearer', '/v2/me', { headers: { authorization: `Bearer ${t.access}` } })),
-        ...chains
-          .filter((_, i) => !lost.some((l) => l.chain === i))
-          .map((t) =>
-            http('refresh', '/v1/oauth/token', {
-              form: { grant_type: 'refresh_token', refresh_token: t.refresh, client_id: app.clientId, client_secret: app.clientSecret! },
-            }),
-          ),
+        ...chains.map((t) =>
+          http('refresh', '/v1/oauth/token', {
+            form: { grant_type: 'refresh_token', refresh_token: t.refresh, client_id: app.clientId, client_secret: app.clientSecret! },
+          }),
+        ),
       ]);
       expect(after.map((r) => r.status).filter((s) => s !== 200)).toEqual([]);
       expect(instance.child.exitCode).toBeNull();
