@@ -1,0 +1,135 @@
+/**
+ * An agent whose processes refresh at once (docs/reference.md#refresh-token-rotation-and-families):
+ * the unmodified MCP SDK client in two Node processes (fixtures/agent.ts) sharing one token file,
+ * as a desktop agent's processes share its token store. The SDK authorizes once in this process
+ * (dynamic registration: a public client), the access token expires, and both processes start at
+ * the same moment: each gets a 401, reads the refresh token from the file and refreshes. The
+ * store holds each rotation's answer back 1 s, so the second refresh arrives with the
+ * same refresh token before the first answer is out (a real race).
+ *
+ * With the default options (a public client: refresh retries, 60 s): both processes call their
+ * tool, nobody is sent to sign in again, no reuse is detected, and a second round of both at once
+ * works as well. With `refreshRetryWindowSeconds: 0` (strict single use, the behaviour before
+ * retries): the family is revoked and a process must send the user to sign in again.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type AuditEvent, MemoryStorage, type OAuthTokenRecord, type SingleUseOutcome } from '../../src/index.js';
+import { ADA } from '../fixtures.js';
+import { type McpHost, startMcpHost } from './hosts.js';
+import { InMemoryOAuthProvider } from './sdk-client.js';
+
+const AGENT = fileURLToPath(new URL('./fixtures/agent.ts', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A MemoryStorage whose rotations answer 1 s after they committed: the next refresh comes in meanwhile. */
+class SlowAnswers extends MemoryStorage {
+  override async rotateRefreshToken(hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
+    const outcome = await super.rotateRefreshToken(hash, now, tokens);
+    await sleep(1000);
+    return outcome;
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'authgate-agent-'));
+const hosts: McpHost[] = [];
+afterAll(async () => {
+  await Promise.all(hosts.map((h) => h.close()));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+type Outcome = { ok: boolean; reauthorized: boolean; attempts: number; whoami?: unknown; error?: string };
+
+/** Run the agent's processes at once on the state file; their answers. */
+async function agents(host: McpHost, file: string, count: number): Promise<Outcome[]> {
+  const startAt = Date.now() + 5000; // after tsx has loaded in both, on a loaded machine too
+  const env = { ...process.env };
+  delete env['NODE_OPTIONS'];
+  return Promise.all(
+    Array.from({ length: count }, async () => {
+      const child = spawn(process.execPath, ['--import', 'tsx', AGENT, file, host.mcpUrl.href, String(startAt)], {
+        cwd: ROOT,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+      });
+      child.stderr.on('data', (chunk: Buffer) => {
+        err += chunk.toString();
+      });
+      await once(child, 'exit');
+      const line = out.trim().split('\n').at(-1) ?? '';
+      if (!line.startsWith('{')) throw new Error(`the agent printed nothing:\n${err}`);
+      if (process.env['AGENT_DEBUG']) console.log(err);
+      return JSON.parse(line) as Outcome;
+    }),
+  );
+}
+
+/** Authorize once in this process with the SDK, and write what the agent keeps to a file. */
+async function authorized(host: McpHost, name: string): Promise<string> {
+  const provider = new InMemoryOAuthProvider(host.base, host.sessions.signIn(ADA));
+  const first = new StreamableHTTPClientTransport(host.mcpUrl, { authProvider: provider });
+  const client = new Client({ name: 'agent', version: '1.0.0' });
+  await expect(client.connect(first)).rejects.toBeInstanceOf(UnauthorizedError);
+  await first.finishAuth(provider.code ?? '');
+  await client.close();
+  const file = join(dir, `${name}.json`);
+  writeFileSync(file, JSON.stringify({ metadata: provider.clientMetadata, client: provider.client, tokens: provider.saved }));
+  return file;
+}
+
+describe('the MCP SDK in two processes of one agent, refreshing with one refresh token at once', { timeout: 60_000 }, () => {
+  it('default options (a public client): both processes get working tokens, nobody signs in again, no reuse detected', async () => {
+    const events: AuditEvent[] = [];
+    const host = await startMcpHost('express', { storage: new SlowAnswers(), server: { onAudit: (e) => events.push(e) } });
+    hosts.push(host);
+    const file = await authorized(host, 'default');
+    const attempts: number[] = [];
+    for (const round of [1, 2]) {
+      host.clock.advance(3601_000); // the access token has expired: the next call gets a 401
+      const outcomes = await agents(host, file, 2);
+      for (const outcome of outcomes) {
+        expect(outcome, `round ${round}`).toMatchObject({
+          ok: true,
+          reauthorized: false,
+          whoami: { name: ADA.name, email: ADA.email, scope: 'read' },
+        });
+      }
+      attempts.push(...outcomes.map((o) => o.attempts));
+    }
+    console.log(
+      `refresh-processes: attempts per process ${JSON.stringify(attempts)}, retries granted ${events.filter((e) => e.type === 'refresh_token.retried').length}`,
+    );
+    expect(events.filter((e) => e.type === 'refresh_token.reused')).toEqual([]);
+    // The race happened: a process refreshed with a token the other had just rotated.
+    expect(events.filter((e) => e.type === 'refresh_token.retried').length).toBeGreaterThanOrEqual(1);
+    expect(host.seen.filter((s) => s.path === '/v1/oauth/token' && s.status !== 200)).toEqual([]);
+  });
+
+  it('refreshRetryWindowSeconds: 0 (strict single use): the race revokes the family and the user must sign in again', async () => {
+    const events: AuditEvent[] = [];
+    const host = await startMcpHost('express', {
+      storage: new SlowAnswers(),
+      server: { onAudit: (e) => events.push(e), refreshRetryWindowSeconds: 0 },
+    });
+    hosts.push(host);
+    const file = await authorized(host, 'strict');
+    host.clock.advance(3601_000);
+    const outcomes = await agents(host, file, 2);
+    expect(outcomes.some((o) => o.reauthorized || !o.ok)).toBe(true);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'refresh_token.reused', familyRevoked: true }));
+  });
+});
