@@ -7,8 +7,10 @@
  * `queryTimeoutMs` 1500) so that a short freeze proves them.
  *
  * Load: 16 workers making bearer checks and 8 clients refreshing in chains; the clients are
- * careful: after a network error, their own timeout (1 s, shorter than the freeze and than the bounds) or a 5xx they
- * retry later with the same refresh token (they never saw a new one). The server has refresh
+ * careful: after a network error, their own timeout or a 5xx they retry later with the same
+ * refresh token (they never saw a new one). Every client's timeout is shorter than the freeze:
+ * half the chains give up after 1 s (before the bounds, so they lose answers the server still
+ * commits), the other half wait past the bounds (every answer of theirs is measured). The server has refresh
  * retries for every client (`refreshRetryWindowSeconds: 60`), so a rotation that committed while
  * its answer was lost (cut by the bound or by the client's timeout) is retried, not replayed.
  * Asserted: every request that was waiting on the database while it was frozen is answered within
@@ -48,6 +50,8 @@ const LOAD_BEFORE = 1000;
 const FREEZE_MS = setting('PG_FREEZE_MS', 15_000);
 /** A refresh client's own timeout: shorter than the freeze, and than the bounds, so it cuts answers the server still commits. */
 const CLIENT_TIMEOUT_MS = setting('PG_FREEZE_CLIENT_MS', 1000);
+/** The other chains' timeout: shorter than the freeze too, but past the bounds, so their every answer is measured. */
+const PATIENT_TIMEOUT_MS = Math.min(FREEZE_MS - 1000, ANSWER_LIMIT + 1000);
 const LOAD_AFTER = 2500;
 /** How long after the thaw a 5xx is still the freeze's (a request answered after it was sent during the freeze). */
 const RECOVERY_LIMIT = ANSWER_LIMIT;
@@ -94,6 +98,7 @@ describe.skipIf(!clusterAvailable)(
       const http = recordingHttp<Kind>(origin, sent, { timeoutMs: FREEZE_MS + 5000 });
       /** The refresh chains' client: its own timeout is shorter than the freeze. */
       const impatient = recordingHttp<Kind>(origin, sent, { timeoutMs: CLIENT_TIMEOUT_MS });
+      const patient = recordingHttp<Kind>(origin, sent, { timeoutMs: PATIENT_TIMEOUT_MS });
       const clientTimeout = (r: Sent<Kind>) => r.kind === 'refresh' && r.status === 0 && /timeout|abort/i.test(r.error ?? '');
 
       // ---- Tokens, by the authorization code flow over HTTP.
@@ -149,7 +154,7 @@ describe.skipIf(!clusterAvailable)(
         let firstFailedAt: number | undefined;
         while (!stopping) {
           const at = Date.now();
-          const res = await impatient('refresh', '/v1/oauth/token', {
+          const res = await (chain % 2 === 0 ? impatient : patient)('refresh', '/v1/oauth/token', {
             form: {
               grant_type: 'refresh_token',
               refresh_token: chains[chain]!.refresh,
