@@ -10,7 +10,7 @@ export const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
  * The current schema version this code knows: the version of the last of `MIGRATIONS`.
  * @group Storage
  */
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 12;
 
 /** The qualified, quoted name of every table. */
 export interface Tables {
@@ -281,6 +281,17 @@ export const MIGRATIONS: readonly Migration[] = [
         expires_at bigint NOT NULL
       )`,
       `CREATE INDEX ${index('dpop_proofs_expires')} ON ${t.dpopProofs} (expires_at)`,
+    ],
+  },
+  {
+    version: 12,
+    // DPoP (RFC 9449): the key thumbprint a token (§6) or a code (`dpop_jkt`, §10) is bound to,
+    // NULL for a bearer token and an unbound code; a client that uses DPoP-bound tokens only (§5.2).
+    name: 'dpop bindings: the key of a bound token or code, and clients that require DPoP',
+    up: (t) => [
+      `ALTER TABLE ${t.tokens} ADD COLUMN dpop_jkt text COLLATE "C"`,
+      `ALTER TABLE ${t.codes} ADD COLUMN dpop_jkt text COLLATE "C"`,
+      `ALTER TABLE ${t.clients} ADD COLUMN dpop_bound_access_tokens boolean NOT NULL DEFAULT false`,
     ],
   },
 ];

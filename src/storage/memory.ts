@@ -43,6 +43,7 @@ const copyClient = (c: ClientRecord): ClientRecord => {
   if (c.owner !== undefined) out.owner = c.owner;
   // JSON in, JSON out, as a database column keeps it: nothing shared with the caller.
   if (c.metadata !== undefined) out.metadata = JSON.parse(JSON.stringify(c.metadata)) as Record<string, unknown>;
+  if (c.dpopBoundAccessTokens === true) out.dpopBoundAccessTokens = true;
   return out;
 };
 // One literal per kind: a personal token has no client id (not even an `undefined` one).
@@ -62,6 +63,7 @@ const copyToken = (t: TokenRecord): TokenRecord => {
   };
   if (t.familyHash != null) out.familyHash = t.familyHash; // refresh tokens only: absent stays absent
   if (t.audience !== undefined) out.audience = t.audience.slice();
+  if (t.dpop !== undefined) out.dpop = { jkt: t.dpop.jkt }; // DPoP-bound tokens only
   return out;
 };
 const copyPersonalToken = (t: PersonalTokenRecord): PersonalTokenRecord => {
@@ -112,6 +114,7 @@ const copyCode = (c: CodeRecord): CodeRecord => {
     usedAt: c.usedAt,
   };
   if (c.resources !== undefined) out.resources = c.resources.slice();
+  if (c.dpop !== undefined) out.dpop = { jkt: c.dpop.jkt };
   return out;
 };
 const copyConsent = (c: ConsentRecord): ConsentRecord => ({
