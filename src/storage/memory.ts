@@ -150,6 +150,7 @@ const copyRequest = (r: AuthorizationRequestRecord): AuthorizationRequestRecord 
   if (r.codeChallengeMethod !== undefined) out.codeChallengeMethod = r.codeChallengeMethod;
   if (r.browserHash !== undefined) out.browserHash = r.browserHash;
   if (r.resources !== undefined) out.resources = r.resources.slice();
+  if (r.dpopJkt !== undefined) out.dpopJkt = r.dpopJkt;
   return out;
 };
 const copyVerification = (d: DeviceVerificationRecord): DeviceVerificationRecord => {

@@ -118,6 +118,8 @@ export interface AuthorizationRequestRecord {
    * none was sent. Copied to the code. A store must keep it.
    */
   resources?: string[];
+  /** The key the code is bound to (`dpop_jkt`, RFC 9449 §10), where DPoP is on. Copied to the code. A store must keep it. */
+  dpopJkt?: string;
 }
 
 /**

@@ -275,3 +275,67 @@ describe('token endpoint with a proof (RFC 9449 §5)', () => {
     expect(decodeJwt(bearer.access_token as string)).not.toHaveProperty('cnf');
   });
 });
+
+describe('clients that use DPoP always (RFC 9449 §5.2) and codes bound with dpop_jkt (§10)', () => {
+  it('registerClient({ dpopBoundAccessTokens: true }): token requests without a proof are refused; refused without DPoP on', async () => {
+    const t = await dpopSetup();
+    const app = await t.server.registerClient({ name: 'Agent', redirectUri: CALLBACK, dpopBoundAccessTokens: true });
+    expect((await t.storage.findClient(app.clientId))?.dpopBoundAccessTokens).toBe(true);
+    const plain = await setup();
+    await expect(plain.server.registerClient({ name: 'Agent', redirectUri: CALLBACK, dpopBoundAccessTokens: true })).rejects.toThrow(
+      /dpopBoundAccessTokens needs DPoP/,
+    );
+  });
+
+  it('dynamic registration keeps dpop_bound_access_tokens and says so', async () => {
+    const t = await dpopSetup({}, { allowDynamicRegistration: true });
+    const res = await t.server.registerDynamic({
+      method: 'POST',
+      url: '/v1/oauth/register',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Agent', redirect_uris: [CALLBACK], dpop_bound_access_tokens: true }),
+    });
+    expect(res.status).toBe(201);
+    const body = json(res);
+    expect(body.dpop_bound_access_tokens).toBe(true);
+    expect((await t.storage.findClient(body.client_id as string))?.dpopBoundAccessTokens).toBe(true);
+    const bad = await t.server.registerDynamic({
+      method: 'POST',
+      url: '/v1/oauth/register',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Agent', redirect_uris: [CALLBACK], dpop_bound_access_tokens: 'yes' }),
+    });
+    expect(json(bad).error).toBe('invalid_client_metadata');
+  });
+
+  it('a code bound with dpop_jkt is exchanged with a proof of that key only; a refused exchange uses nothing up', async () => {
+    const t = await dpopSetup();
+    const code = await t.getCode({ dpop_jkt: t.key.jkt });
+    const send = (dpop?: string) =>
+      t.server.token(
+        t.post(
+          '/v1/oauth/token',
+          {
+            grant_type: 'authorization_code',
+            code,
+            client_id: t.client.clientId,
+            client_secret: t.client.clientSecret!,
+            redirect_uri: CALLBACK,
+          },
+          dpop === undefined ? {} : { dpop },
+        ),
+      );
+    expect(json(await send()).error).toBe('invalid_dpop_proof');
+    expect(json(await send(await t.tokenProof(await proofKey()))).error).toBe('invalid_grant');
+    const good = await send(await t.tokenProof());
+    expect(good.status).toBe(200);
+    expect(json(good).token_type).toBe('DPoP');
+  });
+
+  it('a malformed dpop_jkt is invalid_request at the callback', async () => {
+    const t = await dpopSetup();
+    const decision = await t.server.authorize(t.get(t.authorizeUrl({ dpop_jkt: 'not a thumbprint' }), t.ada));
+    expect(decision.type).toBe('redirect');
+    if (decision.type === 'redirect') expect(new URL(decision.location).searchParams.get('error')).toBe('invalid_request');
+  });
+});
