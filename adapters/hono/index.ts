@@ -124,13 +124,20 @@ export interface RequireTokenOptions {
 }
 
 /**
- * The request as the bearer check reads it: the method, the URL and Authorization only. Copying
+ * The request as the bearer check reads it: the method, the URL and Authorization only (and the
+ * `DPoP` proof of a request with the DPoP scheme). Copying
  * every header out of the Fetch Headers object weighed on every protected request (see
  * BENCHMARKS.md). Repeated lines come joined by ", ", as the core expects from Fetch.
  */
 function bearerRequest(c: Context): OAuthRequest {
   const authorization = c.req.raw.headers.get('authorization');
-  return { method: c.req.method, url: c.req.url, headers: authorization === null ? {} : { authorization } };
+  const request: OAuthRequest = { method: c.req.method, url: c.req.url, headers: authorization === null ? {} : { authorization } };
+  // A DPoP proof (RFC 9449 §7) comes with the DPoP scheme only: looked for then, not on every bearer request.
+  if (authorization !== null && authorization.length > 4 && /^dpop /i.test(authorization)) {
+    const dpop = c.req.raw.headers.get('dpop');
+    if (dpop !== null) request.headers['dpop'] = dpop;
+  }
+  return request;
 }
 
 /**

@@ -266,7 +266,11 @@ export function parseAuthorizationRequest(
   // RFC 9449 §10: `dpop_jkt` binds the code to a key, where DPoP is on (else ignored, as any unknown parameter).
   const dpopJkt = ctx.dpop && responseType === 'code' ? params.get('dpop_jkt') : undefined;
   if (dpopJkt !== undefined && (dpopJkt.length !== 1 || !isThumbprint(dpopJkt[0]))) {
-    return new AuthorizeError('invalid_request', 'The request is malformed: dpop_jkt is not one JWK SHA-256 thumbprint.', callbackOf(redirectUri, params));
+    return new AuthorizeError(
+      'invalid_request',
+      'The request is malformed: dpop_jkt is not one JWK SHA-256 thumbprint.',
+      callbackOf(redirectUri, params),
+    );
   }
   const req: AuthorizationRequestRecord = { clientId: client.id, redirectUri, responseType, scope, prompt: optional.prompt };
   if (optional.state !== undefined) req.state = optional.state;

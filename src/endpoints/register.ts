@@ -102,7 +102,14 @@ export async function register(ctx: Context, request: OAuthRequest): Promise<OAu
     try {
       client = await createClient(
         ctx,
-        { name, redirectUri: uris[0], public: true, responseTypes: ['code'], grantTypes, ...(dpopBound && { dpopBoundAccessTokens: true }) },
+        {
+          name,
+          redirectUri: uris[0],
+          public: true,
+          responseTypes: ['code'],
+          grantTypes,
+          ...(dpopBound && { dpopBoundAccessTokens: true }),
+        },
         { registration: 'dynamic', clientUri, logoUri },
       );
     } catch (error) {

@@ -95,7 +95,8 @@ export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthR
       ctx.dpop && issuer && request.headers['dpop'] !== undefined
         ? await tokenRequestProof(ctx.dpop, issuer, request, ctx.clock.now())
         : undefined;
-    if (proof === undefined && client?.dpopBoundAccessTokens && ctx.dpop) throw proofRequired('this application uses DPoP-bound tokens only');
+    if (proof === undefined && client?.dpopBoundAccessTokens && ctx.dpop)
+      throw proofRequired('this application uses DPoP-bound tokens only');
     const issued = await grant(ctx, params, client, resources, proof?.jkt);
     const json = tokenResponseJson(ctx, issued.grant, issued.pair);
     const response = jsonTextResponse(200, typeof json === 'string' ? json : await json);
