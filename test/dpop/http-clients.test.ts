@@ -168,3 +168,36 @@ describe.each(IN_PROCESS)('hand-built proofs over HTTP on %s', (framework) => {
     expect(statuses.filter((s) => s === 401)).toHaveLength(49);
   });
 });
+
+describe.each(IN_PROCESS)('htu behind a TLS-terminating proxy on %s', (framework) => {
+  it('a trusted proxy’s scheme is the htu’s; an untrusted X-Forwarded-Proto changes nothing', async () => {
+    for (const trustProxy of [true, false]) {
+      const app = await startApp({ framework, trustProxy, server: { issuer: ISSUER, dpop: {} } });
+      apps.push(app);
+      app.clock.set(Date.now());
+      const key = await proofKey();
+      const tokenRes = await fetch(`${app.base}/v1/oauth/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          dpop: await proof(key, 'POST', `${ISSUER}/v1/oauth/token`, Date.now()),
+        },
+        body: new URLSearchParams(app.codeParams(await app.getCode())).toString(),
+      });
+      const { access_token: token } = (await tokenRes.json()) as { access_token: string };
+      const https = app.base.replace('http:', 'https:');
+      const call = async (htuBase: string) =>
+        (
+          await fetch(`${app.base}/v2/account`, {
+            headers: {
+              authorization: `DPoP ${token}`,
+              'x-forwarded-proto': 'https',
+              dpop: await proof(key, 'GET', `${htuBase}/v2/account`, Date.now(), { accessToken: token }),
+            },
+          })
+        ).status;
+      expect(await call(https)).toBe(trustProxy ? 200 : 401);
+      expect(await call(app.base)).toBe(trustProxy ? 401 : 200);
+    }
+  });
+});
