@@ -339,3 +339,40 @@ describe('clients that use DPoP always (RFC 9449 §5.2) and codes bound with dpo
     if (decision.type === 'redirect') expect(new URL(decision.location).searchParams.get('error')).toBe('invalid_request');
   });
 });
+
+describe('hostile DPoP headers at the endpoints: a specified error, never a 500', () => {
+  it('a 100 KB header, an HMAC or none alg, a private key in jwk, two headers: invalid_dpop_proof at the token endpoint and at a resource', async () => {
+    const t = await dpopSetup();
+    const { sign } = await import('../dpop-proofs.js');
+    const now = Math.floor(t.clock.now() / 1000);
+    const claims = { htm: 'POST', htu: TOKEN_URL, iat: now, jti: 'hostile' };
+    // Signed with the ES256 key whatever the header says: each is refused before any signature check.
+    const hmac = await sign({ typ: 'dpop+jwt', alg: 'HS256', jwk: { kty: 'oct', k: 'AAAA' } }, claims, t.key.privateKey);
+    const none = await sign({ typ: 'dpop+jwt', alg: 'none', jwk: t.key.jwk }, claims, '');
+    const leaked = await sign({ typ: 'dpop+jwt', alg: 'ES256', jwk: { ...t.key.jwk, d: 'AAAA' } }, claims, t.key.privateKey);
+    const headers: (string | string[])[] = ['x'.repeat(100_000), hmac, none, leaked, [await t.tokenProof(), await t.tokenProof()], ''];
+    for (const dpop of headers) {
+      const res = await t.server.token(
+        t.post(
+          '/v1/oauth/token',
+          {
+            grant_type: 'authorization_code',
+            code: 'unknown',
+            client_id: t.client.clientId,
+            client_secret: t.client.clientSecret!,
+            redirect_uri: CALLBACK,
+          },
+          { dpop: dpop as string },
+        ),
+      );
+      expect(res.status).toBe(400);
+      expect(json(res).error).toBe('invalid_dpop_proof');
+      const api = await t.server.authenticate({ method: 'GET', url: `${ISSUER}/v2/account`, headers: { authorization: 'DPoP abc', dpop } });
+      expect(api.ok).toBe(false);
+      if (!api.ok) {
+        expect(api.response.status).toBe(401);
+        expect(api.response.headers['www-authenticate']).toContain('error="invalid_dpop_proof"');
+      }
+    }
+  });
+});
