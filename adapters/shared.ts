@@ -101,8 +101,12 @@ export function caseFoldedPaths(routes: readonly OAuthRoute[], basePath: string)
  * @throws ConfigError when `server` is none, an option is unknown, or `resource` is not one of the
  *   server's `protectedResources`.
  */
-export function resourceOf(server: AuthorizationServer, options: { resource?: string | undefined }): ResourceCheck | undefined {
-  checkRequireToken(server, options);
+export function resourceOf(
+  server: AuthorizationServer,
+  options: { resource?: string | undefined },
+  known?: readonly string[],
+): ResourceCheck | undefined {
+  checkRequireToken(server, options, known);
   return options.resource === undefined ? undefined : server.resourceCheck(options.resource);
 }
 

@@ -45,6 +45,32 @@ export interface Context {
    * group, the window in ms, and whether only public clients have them (the default) (`refreshRetry` in instance.ts).
    */
   refreshRetry?: { store: Storage & RefreshRetryStorage; windowMs: number; publicOnly: boolean };
+  /**
+   * DPoP (RFC 9449), when the `dpop` option is on: the proof check with its replay store (the
+   * constructor requires the `dpopProofs` group then; `dpopProofs`, dpop/proofs.ts).
+   */
+  dpop?: DpopProofs;
+}
+
+/** What a DPoP proof check answers: the key it proves, or why it is refused (RFC 9449 §4.3, §8, §9). */
+export type DpopVerdict =
+  | { ok: true; jkt: string; nonce?: string }
+  | { ok: false; error: 'invalid_dpop_proof' | 'use_dpop_nonce'; description: string; nonce?: string };
+
+/** What the core asks of DPoP: check a proof (replays included), and the algorithms it takes. */
+export interface DpopProofs {
+  /** The proof algorithms accepted (`dpop_signing_alg_values_supported`, the `algs` of a challenge). */
+  readonly algorithms: readonly string[];
+  /** Whether proofs must carry a server nonce. */
+  readonly nonces: boolean;
+  /**
+   * Checks the `DPoP` header of a request sent to `htu` with `htm` at `now`, with `accessToken`
+   * at a resource, and remembers its `jti`: a proof is accepted once, by any instance.
+   */
+  verify(
+    header: string | readonly string[] | undefined,
+    request: { htm: string; htu: string; now: number; accessToken?: string },
+  ): Promise<DpopVerdict>;
 }
 
 /** What the core asks of the scope vocabulary. */
@@ -70,6 +96,8 @@ export interface JwtClaims {
   iat: number;
   exp: number;
   aud?: readonly string[] | undefined;
+  /** The key a DPoP-bound token is bound to (RFC 9449 §6.1: `cnf.jkt`); absent for a bearer token. */
+  cnf?: { readonly jkt: string } | undefined;
 }
 
 /** What the core asks of its JWT access tokens. */

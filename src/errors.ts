@@ -36,7 +36,10 @@ export type OAuthErrorCode =
   | 'login_required'
   | 'consent_required'
   // error pages (docs/reference.md#error-index)
-  | 'invalid_redirect_uri';
+  | 'invalid_redirect_uri'
+  // RFC 9449 §5, §8: a DPoP proof refused at the token endpoint, or one without the server's nonce
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce';
 
 /** What RFC 6749 §5.2 allows in `error_description`: %x20-21 / %x23-5B / %x5D-7E. */
 const DESCRIPTION_SAFE = /^[\x20-\x21\x23-\x5b\x5d-\x7e]*$/;
@@ -67,6 +70,8 @@ export class OAuthError extends Error {
   readonly code: OAuthErrorCode;
   readonly description: string;
   readonly status: number;
+  /** Response headers the error asks for beyond the usual ones (a `DPoP-Nonce`, RFC 9449 §8). Absent: none. */
+  headers?: Record<string, string>;
 
   constructor(code: OAuthErrorCode, description: string, status = 400) {
     super(`${code}: ${description}`);

@@ -55,6 +55,7 @@ export function jsonFailure(ctx: Context, request: OAuthRequest | undefined, err
     if (error.code === 'invalid_client' && request && triedHeaderAuthentication(header(request, 'authorization'))) {
       headers['www-authenticate'] = `Basic realm="${ctx.options.realm}"`;
     }
+    if (error.headers) Object.assign(headers, error.headers);
     return errorResponse(error, headers);
   }
   reportFault(ctx, error);

@@ -3,6 +3,7 @@ import { ScopePolicy } from './checks/scope.js';
 import type { Context } from './context.js';
 import { ConfigError } from './errors.js';
 import { GuessLimiter } from './device/user-code.js';
+import { dpopProofs } from './dpop/proofs.js';
 import { PendingAnonymous } from './interactions/pending-anonymous.js';
 import type { ResolvedOptions } from './options.js';
 import { personalMemory } from './personal/personal-tokens.js';
@@ -34,6 +35,7 @@ export function instanceContext(options: ResolvedOptions): Context {
     }),
     ...(options.accessTokenFormat === 'jwt' && { jwt: jwtAccessTokens(options) }),
     ...refreshRetry(options),
+    ...(options.dpop && { dpop: dpopProofs(options.dpop, requireGroup(options.storage, 'dpopProofs', 'dpop')) }),
   };
 }
 

@@ -42,6 +42,11 @@ export interface ClientTypes {
   owner?: string;
   /** Your own fields for the client: a plain JSON object of at most 4 KiB, kept as given. */
   metadata?: Record<string, unknown>;
+  /**
+   * The client always uses DPoP (RFC 9449 §5.2 `dpop_bound_access_tokens`): its token requests
+   * without a proof are refused. Needs the server's `dpop` option. Default false.
+   */
+  dpopBoundAccessTokens?: boolean;
 }
 
 /** What `registerClient` takes. */
@@ -58,7 +63,7 @@ export interface ClientUpdate {
 }
 
 /** The fields of a client that registration and `updateClient` check, by their names there. */
-export type ClientField = 'name' | 'redirectUri' | 'owner' | 'metadata' | 'responseTypes' | 'grantTypes';
+export type ClientField = 'name' | 'redirectUri' | 'owner' | 'metadata' | 'responseTypes' | 'grantTypes' | 'dpopBoundAccessTokens';
 
 /** An `invalid_request` for one refused field of a client, naming the field (`fieldRefused`). */
 type FieldRefusal = OAuthError & { readonly field: ClientField };
@@ -199,6 +204,12 @@ export async function createClient(
       `grantTypes must list 'authorization_code' or '${DEVICE_CODE_GRANT}' (or both), and may add 'refresh_token'.`,
     );
   }
+  if (input.dpopBoundAccessTokens !== undefined && typeof input.dpopBoundAccessTokens !== 'boolean') {
+    throw fieldRefused('dpopBoundAccessTokens', 'dpopBoundAccessTokens must be true or false.');
+  }
+  if (input.dpopBoundAccessTokens && !ctx.dpop) {
+    throw fieldRefused('dpopBoundAccessTokens', 'dpopBoundAccessTokens needs DPoP, which this server does not support.');
+  }
   const clientId = randomId() + randomId();
   const clientSecret = isPublic ? null : randomToken();
   const record: ClientRecord = {
@@ -215,6 +226,7 @@ export async function createClient(
   if (unreviewed?.logoUri) record.logoUri = unreviewed.logoUri;
   if (owner !== undefined) record.owner = owner;
   if (metadata !== undefined) record.metadata = metadata;
+  if (input.dpopBoundAccessTokens === true) record.dpopBoundAccessTokens = true;
   await ctx.storage.saveClient(record);
   audit(ctx, { type: 'client.registered', clientId, public: isPublic });
   return clientSecret === null ? { clientId, name, redirectUri, public: true } : { clientId, clientSecret, name, redirectUri };

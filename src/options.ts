@@ -254,6 +254,8 @@ const schema = z
             requiredScope: z
               .custom<(request: ResourceRequest) => string[]>((v) => typeof v === 'function', 'expected a function')
               .optional(),
+            /** Only DPoP-bound tokens with a proof (RFC 9449 §7); needs the `dpop` option. Default false. */
+            dpopBoundAccessTokensRequired: z.boolean().optional(),
           })
           .strict(),
       )
@@ -289,6 +291,27 @@ const schema = z
         userCodeLength: z.number().int().min(6).max(12).default(8),
         maxUserCodeAttempts: z.number().int().min(1).max(100).default(5),
         lockSeconds: z.number().int().min(1).max(86_400).default(900),
+      })
+      .strict()
+      .optional(),
+    /**
+     * DPoP, sender-constrained tokens (RFC 9449; docs/reference.md#dpop-rfc-9449). Default off:
+     * a `DPoP` header is then ignored, as by a server that does not know it. On (`{}` for the
+     * defaults), a token request with a valid proof gets tokens bound to its key, resources accept
+     * `Authorization: DPoP`, and the metadata lists the algorithms. Needs an `issuer` and the
+     * store's `dpopProofs` group. `algorithms` (default ES256, EdDSA, Ed25519, RS256, PS256),
+     * `maxAgeSeconds` (how old a proof may be, default 60), `clockSkewSeconds` (default 5),
+     * `maxLength` (of the header, default 8192), `nonceSecret` (at least 32 bytes shared by every
+     * instance: proofs must then carry a server nonce) and `nonceWindowSeconds` (default 300).
+     */
+    dpop: z
+      .object({
+        algorithms: z.array(z.string()).optional(),
+        maxAgeSeconds: z.number().optional(),
+        clockSkewSeconds: z.number().optional(),
+        maxLength: z.number().optional(),
+        nonceSecret: z.union([z.string(), z.instanceof(Uint8Array)]).optional(),
+        nonceWindowSeconds: z.number().optional(),
       })
       .strict()
       .optional(),
@@ -373,6 +396,12 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   if (data.clientMetadataDocuments && data.allowPlainPkce) {
     // Metadata-document clients are public clients held to PKCE with S256 only.
     throw new ConfigError('allowPlainPkce', 'expected false: client ID metadata documents require PKCE with S256 only');
+  }
+  if (data.dpop && !data.issuer) {
+    throw new ConfigError('issuer', 'expected an https URL: DPoP proofs at the token endpoint name its URL (RFC 9449 section 4.2, htu)');
+  }
+  if (!data.dpop && protectedResources?.some((r) => r.dpopBoundAccessTokensRequired)) {
+    throw new ConfigError('dpop', 'expected DPoP to be on: a protected resource requires DPoP-bound tokens');
   }
   if (data.deviceAuthorization) Object.freeze(data.deviceAuthorization);
   Object.freeze(resolved.lifetimes);

@@ -240,6 +240,11 @@ export interface ProtectedResourceOptions {
    * rule (docs/reference.md#scope).
    */
   requiredScope?: (request: ResourceRequest) => string[];
+  /**
+   * Only DPoP-bound access tokens, each request with its proof (RFC 9449 §7): bearer tokens are
+   * refused, and its metadata says `dpop_bound_access_tokens_required`. Needs the `dpop` option.
+   */
+  dpopBoundAccessTokensRequired?: boolean;
 }
 
 /**
@@ -252,6 +257,8 @@ export interface ProtectedResource {
   /** `scopes_supported`: the option's, or every scope value of the server. */
   readonly scopes: readonly string[];
   readonly requiredScope?: (request: ResourceRequest) => string[];
+  /** Only DPoP-bound access tokens (RFC 9449 §7); absent: bearer tokens too. */
+  readonly dpopBoundAccessTokensRequired?: boolean;
   /** The URL of its RFC 9728 document (§3.1): `/.well-known/oauth-protected-resource` inserted after the host. */
   readonly metadataUrl: string;
   /** The path of that URL, where the adapters serve the document. */

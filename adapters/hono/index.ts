@@ -121,16 +121,33 @@ export interface RequireTokenOptions {
   resource?: string;
   /** The largest body read for the scope rule, in bytes; a larger one reaches the rule as no body. Default 64 KiB. */
   bodyLimit?: number;
+  /**
+   * Behind a reverse proxy, as `createOAuthApp`'s option: the scheme it reports is that of the
+   * URL a DPoP proof must name (`htu`, RFC 9449 §7). Default `false`.
+   */
+  trustProxy?: boolean;
 }
 
 /**
- * The request as the bearer check reads it: the method, the URL and Authorization only. Copying
+ * The request as the bearer check reads it: the method, the URL and Authorization only (and the
+ * `DPoP` proof of a request with the DPoP scheme). Copying
  * every header out of the Fetch Headers object weighed on every protected request (see
  * BENCHMARKS.md). Repeated lines come joined by ", ", as the core expects from Fetch.
  */
-function bearerRequest(c: Context): OAuthRequest {
+function bearerRequest(c: Context, trustProxy?: boolean): OAuthRequest {
   const authorization = c.req.raw.headers.get('authorization');
-  return { method: c.req.method, url: c.req.url, headers: authorization === null ? {} : { authorization } };
+  const request: OAuthRequest = { method: c.req.method, url: c.req.url, headers: authorization === null ? {} : { authorization } };
+  // A DPoP proof (RFC 9449 §7) comes with the DPoP scheme only: looked for then, not on every
+  // bearer request, and so is the proxy's scheme, which only the proof's `htu` needs.
+  if (authorization !== null && authorization.length > 4 && /^dpop /i.test(authorization)) {
+    const headers = c.req.raw.headers;
+    for (const name of trustProxy ? ['dpop', 'x-forwarded-proto', 'forwarded'] : ['dpop']) {
+      const value = headers.get(name);
+      if (value !== null) request.headers[name] = value;
+    }
+    if (trustProxy) fromTrustedProxy(request);
+  }
+  return request;
 }
 
 /**
@@ -145,7 +162,8 @@ export function requireToken(
   server: AuthorizationServer,
   options: RequireTokenOptions = {},
 ): MiddlewareHandler<{ Variables: OAuthVariables }> {
-  checkRequireToken(server, options, ['resource', 'bodyLimit']);
+  checkRequireToken(server, options, ['resource', 'bodyLimit', 'trustProxy']);
+  const trustProxy = options.trustProxy === true;
   if (options.resource !== undefined) {
     // Resolved once, here: the check is handed the resource, never looks it up per request.
     const entry = server.protectedResource(options.resource);
@@ -153,14 +171,14 @@ export function requireToken(
     const limit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
     return async (c, next) => {
       // Only a rule of the resource's own looks at the body (a clone), and only when it runs.
-      const result = await check(bearerRequest(c), entry.requiredScope && { readBody: () => jsonForRule(c.req, limit) });
+      const result = await check(bearerRequest(c, trustProxy), entry.requiredScope && { readBody: () => jsonForRule(c.req, limit) });
       if (!result.ok) return send(c, result.response);
       c.set('oauth', result.token);
       await next();
     };
   }
   return async (c, next) => {
-    const result = await server.authenticate(bearerRequest(c));
+    const result = await server.authenticate(bearerRequest(c, trustProxy));
     if (!result.ok) return send(c, result.response);
     c.set('oauth', result.token);
     await next();

@@ -145,6 +145,11 @@ export interface RequireTokenOptions {
    * (docs/reference.md#protected-resources-rfc-9728).
    */
   resource?: string;
+  /**
+   * Behind a reverse proxy, as `createOAuthHandler`'s option: the request URL has the scheme it
+   * reports, which a DPoP proof's `htu` must name (RFC 9449 §7). Default `false`.
+   */
+  trustProxy?: boolean;
 }
 
 /**
@@ -158,11 +163,12 @@ export function requireToken(
   server: AuthorizationServer,
   options: RequireTokenOptions = {},
 ): (req: IncomingMessage, res: ServerResponse, next: NextFunction) => void {
-  const resource = resourceOf(server, options);
+  const resource = resourceOf(server, options, ['resource', 'trustProxy']);
+  const toRequest = options.trustProxy ? (req: IncomingMessage) => fromTrustedProxy(toOAuthRequest(req)) : toOAuthRequest;
   return (req, res, next) => {
     // With a resource, its scope rule is given a body a connect-style parser left on `req.body`, if any.
     const body = (req as IncomingMessage & { body?: unknown }).body;
-    checkToken(server, toOAuthRequest(req), resource, body).then((result) => {
+    checkToken(server, toRequest(req), resource, body).then((result) => {
       if (!result.ok) return send(res, result.response);
       req.oauth = result.token;
       next();

@@ -4,6 +4,7 @@ import { challengeSeen, parseChallenge } from './pkce.js';
 import { clientRedirectUriMatches, redirectTo } from './redirect-uri.js';
 import { isResourceProblem, requestedResources } from './resource.js';
 import type { Context } from '../context.js';
+import { isThumbprint } from '../dpop/binding.js';
 import { errorPage } from '../failure.js';
 import { AuthorizeError, OAuthError, type ErrorCallback } from '../errors.js';
 import { single, type Params } from '../http.js';
@@ -262,11 +263,21 @@ export function parseAuthorizationRequest(
   const resources = requestedResources(ctx, params.get('resource'), undefined);
   if (isResourceProblem(resources)) return new AuthorizeError('invalid_target', resources.message, callbackOf(redirectUri, params));
 
+  // RFC 9449 §10: `dpop_jkt` binds the code to a key, where DPoP is on (else ignored, as any unknown parameter).
+  const dpopJkt = ctx.dpop && responseType === 'code' ? params.get('dpop_jkt') : undefined;
+  if (dpopJkt !== undefined && (dpopJkt.length !== 1 || !isThumbprint(dpopJkt[0]))) {
+    return new AuthorizeError(
+      'invalid_request',
+      'The request is malformed: dpop_jkt is not one JWK SHA-256 thumbprint.',
+      callbackOf(redirectUri, params),
+    );
+  }
   const req: AuthorizationRequestRecord = { clientId: client.id, redirectUri, responseType, scope, prompt: optional.prompt };
   if (optional.state !== undefined) req.state = optional.state;
   if (optional.maxAuthAge !== undefined) req.maxAuthAge = optional.maxAuthAge;
   if (optional.accountHint !== undefined) req.accountHint = optional.accountHint;
   if (resources !== undefined) req.resources = resources;
+  if (dpopJkt !== undefined) req.dpopJkt = dpopJkt[0];
   bindRequest(req, request); // the browser that sent it, carried by every interaction
   if (pkce) {
     // Refused here, before any page, when the challenge is known already; `issueCode` checks

@@ -105,7 +105,7 @@ export function documentClient(clientId: string, status: number, contentType: st
   const name = doc.client_name;
   if (name !== undefined && (typeof name !== 'string' || name.trim() === '' || !plainLine(name, MAX_NAME) || BIDI_CONTROLS.test(name)))
     return 'has an invalid client_name';
-  return {
+  const client: DocumentClient = {
     id: clientId,
     // Unverified: the client's own words, or its host when it gave none.
     name: typeof name === 'string' ? name : new URL(clientId).host,
@@ -118,6 +118,9 @@ export function documentClient(clientId: string, status: number, contentType: st
     // Nobody at the platform reviewed it: the consent page says so (docs/reference.md#consent-page).
     registration: 'metadata-document',
   };
+  // RFC 9449 §5.2: a client that uses DPoP always (applied where the server has DPoP on).
+  if (doc.dpop_bound_access_tokens === true) client.dpopBoundAccessTokens = true;
+  return client;
 }
 
 /**

@@ -6,7 +6,7 @@ import { DEVICE_CODE_GRANT, type ClientRecord, type OAuthGrantRecord } from '../
 import { MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
 import { familyEnd, type IssuedTokens } from '../tokens/mint.js';
 import { invalidGrant } from '../grants/invalid-grant.js';
-import { issued, mintTokens, type Issue } from '../grants/issue-tokens.js';
+import { issued, keyBinding, mintTokens, type Issue } from '../grants/issue-tokens.js';
 
 /**
  * A poll sooner than `interval` seconds after the last one by less than this is not `slow_down`:
@@ -30,6 +30,7 @@ export async function deviceCodeGrant(
   params: Partial<Record<'device_code', string>>,
   client: ClientRecord | null,
   resources?: readonly string[],
+  jkt?: string,
 ): Promise<IssuedTokens> {
   // Set exactly when the option is on, with the store's device authorization group.
   const devices = ctx.devices;
@@ -81,6 +82,7 @@ export async function deviceCodeGrant(
     audience,
     refreshAudience: record.resources,
     refreshFamily: null,
+    dpop: keyBinding(jkt, client),
   };
   const pair = mintTokens(ctx, issue, client);
   if (!(await devices.redeemDeviceAuthorization(hash, now, grant, pair.records))) throw invalidGrant();

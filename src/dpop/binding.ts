@@ -50,6 +50,8 @@ export interface DpopChallenge {
   error?: DpopChallengeError;
   description?: string;
   scope?: string;
+  /** The resource's metadata document (RFC 9728 §5.1 `resource_metadata`). */
+  resourceMetadata?: string;
 }
 
 /**
@@ -77,6 +79,7 @@ export function dpopChallenge(challenge: DpopChallenge): string {
   if (challenge.error !== undefined) params.push(`error=${quoted(challenge.error)}`);
   if (challenge.description !== undefined) params.push(`error_description=${quoted(challenge.description)}`);
   if (challenge.scope !== undefined) params.push(`scope=${quoted(challenge.scope)}`);
+  if (challenge.resourceMetadata !== undefined) params.push(`resource_metadata=${quoted(challenge.resourceMetadata)}`);
   params.push(`algs=${quoted(challenge.algorithms.join(' '))}`);
   return `DPoP ${params.join(', ')}`;
 }

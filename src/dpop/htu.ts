@@ -33,3 +33,12 @@ export function normalizeHtu(value: string): string | undefined {
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username !== '' || url.password !== '') return undefined;
   return `${url.protocol}//${url.host}${url.pathname.replace(/%[0-9A-Fa-f]{2}/g, percentTriplet)}`;
 }
+
+/**
+ * The URL a request was sent to, for its proof's `htu`: the request's own when the adapter gave
+ * an absolute one (the adapters do, proxy-aware), else the path on the issuer's origin.
+ */
+export function requestUrl(issuer: string | undefined, url: string): string {
+  if (!url.startsWith('/') || issuer === undefined) return url;
+  return new URL(issuer).origin + url;
+}

@@ -8,6 +8,9 @@ import { errorResponse, queryParams, repeatedAuthorization } from '../http.js';
 import { isPending, liveness, lookupToken, MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
 import { verifyPersonal } from '../personal/personal-tokens.js';
 import { protectedResource } from './resource-metadata.js';
+import type { DpopProofs } from '../context.js';
+import { boundTo, dpopChallenge, type DpopChallengeError } from '../dpop/binding.js';
+import { requestUrl } from '../dpop/htu.js';
 import type {
   AuthenticateOptions,
   AuthenticateResult,
@@ -53,30 +56,72 @@ const METHOD_SCOPE: Refusal = {
   description: 'The access token does not allow this request method.',
 };
 const REQUEST_SCOPE: Refusal = { status: 403, error: 'insufficient_scope', description: 'The access token does not allow this request.' };
+// RFC 9449 §7: a resource that takes DPoP-bound tokens only refuses a bearer token, whatever it is.
+const DPOP_ONLY: Refusal = { status: 401, error: 'invalid_token', description: 'This resource accepts DPoP-bound access tokens only.' };
+/** `DPoP <token68>` (RFC 9449 §7.1), the scheme in any case. */
+const DPOP_SCHEME = /^dpop +([A-Za-z0-9\-._~+/]+=*)$/i;
 
 /**
  * The challenge that answers `refusal`: `scope` is what the request needs (RFC 6750 §3), and a
  * request to a protected resource names its metadata (`resource_metadata`, RFC 9728 §5.1), so a
  * client knows what to ask for and where.
  */
-function challenge(ctx: Context, refusal: Refusal, scope?: string, resource?: ProtectedResource): AuthenticateResult {
+function challenge(
+  ctx: Context,
+  refusal: Refusal,
+  scope?: string,
+  resource?: ProtectedResource,
+  scheme?: 'DPoP',
+  nonce?: string,
+): AuthenticateResult {
   const { status, error, description } = refusal;
   let value = `Bearer realm="${ctx.options.realm}"`;
-  if (error) value += `, error="${error}"`;
-  if (description) value += `, error_description="${description}"`;
-  if (scope) value += `, scope="${scope}"`;
+  if (scheme === undefined) {
+    if (error) value += `, error="${error}"`;
+    if (description) value += `, error_description="${description}"`;
+    if (scope) value += `, scope="${scope}"`;
+  }
   if (resource) value += `, resource_metadata="${resource.metadataUrl}"`;
+  // RFC 9449 §7.1: with DPoP on, the challenges name both schemes; the error goes with the scheme used.
+  if (ctx.dpop !== undefined) value = withDpopChallenge(ctx, ctx.dpop, value, refusal, scope, resource, scheme);
   const body = error
     ? { error, error_description: description }
     : { error_description: 'An access token is required (Authorization: Bearer <token>).' };
-  return {
-    ok: false,
-    response: {
-      status,
-      headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', 'www-authenticate': value },
-      body: JSON.stringify(body),
-    },
+  const headers: Record<string, string> = {
+    'content-type': 'application/json; charset=utf-8',
+    'cache-control': 'no-store',
+    'www-authenticate': value,
   };
+  // RFC 9449 §9: the nonce to retry with.
+  if (nonce !== undefined) headers['dpop-nonce'] = nonce;
+  return { ok: false, response: { status, headers, body: JSON.stringify(body) } };
+}
+
+/**
+ * `bearer` followed by the DPoP challenge (RFC 9449 §7.1), or the DPoP challenge alone at a
+ * resource that takes DPoP-bound tokens only. The refusal's error goes with the DPoP challenge
+ * when the request used that scheme, or when the resource takes no other.
+ */
+function withDpopChallenge(
+  ctx: Context,
+  dpop: DpopProofs,
+  bearer: string,
+  refusal: Refusal,
+  scope: string | undefined,
+  resource: ProtectedResource | undefined,
+  scheme: 'DPoP' | undefined,
+): string {
+  const only = resource?.dpopBoundAccessTokensRequired === true;
+  const own = scheme !== undefined || only;
+  const value = dpopChallenge({
+    algorithms: dpop.algorithms,
+    realm: ctx.options.realm,
+    ...(own && refusal.error !== undefined && { error: refusal.error as DpopChallengeError }),
+    ...(own && refusal.description !== undefined && { description: refusal.description }),
+    ...(own && scope && { scope }),
+    ...(only && resource && { resourceMetadata: resource.metadataUrl }),
+  });
+  return only ? value : `${bearer}, ${value}`;
 }
 
 /**
@@ -144,13 +189,16 @@ function verified(
   now: number,
   resource: ProtectedResource | undefined,
   report: (error: unknown) => void,
+  jkt?: string,
 ): VerifiedToken | null {
   const token = found.token;
   if (token.kind === 'access') {
     const allowed = resource === undefined ? token.audience === undefined : audienceAllows(token, resource.resource);
-    return allowed && liveness(found, now) === 'live' ? verifiedAccess(ctx, token, found.grant) : null;
+    // RFC 9449 §7.1, §7.2: a bound token with a proof of its key only, a bearer token without one.
+    const keyed = token.dpop === undefined ? jkt === undefined : jkt !== undefined && boundTo(token.dpop, jkt);
+    return allowed && keyed && liveness(found, now) === 'live' ? verifiedAccess(ctx, token, found.grant) : null;
   }
-  return token.kind === 'personal' ? verifyPersonal(ctx, found, now, report) : null;
+  return token.kind === 'personal' && jkt === undefined ? verifyPersonal(ctx, found, now, report) : null;
 }
 
 /**
@@ -179,6 +227,11 @@ export interface BearerNeeds {
    * body, RFC 6750 §2.2) and made sure it was sent in one place only; else the header's.
    */
   readonly token?: string | undefined;
+  /**
+   * `DPoP` when the request presented its token with the DPoP scheme and a proof (RFC 9449 §7):
+   * the challenges then carry the error on the DPoP scheme. Set by the DPoP check itself.
+   */
+  readonly scheme?: 'DPoP' | undefined;
 }
 
 /**
@@ -202,7 +255,12 @@ export async function authenticate(
   // every API request.
   try {
     const token = needs?.token ?? bearerToken(request);
-    if (typeof token !== 'string') return needs === undefined ? challenge(ctx, token) : await refuse(ctx, token, request, needs);
+    if (typeof token !== 'string') {
+      // `Authorization: DPoP …` is no bearer token; with DPoP on, it is checked with its proof.
+      if (token === NO_TOKEN && ctx.dpop !== undefined) return await dpopAuthenticate(ctx, ctx.dpop, request, report, needs);
+      return needs === undefined ? challenge(ctx, token) : await refuse(ctx, token, request, needs);
+    }
+    if (needs?.resource?.dpopBoundAccessTokensRequired) return await refuse(ctx, DPOP_ONLY, request, needs);
     // Only a verified JWT names an access token when they are JWTs (a bare `jti` is no credential).
     const read = lookupToken(ctx, token, true);
     const found = isPending(read) ? await read : read;
@@ -223,8 +281,8 @@ export async function authenticate(
  */
 async function refuse(ctx: Context, refusal: Refusal, request: OAuthRequest, needs: BearerNeeds): Promise<AuthenticateResult> {
   const resource = needs.resource;
-  if (resource === undefined || refusal.status !== 401) return challenge(ctx, refusal, undefined, resource);
-  return challenge(ctx, refusal, (await neededScope(ctx, resource, request, needs))?.join(' '), resource);
+  if (resource === undefined || refusal.status !== 401) return challenge(ctx, refusal, undefined, resource, needs.scheme);
+  return challenge(ctx, refusal, (await neededScope(ctx, resource, request, needs))?.join(' '), resource, needs.scheme);
 }
 
 /** The scope part of a check with needs, for a token that passed. */
@@ -232,10 +290,48 @@ async function scoped(ctx: Context, token: VerifiedToken, request: OAuthRequest,
   const resource = needs.resource;
   const needed = needs.scope ?? (resource?.requiredScope ? await neededScope(ctx, resource, request, needs) : undefined);
   if (needed !== undefined) {
-    return covers(token.scope, needed) ? { ok: true, token } : challenge(ctx, REQUEST_SCOPE, needed.join(' '), resource);
+    return covers(token.scope, needed) ? { ok: true, token } : challenge(ctx, REQUEST_SCOPE, needed.join(' '), resource, needs.scheme);
   }
   const allowed = ctx.scopes.check(token.scope, request);
-  return allowed.ok ? { ok: true, token } : challenge(ctx, METHOD_SCOPE, allowed.needed, resource);
+  return allowed.ok ? { ok: true, token } : challenge(ctx, METHOD_SCOPE, allowed.needed, resource, needs.scheme);
+}
+
+/**
+ * The check of `Authorization: DPoP <token>` with its `DPoP` proof (RFC 9449 §7): the proof of
+ * this request (`htm`, `htu`, `ath` of the token, not seen before), then the bearer check's own
+ * steps for a token bound to the proof's key. A refused proof is a 401 `invalid_dpop_proof`, or
+ * `use_dpop_nonce` with a `DPoP-Nonce` header (§9). Reached only when the Authorization header
+ * holds no bearer token, so a bearer request never comes here.
+ */
+async function dpopAuthenticate(
+  ctx: Context,
+  dpop: DpopProofs,
+  request: OAuthRequest,
+  report: (error: unknown) => void,
+  needs: BearerNeeds | undefined,
+): Promise<AuthenticateResult> {
+  const raw = request.headers['authorization'];
+  if (typeof raw !== 'string' || !/^dpop(\s|$)/i.test(raw))
+    return needs === undefined ? challenge(ctx, NO_TOKEN) : await refuse(ctx, NO_TOKEN, request, needs);
+  const withScheme: BearerNeeds = { ...needs, scheme: 'DPoP' };
+  const token = DPOP_SCHEME.exec(raw)?.[1];
+  if (token === undefined || token.length > MAX_TOKEN_LENGTH) return await refuse(ctx, MALFORMED, request, withScheme);
+  const now = ctx.clock.now();
+  const verdict = await dpop.verify(request.headers['dpop'], {
+    htm: request.method,
+    htu: requestUrl(ctx.options.issuer, request.url),
+    now,
+    accessToken: token,
+  });
+  if (!verdict.ok) {
+    const refusal: Refusal = { status: 401, error: verdict.error, description: verdict.description };
+    return challenge(ctx, refusal, undefined, needs?.resource, 'DPoP', verdict.nonce);
+  }
+  const read = lookupToken(ctx, token, true);
+  const found = isPending(read) ? await read : read;
+  const verifiedToken = found === null ? null : verified(ctx, found, now, needs?.resource, report, verdict.jkt);
+  if (verifiedToken === null) return await refuse(ctx, INVALID, request, withScheme);
+  return await scoped(ctx, verifiedToken, request, withScheme);
 }
 
 /** A scope token (RFC 6749 §3.3): what may go between the quotes of a challenge's `scope`. */

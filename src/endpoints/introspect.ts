@@ -6,6 +6,7 @@ import { formParamsWithin, jsonResponse } from '../http.js';
 import { isPending, liveness, lookupToken, TOKEN_ABOUT_PARAMS } from '../tokens/lookup.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 import { jsonFailure } from '../failure.js';
+import { confirmation, DPOP_TOKEN_TYPE } from '../dpop/binding.js';
 
 /**
  * POST /v1/oauth/introspect (RFC 7662). The caller must authenticate as a confidential client,
@@ -33,12 +34,14 @@ export async function introspect(ctx: Context, request: OAuthRequest): Promise<O
       client_id: token.clientId,
       username: grant.account.email,
       sub: grant.account.uuid,
-      ...(token.kind === 'access' && { token_type: 'bearer' }),
+      ...(token.kind === 'access' && { token_type: token.dpop === undefined ? 'bearer' : DPOP_TOKEN_TYPE }),
       iat: Math.floor(token.issuedAt / 1000),
       ...(token.expiresAt !== null && { exp: Math.floor(token.expiresAt / 1000) }),
       ...(ctx.options.issuer && { iss: ctx.options.issuer }),
       // RFC 7662 §2.2: the resources the token is for (RFC 8707), only for a token issued with them.
       ...(token.audience !== undefined && { aud: token.audience.length === 1 ? token.audience[0] : [...token.audience] }),
+      // RFC 9449 §6.2: the key a DPoP-bound token is bound to.
+      ...(token.dpop !== undefined && { cnf: confirmation(token.dpop.jkt) }),
     });
   } catch (error) {
     return jsonFailure(ctx, request, error, 500);

@@ -57,6 +57,8 @@ export function metadataDocument(ctx: Context, options: MetadataOptions = {}): R
     ...(o.clientMetadataDocuments && { client_id_metadata_document_supported: true }),
     // RFC 9728 §4: the protected resources this authorization server issues tokens for.
     ...(o.protectedResources && { protected_resources: o.protectedResources.map((r) => r.resource) }),
+    // RFC 9449 §5.1: DPoP is on, with these proof algorithms.
+    ...(ctx.dpop && { dpop_signing_alg_values_supported: [...ctx.dpop.algorithms] }),
   };
 }
 

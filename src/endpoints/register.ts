@@ -89,6 +89,11 @@ export async function register(ctx: Context, request: OAuthRequest): Promise<OAu
     }
     const clientUri = m.client_uri === undefined ? undefined : httpsUri(m.client_uri);
     const logoUri = m.logo_uri === undefined ? undefined : httpsUri(m.logo_uri);
+    // RFC 9449 §5.2: a client may register as using DPoP always; without DPoP here the field is ignored.
+    const dpopBound = ctx.dpop ? m.dpop_bound_access_tokens : undefined;
+    if (dpopBound !== undefined && typeof dpopBound !== 'boolean') {
+      return bad('invalid_client_metadata', 'dpop_bound_access_tokens must be true or false.');
+    }
     const allow = ctx.options.onDynamicRegistration;
     if (allow && !(await allow({ clientName: name, redirectUri: uris[0] }, request))) {
       return bad('access_denied', 'This registration was refused.', 403);
@@ -97,7 +102,14 @@ export async function register(ctx: Context, request: OAuthRequest): Promise<OAu
     try {
       client = await createClient(
         ctx,
-        { name, redirectUri: uris[0], public: true, responseTypes: ['code'], grantTypes },
+        {
+          name,
+          redirectUri: uris[0],
+          public: true,
+          responseTypes: ['code'],
+          grantTypes,
+          ...(dpopBound && { dpopBoundAccessTokens: true }),
+        },
         { registration: 'dynamic', clientUri, logoUri },
       );
     } catch (error) {
@@ -117,6 +129,7 @@ export async function register(ctx: Context, request: OAuthRequest): Promise<OAu
       response_types: ['code'],
       ...(clientUri !== undefined && { client_uri: clientUri }),
       ...(logoUri !== undefined && { logo_uri: logoUri }),
+      ...(dpopBound && { dpop_bound_access_tokens: true }),
     });
   } catch (error) {
     // The host's hook or storage failing, or a request that is not one (a method that is not a string).

@@ -31,6 +31,9 @@ export function resourceMetadataDocument(ctx: Context, resource: string): Record
     // RFC 6750 §2.1 only: a token in a form body or the query is refused (docs/reference.md#resource-check).
     bearer_methods_supported: ['header'],
     ...(entry.name !== undefined && { resource_name: entry.name }),
+    // RFC 9728 §2: the proofs this resource takes (RFC 9449), and whether it takes DPoP-bound tokens only.
+    ...(ctx.dpop && { dpop_signing_alg_values_supported: [...ctx.dpop.algorithms] }),
+    ...(entry.dpopBoundAccessTokensRequired && { dpop_bound_access_tokens_required: true }),
   };
 }
 

@@ -12,6 +12,7 @@ import type { IssuedTokens } from '../tokens/mint.js';
 import { tokenResponseJson } from '../tokens/response.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 import { jsonFailure } from '../failure.js';
+import { proofRequired, tokenRequestProof } from '../dpop/token-request.js';
 
 /**
  * Every parameter the token endpoint defines, each of which may appear once (RFC 6749 §3.2),
@@ -44,6 +45,7 @@ type Grant = (
   params: TokenParams,
   client: ClientRecord | null,
   resources: readonly string[] | undefined,
+  jkt: string | undefined,
 ) => Promise<IssuedTokens>;
 
 /** The grants, by `grant_type`. */
@@ -87,9 +89,19 @@ export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthR
     if (client && !mayUseGrant(client, params.grant_type)) {
       throw new OAuthError('unauthorized_client', `This application may not use grant_type=${params.grant_type}.`);
     }
-    const issued = await grant(ctx, params, client, resources);
+    // RFC 9449 §5: a proof binds the tokens; checked before the grant uses anything up.
+    const issuer = ctx.options.issuer;
+    const proof =
+      ctx.dpop && issuer && request.headers['dpop'] !== undefined
+        ? await tokenRequestProof(ctx.dpop, issuer, request, ctx.clock.now())
+        : undefined;
+    if (proof === undefined && client?.dpopBoundAccessTokens && ctx.dpop)
+      throw proofRequired('this application uses DPoP-bound tokens only');
+    const issued = await grant(ctx, params, client, resources, proof?.jkt);
     const json = tokenResponseJson(ctx, issued.grant, issued.pair);
-    return jsonTextResponse(200, typeof json === 'string' ? json : await json);
+    const response = jsonTextResponse(200, typeof json === 'string' ? json : await json);
+    if (proof?.nonce !== undefined) response.headers['dpop-nonce'] = proof.nonce;
+    return response;
   } catch (error) {
     return jsonFailure(ctx, request, error, 500);
   }

@@ -8,7 +8,9 @@ import { MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
 import { familyEnd, type IssuedTokens } from '../tokens/mint.js';
 import { accessAudience } from '../checks/resource.js';
 import { invalidGrant } from './invalid-grant.js';
-import { issued, mintTokens, type Issue } from './issue-tokens.js';
+import { issued, keyBinding, mintTokens, type Issue } from './issue-tokens.js';
+import { boundTo } from '../dpop/binding.js';
+import { proofRequired } from '../dpop/token-request.js';
 
 /**
  * `grant_type=authorization_code` (RFC 6749 §4.1.3; docs/reference.md#authorization-code-grant).
@@ -20,6 +22,7 @@ export async function authorizationCodeGrant(
   params: Partial<Record<'code' | 'redirect_uri' | 'code_verifier', string>>,
   client: ClientRecord | null,
   resources?: readonly string[],
+  jkt?: string,
 ): Promise<IssuedTokens> {
   // RFC 6749 §4.1.3: the client authenticates (a public client with client_id alone).
   if (!client) throw invalidClient();
@@ -35,6 +38,9 @@ export async function authorizationCodeGrant(
   if (!clientRedirectUriMatches(client, code.redirectUri, client.secretHash === null)) throw invalidGrant();
   // PKCE (RFC 7636 §4.6): a wrong or missing verifier uses nothing up either.
   checkVerifier(code, params.code_verifier, invalidGrant);
+  // RFC 9449 §10: a code bound with `dpop_jkt` is exchanged with a proof of that key only.
+  if (code.dpop !== undefined && (jkt === undefined || !boundTo(code.dpop, jkt)))
+    throw jkt === undefined ? proofRequired('the code is bound to a DPoP key') : invalidGrant();
   // RFC 8707 §2.2: `resource` narrows the access token to some of the code's resources; the
   // refresh token keeps them all. A resource not granted is `invalid_target`, and uses nothing up.
   const audience = resources === undefined ? code.resources : accessAudience(ctx, resources, code.resources);
@@ -51,6 +57,7 @@ export async function authorizationCodeGrant(
     audience,
     refreshAudience: code.resources,
     refreshFamily: null, // a new family starts
+    dpop: keyBinding(jkt, client),
   };
   const pair = mintTokens(ctx, issue, client);
   const outcome = await ctx.storage.redeemCode(hash, now, pair.records);

@@ -40,6 +40,8 @@ export async function issueCode(
   };
   // The resources granted (RFC 8707 §2): the exchange issues for these or some of them.
   if (req.resources !== undefined) record.resources = req.resources;
+  // RFC 9449 §10: the exchange must prove the key the request named.
+  if (req.dpopJkt !== undefined) record.dpop = { jkt: req.dpopJkt };
   try {
     await ctx.storage.createGrant(grant, { code: record });
   } catch (error) {

@@ -30,6 +30,18 @@ export interface Issue extends PairOptions {
   audience: string[] | undefined;
   refreshAudience: string[] | undefined;
   refreshFamily: RefreshFamilyPart | null;
+  /** DPoP (RFC 9449 §5): the key the tokens are bound to; absent: bearer tokens. */
+  dpop?: KeyBinding | undefined;
+}
+
+/**
+ * The DPoP key of an issue: the access token is bound to `jkt`, and so is the refresh token when
+ * `refresh` (a public client's, RFC 9449 §5; a confidential client's is protected by its
+ * authentication instead).
+ */
+export interface KeyBinding {
+  jkt: string;
+  refresh: boolean;
 }
 
 /**
@@ -37,7 +49,21 @@ export interface Issue extends PairOptions {
  * grant may not have one.
  */
 export function mintTokens(ctx: Context, issue: Issue, client: ClientRecord | null): IssuedPair {
-  return getsRefreshToken(issue, client) ? mintPair(ctx, issue) : mintAccessOnly(ctx, issue);
+  const pair = getsRefreshToken(issue, client) ? mintPair(ctx, issue) : mintAccessOnly(ctx, issue);
+  if (issue.dpop !== undefined) bind(pair, issue.dpop);
+  return pair;
+}
+
+/** Binds the minted records to a DPoP key (RFC 9449 §6): each its own copy of the binding. */
+function bind(pair: IssuedPair, binding: KeyBinding): void {
+  for (const record of pair.records) {
+    if (record.kind === 'access' || binding.refresh) record.dpop = { jkt: binding.jkt };
+  }
+}
+
+/** The binding of tokens issued with a proof of key `jkt` to `client`: its refresh token too when the client is public. */
+export function keyBinding(jkt: string | undefined, client: ClientRecord): KeyBinding | undefined {
+  return jkt === undefined ? undefined : { jkt, refresh: client.secretHash === null };
 }
 
 /** Whether a grant issues a refresh token with its access token. */

@@ -10,6 +10,8 @@ import { MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
 import { familyEnd, familyOf, familyPart, type IssuedTokens } from '../tokens/mint.js';
 import { invalidGrant } from './invalid-grant.js';
 import { issued, mintTokens, type Issue } from './issue-tokens.js';
+import { boundTo } from '../dpop/binding.js';
+import { proofRequired } from '../dpop/token-request.js';
 
 /**
  * `grant_type=refresh_token` (RFC 6749 §6; docs/reference.md#refresh-token-grant). The refresh
@@ -23,6 +25,7 @@ export async function refreshTokenGrant(
   params: Partial<Record<'refresh_token' | 'scope', string>>,
   client: ClientRecord | null,
   resources?: readonly string[],
+  jkt?: string,
 ): Promise<IssuedTokens> {
   if (!client && ctx.options.requireClientAuthOnRefresh) {
     throw invalidClient();
@@ -52,6 +55,10 @@ export async function refreshTokenGrant(
   if (found.token.rotatedAt !== null && !retry) return replay(ctx, found.token.grantId, found.token.clientId, found.token.rotatedAt, now);
   // A sibling revoked when another one was used: an invalidated token presented again (RFC 9700 §4.14.2).
   if (superseded(found.token, found.grant)) return replay(ctx, found.token.grantId, found.token.clientId, null, now);
+  // RFC 9449 §5: a bound refresh token is used with a proof of its key only; refused, it rotates nothing.
+  const bound = found.token.dpop;
+  if (bound !== undefined && (jkt === undefined || !boundTo(bound, jkt)))
+    throw jkt === undefined ? proofRequired('the refresh token is bound to a DPoP key') : invalidGrant();
   if (!client) {
     // Without credentials the token endpoint could not check the client's grant types: check
     // them for the client the token belongs to (RFC 6749 §5.2 `unauthorized_client`).
@@ -94,6 +101,8 @@ export async function refreshTokenGrant(
     refreshAudience: granted,
     refreshFamily: carried,
     refreshParent: hash,
+    // A bound refresh token stays bound; an unbound one is bound now unless a confidential client sent it.
+    dpop: jkt === undefined ? undefined : { jkt, refresh: bound !== undefined || client === null || client.secretHash === null },
   };
   const pair = mintTokens(ctx, issue, client);
   const retries = ctx.refreshRetry;

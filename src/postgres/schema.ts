@@ -284,6 +284,17 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
+    version: 12,
+    // DPoP (RFC 9449): the key thumbprint a token (§6) or a code (`dpop_jkt`, §10) is bound to,
+    // NULL for a bearer token and an unbound code; a client that uses DPoP-bound tokens only (§5.2).
+    name: 'dpop bindings: the key of a bound token or code, and clients that require DPoP',
+    up: (t) => [
+      `ALTER TABLE ${t.tokens} ADD COLUMN dpop_jkt text COLLATE "C"`,
+      `ALTER TABLE ${t.codes} ADD COLUMN dpop_jkt text COLLATE "C"`,
+      `ALTER TABLE ${t.clients} ADD COLUMN dpop_bound_access_tokens boolean NOT NULL DEFAULT false`,
+    ],
+  },
+  {
     version: 13,
     // Refresh retries (docs/reference.md#refresh-token-rotation-and-families): each refresh token
     // minted by a refresh names the token presented for it (parent_hash; NULL for the first of a

@@ -15,6 +15,7 @@ export const toToken = (r: Row): TokenRecord => {
   if (r['parent_hash'] != null) token.parentHash = r['parent_hash'] as string; // likewise
   if (r['child_rotated_at'] != null) token.childRotatedAt = ms(r['child_rotated_at']);
   if (r['audience'] != null) token.audience = strings(r['audience']); // tokens issued for resources only
+  if (r['dpop_jkt'] != null && token.kind !== 'personal') token.dpop = { jkt: r['dpop_jkt'] as string }; // DPoP-bound tokens only
   return token;
 };
 // One literal per kind: a personal token has no client (`client_id` NULL, migration 9).
@@ -45,7 +46,7 @@ const toTokenFields = (r: Row): TokenRecord =>
       };
 
 const TOKEN_COLUMNS =
-  'hash, kind, grant_id, client_id, scope, issued_at, expires_at, pair_hash, rotated_at, revoked_at, family_hash, audience, parent_hash';
+  'hash, kind, grant_id, client_id, scope, issued_at, expires_at, pair_hash, rotated_at, revoked_at, family_hash, audience, parent_hash, dpop_jkt';
 
 /** Insert `tokens` on `tx` in one statement, inside the transaction that issues them. */
 export async function insertTokens(db: Db, tx: PgPoolClient, tokens: TokenRecord[]): Promise<void> {
@@ -67,8 +68,9 @@ export async function insertTokens(db: Db, tx: PgPoolClient, tokens: TokenRecord
       token.familyHash ?? null,
       token.audience ?? null,
       token.parentHash ?? null,
+      token.kind === 'personal' ? null : (token.dpop?.jkt ?? null),
     );
-    return `(${Array.from({ length: 13 }, (_, i) => `$${base + i + 1}${i === 4 || i === 11 ? '::text[]' : ''}`).join(', ')})`;
+    return `(${Array.from({ length: 14 }, (_, i) => `$${base + i + 1}${i === 4 || i === 11 ? '::text[]' : ''}`).join(', ')})`;
   });
   await tx.query(`INSERT INTO ${db.t.tokens} (${TOKEN_COLUMNS}) VALUES ${rows.join(', ')}`, values);
 }

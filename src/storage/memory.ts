@@ -43,6 +43,7 @@ const copyClient = (c: ClientRecord): ClientRecord => {
   if (c.owner !== undefined) out.owner = c.owner;
   // JSON in, JSON out, as a database column keeps it: nothing shared with the caller.
   if (c.metadata !== undefined) out.metadata = JSON.parse(JSON.stringify(c.metadata)) as Record<string, unknown>;
+  if (c.dpopBoundAccessTokens === true) out.dpopBoundAccessTokens = true;
   return out;
 };
 // One literal per kind: a personal token has no client id (not even an `undefined` one).
@@ -64,6 +65,7 @@ const copyToken = (t: TokenRecord): TokenRecord => {
   if (t.parentHash != null) out.parentHash = t.parentHash; // likewise
   if (t.childRotatedAt != null) out.childRotatedAt = t.childRotatedAt;
   if (t.audience !== undefined) out.audience = t.audience.slice();
+  if (t.dpop !== undefined) out.dpop = { jkt: t.dpop.jkt }; // DPoP-bound tokens only
   return out;
 };
 const copyPersonalToken = (t: PersonalTokenRecord): PersonalTokenRecord => {
@@ -114,6 +116,7 @@ const copyCode = (c: CodeRecord): CodeRecord => {
     usedAt: c.usedAt,
   };
   if (c.resources !== undefined) out.resources = c.resources.slice();
+  if (c.dpop !== undefined) out.dpop = { jkt: c.dpop.jkt };
   return out;
 };
 const copyConsent = (c: ConsentRecord): ConsentRecord => ({
@@ -149,6 +152,7 @@ const copyRequest = (r: AuthorizationRequestRecord): AuthorizationRequestRecord 
   if (r.codeChallengeMethod !== undefined) out.codeChallengeMethod = r.codeChallengeMethod;
   if (r.browserHash !== undefined) out.browserHash = r.browserHash;
   if (r.resources !== undefined) out.resources = r.resources.slice();
+  if (r.dpopJkt !== undefined) out.dpopJkt = r.dpopJkt;
   return out;
 };
 const copyVerification = (d: DeviceVerificationRecord): DeviceVerificationRecord => {

@@ -60,6 +60,11 @@ export interface ClientRecord {
   owner?: string;
   /** The host's own fields for the client, a JSON object kept as given (docs/reference.md#managing-clients). */
   metadata?: Record<string, unknown>;
+  /**
+   * The client always uses DPoP (RFC 9449 §5.2 `dpop_bound_access_tokens`): a token request
+   * without a proof is refused. Absent: DPoP is the client's choice. A store must keep it.
+   */
+  dpopBoundAccessTokens?: true;
 }
 
 /**
@@ -113,6 +118,8 @@ export interface AuthorizationRequestRecord {
    * none was sent. Copied to the code. A store must keep it.
    */
   resources?: string[];
+  /** The key the code is bound to (`dpop_jkt`, RFC 9449 §10), where DPoP is on. Copied to the code. A store must keep it. */
+  dpopJkt?: string;
 }
 
 /**
@@ -354,6 +361,8 @@ export interface CodeRecord {
    * Absent when the authorization request named none (tokens without an audience).
    */
   resources?: string[];
+  /** The key the exchange must prove (`dpop_jkt`, RFC 9449 §10); absent: any key or none. A store must keep it. */
+  dpop?: DpopBinding;
 }
 
 /**
@@ -406,6 +415,20 @@ export interface TokenFields {
 export interface OAuthTokenRecord extends TokenFields {
   kind: 'access' | 'refresh';
   clientId: string;
+  /**
+   * The key the token is bound to (DPoP, RFC 9449 §6): it is accepted only with a proof signed by
+   * that key. Absent: a bearer token. A store must keep it.
+   */
+  dpop?: DpopBinding;
+}
+
+/**
+ * The binding of a token or an authorization code to a DPoP key (RFC 9449 §6, §10).
+ * @group Storage
+ */
+export interface DpopBinding {
+  /** JWK SHA-256 Thumbprint (RFC 7638) of the key. */
+  jkt: string;
 }
 
 /**

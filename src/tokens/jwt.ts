@@ -56,7 +56,10 @@ export class JwtAccessTokens {
     const aud = claims.aud === undefined ? this.options.audience : claims.aud.length === 1 ? claims.aud[0]! : [...claims.aud];
     // The claims in the order the token has always had them.
     const payload = { client_id: claims.clientId, scope: claims.scope, iss: this.options.issuer, aud, sub: claims.sub, jti: claims.jti };
-    return this.keys.sign(this.alg, { ...payload, iat: Math.floor(claims.iat / 1000), exp: Math.floor(claims.exp / 1000) }, 'at+jwt');
+    const body: Record<string, unknown> = { ...payload, iat: Math.floor(claims.iat / 1000), exp: Math.floor(claims.exp / 1000) };
+    // RFC 9449 §6.1: a DPoP-bound token names its key's thumbprint, last.
+    if (claims.cnf !== undefined) body.cnf = { jkt: claims.cnf.jkt };
+    return this.keys.sign(this.alg, body, 'at+jwt');
   }
 
   /** The `jti` of a token this server signed and that has not expired at `now`; `null` otherwise. */

@@ -112,6 +112,7 @@ export function accessTokenValue(ctx: Context, access: MintedAccess, grant: Gran
     iat: access.record.issuedAt,
     exp: access.record.expiresAt,
     aud: access.record.audience,
+    cnf: access.record.dpop,
   });
 }
 

@@ -3,6 +3,7 @@ import { jsonString } from '../http.js';
 import type { GrantRecord } from '../storage/types.js';
 import type { Account } from '../types.js';
 import { accessTokenValue, type IssuedPair } from './mint.js';
+import { DPOP_TOKEN_TYPE } from '../dpop/binding.js';
 
 /**
  * The `info` object of a token response (docs/reference.md#token-response): the account's
@@ -34,14 +35,17 @@ function tokenJson(ctx: Context, grant: GrantRecord, pair: IssuedPair, accessTok
   // Exactly what JSON.stringify writes. A host `info` hook, or an account whose fields are not
   // all strings (a JavaScript host may hand over a null email), takes JSON.stringify itself.
   if (ctx.options.info || typeof account.name !== 'string' || typeof account.email !== 'string' || typeof account.uuid !== 'string') {
-    const body: Record<string, unknown> = { access_token: accessToken, token_type: 'bearer', expires_in: expiresIn };
+    const body: Record<string, unknown> = { access_token: accessToken, token_type: tokenType(pair), expires_in: expiresIn };
     if (pair.refreshToken !== null) body.refresh_token = pair.refreshToken;
     return JSON.stringify({ ...body, scope, info: infoOf(ctx, account) });
   }
   const refresh = pair.refreshToken === null ? '' : `"refresh_token":${jsonString(pair.refreshToken)},`;
   return (
-    `{"access_token":${jsonString(accessToken)},"token_type":"bearer","expires_in":${expiresIn},` +
+    `{"access_token":${jsonString(accessToken)},"token_type":"${tokenType(pair)}","expires_in":${expiresIn},` +
     `${refresh}"scope":${jsonString(scope)},` +
     `"info":{"name":${jsonString(account.name)},"email":${jsonString(account.email)},"uuid":${jsonString(account.uuid)}}}`
   );
 }
+
+/** `DPoP` for an access token bound to a key (RFC 9449 §5), else `bearer`. */
+const tokenType = (pair: IssuedPair): string => (pair.access.record.dpop === undefined ? 'bearer' : DPOP_TOKEN_TYPE);

@@ -292,7 +292,7 @@ const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions
         }),
       }),
     );
-    app.use('/v2/*', honoRequireToken(server));
+    app.use('/v2/*', honoRequireToken(server, options.trustProxy ? { trustProxy: true } : {}));
     app.get('/v2/account', (c) => c.json({ oauth: c.get('oauth') }));
     app.post('/v2/things', (c) => c.json({ created: true, oauth: c.get('oauth') }, 201));
     if (options.resource !== undefined) {
@@ -318,7 +318,7 @@ const hosts: Record<InProcess, (server: AuthorizationServer, options: AppOptions
         onDeviceVerification: (_req, res, interaction) => text(res, 200, customText('device', interaction)),
       }),
     });
-    const protect = nodeRequireToken(server);
+    const protect = nodeRequireToken(server, options.trustProxy ? { trustProxy: true } : {});
     // The routes of the other hosts, by hand: `requireToken` in front of everything under /v2.
     const resource = (req: Parameters<typeof protect>[0], res: ServerResponse) => {
       const path = (req.url ?? '/').split('?')[0]!;

@@ -225,4 +225,43 @@ export const recordCases: readonly StorageConformanceCase[] = [
       same((await storage.findToken(bare.hash))?.token, bare, 'a token saved without an audience comes back without the field');
     },
   ),
+  conformanceCase(
+    "DPoP bindings (RFC 9449): a request's dpopJkt, a code's and a token's dpop section, a client's dpopBoundAccessTokens round trip; absent stays absent",
+    async (make) => {
+      const storage = await make();
+      const jkt = hash();
+      const client: ClientRecord = {
+        id: id(),
+        name: 'Agent',
+        redirectUri: CALLBACK,
+        secretHash: null,
+        createdAt: T0,
+        dpopBoundAccessTokens: true,
+      };
+      await storage.saveClient(client);
+      same(await storage.findClient(client.id), client, 'findClient returns dpopBoundAccessTokens');
+      const interaction = makeInteraction();
+      interaction.request.dpopJkt = jkt;
+      await storage.saveInteraction(interaction);
+      same(requestOf(await storage.findInteraction(interaction.idHash))?.dpopJkt, jkt, "an interaction's request keeps its dpopJkt");
+
+      const { grant, code } = await withCode(storage, { dpop: { jkt } });
+      same(await storage.findCode(code.hash), code, 'findCode returns the dpop section of a code');
+      const [access, refresh] = makePair(grant, T0 + 1);
+      access.dpop = { jkt };
+      refresh.dpop = { jkt };
+      check((await storage.redeemCode(code.hash, T0 + 1, [access, refresh])).ok, 'redeemCode of a fresh code succeeds');
+      same((await storage.findToken(access.hash))?.token, access, 'findToken returns the dpop section of a token inserted by redeemCode');
+      same((await storage.findToken(refresh.hash))?.token, refresh, 'and of its refresh token');
+      const [access2, refresh2] = makePair(grant, T0 + 2);
+      access2.dpop = { jkt };
+      check((await storage.rotateRefreshToken(refresh.hash, T0 + 2, [access2, refresh2])).ok, 'rotateRefreshToken succeeds');
+      same(
+        (await storage.findToken(access2.hash))?.token,
+        access2,
+        'findToken returns the dpop section of a token inserted by rotateRefreshToken',
+      );
+      same((await storage.findToken(refresh2.hash))?.token, refresh2, 'and a refresh token without one comes back without the field');
+    },
+  ),
 ];

@@ -1,0 +1,36 @@
+/**
+ * DPoP proofs for the wiring tests: signed with jose at the server's (fake) clock, so each test
+ * controls `iat`, and any claim can be changed or left out.
+ */
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import { sha256Base64url } from '../../src/crypto.js';
+
+export interface ProofKey {
+  privateKey: CryptoKey;
+  jwk: JWK;
+  jkt: string;
+}
+
+/** An ES256 key pair, with its public JWK and thumbprint. */
+export async function proofKey(): Promise<ProofKey> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const jwk = await exportJWK(publicKey);
+  return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk, 'sha256') };
+}
+
+let counter = 0;
+
+/** A proof of `htm htu` at `now` (milliseconds), with `ath` of `accessToken` when given; `claims` replace or add claims. */
+export function proof(
+  key: ProofKey,
+  htm: string,
+  htu: string,
+  now: number,
+  options: { accessToken?: string; nonce?: string; claims?: Record<string, unknown> } = {},
+): Promise<string> {
+  const claims: Record<string, unknown> = { htm, htu, iat: Math.floor(now / 1000), jti: `jti-${++counter}-${Math.random()}` };
+  if (options.accessToken !== undefined) claims.ath = sha256Base64url(options.accessToken);
+  if (options.nonce !== undefined) claims.nonce = options.nonce;
+  Object.assign(claims, options.claims);
+  return new SignJWT(claims).setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk: key.jwk }).sign(key.privateKey);
+}
