@@ -12,6 +12,7 @@ import type { IssuedTokens } from '../tokens/mint.js';
 import { tokenResponseJson } from '../tokens/response.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 import { jsonFailure } from '../failure.js';
+import { idTokenResponse } from '../oidc/provider.js';
 
 /**
  * Every parameter the token endpoint defines, each of which may appear once (RFC 6749 §3.2),
@@ -89,6 +90,9 @@ export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthR
     }
     const issued = await grant(ctx, params, client, resources);
     const json = tokenResponseJson(ctx, issued.grant, issued.pair);
+    // OpenID Connect (Core §3.1.3.3, §12.2): an ID token while the scope keeps `openid`.
+    if (issued.openid && ctx.openid && issued.pair.scope.includes('openid'))
+      return jsonTextResponse(200, await idTokenResponse(ctx, ctx.openid, issued, typeof json === 'string' ? json : await json));
     return jsonTextResponse(200, typeof json === 'string' ? json : await json);
   } catch (error) {
     return jsonFailure(ctx, request, error, 500);

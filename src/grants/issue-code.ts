@@ -40,6 +40,8 @@ export async function issueCode(
   };
   // The resources granted (RFC 8707 §2): the exchange issues for these or some of them.
   if (req.resources !== undefined) record.resources = req.resources;
+  // OpenID Connect: what the code's ID token says besides the grant (Core §3.1.3.3).
+  if (grant.openid) record.openid = req.openid?.nonce === undefined ? { ...grant.openid } : { ...grant.openid, nonce: req.openid.nonce };
   try {
     await ctx.storage.createGrant(grant, { code: record });
   } catch (error) {

@@ -11,6 +11,7 @@ import { insertTokens } from './tokens.js';
 const toCode = (r: Row): CodeRecord => {
   const code = toCodeFields(r);
   if (r['resources'] != null) code.resources = strings(r['resources']);
+  if (r['openid'] != null) code.openid = r['openid'] as NonNullable<CodeRecord['openid']>;
   return code;
 };
 const toCodeFields = (r: Row): CodeRecord => ({
@@ -29,8 +30,8 @@ const toCodeFields = (r: Row): CodeRecord => ({
 export function insertCode(db: Db, tx: PgPoolClient, code: CodeRecord): Promise<PgQueryResult> {
   return tx.query(
     `INSERT INTO ${db.t.codes}
-    (hash, grant_id, client_id, redirect_uri, scope, code_challenge, code_challenge_method, expires_at, used_at, resources)
-    VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, $9, $10::text[])`,
+    (hash, grant_id, client_id, redirect_uri, scope, code_challenge, code_challenge_method, expires_at, used_at, resources, openid)
+    VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, $9, $10::text[], $11::jsonb)`,
     [
       code.hash,
       code.grantId,
@@ -42,6 +43,7 @@ export function insertCode(db: Db, tx: PgPoolClient, code: CodeRecord): Promise<
       ms(code.expiresAt),
       msOrNull(code.usedAt),
       code.resources ?? null,
+      code.openid === undefined ? null : JSON.stringify(code.openid),
     ],
   );
 }

@@ -43,6 +43,8 @@ export const toGrant = (r: Row, prefix = ''): GrantRecord =>
         scope: strings(r[`${prefix}scope`]),
         createdAt: ms(r[`${prefix}created_at`]),
         revokedAt: msOrNull(r[`${prefix}revoked_at`]),
+        // Migration 11: NULL (a grant of a plain OAuth request) stays absent.
+        ...(r[`${prefix}openid`] != null && { openid: r[`${prefix}openid`] as { authTime: number } }),
       };
 
 /**
@@ -59,4 +61,4 @@ export function toOAuthGrant(r: Row, prefix = ''): OAuthGrantRecord {
 export const GRANT_COLUMNS = (alias: string) =>
   `${alias}.id AS g_id, ${alias}.kind AS g_kind, ${alias}.client_id AS g_client_id, ${alias}.account AS g_account, ` +
   `${alias}.scope AS g_scope, ${alias}.created_at AS g_created_at, ${alias}.revoked_at AS g_revoked_at, ` +
-  `${alias}.name AS g_name, ${alias}.last_used_at AS g_last_used_at`;
+  `${alias}.name AS g_name, ${alias}.last_used_at AS g_last_used_at, ${alias}.openid AS g_openid`;

@@ -10,7 +10,7 @@ export const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
  * The current schema version this code knows: the version of the last of `MIGRATIONS`.
  * @group Storage
  */
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 11;
 
 /** The qualified, quoted name of every table. */
 export interface Tables {
@@ -281,6 +281,18 @@ export const MIGRATIONS: readonly Migration[] = [
         expires_at bigint NOT NULL
       )`,
       `CREATE INDEX ${index('dpop_proofs_expires')} ON ${t.dpopProofs} (expires_at)`,
+    ],
+  },
+  {
+    version: 11,
+    // OpenID Connect: each record's section as one jsonb column, NULL for every record without
+    // one (all those stored before, and every request without `openid`). An interaction's request
+    // is jsonb already and carries its section as it is.
+    name: 'openid: the OpenID Connect sections of clients, grants and codes',
+    up: (t) => [
+      `ALTER TABLE ${t.clients} ADD COLUMN openid jsonb`,
+      `ALTER TABLE ${t.grants} ADD COLUMN openid jsonb`,
+      `ALTER TABLE ${t.codes} ADD COLUMN openid jsonb`,
     ],
   },
 ];

@@ -83,9 +83,13 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage: DPoP proofs seen', () => {
       for (const statement of m.up(t, (name) => quote(`authgate_${name}`))) await pool.query(statement);
       await pool.query(`INSERT INTO ${t.migrations} VALUES ($1, $2, $3)`, [m.version, m.name, T]);
     }
-    await storage.saveClient({ id: 'kept', name: 'Kept', redirectUri: 'https://kept.example/cb', secretHash: null, createdAt: T });
+    // A client row as version 9 wrote it (later versions add columns to the clients table).
+    await pool.query(`INSERT INTO ${t.clients} (id, name, redirect_uri, secret_hash, created_at) VALUES ('kept', 'Kept', $1, NULL, $2)`, [
+      'https://kept.example/cb',
+      T,
+    ]);
     expect(await storage.migrate()).toEqual({ from: 9, to: SCHEMA_VERSION });
-    expect(SCHEMA_VERSION).toBe(10);
+    expect(SCHEMA_VERSION).toBeGreaterThanOrEqual(10);
     expect(await storage.findClient('kept')).toMatchObject({ name: 'Kept' });
     expect(await storage.rememberDpopProof('k', T + 10, T)).toBe(true);
     expect(await storage.rememberDpopProof('k', T + 10, T)).toBe(false);

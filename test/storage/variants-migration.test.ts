@@ -56,12 +56,13 @@ describe.skipIf(!pool)('migration 9 on PostgreSQL', () => {
     const sessions = new FakeSessions(clock);
     const server = new AuthorizationServer({ storage, sessions, clock, deviceAuthorization: {} });
     const now = clock.now();
-    // The clients table is the same in both versions: registered as always.
-    const app = await server.registerClient({
-      name: 'Example App',
-      redirectUri: CALLBACK,
-      grantTypes: ['authorization_code', 'refresh_token', DEVICE_CODE_GRANT],
-    });
+    // The client as version 8 wrote it (later versions add columns to the clients table).
+    const app = { clientId: 'app-v8', clientSecret: secret() };
+    await pool!.query(
+      `INSERT INTO ${t.clients} (id, name, redirect_uri, secret_hash, created_at, response_types, grant_types)
+      VALUES ($1, 'Example App', $2, $3, $4, NULL, $5)`,
+      [app.clientId, CALLBACK, sha256Base64url(app.clientSecret), now, ['authorization_code', 'refresh_token', DEVICE_CODE_GRANT]],
+    );
     const ada = sessions.signIn(ADA);
     const get = (url: string, cookie = ada): OAuthRequest => ({ method: 'GET', url, headers: { cookie } });
     const post = (url: string, form: Record<string, string>): OAuthRequest => ({
