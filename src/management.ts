@@ -12,6 +12,7 @@ import { audit, type Context } from './context.js';
 import { randomId, randomToken, sha256Base64url } from './crypto.js';
 import { isOAuthError, OAuthError } from './errors.js';
 import { BIDI_CONTROLS, plainLine, plausibleId } from './rules.js';
+import { clientOpenIdSection, type ClientOpenIdInput } from './oidc/provider.js';
 import { withClientChanges } from './storage/copy.js';
 import { hasGroup, requireGroup } from './storage/groups.js';
 import {
@@ -42,6 +43,8 @@ export interface ClientTypes {
   owner?: string;
   /** Your own fields for the client: a plain JSON object of at most 4 KiB, kept as given. */
   metadata?: Record<string, unknown>;
+  /** Its OpenID Connect fields (docs/reference.md#openid-connect); only with the `openid` option. */
+  openid?: ClientOpenIdInput;
 }
 
 /** What `registerClient` takes. */
@@ -58,7 +61,7 @@ export interface ClientUpdate {
 }
 
 /** The fields of a client that registration and `updateClient` check, by their names there. */
-export type ClientField = 'name' | 'redirectUri' | 'owner' | 'metadata' | 'responseTypes' | 'grantTypes';
+export type ClientField = 'name' | 'redirectUri' | 'owner' | 'metadata' | 'responseTypes' | 'grantTypes' | 'openid';
 
 /** An `invalid_request` for one refused field of a client, naming the field (`fieldRefused`). */
 type FieldRefusal = OAuthError & { readonly field: ClientField };
@@ -158,6 +161,7 @@ export function clientInfo(client: ClientRecord): ClientInfo {
   if (client.logoUri !== undefined) info.logoUri = client.logoUri;
   if (client.owner !== undefined) info.owner = client.owner;
   if (client.metadata !== undefined) info.metadata = client.metadata;
+  if (client.openid !== undefined) info.openid = structuredClone(client.openid);
   return info;
 }
 
@@ -199,6 +203,8 @@ export async function createClient(
       `grantTypes must list 'authorization_code' or '${DEVICE_CODE_GRANT}' (or both), and may add 'refresh_token'.`,
     );
   }
+  const openid = input.openid === undefined ? undefined : clientOpenIdSection(ctx.openid, input.openid);
+  if (typeof openid === 'string') throw fieldRefused('openid', openid);
   const clientId = randomId() + randomId();
   const clientSecret = isPublic ? null : randomToken();
   const record: ClientRecord = {
@@ -215,6 +221,7 @@ export async function createClient(
   if (unreviewed?.logoUri) record.logoUri = unreviewed.logoUri;
   if (owner !== undefined) record.owner = owner;
   if (metadata !== undefined) record.metadata = metadata;
+  if (openid !== undefined) record.openid = openid;
   await ctx.storage.saveClient(record);
   audit(ctx, { type: 'client.registered', clientId, public: isPublic });
   return clientSecret === null ? { clientId, name, redirectUri, public: true } : { clientId, clientSecret, name, redirectUri };

@@ -395,6 +395,14 @@ export interface ClientInfo {
   owner?: string;
   /** The host's own fields, as given to `registerClient` or `updateClient`. */
   metadata?: Record<string, unknown>;
+  /** Its OpenID Connect fields, as registered (`ClientRecord.openid`; docs/reference.md#openid-connect). */
+  openid?: {
+    idTokenSignedResponseAlg?: 'RS256' | 'ES256' | 'EdDSA';
+    postLogoutRedirectUris?: string[];
+    defaultMaxAge?: number;
+    requireAuthTime?: boolean;
+    subjectType?: 'public' | 'pairwise';
+  };
 }
 
 /**

@@ -6,6 +6,7 @@ import type { ClientGrantType } from '../storage/types.js';
 import type { OAuthRequest, OAuthResponse, RegisteredPublicClient } from '../types.js';
 import { jsonFailure } from '../failure.js';
 import { createClient, refusedField } from '../management.js';
+import { clientOpenIdSection, openIdRegistrationInput, openIdRegistrationOutput } from '../oidc/provider.js';
 
 /** The longest `client_uri` / `logo_uri` kept, as for redirect URIs. */
 const MAX_URI = 2000;
@@ -89,6 +90,8 @@ export async function register(ctx: Context, request: OAuthRequest): Promise<OAu
     }
     const clientUri = m.client_uri === undefined ? undefined : httpsUri(m.client_uri);
     const logoUri = m.logo_uri === undefined ? undefined : httpsUri(m.logo_uri);
+    // OpenID Connect's client fields (Dynamic Client Registration 1.0 §2), with the option on; ignored without, as any metadata.
+    const openid = ctx.openid ? openIdRegistrationInput(m) : undefined;
     const allow = ctx.options.onDynamicRegistration;
     if (allow && !(await allow({ clientName: name, redirectUri: uris[0] }, request))) {
       return bad('access_denied', 'This registration was refused.', 403);
@@ -97,7 +100,7 @@ export async function register(ctx: Context, request: OAuthRequest): Promise<OAu
     try {
       client = await createClient(
         ctx,
-        { name, redirectUri: uris[0], public: true, responseTypes: ['code'], grantTypes },
+        { name, redirectUri: uris[0], public: true, responseTypes: ['code'], grantTypes, ...(openid && { openid }) },
         { registration: 'dynamic', clientUri, logoUri },
       );
     } catch (error) {
@@ -117,6 +120,7 @@ export async function register(ctx: Context, request: OAuthRequest): Promise<OAu
       response_types: ['code'],
       ...(clientUri !== undefined && { client_uri: clientUri }),
       ...(logoUri !== undefined && { logo_uri: logoUri }),
+      ...(openid && openIdRegistrationOutput(clientOpenIdSection(ctx.openid, openid))),
     });
   } catch (error) {
     // The host's hook or storage failing, or a request that is not one (a method that is not a string).

@@ -430,3 +430,80 @@ describe('signing keys, per-client algorithm, JWKS and discovery', () => {
     expect(json(t.server.metadata({ method: 'GET' })).userinfo_endpoint).toBeUndefined();
   });
 });
+
+describe("a client's OpenID Connect fields: registerClient and dynamic registration", () => {
+  it('registerClient keeps them (getClient shows them); a bad one is invalid_request naming the field; without the option they are refused', async () => {
+    const rs = await generateSigningKey('RS256', 'rs');
+    const es = await generateSigningKey('ES256', 'es');
+    const t = await oidc({ signingKeys: [rs, es] });
+    const registered = await t.server.registerClient({
+      name: 'OIDC App',
+      redirectUri: 'https://oidc.example/cb',
+      openid: { idTokenSignedResponseAlg: 'ES256', defaultMaxAge: 300, requireAuthTime: true },
+    });
+    expect((await t.server.getClient(registered.clientId))?.openid).toEqual({
+      idTokenSignedResponseAlg: 'ES256',
+      defaultMaxAge: 300,
+      requireAuthTime: true,
+    });
+    for (const openid of [
+      { idTokenSignedResponseAlg: 'EdDSA' },
+      { idTokenSignedResponseAlg: 'none' },
+      { defaultMaxAge: -1 },
+      { subjectType: 'pairwise' },
+      { nope: 1 },
+    ]) {
+      await expect(
+        t.server.registerClient({ name: 'X', redirectUri: 'https://x.example/cb', openid: openid as never }),
+      ).rejects.toMatchObject({ code: 'invalid_request', field: 'openid' });
+    }
+    const off = await setup({ issuer: ISSUER });
+    await expect(off.server.registerClient({ name: 'X', redirectUri: 'https://x.example/cb', openid: {} })).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
+  });
+
+  it('dynamic registration stores id_token_signed_response_alg and default_max_age and answers them; a bad one is invalid_client_metadata', async () => {
+    const t = await oidc(
+      { signingKeys: [await generateSigningKey('RS256', 'rs'), await generateSigningKey('EdDSA', 'ed')] },
+      { allowDynamicRegistration: true },
+    );
+    const register = (metadata: Record<string, unknown>) =>
+      t.server.registerDynamic({
+        method: 'POST',
+        url: '/v1/oauth/register',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ client_name: 'CLI', redirect_uris: ['http://127.0.0.1/cb'], ...metadata }),
+      });
+    const res = await register({
+      id_token_signed_response_alg: 'EdDSA',
+      default_max_age: 60,
+      post_logout_redirect_uris: ['http://127.0.0.1/out'],
+    });
+    expect(res.status).toBe(201);
+    const body = json(res);
+    expect(body).toMatchObject({ id_token_signed_response_alg: 'EdDSA', default_max_age: 60 });
+    expect(body.post_logout_redirect_uris).toBeUndefined();
+    expect((await t.server.getClient(body.client_id as string))?.openid).toEqual({ idTokenSignedResponseAlg: 'EdDSA', defaultMaxAge: 60 });
+    const bad = await register({ id_token_signed_response_alg: 'HS256' });
+    expect(bad.status).toBe(400);
+    expect(json(bad).error).toBe('invalid_client_metadata');
+  });
+
+  it('pairwise subjects: a pairwise client sees its own sub, the same in the ID token and at userinfo, another than a public client', async () => {
+    const t = await oidc({ pairwise: { salt: 's'.repeat(32) } });
+    const record = (await t.storage.findClient(t.client.clientId))!;
+    await t.storage.saveClient({ ...record, openid: { subjectType: 'pairwise' } });
+    const body = json(await t.exchange(await t.getCode({ scope: 'openid' })));
+    const { sub } = await t.verify(body.id_token as string);
+    expect(sub).not.toBe(ADA.uuid);
+    expect(json(await t.userinfo(body.access_token as string)).sub).toBe(sub);
+    expect(json(t.server.openidConfiguration({ method: 'GET' })).subject_types_supported).toEqual(['public', 'pairwise']);
+    // Its id_token_hint names the pairwise sub: the signed-in account matches it.
+    const silent = await t.server.authorize(
+      t.get(t.authorizeUrl({ scope: 'openid', prompt: 'none', id_token_hint: body.id_token as string }), t.ada),
+    );
+    if (silent.type !== 'redirect') throw new Error('redirect expected');
+    expect(new URL(silent.location).searchParams.get('code')).toBeTypeOf('string');
+  });
+});
