@@ -507,3 +507,50 @@ describe("a client's OpenID Connect fields: registerClient and dynamic registrat
     expect(new URL(silent.location).searchParams.get('code')).toBeTypeOf('string');
   });
 });
+
+describe('the hints reach the host and the pages', () => {
+  it('login_hint, acr_values, ui_locales, display are on the Interaction and describeInteraction; nonce and max_age are not', async () => {
+    const t = await oidc();
+    const decision = await t.server.authorize(
+      t.get(
+        t.authorizeUrl({
+          scope: 'openid',
+          login_hint: 'ada@example.com',
+          acr_values: 'silver gold',
+          ui_locales: 'fr-CA en',
+          display: 'page',
+          nonce: 'secret-n',
+          max_age: '0',
+        }),
+      ),
+    );
+    if (decision.type !== 'login') throw new Error('login expected');
+    expect(decision.interaction.openid).toEqual({
+      loginHint: 'ada@example.com',
+      acrValues: ['silver', 'gold'],
+      uiLocales: ['fr-CA', 'en'],
+      display: 'page',
+    });
+    expect(JSON.stringify(decision.interaction)).not.toContain('secret-n');
+    expect(await t.server.describeInteraction(decision.interaction.id)).toMatchObject({ loginHint: 'ada@example.com' });
+    const plain = await t.server.authorize(t.get(t.authorizeUrl({ scope: 'read', login_hint: 'ada@example.com' })));
+    if (plain.type !== 'login') throw new Error('login expected');
+    expect(plain.interaction.openid).toBeUndefined();
+  });
+
+  it('ui_locales picks the consent page language before Accept-Language; the openid scopes are described in it', async () => {
+    const { interactionResponse } = await import('../../src/index.js');
+    const t = await oidc({}, { pages: { messages: { fr: {} } } });
+    const decision = await t.server.authorize(t.get(t.authorizeUrl({ scope: 'openid email', ui_locales: 'fr-CA en' }), t.ada));
+    if (decision.type !== 'consent') throw new Error('consent expected');
+    const request = { method: 'GET', url: '/v1/oauth/authorize', headers: { 'accept-language': 'en' } };
+    const page = interactionResponse(decision, request, {}, t.server.options.pages);
+    expect(page.body).toContain('lang="fr"');
+    expect(page.body).toContain('Voir votre adresse e-mail.');
+    expect(page.body).toContain('Vous connecter avec votre compte');
+    const english = await t.server.authorize(t.get(t.authorizeUrl({ scope: 'openid email' }), t.ada));
+    if (english.type !== 'consent') throw new Error('consent expected');
+    const en = interactionResponse(english, request, {}, t.server.options.pages);
+    expect(en.body).toContain('See your email address.');
+  });
+});
