@@ -554,3 +554,15 @@ describe('the hints reach the host and the pages', () => {
     expect(en.body).toContain('See your email address.');
   });
 });
+
+describe('userinfo and personal access tokens', () => {
+  it('a personal access token, even with openid in its scope, is refused at userinfo (it has no client to answer a sub for)', async () => {
+    const t = await oidc();
+    const personal = await t.server.createPersonalToken({ account: ADA, name: 'script', scope: ['read'] });
+    expect((await t.userinfo(personal.token)).status).toBe(403);
+    const withOpenId = await t.server.createPersonalToken({ account: ADA, name: 'script', scope: ['openid'] });
+    const res = await t.userinfo(withOpenId.token);
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toContain('error="invalid_token"');
+  });
+});
