@@ -35,17 +35,24 @@ export const toGrant = (r: Row, prefix = ''): GrantRecord =>
         name: r[`${prefix}name`] as string,
         lastUsedAt: msOrNull(r[`${prefix}last_used_at`]),
       }
-    : {
-        id: r[`${prefix}id`] as string,
-        kind: 'oauth',
-        clientId: r[`${prefix}client_id`] as string,
-        account: r[`${prefix}account`] as GrantRecord['account'],
-        scope: strings(r[`${prefix}scope`]),
-        createdAt: ms(r[`${prefix}created_at`]),
-        revokedAt: msOrNull(r[`${prefix}revoked_at`]),
-        // Migration 11: NULL (a grant of a plain OAuth request) stays absent.
-        ...(r[`${prefix}openid`] != null && { openid: r[`${prefix}openid`] as { authTime: number } }),
-      };
+    : oauthGrantRow(r, prefix);
+
+/** An OAuth grant's row: one literal, and its OpenID Connect section only when the row has one. */
+function oauthGrantRow(r: Row, prefix: string): OAuthGrantRecord {
+  const grant: OAuthGrantRecord = {
+    id: r[`${prefix}id`] as string,
+    kind: 'oauth',
+    clientId: r[`${prefix}client_id`] as string,
+    account: r[`${prefix}account`] as GrantRecord['account'],
+    scope: strings(r[`${prefix}scope`]),
+    createdAt: ms(r[`${prefix}created_at`]),
+    revokedAt: msOrNull(r[`${prefix}revoked_at`]),
+  };
+  // Migration 11: NULL (a grant of a plain OAuth request) stays absent.
+  const openid = r[`${prefix}openid`];
+  if (openid != null) grant.openid = openid as { authTime: number };
+  return grant;
+}
 
 /**
  * The grant of a code or a refresh token: an OAuth grant, as only those have codes and refresh
