@@ -12,7 +12,7 @@ import { audit, type Context } from './context.js';
 import { randomId, randomToken, sha256Base64url } from './crypto.js';
 import { isOAuthError, OAuthError } from './errors.js';
 import { BIDI_CONTROLS, plainLine, plausibleId } from './rules.js';
-import { clientOpenIdSection, type ClientOpenIdInput } from './oidc/provider.js';
+import { clientOpenIdSection, type ClientOpenIdInput } from './oidc/client-fields.js';
 import { withClientChanges } from './storage/copy.js';
 import { hasGroup, requireGroup } from './storage/groups.js';
 import {

@@ -6,7 +6,7 @@ import type { ClientGrantType } from '../storage/types.js';
 import type { OAuthRequest, OAuthResponse, RegisteredPublicClient } from '../types.js';
 import { jsonFailure } from '../failure.js';
 import { createClient, refusedField } from '../management.js';
-import { clientOpenIdSection, openIdRegistrationInput, openIdRegistrationOutput } from '../oidc/provider.js';
+import { clientOpenIdSection, openIdRegistrationInput, openIdRegistrationOutput } from '../oidc/client-fields.js';
 
 /** The longest `client_uri` / `logo_uri` kept, as for redirect URIs. */
 const MAX_URI = 2000;

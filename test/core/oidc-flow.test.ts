@@ -566,3 +566,46 @@ describe('userinfo and personal access tokens', () => {
     expect(res.headers['www-authenticate']).toContain('error="invalid_token"');
   });
 });
+
+describe('a client ID metadata document with OpenID Connect fields', () => {
+  it('its id_token_signed_response_alg picks the key of its ID tokens; an invalid one makes the document unusable', async () => {
+    const url = 'https://agent.example/client.json';
+    const callback = 'https://agent.example/cb';
+    let alg = 'ES256';
+    const fetch = async () => ({
+      status: 200,
+      headers: new Headers({ 'content-type': 'application/json' }),
+      body: JSON.stringify({ client_id: url, client_name: 'Agent', redirect_uris: [callback], id_token_signed_response_alg: alg }),
+    });
+    const keys = [await generateSigningKey('RS256', 'rs'), await generateSigningKey('ES256', 'es')];
+    const t = await oidc({ signingKeys: keys }, { clientMetadataDocuments: { fetch, maxCacheSeconds: 0 } });
+    const { createHash } = await import('node:crypto');
+    const verifier = 'v'.repeat(43);
+    const params = {
+      client_id: url,
+      redirect_uri: callback,
+      response_type: 'code',
+      scope: 'openid',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    };
+    const consent = await t.server.authorize(t.get(`/v1/oauth/authorize?${new URLSearchParams(params)}`, t.ada));
+    if (consent.type !== 'consent') throw new Error(`consent expected: ${JSON.stringify(consent)}`);
+    const approved = await t.server.approve(consent.interaction.id, t.get('/', t.ada));
+    if (approved.type !== 'redirect') throw new Error('redirect expected');
+    const code = new URL(approved.location).searchParams.get('code')!;
+    const res = await t.server.token(
+      t.post('/v1/oauth/token', {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: callback,
+        client_id: url,
+        code_verifier: verifier,
+      }),
+    );
+    expect(decodeProtectedHeader(json(res).id_token as string)).toMatchObject({ alg: 'ES256', kid: 'es' });
+    alg = 'HS256';
+    const refused = await t.server.authorize(t.get(`/v1/oauth/authorize?${new URLSearchParams(params)}`, t.ada));
+    expect(refused).toMatchObject({ type: 'error', error: 'invalid_client' });
+  });
+});
