@@ -609,3 +609,40 @@ describe('a client ID metadata document with OpenID Connect fields', () => {
     expect(refused).toMatchObject({ type: 'error', error: 'invalid_client' });
   });
 });
+
+describe('every value the discovery document advertises is served', () => {
+  it('each display, prompt, scope, response mode and ID token algorithm it lists works', async () => {
+    const keys = [
+      await generateSigningKey('RS256', 'rs'),
+      await generateSigningKey('ES256', 'es'),
+      await generateSigningKey('EdDSA', 'ed'),
+    ];
+    const t = await oidc({ signingKeys: keys }, { pages: { messages: { fr: {} } } });
+    const doc = json(t.server.openidConfiguration({ method: 'GET' })) as Record<string, string[]>;
+    for (const display of doc.display_values_supported!) expect(await t.getCode({ scope: 'openid', display })).toBeTypeOf('string');
+    for (const scope of doc.scopes_supported!) {
+      // `write` goes with `read` (docs/reference.md#metadata-endpoint), as without openid.
+      const requested = scope === 'openid' ? 'openid' : scope === 'write' ? 'openid read write' : `openid ${scope}`;
+      const body = json(await t.exchange(await t.getCode({ scope: requested })));
+      expect(body.id_token, scope).toBeTypeOf('string');
+    }
+    for (const mode of doc.response_modes_supported!) {
+      if (mode === 'fragment') continue; // the implicit flow's (response_type=token), never with openid
+      expect(await t.getCode({ scope: 'openid', response_mode: mode })).toBeTypeOf('string');
+    }
+    for (const prompt of doc.prompt_values_supported!) {
+      const decision = await t.server.authorize(t.get(t.authorizeUrl({ scope: 'openid', prompt }), t.ada));
+      expect(decision.type, prompt).toBe(prompt === 'none' ? 'redirect' : prompt === 'login' ? 'login' : 'consent');
+    }
+    for (const lang of doc.ui_locales_supported!) expect(await t.getCode({ scope: 'openid', ui_locales: lang })).toBeTypeOf('string');
+    expect(doc.id_token_signing_alg_values_supported).toEqual(['RS256', 'ES256', 'EdDSA']);
+    const record = (await t.storage.findClient(t.client.clientId))!;
+    for (const alg of doc.id_token_signing_alg_values_supported as ('RS256' | 'ES256' | 'EdDSA')[]) {
+      await t.storage.saveClient({ ...record, openid: { idTokenSignedResponseAlg: alg } });
+      const body = json(await t.exchange(await t.getCode({ scope: 'openid' })));
+      expect(decodeProtectedHeader(body.id_token as string).alg).toBe(alg);
+      const claims = await t.verify(body.id_token as string);
+      expect(claims.at_hash).toBe(atHash(body.access_token as string, alg));
+    }
+  });
+});
