@@ -240,6 +240,17 @@ const ROUTES: ReadonlyArray<Omit<OAuthRoute, 'path'> & { readonly suffix: string
   { suffix: PATHS.jwks, fixed: true, body: 'none', handle: (server, request) => server.jwks(request) },
 ];
 
+/** OpenID Connect's routes, mounted only for a server with the `openid` option (otherwise every path answers as before). */
+const OPENID_ROUTES: ReadonlyArray<Omit<OAuthRoute, 'path'> & { readonly suffix: string; readonly fixed?: true }> = [
+  { suffix: '/userinfo', body: 'form', handle: (server, request) => server.userinfo(request) },
+  {
+    suffix: PATHS.openidConfiguration,
+    fixed: true,
+    body: 'none',
+    handle: (server, request, where) => server.openidConfiguration(request, where.documents),
+  },
+];
+
 /**
  * Every OAuth route with `basePath`: `{basePath}/authorize`, `/authorize/resume`,
  * `/authorize/decision`, `/token`, `/revoke`, `/introspect`, `/register` (the core answers 404
@@ -252,7 +263,7 @@ const ROUTES: ReadonlyArray<Omit<OAuthRoute, 'path'> & { readonly suffix: string
  * @group Adapter kit
  */
 export function oauthRoutes(basePath: string = DEFAULT_BASE_PATH, server?: AuthorizationServer): OAuthRoute[] {
-  const routes: OAuthRoute[] = ROUTES.map(({ suffix, fixed, body, handle }) => ({
+  const routes: OAuthRoute[] = (server?.options.openid ? [...ROUTES, ...OPENID_ROUTES] : ROUTES).map(({ suffix, fixed, body, handle }) => ({
     path: fixed ? suffix : basePath + suffix,
     body,
     handle,

@@ -1,7 +1,8 @@
 import type { JWK } from 'jose';
+import type { SigningKeys } from './keys/signing-keys.js';
 import type { ResolvedOptions } from './options.js';
-import type { DeviceAuthorizationStorage, RefreshRetryStorage, Storage } from './storage/types.js';
-import type { AuditEventInput, Clock, UserSessions } from './types.js';
+import type { ClientRecord, DeviceAuthorizationStorage, RefreshRetryStorage, Storage } from './storage/types.js';
+import type { Account, AuditEventInput, Clock, UserSessions } from './types.js';
 
 /**
  * What every endpoint needs: the resolved options, the three seams, and the parts
@@ -50,6 +51,27 @@ export interface Context {
    * constructor requires the `dpopProofs` group then; `dpopProofs`, dpop/proofs.ts).
    */
   dpop?: DpopProofs;
+  /** Present when the `openid` option is on (`openIdProvider`, oidc/provider.ts). */
+  openid?: OpenIdProvider;
+}
+
+/** What the core asks of the OpenID Provider (the `openid` option, resolved once). */
+export interface OpenIdProvider {
+  /** The ID token keys (and, published with them, the JWKS). */
+  readonly keys: SigningKeys;
+  /** Seconds an ID token is valid. */
+  readonly idTokenLifetime: number;
+  readonly claimsInIdToken: boolean;
+  /** The scopes with claims (Core §5.4 and the host's), for the vocabulary and discovery. */
+  readonly claimScopes: readonly string[];
+  /** Every claim a client can get, `sub` first (`claims_supported`). */
+  readonly supportedClaims: readonly string[];
+  /** `subject_types_supported`. */
+  readonly subjectTypes: readonly string[];
+  /** The `sub` the client sees for the account (public, or pairwise for a pairwise client). */
+  subject(account: Account, client: ClientRecord): string;
+  /** The host's claims for the account allowed by `scope` (Core §5.4), without `sub`. */
+  claims(account: Account, scope: readonly string[], clientId: string): Promise<Record<string, unknown>>;
 }
 
 /** What a DPoP proof check answers: the key it proves, or why it is refused (RFC 9449 §4.3, §8, §9). */

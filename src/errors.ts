@@ -35,6 +35,12 @@ export type OAuthErrorCode =
   // OpenID Connect Core §3.1.2.6, for `prompt=none` (docs/reference.md#prompt-and-sign-in-requirements)
   | 'login_required'
   | 'consent_required'
+  | 'interaction_required'
+  | 'account_selection_required'
+  // OpenID Connect Core §3.1.2.6, §6: request objects and `registration` are not supported
+  | 'request_not_supported'
+  | 'request_uri_not_supported'
+  | 'registration_not_supported'
   // error pages (docs/reference.md#error-index)
   | 'invalid_redirect_uri'
   // RFC 9449 §5, §8: a DPoP proof refused at the token endpoint, or one without the server's nonce

@@ -72,3 +72,4 @@ export { RATE_LIMITED_ENDPOINTS, basicClientId, rateLimitKey, tooManyRequests } 
 export { bindBrowser, BROWSER_COOKIE, readCookie, type BrowserBinding, type BrowserBindingOptions } from './checks/browser-binding.js';
 export { generateSigningKey } from './keys/generate.js';
 export type { SigningAlgorithm, SigningJwk } from './keys/jwk.js';
+export type { ClientOpenIdInput } from './oidc/client-fields.js';

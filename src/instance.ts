@@ -9,6 +9,7 @@ import type { ResolvedOptions } from './options.js';
 import { personalMemory } from './personal/personal-tokens.js';
 import { hasGroup, requireGroup } from './storage/groups.js';
 import { JwtAccessTokens } from './tokens/jwt.js';
+import { OpenIdScopes, openIdProvider } from './oidc/provider.js';
 
 /**
  * The `Context` of one `AuthorizationServer`: its resolved options, the three seams, and the
@@ -16,13 +17,16 @@ import { JwtAccessTokens } from './tokens/jwt.js';
  * them, so the base layer imports none of these modules).
  */
 export function instanceContext(options: ResolvedOptions): Context {
+  const openid = options.openid && openIdProvider(options.openid);
+  const scopes = new ScopePolicy(options.scopes);
   return {
     options,
     storage: options.storage,
     sessions: options.sessions,
     // Whole milliseconds, whatever the injected clock returns (stores keep integers).
     clock: { now: () => Math.floor(options.clock.now()) },
-    scopes: new ScopePolicy(options.scopes),
+    // With `openid`, the OpenID Connect scopes join the vocabulary for requests that have `openid`.
+    scopes: openid ? new OpenIdScopes(scopes, openid.claimScopes) : scopes,
     challenges: new RecentPairs(10_000),
     personal: personalMemory(),
     ...(options.maxPendingAnonymousInteractions !== null && {
@@ -36,6 +40,7 @@ export function instanceContext(options: ResolvedOptions): Context {
     ...(options.accessTokenFormat === 'jwt' && { jwt: jwtAccessTokens(options) }),
     ...refreshRetry(options),
     ...(options.dpop && { dpop: dpopProofs(options.dpop, requireGroup(options.storage, 'dpopProofs', 'dpop')) }),
+    ...(openid && { openid }),
   };
 }
 

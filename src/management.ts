@@ -12,6 +12,7 @@ import { audit, type Context } from './context.js';
 import { randomId, randomToken, sha256Base64url } from './crypto.js';
 import { isOAuthError, OAuthError } from './errors.js';
 import { BIDI_CONTROLS, plainLine, plausibleId } from './rules.js';
+import { clientOpenIdSection, type ClientOpenIdInput } from './oidc/client-fields.js';
 import { withClientChanges } from './storage/copy.js';
 import { hasGroup, requireGroup } from './storage/groups.js';
 import {
@@ -47,6 +48,8 @@ export interface ClientTypes {
    * without a proof are refused. Needs the server's `dpop` option. Default false.
    */
   dpopBoundAccessTokens?: boolean;
+  /** Its OpenID Connect fields (docs/reference.md#openid-connect); only with the `openid` option. */
+  openid?: ClientOpenIdInput;
 }
 
 /** What `registerClient` takes. */
@@ -63,7 +66,15 @@ export interface ClientUpdate {
 }
 
 /** The fields of a client that registration and `updateClient` check, by their names there. */
-export type ClientField = 'name' | 'redirectUri' | 'owner' | 'metadata' | 'responseTypes' | 'grantTypes' | 'dpopBoundAccessTokens';
+export type ClientField =
+  | 'name'
+  | 'redirectUri'
+  | 'owner'
+  | 'metadata'
+  | 'responseTypes'
+  | 'grantTypes'
+  | 'dpopBoundAccessTokens'
+  | 'openid';
 
 /** An `invalid_request` for one refused field of a client, naming the field (`fieldRefused`). */
 type FieldRefusal = OAuthError & { readonly field: ClientField };
@@ -163,6 +174,7 @@ export function clientInfo(client: ClientRecord): ClientInfo {
   if (client.logoUri !== undefined) info.logoUri = client.logoUri;
   if (client.owner !== undefined) info.owner = client.owner;
   if (client.metadata !== undefined) info.metadata = client.metadata;
+  if (client.openid !== undefined) info.openid = structuredClone(client.openid);
   return info;
 }
 
@@ -210,6 +222,8 @@ export async function createClient(
   if (input.dpopBoundAccessTokens && !ctx.dpop) {
     throw fieldRefused('dpopBoundAccessTokens', 'dpopBoundAccessTokens needs DPoP, which this server does not support.');
   }
+  const openid = input.openid === undefined ? undefined : clientOpenIdSection(ctx.openid, input.openid);
+  if (typeof openid === 'string') throw fieldRefused('openid', openid);
   const clientId = randomId() + randomId();
   const clientSecret = isPublic ? null : randomToken();
   const record: ClientRecord = {
@@ -227,6 +241,7 @@ export async function createClient(
   if (owner !== undefined) record.owner = owner;
   if (metadata !== undefined) record.metadata = metadata;
   if (input.dpopBoundAccessTokens === true) record.dpopBoundAccessTokens = true;
+  if (openid !== undefined) record.openid = openid;
   await ctx.storage.saveClient(record);
   audit(ctx, { type: 'client.registered', clientId, public: isPublic });
   return clientSecret === null ? { clientId, name, redirectUri, public: true } : { clientId, clientSecret, name, redirectUri };

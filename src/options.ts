@@ -315,6 +315,35 @@ const schema = z
       })
       .strict()
       .optional(),
+    /**
+     * OpenID Connect (docs/reference.md#openid-connect): `scope=openid` requests get an ID token,
+     * `userinfo` and `/.well-known/openid-configuration` answer. Off (absent), and for every
+     * request without `openid` in its scope, nothing changes. Needs `issuer`.
+     */
+    openid: z
+      .object({
+        /** Private JWKs with `kid` and `alg` (RS256, ES256, EdDSA), one RS256 among them; absent: one RS256 key per process (development only). */
+        signingKeys: z.array(z.unknown()).min(1).optional(),
+        /** The account's standard claims (OpenID Connect Core §5.1), filtered by the granted scope (Core §5.4). */
+        claims: z
+          .custom<(account: Account, context: { scope: string[]; clientId: string }) => unknown>(
+            (v) => typeof v === 'function',
+            'expected a function',
+          )
+          .optional(),
+        /** More claims per scope besides Core §5.4's, e.g. `{ profile: ['team'] }`. */
+        claimsByScope: z.record(z.string(), z.array(z.string())).optional(),
+        /** The account's `sub`; default `account.uuid`. */
+        subject: z.custom<(account: Account) => string>((v) => typeof v === 'function', 'expected a function').optional(),
+        /** Pairwise subjects (Core §8.1) for clients registered with `subjectType: 'pairwise'`. */
+        pairwise: z.object({ salt: z.string() }).strict().optional(),
+        /** Seconds an ID token is valid. Default 3600. */
+        idTokenLifetime: seconds.default(3600),
+        /** Put the scope's claims in the ID token too, not only at userinfo. Default false (Core §5.4). */
+        claimsInIdToken: z.boolean().default(false),
+      })
+      .strict()
+      .optional(),
     /** Called with every unexpected error (a storage outage, a bug). The client only sees `server_error`. */
     onError: z.custom<(error: unknown) => void>((v) => typeof v === 'function', 'expected a function').optional(),
   })
@@ -386,6 +415,9 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   }
   if (data.profile === 'strict' && !data.issuer) {
     throw new ConfigError('issuer', 'expected an https URL: the strict profile sends `iss` on every authorization response (RFC 9207)');
+  }
+  if (data.openid && !data.issuer) {
+    throw new ConfigError('issuer', 'expected an https URL: ID tokens carry it as `iss` (OpenID Connect Core section 2)');
   }
   if (data.clientMetadataDocuments && !data.clientMetadataDocuments.fetch && !hasNodeHttps()) {
     throw new ConfigError(

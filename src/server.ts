@@ -17,6 +17,7 @@ import type { ClientTypes, ClientUpdate } from './management.js';
 import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions } from './options.js';
 import { createPersonalToken, listPersonalTokens, revokePersonalToken } from './personal/personal-tokens.js';
 import { instanceContext } from './instance.js';
+import { openIdConfiguration, userinfo } from './oidc/userinfo.js';
 import type { AuthenticateOptions, AuthenticateResult, AuthorizationInfo, AuthorizeDecision, ClientInfo, ResourceCheck } from './types.js';
 import type { CreatedPersonalToken, OAuthRequest, OAuthResponse, PersonalTokenInfo, PersonalTokenInput } from './types.js';
 import type { ProtectedResource, RegisteredClient, RegisteredPublicClient } from './types.js';
@@ -180,6 +181,22 @@ export class AuthorizationServer {
    */
   jwks(request?: { method: string }): Promise<OAuthResponse> {
     return jwks(this.ctx, request);
+  }
+
+  /**
+   * GET|POST /v1/oauth/userinfo (OpenID Connect Core §5.3; docs/reference.md#userinfo): the claims of the access token's account its scope
+   * allows; the token needs `openid`. 404 while the `openid` option is off. @group OpenID Connect
+   */
+  userinfo(request: OAuthRequest): Promise<OAuthResponse> {
+    return userinfo(this.ctx, request, this.reporter);
+  }
+
+  /**
+   * GET /.well-known/openid-configuration (OpenID Connect Discovery 1.0 §4): the metadata document with the provider's fields; 404
+   * while the `openid` option is off. @group OpenID Connect
+   */
+  openidConfiguration(request?: { method: string }, options?: MetadataOptions): OAuthResponse {
+    return openIdConfiguration(this.ctx, request, options);
   }
 
   /**

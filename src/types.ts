@@ -125,6 +125,13 @@ export interface Interaction {
    * private-use callback, e.g. `com.example.app:`.
    */
   redirectHost?: string;
+  /**
+   * The OpenID Connect hints of the request (Core §3.1.2.1), when it had any: `loginHint` to
+   * pre-fill the sign-in, `acrValues` the authentication the client would like, `uiLocales` the
+   * languages the user prefers (the built-in pages follow them before `Accept-Language`),
+   * `claimsLocales`, `display`. Hints only: nothing of them is checked.
+   */
+  openid?: { loginHint?: string; acrValues?: string[]; uiLocales?: string[]; claimsLocales?: string[]; display?: string };
   /** When this interaction stops being usable: ms since epoch. */
   expiresAt: number;
   /**
@@ -403,6 +410,14 @@ export interface ClientInfo {
   owner?: string;
   /** The host's own fields, as given to `registerClient` or `updateClient`. */
   metadata?: Record<string, unknown>;
+  /** Its OpenID Connect fields, as registered (`ClientRecord.openid`; docs/reference.md#openid-connect). */
+  openid?: {
+    idTokenSignedResponseAlg?: 'RS256' | 'ES256' | 'EdDSA';
+    postLogoutRedirectUris?: string[];
+    defaultMaxAge?: number;
+    requireAuthTime?: boolean;
+    subjectType?: 'public' | 'pairwise';
+  };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { bindRequest } from './browser-binding.js';
+import { openIdParameters } from '../oidc/provider.js';
 import { findClient } from './clients.js';
 import { challengeSeen, parseChallenge } from './pkce.js';
 import { clientRedirectUriMatches, redirectTo } from './redirect-uri.js';
@@ -23,10 +24,13 @@ import type { AuthorizeDecision, OAuthRequest } from '../types.js';
  */
 
 const PROMPTS: readonly string[] = ['none', 'login', 'select_account'];
+/** OpenID Connect requests (scope `openid`) also take `consent` (Core §3.1.2.1). */
+const OPENID_PROMPTS: readonly string[] = ['none', 'login', 'consent', 'select_account'];
 const SECONDS = /^\d{1,10}$/;
 const ACCOUNT_HINT = /^[0-9A-Fa-f-]{1,36}$/;
 // Module-level, so the checks below allocate no closure per request.
 const isPrompt = (p: string) => PROMPTS.includes(p);
+const isOpenIdPrompt = (p: string) => OPENID_PROMPTS.includes(p);
 const isNone = (p: string) => p === 'none';
 
 /** The parameters `parseOptionalParameters` reads. */
@@ -76,7 +80,10 @@ function longerThan(value: string, max: number): boolean {
  * `state` is always the problem reported when there is one, and the caller knows not to echo it.
  * The message texts are fixed: hosts and clients may match on them.
  */
-export function parseOptionalParameters(values: Partial<Record<OptionalParameter, string>>): OptionalParameters | ParameterProblem {
+export function parseOptionalParameters(
+  values: Partial<Record<OptionalParameter, string>>,
+  openid = false,
+): OptionalParameters | ParameterProblem {
   const { state, prompt, max_auth_age: maxAge, i } = values;
   if (state !== undefined) {
     if (longerThan(state, 2048)) return problem('state', 'state is longer than 2048 characters');
@@ -88,7 +95,7 @@ export function parseOptionalParameters(values: Partial<Record<OptionalParameter
     // The wording of the schema library this check once was, kept as it was.
     if (longerThan(prompt, 200)) return problem('prompt', 'Too big: expected string to have <=200 characters');
     prompts = prompt.split(' ');
-    if (!prompts.every(isPrompt)) return problem('prompt', 'prompt holds an unknown value');
+    if (!prompts.every(openid ? isOpenIdPrompt : isPrompt)) return problem('prompt', 'prompt holds an unknown value');
     if (prompts.includes('none') && !prompts.every(isNone)) return problem('prompt', 'prompt=none cannot be combined with other values');
   }
   if (maxAge !== undefined && !SECONDS.test(maxAge))
@@ -235,7 +242,17 @@ export function parseAuthorizationRequest(
     if (error instanceof OAuthError) return new AuthorizeError(error.code, error.description, callbackOf(redirectUri, params, false));
     throw error;
   }
-  const optional = parseOptionalParameters(values);
+  // OpenID Connect (the `openid` option, a scope with `openid`): its parameters, else none of them.
+  const openid = ctx.openid && scope.includes('openid') ? openIdParameters(params, client) : undefined;
+  if (openid && 'error' in openid) return new AuthorizeError(openid.error, openid.description, callbackOf(redirectUri, params));
+  // No ID token in a redirect here (no implicit nor hybrid flow, Core §3.2, §3.3): the code flow only.
+  if (openid && responseType !== 'code')
+    return new AuthorizeError(
+      'unsupported_response_type',
+      'OpenID Connect requests use response_type=code.',
+      callbackOf(redirectUri, params),
+    );
+  const optional = parseOptionalParameters(values, openid !== undefined);
   if ('message' in optional) {
     return new AuthorizeError(
       'invalid_request',
@@ -278,6 +295,12 @@ export function parseAuthorizationRequest(
   if (optional.accountHint !== undefined) req.accountHint = optional.accountHint;
   if (resources !== undefined) req.resources = resources;
   if (dpopJkt !== undefined) req.dpopJkt = dpopJkt[0];
+  if (openid) {
+    req.openid = openid.section;
+    // `max_age` (or the client's `default_max_age`) is `max_auth_age` by another name: the stricter wins.
+    const maxAge = openid.section.maxAge;
+    if (maxAge !== undefined && (req.maxAuthAge === undefined || maxAge < req.maxAuthAge)) req.maxAuthAge = maxAge;
+  }
   bindRequest(req, request); // the browser that sent it, carried by every interaction
   if (pkce) {
     // Refused here, before any page, when the challenge is known already; `issueCode` checks

@@ -4,6 +4,8 @@ import { BoundedMap } from '../bounded-map.js';
 import { BIDI_CONTROLS, plainLine } from '../rules.js';
 import type { Context } from '../context.js';
 import type { ClientGrantType, ClientRecord } from '../storage/types.js';
+import type { OpenIdProvider } from '../context.js';
+import { clientOpenIdSection, openIdRegistrationInput } from '../oidc/client-fields.js';
 
 /**
  * Client ID metadata documents (draft-ietf-oauth-client-id-metadata-document): a client whose
@@ -58,7 +60,13 @@ function before(text: string, separator: RegExp): string {
 export type DocumentClient = ClientRecord & { redirectUris: string[]; grantTypes: ClientGrantType[] };
 
 /** Why a fetched response is not a usable document, or the client it describes. */
-export function documentClient(clientId: string, status: number, contentType: string | null, body: string): DocumentClient | string {
+export function documentClient(
+  clientId: string,
+  status: number,
+  contentType: string | null,
+  body: string,
+  openid?: OpenIdProvider,
+): DocumentClient | string {
   if (status !== 200) return `answered ${status}`;
   const type = before(contentType ?? '', /;/)
     .trim()
@@ -105,7 +113,12 @@ export function documentClient(clientId: string, status: number, contentType: st
   const name = doc.client_name;
   if (name !== undefined && (typeof name !== 'string' || name.trim() === '' || !plainLine(name, MAX_NAME) || BIDI_CONTROLS.test(name)))
     return 'has an invalid client_name';
+  // OpenID Connect's client fields, with the option on (ignored without, as any other metadata).
+  const oidcInput = openid ? openIdRegistrationInput(doc) : undefined;
+  const oidc = oidcInput === undefined ? undefined : clientOpenIdSection(openid, oidcInput);
+  if (typeof oidc === 'string') return 'has invalid OpenID Connect fields';
   const client: DocumentClient = {
+    ...(oidc !== undefined && { openid: oidc }),
     id: clientId,
     // Unverified: the client's own words, or its host when it gave none.
     name: typeof name === 'string' ? name : new URL(clientId).host,
@@ -198,7 +211,7 @@ export class ClientMetadataDocuments {
     } catch {
       return null;
     }
-    const client = documentClient(clientId, response.status, response.headers.get('content-type'), response.body);
+    const client = documentClient(clientId, response.status, response.headers.get('content-type'), response.body, this.ctx.openid);
     if (typeof client === 'string') return null;
     const seconds = cacheSeconds(response.headers.get('cache-control'), response.headers.get('age'), this.options.maxCacheSeconds);
     if (seconds > 0) this.cache.set(clientId, { client, until: this.ctx.clock.now() + seconds * 1000 });
@@ -213,5 +226,11 @@ function aborted(signal: AbortSignal): Promise<never> {
 
 /** A copy a caller may change without changing the cached record. */
 function copy(client: DocumentClient): DocumentClient {
-  return { ...client, redirectUris: [...client.redirectUris], grantTypes: [...client.grantTypes], responseTypes: ['code'] };
+  return {
+    ...client,
+    redirectUris: [...client.redirectUris],
+    grantTypes: [...client.grantTypes],
+    responseTypes: ['code'],
+    ...(client.openid && { openid: structuredClone(client.openid) }),
+  };
 }

@@ -10,6 +10,7 @@ import type { AuthorizationRequestRecord, ClientRecord } from '../storage/types.
 import type { AuthorizeDecision, OAuthRequest } from '../types.js';
 import { pageFailure } from '../failure.js';
 import { askForConsent, askToSignIn } from '../interactions/ask.js';
+import { hintAllows, hintSubject } from '../oidc/provider.js';
 
 /**
  * The authorization endpoint (RFC 6749 §4.1.1, §4.2.1): the request is parsed and checked
@@ -32,6 +33,17 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
     if (!client) return errorDecision(ctx, UNKNOWN_CLIENT);
     const req = parseAuthorizationRequest(ctx, client, params, request);
     if (req instanceof AuthorizeError) return errorDecision(ctx, req);
+    // OpenID Connect `id_token_hint` (Core §3.1.2.1): one of our ID tokens for this client, or refused.
+    const hint = req.openid && ctx.openid ? params.get('id_token_hint')?.[0] : undefined;
+    if (hint !== undefined && req.openid && ctx.openid) {
+      const sub = await hintSubject(ctx, ctx.openid, hint, client);
+      if (sub === null)
+        return errorDecision(
+          ctx,
+          new AuthorizeError('invalid_request', 'The id_token_hint is not an ID token this server issued to this application.', req),
+        );
+      req.openid.idTokenHintSub = sub;
+    }
     return await decide(ctx, client, req, request);
   } catch (error) {
     return pageFailure(ctx, error);
@@ -50,7 +62,10 @@ async function decide(
   // counts as none: the user signs in (again), or `login_required` with prompt=none.
   const requirement: SessionRequirement = { request: req, requestedAt: now, loginAfter: null };
   const current = await ctx.sessions.current(request);
-  const session = sessionMeets(ctx, requirement, current, now) ? current : null;
+  const session =
+    sessionMeets(ctx, requirement, current, now) && (!ctx.openid || hintAllows(ctx.openid, req.openid, current.account, client))
+      ? current
+      : null;
 
   if (req.prompt.includes('none')) {
     // No user interaction at all (OIDC Core §3.1.2.1): every outcome goes back to the callback.
@@ -73,7 +88,7 @@ async function decide(
         new AuthorizeError('consent_required', 'The user has not authorized this application for the requested scope and resources.', req),
       );
     }
-    return authorizationResponse(ctx, client, req, session.account, now);
+    return authorizationResponse(ctx, client, req, session.account, now, session.authenticatedAt);
   }
 
   // prompt=login signs in again whatever the session, even one whose sign-in time is later than

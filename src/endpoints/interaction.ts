@@ -92,7 +92,9 @@ export async function approve(ctx: Context, interactionId: string, request: OAut
     const now = ctx.clock.now();
     await ctx.storage.saveConsent(approvedConsent(record.account.uuid, client.id, record.request, now));
     audit(ctx, { type: 'consent.granted', clientId: client.id, accountUuid: record.account.uuid, scope: record.request.scope });
-    return await authorizationResponse(ctx, client, record.request, record.account, now);
+    // OpenID Connect: `auth_time` is the sign-in of the session that approved (checked by takeConsent).
+    const signedIn = record.request.openid ? (await ctx.sessions.current(request))?.authenticatedAt : undefined;
+    return await authorizationResponse(ctx, client, record.request, record.account, now, signedIn);
   } catch (error) {
     return pageFailure(ctx, error);
   }

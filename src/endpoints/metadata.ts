@@ -3,6 +3,7 @@ import { documentMethodRefused, jsonResponse, publicJsonResponse } from '../http
 import { DEFAULT_BASE_PATH } from '../rules.js';
 import type { OAuthResponse } from '../types.js';
 import { jsonFailure } from '../failure.js';
+import { openIdFields, publishedKeys } from '../oidc/provider.js';
 
 /**
  * Where the endpoints are, relative to the issuer. Adapters mount them at these paths.
@@ -16,6 +17,7 @@ export const PATHS = {
   register: `${DEFAULT_BASE_PATH}/register`,
   metadata: '/.well-known/oauth-authorization-server',
   jwks: '/.well-known/jwks.json',
+  openidConfiguration: '/.well-known/openid-configuration',
 } as const;
 
 /**
@@ -35,7 +37,7 @@ export function metadataDocument(ctx: Context, options: MetadataOptions = {}): R
     token_endpoint: `${oauth}/token`,
     revocation_endpoint: `${oauth}/revoke`,
     introspection_endpoint: `${oauth}/introspect`,
-    ...(ctx.jwt && { jwks_uri: `${base}${options.documentsPath ?? ''}${PATHS.jwks}` }),
+    ...((ctx.jwt || ctx.openid) && { jwks_uri: `${base}${options.documentsPath ?? ''}${PATHS.jwks}` }),
     ...(o.allowDynamicRegistration && { registration_endpoint: `${oauth}/register` }),
     // RFC 8628 §4.
     ...(o.deviceAuthorization && { device_authorization_endpoint: `${oauth}/device` }),
@@ -59,6 +61,8 @@ export function metadataDocument(ctx: Context, options: MetadataOptions = {}): R
     ...(o.protectedResources && { protected_resources: o.protectedResources.map((r) => r.resource) }),
     // RFC 9449 §5.1: DPoP is on, with these proof algorithms.
     ...(ctx.dpop && { dpop_signing_alg_values_supported: [...ctx.dpop.algorithms] }),
+    // OpenID Connect Discovery 1.0 §3: the same document, with the provider's fields.
+    ...(ctx.openid && openIdFields(ctx, ctx.openid, oauth, `${base}${options.documentsPath ?? ''}${PATHS.jwks}`)),
   };
 }
 
@@ -93,6 +97,7 @@ export async function jwks(ctx: Context, request?: { method: string }): Promise<
   try {
     const refused = documentMethodRefused(request);
     if (refused) return refused;
+    if (ctx.openid) return publicJsonResponse(await publishedKeys(ctx, ctx.openid), 300);
     if (!ctx.jwt)
       return jsonResponse(404, { error: 'not_found', error_description: 'Access tokens are opaque: there are no signing keys.' });
     return publicJsonResponse(await ctx.jwt.jwks(), 300);

@@ -6,6 +6,7 @@ import type { ClientGrantType } from '../storage/types.js';
 import type { OAuthRequest, OAuthResponse, RegisteredPublicClient } from '../types.js';
 import { jsonFailure } from '../failure.js';
 import { createClient, refusedField } from '../management.js';
+import { clientOpenIdSection, openIdRegistrationInput, openIdRegistrationOutput } from '../oidc/client-fields.js';
 
 /** The longest `client_uri` / `logo_uri` kept, as for redirect URIs. */
 const MAX_URI = 2000;
@@ -94,6 +95,8 @@ export async function register(ctx: Context, request: OAuthRequest): Promise<OAu
     if (dpopBound !== undefined && typeof dpopBound !== 'boolean') {
       return bad('invalid_client_metadata', 'dpop_bound_access_tokens must be true or false.');
     }
+    // OpenID Connect's client fields (Dynamic Client Registration 1.0 §2), with the option on; ignored without, as any metadata.
+    const openid = ctx.openid ? openIdRegistrationInput(m) : undefined;
     const allow = ctx.options.onDynamicRegistration;
     if (allow && !(await allow({ clientName: name, redirectUri: uris[0] }, request))) {
       return bad('access_denied', 'This registration was refused.', 403);
@@ -109,6 +112,7 @@ export async function register(ctx: Context, request: OAuthRequest): Promise<OAu
           responseTypes: ['code'],
           grantTypes,
           ...(dpopBound && { dpopBoundAccessTokens: true }),
+          ...(openid && { openid }),
         },
         { registration: 'dynamic', clientUri, logoUri },
       );
@@ -130,6 +134,7 @@ export async function register(ctx: Context, request: OAuthRequest): Promise<OAu
       ...(clientUri !== undefined && { client_uri: clientUri }),
       ...(logoUri !== undefined && { logo_uri: logoUri }),
       ...(dpopBound && { dpop_bound_access_tokens: true }),
+      ...(openid && openIdRegistrationOutput(clientOpenIdSection(ctx.openid, openid))),
     });
   } catch (error) {
     // The host's hook or storage failing, or a request that is not one (a method that is not a string).

@@ -13,6 +13,7 @@ import { tokenResponseJson } from '../tokens/response.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 import { jsonFailure } from '../failure.js';
 import { proofRequired, tokenRequestProof } from '../dpop/token-request.js';
+import { idTokenResponse } from '../oidc/provider.js';
 
 /**
  * Every parameter the token endpoint defines, each of which may appear once (RFC 6749 §3.2),
@@ -99,7 +100,10 @@ export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthR
       throw proofRequired('this application uses DPoP-bound tokens only');
     const issued = await grant(ctx, params, client, resources, proof?.jkt);
     const json = tokenResponseJson(ctx, issued.grant, issued.pair);
-    const response = jsonTextResponse(200, typeof json === 'string' ? json : await json);
+    let body = typeof json === 'string' ? json : await json;
+    // OpenID Connect (Core §3.1.3.3, §12.2): an ID token while the scope keeps `openid`.
+    if (issued.openid && ctx.openid && issued.pair.scope.includes('openid')) body = await idTokenResponse(ctx, ctx.openid, issued, body);
+    const response = jsonTextResponse(200, body);
     if (proof?.nonce !== undefined) response.headers['dpop-nonce'] = proof.nonce;
     return response;
   } catch (error) {

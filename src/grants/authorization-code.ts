@@ -69,5 +69,5 @@ export async function authorizationCodeGrant(
     }
     throw invalidGrant();
   }
-  return issued(ctx, issue, outcome.grant, pair);
+  return issued(ctx, issue, outcome.grant, pair, code.openid);
 }

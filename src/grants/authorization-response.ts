@@ -18,6 +18,7 @@ export function authorizationResponse(
   req: AuthorizationRequestRecord,
   account: Account,
   now: number,
+  signedInAt?: number,
 ): Promise<AuthorizeDecision> {
   const grant: OAuthGrantRecord = {
     id: randomId(),
@@ -28,6 +29,8 @@ export function authorizationResponse(
     createdAt: now,
     revokedAt: null,
   };
+  // An OpenID Connect request: its ID tokens' `auth_time`, the sign-in of the session that decided.
+  if (req.openid) grant.openid = { authTime: signedInAt ?? now };
   // A code is checked against the client's callback again at the exchange. Not an async
   // function: the code flow's promise is issueCode's own, without one more tick (W1).
   return req.responseType === 'code' ? issueCode(ctx, grant, req, now) : implicitResponse(ctx, client, grant, req, now);

@@ -42,6 +42,8 @@ export async function issueCode(
   if (req.resources !== undefined) record.resources = req.resources;
   // RFC 9449 §10: the exchange must prove the key the request named.
   if (req.dpopJkt !== undefined) record.dpop = { jkt: req.dpopJkt };
+  // OpenID Connect: what the code's ID token says besides the grant (Core §3.1.3.3).
+  if (grant.openid) record.openid = req.openid?.nonce === undefined ? { ...grant.openid } : { ...grant.openid, nonce: req.openid.nonce };
   try {
     await ctx.storage.createGrant(grant, { code: record });
   } catch (error) {

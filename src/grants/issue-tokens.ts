@@ -88,14 +88,20 @@ function getsRefreshToken(issue: Issue, client: ClientRecord | null): boolean {
  * authorization endpoint, to the account signed in there, and has no `invalid_grant` to answer),
  * then the `token.issued` event. Synchronous unless the check is set.
  */
-export function issued(ctx: Context, issue: Issue, grant: OAuthGrantRecord, pair: IssuedPair): IssuedTokens | Promise<IssuedTokens> {
+export function issued(
+  ctx: Context,
+  issue: Issue,
+  grant: OAuthGrantRecord,
+  pair: IssuedPair,
+  openid?: IssuedTokens['openid'],
+): IssuedTokens | Promise<IssuedTokens> {
   if (ctx.options.isAccountActive && issue.grantType !== 'implicit') {
-    return checkAccountActive(ctx, grant, issue.now).then(() => announce(ctx, issue, grant, pair));
+    return checkAccountActive(ctx, grant, issue.now).then(() => announce(ctx, issue, grant, pair, openid));
   }
-  return announce(ctx, issue, grant, pair);
+  return announce(ctx, issue, grant, pair, openid);
 }
 
-function announce(ctx: Context, issue: Issue, grant: OAuthGrantRecord, pair: IssuedPair): IssuedTokens {
+function announce(ctx: Context, issue: Issue, grant: OAuthGrantRecord, pair: IssuedPair, openid?: IssuedTokens['openid']): IssuedTokens {
   audit(ctx, {
     type: 'token.issued',
     grantType: issue.grantType,
@@ -104,7 +110,10 @@ function announce(ctx: Context, issue: Issue, grant: OAuthGrantRecord, pair: Iss
     grantId: grant.id,
     scope: pair.scope,
   });
-  return { grant, pair };
+  // OpenID Connect: the code's ID token facts (`openid`), or on a refresh the grant's `auth_time`
+  // without a nonce (Core §12.2); the token endpoint adds the ID token while the scope keeps `openid`.
+  const facts = openid ?? (issue.grantType === 'refresh_token' && grant.openid ? { authTime: grant.openid.authTime } : undefined);
+  return facts === undefined ? { grant, pair } : { grant, pair, openid: facts };
 }
 
 /**

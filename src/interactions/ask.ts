@@ -75,6 +75,13 @@ async function ask(
   // Where the browser goes after the decision, shown on every consent page (docs/reference.md#consent-page).
   const redirectHost = hostOf(req.redirectUri);
   if (redirectHost) shown.redirectHost = redirectHost;
+  if (req.openid) {
+    // OpenID Connect's hints for the host's pages; nonce, max_age and the hint's sub stay inside.
+    const { loginHint, acrValues, uiLocales, claimsLocales, display } = structuredClone(req.openid);
+    const hints = { loginHint, acrValues, uiLocales, claimsLocales, display };
+    for (const key of Object.keys(hints) as (keyof typeof hints)[]) if (hints[key] === undefined) delete hints[key];
+    if (Object.keys(hints).length > 0) shown.openid = hints as NonNullable<Interaction['openid']>;
+  }
   if (client.registration !== undefined) unreviewed(shown, client);
   shown.expiresAt = expiresAt;
   return { type: record.kind, interaction: shown };

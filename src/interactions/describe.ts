@@ -27,6 +27,8 @@ export interface InteractionDescription {
   client: { id: string; name: string; verified?: false };
   scope: string[];
   accountHint?: string;
+  /** OpenID Connect `login_hint` (Core §3.1.2.1), to pre-fill the sign-in form: a hint, never checked. */
+  loginHint?: string;
   expiresAt: number;
 }
 
@@ -69,5 +71,7 @@ export async function describeInteraction(ctx: Context, interactionId: string): 
   };
   if (record.purpose === 'device') described.purpose = 'device';
   else if (record.request.accountHint !== undefined) described.accountHint = record.request.accountHint;
+  if (record.purpose === 'authorization' && record.request.openid?.loginHint !== undefined)
+    described.loginHint = record.request.openid.loginHint;
   return described;
 }

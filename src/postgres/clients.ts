@@ -24,6 +24,8 @@ function toClient(r: Row): ClientRecord {
   if (r['owner'] != null) client.owner = r['owner'] as string;
   if (r['metadata'] != null) client.metadata = r['metadata'] as Record<string, unknown>;
   if (r['dpop_bound_access_tokens'] === true) client.dpopBoundAccessTokens = true;
+  // Migration 11: NULL stays absent.
+  if (r['openid'] != null) client.openid = r['openid'] as NonNullable<ClientRecord['openid']>;
   return client;
 }
 
@@ -32,13 +34,13 @@ export async function saveClient(db: Db, client: ClientRecord): Promise<void> {
   await db.query(
     'saveClient',
     `INSERT INTO ${db.t.clients} (id, name, redirect_uri, secret_hash, created_at, response_types, grant_types,
-      registration, client_uri, logo_uri, owner, metadata, dpop_bound_access_tokens)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13)
+      registration, client_uri, logo_uri, owner, metadata, dpop_bound_access_tokens, openid)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13, $14::jsonb)
     ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, redirect_uri = EXCLUDED.redirect_uri,
       secret_hash = EXCLUDED.secret_hash, created_at = EXCLUDED.created_at,
       response_types = EXCLUDED.response_types, grant_types = EXCLUDED.grant_types,
       registration = EXCLUDED.registration, client_uri = EXCLUDED.client_uri, logo_uri = EXCLUDED.logo_uri,
-      owner = EXCLUDED.owner, metadata = EXCLUDED.metadata, dpop_bound_access_tokens = EXCLUDED.dpop_bound_access_tokens`,
+      owner = EXCLUDED.owner, metadata = EXCLUDED.metadata, dpop_bound_access_tokens = EXCLUDED.dpop_bound_access_tokens, openid = EXCLUDED.openid`,
     [
       client.id,
       client.name,
@@ -53,6 +55,7 @@ export async function saveClient(db: Db, client: ClientRecord): Promise<void> {
       client.owner ?? null,
       client.metadata === undefined ? null : JSON.stringify(client.metadata),
       client.dpopBoundAccessTokens === true,
+      client.openid === undefined ? null : JSON.stringify(client.openid),
     ],
   );
 }

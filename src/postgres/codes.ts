@@ -12,6 +12,7 @@ const toCode = (r: Row): CodeRecord => {
   const code = toCodeFields(r);
   if (r['resources'] != null) code.resources = strings(r['resources']);
   if (r['dpop_jkt'] != null) code.dpop = { jkt: r['dpop_jkt'] as string };
+  if (r['openid'] != null) code.openid = r['openid'] as NonNullable<CodeRecord['openid']>;
   return code;
 };
 const toCodeFields = (r: Row): CodeRecord => ({
@@ -30,8 +31,8 @@ const toCodeFields = (r: Row): CodeRecord => ({
 export function insertCode(db: Db, tx: PgPoolClient, code: CodeRecord): Promise<PgQueryResult> {
   return tx.query(
     `INSERT INTO ${db.t.codes}
-    (hash, grant_id, client_id, redirect_uri, scope, code_challenge, code_challenge_method, expires_at, used_at, resources, dpop_jkt)
-    VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, $9, $10::text[], $11)`,
+    (hash, grant_id, client_id, redirect_uri, scope, code_challenge, code_challenge_method, expires_at, used_at, resources, dpop_jkt, openid)
+    VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, $9, $10::text[], $11, $12::jsonb)`,
     [
       code.hash,
       code.grantId,
@@ -44,6 +45,7 @@ export function insertCode(db: Db, tx: PgPoolClient, code: CodeRecord): Promise<
       msOrNull(code.usedAt),
       code.resources ?? null,
       code.dpop?.jkt ?? null,
+      code.openid === undefined ? null : JSON.stringify(code.openid),
     ],
   );
 }

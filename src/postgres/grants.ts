@@ -24,7 +24,7 @@ export async function createGrant(db: Db, grant: GrantRecord, issued: { code?: C
     await tx.query(
       `WITH locked AS (${issuanceLocks(db.locks, '$3', '$2')})
       INSERT INTO ${db.t.grants} (${GRANT_INSERT_COLUMNS})
-      SELECT $1, $2, $3, $4::jsonb, $5::text[], $6, $7, $8, $9, $10 FROM locked`,
+      SELECT $1, $2, $3, $4::jsonb, $5::text[], $6, $7, $8, $9, $10, $11::jsonb FROM locked`,
       grantValues(grant),
     );
     if (issued.code) await insertCode(db, tx, issued.code);
@@ -32,7 +32,7 @@ export async function createGrant(db: Db, grant: GrantRecord, issued: { code?: C
   });
 }
 
-const GRANT_INSERT_COLUMNS = 'id, client_id, account_uuid, account, scope, created_at, revoked_at, name, last_used_at, kind';
+const GRANT_INSERT_COLUMNS = 'id, client_id, account_uuid, account, scope, created_at, revoked_at, name, last_used_at, kind, openid';
 
 /**
  * A grant's columns, in `GRANT_INSERT_COLUMNS` order. A personal token's grant has no client
@@ -50,6 +50,7 @@ const grantValues = (grant: GrantRecord): unknown[] => [
   grant.kind === 'personal' ? grant.name : null,
   grant.kind === 'personal' ? msOrNull(grant.lastUsedAt) : null,
   grant.kind,
+  grant.kind === 'oauth' && grant.openid !== undefined ? JSON.stringify(grant.openid) : null,
 ];
 
 /**
@@ -58,7 +59,7 @@ const grantValues = (grant: GrantRecord): unknown[] => [
  */
 export async function insertGrant(db: Db, tx: PgPoolClient, grant: GrantRecord): Promise<void> {
   await tx.query(
-    `INSERT INTO ${db.t.grants} (${GRANT_INSERT_COLUMNS}) VALUES ($1, $2, $3, $4::jsonb, $5::text[], $6, $7, $8, $9, $10)`,
+    `INSERT INTO ${db.t.grants} (${GRANT_INSERT_COLUMNS}) VALUES ($1, $2, $3, $4::jsonb, $5::text[], $6, $7, $8, $9, $10, $11::jsonb)`,
     grantValues(grant),
   );
 }

@@ -35,15 +35,24 @@ export const toGrant = (r: Row, prefix = ''): GrantRecord =>
         name: r[`${prefix}name`] as string,
         lastUsedAt: msOrNull(r[`${prefix}last_used_at`]),
       }
-    : {
-        id: r[`${prefix}id`] as string,
-        kind: 'oauth',
-        clientId: r[`${prefix}client_id`] as string,
-        account: r[`${prefix}account`] as GrantRecord['account'],
-        scope: strings(r[`${prefix}scope`]),
-        createdAt: ms(r[`${prefix}created_at`]),
-        revokedAt: msOrNull(r[`${prefix}revoked_at`]),
-      };
+    : oauthGrantRow(r, prefix);
+
+/** An OAuth grant's row: one literal, and its OpenID Connect section only when the row has one. */
+function oauthGrantRow(r: Row, prefix: string): OAuthGrantRecord {
+  const grant: OAuthGrantRecord = {
+    id: r[`${prefix}id`] as string,
+    kind: 'oauth',
+    clientId: r[`${prefix}client_id`] as string,
+    account: r[`${prefix}account`] as GrantRecord['account'],
+    scope: strings(r[`${prefix}scope`]),
+    createdAt: ms(r[`${prefix}created_at`]),
+    revokedAt: msOrNull(r[`${prefix}revoked_at`]),
+  };
+  // Migration 11: NULL (a grant of a plain OAuth request) stays absent.
+  const openid = r[`${prefix}openid`];
+  if (openid != null) grant.openid = openid as { authTime: number };
+  return grant;
+}
 
 /**
  * The grant of a code or a refresh token: an OAuth grant, as only those have codes and refresh
@@ -59,4 +68,4 @@ export function toOAuthGrant(r: Row, prefix = ''): OAuthGrantRecord {
 export const GRANT_COLUMNS = (alias: string) =>
   `${alias}.id AS g_id, ${alias}.kind AS g_kind, ${alias}.client_id AS g_client_id, ${alias}.account AS g_account, ` +
   `${alias}.scope AS g_scope, ${alias}.created_at AS g_created_at, ${alias}.revoked_at AS g_revoked_at, ` +
-  `${alias}.name AS g_name, ${alias}.last_used_at AS g_last_used_at`;
+  `${alias}.name AS g_name, ${alias}.last_used_at AS g_last_used_at, ${alias}.openid AS g_openid`;

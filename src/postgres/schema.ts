@@ -284,6 +284,18 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
+    version: 11,
+    // OpenID Connect: each record's section as one jsonb column, NULL for every record without
+    // one (all those stored before, and every request without `openid`). An interaction's request
+    // is jsonb already and carries its section as it is.
+    name: 'openid: the OpenID Connect sections of clients, grants and codes',
+    up: (t) => [
+      `ALTER TABLE ${t.clients} ADD COLUMN openid jsonb`,
+      `ALTER TABLE ${t.grants} ADD COLUMN openid jsonb`,
+      `ALTER TABLE ${t.codes} ADD COLUMN openid jsonb`,
+    ],
+  },
+  {
     version: 12,
     // DPoP (RFC 9449): the key thumbprint a token (§6) or a code (`dpop_jkt`, §10) is bound to,
     // NULL for a bearer token and an unbound code; a client that uses DPoP-bound tokens only (§5.2).

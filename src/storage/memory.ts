@@ -1,6 +1,8 @@
 import type {
   AuthorizationRequestRecord,
+  OpenIdRequestSection,
   ClientChanges,
+  ClientOpenIdSection,
   ClientRecord,
   CodeRecord,
   ConsentApproval,
@@ -44,6 +46,7 @@ const copyClient = (c: ClientRecord): ClientRecord => {
   // JSON in, JSON out, as a database column keeps it: nothing shared with the caller.
   if (c.metadata !== undefined) out.metadata = JSON.parse(JSON.stringify(c.metadata)) as Record<string, unknown>;
   if (c.dpopBoundAccessTokens === true) out.dpopBoundAccessTokens = true;
+  if (c.openid !== undefined) out.openid = JSON.parse(JSON.stringify(c.openid)) as ClientOpenIdSection;
   return out;
 };
 // One literal per kind: a personal token has no client id (not even an `undefined` one).
@@ -84,15 +87,20 @@ const copyPersonalToken = (t: PersonalTokenRecord): PersonalTokenRecord => {
   return out;
 };
 const copyGrant = (g: GrantRecord): GrantRecord => (g.kind === 'personal' ? copyPersonalGrant(g) : copyOAuthGrant(g));
-const copyOAuthGrant = (g: OAuthGrantRecord): OAuthGrantRecord => ({
-  id: g.id,
-  kind: 'oauth',
-  clientId: g.clientId,
-  account: copyAccount(g.account),
-  scope: g.scope.slice(),
-  createdAt: g.createdAt,
-  revokedAt: g.revokedAt,
-});
+const copyOAuthGrant = (g: OAuthGrantRecord): OAuthGrantRecord => {
+  const out: OAuthGrantRecord = {
+    id: g.id,
+    kind: 'oauth',
+    clientId: g.clientId,
+    account: copyAccount(g.account),
+    scope: g.scope.slice(),
+    createdAt: g.createdAt,
+    revokedAt: g.revokedAt,
+  };
+  // Only when present: an OAuth grant without it keeps the shape it always had.
+  if (g.openid !== undefined) out.openid = { authTime: g.openid.authTime };
+  return out;
+};
 const copyPersonalGrant = (g: PersonalGrantRecord): PersonalGrantRecord => ({
   id: g.id,
   kind: 'personal',
@@ -117,6 +125,7 @@ const copyCode = (c: CodeRecord): CodeRecord => {
   };
   if (c.resources !== undefined) out.resources = c.resources.slice();
   if (c.dpop !== undefined) out.dpop = { jkt: c.dpop.jkt };
+  if (c.openid !== undefined) out.openid = { ...c.openid };
   return out;
 };
 const copyConsent = (c: ConsentRecord): ConsentRecord => ({
@@ -153,6 +162,7 @@ const copyRequest = (r: AuthorizationRequestRecord): AuthorizationRequestRecord 
   if (r.browserHash !== undefined) out.browserHash = r.browserHash;
   if (r.resources !== undefined) out.resources = r.resources.slice();
   if (r.dpopJkt !== undefined) out.dpopJkt = r.dpopJkt;
+  if (r.openid !== undefined) out.openid = JSON.parse(JSON.stringify(r.openid)) as OpenIdRequestSection;
   return out;
 };
 const copyVerification = (d: DeviceVerificationRecord): DeviceVerificationRecord => {

@@ -65,6 +65,26 @@ export interface ClientRecord {
    * without a proof is refused. Absent: DPoP is the client's choice. A store must keep it.
    */
   dpopBoundAccessTokens?: true;
+  /** Its OpenID Connect registration (docs/reference.md#openid-connect); absent: the defaults. A store must keep it. */
+  openid?: ClientOpenIdSection;
+}
+
+/**
+ * The OpenID Connect fields of a client (OpenID Connect Dynamic Client Registration 1.0 §2), each
+ * absent when the client has the default.
+ * @group Storage
+ */
+export interface ClientOpenIdSection {
+  /** `id_token_signed_response_alg`: the algorithm of its ID tokens; default RS256. */
+  idTokenSignedResponseAlg?: 'RS256' | 'ES256' | 'EdDSA';
+  /** `post_logout_redirect_uris` (RP-Initiated Logout 1.0 §3.1). */
+  postLogoutRedirectUris?: string[];
+  /** `default_max_age`, in seconds: the `max_age` of its requests that send none. */
+  defaultMaxAge?: number;
+  /** `require_auth_time`: `auth_time` is in every ID token anyway. */
+  requireAuthTime?: boolean;
+  /** `subject_type`: `pairwise` for a `sub` of its own sector (needs `openid.pairwise`); default public. */
+  subjectType?: 'public' | 'pairwise';
 }
 
 /**
@@ -120,6 +140,35 @@ export interface AuthorizationRequestRecord {
   resources?: string[];
   /** The key the code is bound to (`dpop_jkt`, RFC 9449 §10), where DPoP is on. Copied to the code. A store must keep it. */
   dpopJkt?: string;
+  /**
+   * The OpenID Connect parameters of a request whose scope has `openid` on a server with the
+   * `openid` option (OpenID Connect Core §3.1.2.1); absent for every other request. Copied to the
+   * code. A store must keep it.
+   */
+  openid?: OpenIdRequestSection;
+}
+
+/**
+ * The OpenID Connect parameters of an authorization request, as checked (`AuthorizationRequestRecord.openid`).
+ * @group Storage
+ */
+export interface OpenIdRequestSection {
+  /** `nonce`, echoed in the ID token. */
+  nonce?: string;
+  /** `max_age` in seconds (or the client's `default_max_age`). */
+  maxAge?: number;
+  /** The `sub` of a verified `id_token_hint`: the signed-in account must be this one. */
+  idTokenHintSub?: string;
+  /** `login_hint`, for the host's sign-in page. */
+  loginHint?: string;
+  /** `ui_locales`, the languages the user prefers, in order. */
+  uiLocales?: string[];
+  /** `acr_values`, a hint the host may read. */
+  acrValues?: string[];
+  /** `claims_locales`, kept for the host; authgate's claims come from the host as they are. */
+  claimsLocales?: string[];
+  /** `display` (`page`, `popup`, `touch`, `wap`). */
+  display?: string;
 }
 
 /**
@@ -311,6 +360,11 @@ export interface OAuthGrantRecord extends GrantFields {
   kind: 'oauth';
   /** The application the grant was issued to. */
   clientId: string;
+  /**
+   * A grant of an OpenID Connect request: when the user signed in for it (ms since epoch), the
+   * `auth_time` of every ID token of it, refreshed ones too (OpenID Connect Core §12.2). A store must keep it.
+   */
+  openid?: { authTime: number };
   name?: undefined;
   lastUsedAt?: undefined;
 }
@@ -363,6 +417,11 @@ export interface CodeRecord {
   resources?: string[];
   /** The key the exchange must prove (`dpop_jkt`, RFC 9449 §10); absent: any key or none. A store must keep it. */
   dpop?: DpopBinding;
+  /**
+   * A code of an OpenID Connect request: its ID token's `auth_time` (ms since epoch) and `nonce`
+   * (OpenID Connect Core §3.1.3.3). A store must keep it.
+   */
+  openid?: { authTime: number; nonce?: string };
 }
 
 /**

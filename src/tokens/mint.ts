@@ -60,6 +60,8 @@ export interface IssuedPair {
 export interface IssuedTokens {
   grant: OAuthGrantRecord;
   pair: IssuedPair;
+  /** OpenID Connect: what the ID token of the response says besides the grant (`auth_time`, the code's `nonce`). */
+  openid?: { authTime: number; nonce?: string };
 }
 
 /**

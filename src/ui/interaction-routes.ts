@@ -98,7 +98,7 @@ export function interactionResponse(
         action: `${basePath}/authorize/decision`,
         csrfToken,
         switchAccountUrl,
-        ...pageOptions(pages, request, options.siteName),
+        ...pageOptions(pages, request, options.siteName, decision.interaction.openid?.uiLocales),
       });
       response.headers['set-cookie'] = csrfCookie(csrfToken, `${basePath}/authorize`, secure);
       return response;

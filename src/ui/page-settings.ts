@@ -210,7 +210,11 @@ export function negotiateLanguage(acceptLanguage: string | undefined, languages:
 }
 
 /** The language of a page for `request`, its catalogue, and whether it was negotiated on `Accept-Language`. */
-export function pageLanguage(pages: ResolvedPages, request: OAuthRequest): { lang: string; messages: Messages; negotiated: boolean } {
+export function pageLanguage(
+  pages: ResolvedPages,
+  request: OAuthRequest,
+  uiLocales?: readonly string[],
+): { lang: string; messages: Messages; negotiated: boolean } {
   let lang: string | undefined;
   if (pages.locale) {
     try {
@@ -220,6 +224,8 @@ export function pageLanguage(pages: ResolvedPages, request: OAuthRequest): { lan
       // A failing host function must not turn a page into a 500: fall back to the header.
     }
   }
+  // OpenID Connect `ui_locales` (Core §3.1.2.1), in the user's order, before Accept-Language.
+  if (uiLocales) for (const tag of uiLocales) lang ??= lookup(tag, pages.languages);
   const negotiated = lang === undefined && pages.languages.length > 1;
   if (negotiated) lang = negotiateLanguage(header(request, 'accept-language'), pages.languages);
   lang ??= 'en';

@@ -82,10 +82,15 @@ export interface PageOptions {
  * The adapter's `siteName`, when set, names the site over the brand's name.
  * @group Adapter kit
  */
-export function pageOptions(pages: ResolvedPages | undefined, request: OAuthRequest, siteName?: string): PageOptions {
+export function pageOptions(
+  pages: ResolvedPages | undefined,
+  request: OAuthRequest,
+  siteName?: string,
+  uiLocales?: readonly string[],
+): PageOptions {
   const name = siteName ?? pages?.siteName;
   if (!pages) return name === undefined ? {} : { siteName: name };
-  const { lang, messages, negotiated } = pageLanguage(pages, request);
+  const { lang, messages, negotiated } = pageLanguage(pages, request, uiLocales);
   return {
     ...(name !== undefined && { siteName: name }),
     lang,

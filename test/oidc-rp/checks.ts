@@ -3,7 +3,7 @@
  * request carries what OpenID Connect Core 1.0 and RFC 7636 ask of it, and the claims of the
  * different steps agree with each other (one subject throughout, OIDC Core 5.3.2 and 12.2).
  */
-import { type Claims, RP_STEPS, type RpConfig, type RpReport } from './driver.js';
+import { type Claims, LOGOUT_STEPS, RP_STEPS, type RpConfig, type RpReport } from './driver.js';
 
 /** What is wrong with an authorization request URL, as `problem` lines (none: a good request). */
 export function authorizationRequestProblems(href: string | undefined, config: RpConfig): string[] {
@@ -34,6 +34,7 @@ export function problems(report: RpReport, config: RpConfig): string[] {
   const found: string[] = [];
   if (report.error) found.push(report.error);
   for (const name of RP_STEPS[report.rp]) {
+    if (config.logout === false && LOGOUT_STEPS.includes(name)) continue;
     const step = report.steps[name];
     if (!step) found.push(`${name}: not reached`);
     else if (!step.ok) found.push(`${name}: ${step.error}`);

@@ -26,7 +26,15 @@ export interface RpConfig {
   postLogoutRedirectUri: string;
   /** Space-separated; must include `openid`, and whatever the provider needs to issue a refresh token. */
   scope: string;
+  /**
+   * `false` for a provider without RP-initiated logout (authgate until it serves it): the
+   * `LOGOUT_STEPS` are not run, and `problems` does not ask for them. Default: run them.
+   */
+  logout?: false;
 }
+
+/** The steps of RP-initiated logout (RP-Initiated Logout 1.0), skipped with `logout: false`. */
+export const LOGOUT_STEPS: readonly StepName[] = ['logout', 'silent_after_logout'];
 
 /**
  * Plays the user's browser: given the URL a relying party sends the user to, returns the URL the

@@ -1,18 +1,22 @@
 /**
- * The relying-party harness (README.md beside this file), while authgate serves no OpenID Connect
- * yet (issue 24, "Sign in with <platform>"):
+ * The relying-party harness (README.md beside this file), issue 24 ("Sign in with <platform>"):
  * - every relying party runs here (in CI always: a missing toolchain fails), discovers a provider
- *   and builds a code request with PKCE S256, nonce and state, so a program that stops building
- *   or a missing Debian package shows now, not on the day the provider lands;
+ *   and builds a code request with PKCE S256, nonce and state;
  * - the scripted browser and the report checks are tested on their own, failures included;
- * - the full sign-in of every relying party against authgate is written and skipped: when
- *   authgate serves OpenID Connect, `startAuthgateOp` starts it and the skip goes.
+ * - every relying party signs in at authgate as an OpenID Provider (`startAuthgateOp`): code with
+ *   PKCE and nonce, the ID token, userinfo, refresh with a new ID token, and for the JavaScript
+ *   ones a silent sign-in with `id_token_hint`; the logout steps wait for RP-initiated logout.
  * The harness was validated against a certified provider (node-oidc-provider) outside the repo:
  * every relying party passed every step; see README.md.
  */
-import { createServer, type Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOAuthHandler } from '../../adapters/node/index.js';
+import { sha256Base64url } from '../../src/crypto.js';
+import { AuthorizationServer, generateSigningKey, MemoryStorage, type UserSession } from '../../src/index.js';
+import { ADA } from '../fixtures.js';
 import { cookieBrowser } from './browser.js';
 import { authorizationRequestProblems, problems } from './checks.js';
 import { type Browser, RP_STEPS, type RpConfig, type RpReport, rpsToTest, runRp } from './driver.js';
@@ -183,16 +187,65 @@ describe('problems(): what a report must show beyond the libraries’ own checks
 });
 
 /**
- * authgate serves no OpenID Connect yet (issue 24). When it does: start a host app with it on
- * 127.0.0.1 (the issuer; a confidential client with `client_secret_basic`, the code and refresh
- * grants, `rpUris` registered; a user who signs in and consents without a page, or an `onPage`
- * that does it), return the config and a new browser per relying party, and remove the skip.
+ * authgate as the OpenID Provider: a bare Node host (the node:http adapter) on 127.0.0.1 with the
+ * `openid` option, its built-in consent page, and a sign-in route of the host's own that signs the
+ * user in with a session cookie and resumes; the harness's confidential client registered with
+ * `rpUris`. RP-initiated logout is not served yet, so its steps are skipped (`logout: false`).
  */
 async function startAuthgateOp(): Promise<{ config: RpConfig; browser(): Browser; close(): Promise<void> }> {
-  throw new Error('authgate serves no OpenID Connect yet (issue 24)');
+  const sessions = new Map<string, UserSession>();
+  const current = (cookie: string | undefined) => sessions.get(/(?:^|; )rp_session=([^;]+)/.exec(cookie ?? '')?.[1] ?? '') ?? null;
+  let handle: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.writeHead(503).end();
+  const op = await serve((req, res) => handle(req, res));
+  const storage = new MemoryStorage();
+  const server = new AuthorizationServer({
+    storage,
+    issuer: op.url,
+    sessions: { current: (request) => current(String(request.headers.cookie ?? '')) },
+    openid: {
+      claims: (account) => ({ name: account.name, email: account.email, email_verified: true }),
+      signingKeys: [await generateSigningKey('RS256', 'harness-rs256')],
+    },
+  });
+  await storage.saveClient({
+    id: client.clientId,
+    name: 'Relying-party harness',
+    redirectUri: rpUris.redirectUri,
+    secretHash: sha256Base64url(client.clientSecret),
+    createdAt: Date.now(),
+    openid: { postLogoutRedirectUris: [rpUris.postLogoutRedirectUri] },
+  });
+  const oauth = createOAuthHandler(server, { loginUrl: '/login' });
+  handle = (req, res) =>
+    oauth(req, res, () => {
+      // The host's sign-in: Ada, at once, then back to the interaction.
+      const url = new URL(req.url ?? '/', op.url);
+      if (url.pathname !== '/login') return void res.writeHead(404).end();
+      const id = randomUUID();
+      sessions.set(id, { account: { uuid: ADA.uuid, name: ADA.name, email: ADA.email }, authenticatedAt: Date.now() });
+      const resume = `/v1/oauth/authorize/resume?interaction=${encodeURIComponent(url.searchParams.get('interaction') ?? '')}`;
+      res.writeHead(302, { 'set-cookie': `rp_session=${id}; Path=/; HttpOnly`, location: resume }).end();
+    });
+  return {
+    config: { issuer: op.url, ...client, ...rpUris, scope: 'openid profile email', logout: false },
+    // The consent page: the user authorizes (its form's hidden fields, and the approve button).
+    browser: () =>
+      cookieBrowser({
+        stopAt: [rpUris.redirectUri, rpUris.postLogoutRedirectUri],
+        onPage: (page) => {
+          const action = /<form method="post" action="([^"]+)"/.exec(page.body)?.[1];
+          if (!action) return undefined;
+          const form: Record<string, string> = { decision: 'approve' };
+          for (const [, name, value] of page.body.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+            if (name && value !== undefined) form[name] = value.replaceAll('&amp;', '&');
+          return { url: new URL(action.replaceAll('&amp;', '&'), page.url), form };
+        },
+      }),
+    close: () => new Promise<void>((resolve) => op.server.close(() => resolve())),
+  };
 }
 
-describe.skip('relying parties sign in at authgate as an OpenID Provider (issue 24)', () => {
+describe('relying parties sign in at authgate as an OpenID Provider (issue 24)', () => {
   let op: Awaited<ReturnType<typeof startAuthgateOp>>;
   beforeAll(async () => {
     op = await startAuthgateOp();
@@ -202,5 +255,8 @@ describe.skip('relying parties sign in at authgate as an OpenID Provider (issue 
   it.each(rpsToTest())('%s passes every step', { timeout: 60_000 }, async (rp) => {
     const report = await runRp(rp, op.config, op.browser());
     expect(problems(report, op.config), JSON.stringify(report, null, 2)).toEqual([]);
+    // Not vacuous: the sign-in, the ID token, userinfo and the refreshed ID token were all checked.
+    for (const step of ['token', 'id_token', 'userinfo', 'refresh_id_token'] as const) expect(report.steps[step]?.ok).toBe(true);
+    expect(report.steps.userinfo?.claims).toMatchObject({ sub: ADA.uuid, email: ADA.email });
   });
 });

@@ -226,6 +226,65 @@ export const recordCases: readonly StorageConformanceCase[] = [
     },
   ),
   conformanceCase(
+    "OpenID Connect: a client's, a request's, a code's and a grant's openid sections round trip, through redeemCode and rotateRefreshToken too; absent stays absent",
+    async (make) => {
+      const storage = await make();
+      const client: ClientRecord = {
+        id: id(),
+        name: 'Example App',
+        redirectUri: CALLBACK,
+        secretHash: hash(),
+        createdAt: T0,
+        openid: {
+          idTokenSignedResponseAlg: 'ES256',
+          postLogoutRedirectUris: [CALLBACK],
+          defaultMaxAge: 60,
+          requireAuthTime: true,
+          subjectType: 'pairwise',
+        },
+      };
+      await storage.saveClient(client);
+      same(await storage.findClient(client.id), client, 'findClient returns the openid section of a client');
+
+      const interaction = makeInteraction();
+      interaction.request.openid = {
+        nonce: 'n-0S6',
+        maxAge: 0,
+        idTokenHintSub: 'sub-1',
+        loginHint: 'ada',
+        uiLocales: ['fr', 'en'],
+        acrValues: ['x'],
+        claimsLocales: ['fr'],
+        display: 'popup',
+      };
+      await storage.saveInteraction(interaction);
+      same(
+        requestOf(await storage.takeInteraction(interaction.idHash, T0))?.openid,
+        interaction.request.openid,
+        "an interaction's request keeps its openid section",
+      );
+
+      const authTime = T0 - 5000;
+      const { grant, code } = await withCode(storage, { openid: { authTime, nonce: 'n-0S6' } }, { openid: { authTime } });
+      same(await storage.findCode(code.hash), code, 'findCode returns the openid section of a code');
+      const [access, refresh] = makePair(grant, T0 + 1);
+      const redeemed = await storage.redeemCode(code.hash, T0 + 1, [access, refresh]);
+      check(redeemed.ok, 'redeemCode of a fresh code succeeds');
+      same(redeemed.grant.openid, { authTime }, 'redeemCode returns the grant with its openid section');
+      const [access2, refresh2] = makePair(grant, T0 + 2, { familyHash: hash() });
+      const rotated = await storage.rotateRefreshToken(refresh.hash, T0 + 2, [access2, refresh2]);
+      check(rotated.ok, 'rotateRefreshToken succeeds');
+      same(rotated.grant.openid, { authTime }, 'rotateRefreshToken returns the grant with its openid section');
+
+      const { grant: plainGrant, code: plainCode } = await withCode(storage);
+      same(await storage.findCode(plainCode.hash), plainCode, 'a code saved without an openid section comes back without the field');
+      const [a3, r3] = makePair(plainGrant, T0 + 1);
+      const plain = await storage.redeemCode(plainCode.hash, T0 + 1, [a3, r3]);
+      check(plain.ok, 'redeemCode of a plain code succeeds');
+      same('openid' in plain.grant, false, 'a grant saved without an openid section comes back without the field');
+    },
+  ),
+  conformanceCase(
     "DPoP bindings (RFC 9449): a request's dpopJkt, a code's and a token's dpop section, a client's dpopBoundAccessTokens round trip; absent stays absent",
     async (make) => {
       const storage = await make();

@@ -68,6 +68,12 @@ export const en = {
   scopes: {
     read: 'See your account and resources (read-only).',
     write: 'Create, change and delete resources in your account.',
+    // OpenID Connect (the `openid` option): a sign-in, and the claims each scope shares (Core §5.4).
+    openid: 'Sign you in with your account (your account identifier).',
+    profile: 'See your profile: name, picture and other public details.',
+    email: 'See your email address.',
+    address: 'See your postal address.',
+    phone: 'See your phone number.',
   } as Record<string, string>,
   /**
    * One sentence per error code, for pages in a language other than English (the server's own

@@ -59,6 +59,11 @@ export const fr: Messages = {
   scopes: {
     read: 'Voir votre compte et vos ressources (lecture seule).',
     write: 'Créer, modifier et supprimer des ressources de votre compte.',
+    openid: 'Vous connecter avec votre compte (son identifiant).',
+    profile: 'Voir votre profil : nom, photo et autres informations publiques.',
+    email: 'Voir votre adresse e-mail.',
+    address: 'Voir votre adresse postale.',
+    phone: 'Voir votre numéro de téléphone.',
   },
   errors: {
     default: "La demande n'a pas pu aboutir.",
