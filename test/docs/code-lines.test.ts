@@ -28,7 +28,7 @@ function source(path: string, lines: number): string {
   return file;
 }
 
-describe('.ci/code-lines.mjs', () => {
+describe('.ci/code-lines.mjs', { timeout: 60_000 }, () => {
   it('passes on every adapter of the repository (the default files), and npm run lint runs it', () => {
     const result = run();
     expect(result.status, result.stdout + result.stderr).toBe(0);
@@ -57,7 +57,7 @@ describe('.ci/code-lines.mjs', () => {
   });
 });
 
-describe('.ci/code-lines.mjs: the ceiling of non-null assertions in src/', () => {
+describe('.ci/code-lines.mjs: the ceiling of non-null assertions in src/', { timeout: 60_000 }, () => {
   /** The ceiling, as the default run prints it. */
   const ceiling = () => {
     const result = run();

@@ -4,8 +4,8 @@
  * as a desktop agent's processes share its token store. The SDK authorizes once in this process
  * (dynamic registration: a public client), the access token expires, and both processes start at
  * the same moment: each gets a 401, reads the refresh token from the file and refreshes. The
- * store holds each rotation's answer back 1 s, so the second refresh arrives with the
- * same refresh token before the first answer is out (a real race).
+ * store holds each rotation's answer back until the other process's refresh with the same token
+ * has arrived, so the second refresh comes before the first answer is out (a real race, always).
  *
  * With the default options (a public client: refresh retries, 60 s): both processes call their
  * tool, nobody is sent to sign in again, no reuse is detected, and a second round of both at once
@@ -29,13 +29,29 @@ import { InMemoryOAuthProvider } from './sdk-client.js';
 
 const AGENT = fileURLToPath(new URL('./fixtures/agent.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A MemoryStorage whose rotations answer 1 s after they committed: the next refresh comes in meanwhile. */
+/**
+ * A MemoryStorage whose rotations answer only once the same refresh token was looked up a second
+ * time (the other process's refresh has arrived), or after 15 s: the race happens every time,
+ * however slowly the two processes start on a loaded machine (a fixed delay did not guarantee it).
+ */
 class SlowAnswers extends MemoryStorage {
+  private readonly lookups = new Map<string, number>();
+  private readonly waiting = new Map<string, () => void>();
+  override async findToken(hash: string) {
+    const count = (this.lookups.get(hash) ?? 0) + 1;
+    this.lookups.set(hash, count);
+    if (count >= 2) this.waiting.get(hash)?.();
+    return super.findToken(hash);
+  }
   override async rotateRefreshToken(hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
     const outcome = await super.rotateRefreshToken(hash, now, tokens);
-    await sleep(1000);
+    if ((this.lookups.get(hash) ?? 0) < 2) {
+      await new Promise<void>((resolve) => {
+        this.waiting.set(hash, resolve);
+        setTimeout(resolve, 15_000);
+      });
+    }
     return outcome;
   }
 }
