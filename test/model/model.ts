@@ -31,7 +31,8 @@ import {
 import type { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import { ADA, BOB, CALLBACK, OTHER_CALLBACK } from '../fixtures.js';
 import { check, fail, type InvariantName } from './invariants.js';
-import { proof as signProof, proofKey, type ProofKey } from '../dpop/fixtures.js';
+import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import { sha256Base64url } from '../../src/crypto.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fixed world: two accounts, three browsers, a confidential and a public client (and a third,
@@ -94,15 +95,34 @@ export type KeyIndex = 0 | 1;
  */
 export type ProofChoice = 'holder' | 'none' | 'other';
 
-let dpopKeys: Promise<ProofKey[]> | undefined;
-/** The two keys, made once: ES256 key pairs. */
-async function keyPair(key: KeyIndex): Promise<ProofKey> {
-  dpopKeys ??= Promise.all([proofKey(), proofKey()]);
+/** A DPoP key: its private half and its public JWK. */
+interface DpopKey {
+  privateKey: CryptoKey;
+  jwk: JWK;
+}
+let dpopKeys: Promise<DpopKey[]> | undefined;
+/** The two keys, made once: Ed25519, the cheapest of the default algorithms to sign and verify (runs make many proofs). */
+async function keyPair(key: KeyIndex): Promise<DpopKey> {
+  const make = async (): Promise<DpopKey> => {
+    const { privateKey, publicKey } = await generateKeyPair('EdDSA');
+    return { privateKey, jwk: await exportJWK(publicKey) };
+  };
+  dpopKeys ??= Promise.all([make(), make()]);
   return (await dpopKeys)[key]!;
 }
-/** A proof of `htm` at `url` (the token endpoint's, or a resource's), signed at the server's clock. */
+let proofs = 0;
+/** A proof of `htm` at `url` (the token endpoint's, or a resource's; `ath` of `accessToken`), signed at the server's clock. */
 async function dpopProof(real: Real, key: KeyIndex, htm: string, url: string, accessToken?: string): Promise<string> {
-  return signProof(await keyPair(key), htm, url, real.clock.now(), accessToken === undefined ? {} : { accessToken });
+  const { privateKey, jwk } = await keyPair(key);
+  count('dpop proof');
+  const claims: Record<string, unknown> = {
+    htm,
+    htu: url,
+    iat: Math.floor(real.clock.now() / 1000),
+    jti: `model-${++proofs}-${randomBytes(8).toString('hex')}`,
+  };
+  if (accessToken !== undefined) claims['ath'] = sha256Base64url(accessToken);
+  return new SignJWT(claims).setProtectedHeader({ typ: 'dpop+jwt', alg: 'EdDSA', jwk }).sign(privateKey);
 }
 const TOKEN_URL = `${ISSUER}/v1/oauth/token`;
 /** The key `choice` proves for a token bound to `bound` (undefined: unbound), or none. */
