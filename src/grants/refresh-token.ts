@@ -48,6 +48,12 @@ export async function refreshTokenGrant(
   // Credentials that were sent must belong to the token's client (RFC 6749 §6); a mismatch
   // rotates and revokes nothing, or anyone could burn another client's token.
   if (found.token.kind !== 'refresh' || (client && client.id !== found.token.clientId)) throw invalidGrant();
+  // RFC 9449 §5: a bound refresh token is used with a proof of its key only; refused, it rotates
+  // nothing. Checked before replay detection: whoever lacks the key cannot use the token, so
+  // presenting it proves no theft and must not revoke the holder's family (SECURITY.md).
+  const bound = found.token.dpop;
+  if (bound !== undefined && (jkt === undefined || !boundTo(bound, jkt)))
+    throw jkt === undefined ? proofRequired('the refresh token is bound to a DPoP key') : invalidGrant();
   // A replay is a replay whatever else the request says: handle it before any other check. A
   // retry is not one: the token was rotated less than refreshRetryWindowSeconds ago and nothing
   // minted from it was used since (a lost response, parallel refreshes); the storage step decides.
@@ -55,10 +61,6 @@ export async function refreshTokenGrant(
   if (found.token.rotatedAt !== null && !retry) return replay(ctx, found.token.grantId, found.token.clientId, found.token.rotatedAt, now);
   // A sibling revoked when another one was used: an invalidated token presented again (RFC 9700 §4.14.2).
   if (superseded(found.token, found.grant)) return replay(ctx, found.token.grantId, found.token.clientId, null, now);
-  // RFC 9449 §5: a bound refresh token is used with a proof of its key only; refused, it rotates nothing.
-  const bound = found.token.dpop;
-  if (bound !== undefined && (jkt === undefined || !boundTo(bound, jkt)))
-    throw jkt === undefined ? proofRequired('the refresh token is bound to a DPoP key') : invalidGrant();
   if (!client) {
     // Without credentials the token endpoint could not check the client's grant types: check
     // them for the client the token belongs to (RFC 6749 §5.2 `unauthorized_client`).
@@ -69,6 +71,9 @@ export async function refreshTokenGrant(
     if (owner && !mayUseGrant(owner, 'refresh_token')) {
       throw new OAuthError('unauthorized_client', 'This application may not use grant_type=refresh_token.');
     }
+    // RFC 9449 §5.2: a client registered as using DPoP always is refused a request without a
+    // proof; the token endpoint checks it for authenticated clients, this is the one it could not.
+    if (owner?.dpopBoundAccessTokens && jkt === undefined && ctx.dpop) throw proofRequired('this application uses DPoP-bound tokens only');
   }
   const end = familyEnd(ctx, found.grant.createdAt);
   if (end !== null && now >= end) throw invalidGrant(); // lifetimes.grant: the family has ended

@@ -119,6 +119,14 @@ describe('DPoP on: configuration', () => {
     const t = await dpopSetup({ algorithms: ['ES256', 'EdDSA'] });
     expect(t.server.metadataDocument()!.dpop_signing_alg_values_supported).toEqual(['ES256', 'EdDSA']);
   });
+
+  it('with OpenID Connect on too, /.well-known/openid-configuration lists them as the RFC 8414 document does', async () => {
+    const t = await dpopSetup({ algorithms: ['ES256', 'EdDSA'] }, { openid: { claims: () => ({}) } });
+    const discovery = t.server.openidConfiguration({ method: 'GET' });
+    expect(discovery.status).toBe(200);
+    expect(json(discovery).dpop_signing_alg_values_supported).toEqual(['ES256', 'EdDSA']);
+    expect(json(t.server.metadata({ method: 'GET' })).dpop_signing_alg_values_supported).toEqual(['ES256', 'EdDSA']);
+  });
 });
 
 describe('token endpoint with a proof (RFC 9449 §5)', () => {
@@ -197,6 +205,73 @@ describe('token endpoint with a proof (RFC 9449 §5)', () => {
     expect(json(unbound).error).toBe('invalid_dpop_proof');
   });
 
+  it('a rotated bound refresh token replayed without its key revokes nothing; replayed with its key, the family is revoked (RFC 9700 §4.14.2)', async () => {
+    const events: Array<{ type: string }> = [];
+    const t = await dpopSetup({}, { onAudit: (e: { type: string }) => events.push(e) });
+    const { app, res } = await publicFlow(t, await t.tokenProof());
+    const first = json(res).refresh_token as string;
+    const refresh = (refreshToken: string, dpopHeader?: string) =>
+      t.server.token(
+        t.post(
+          '/v1/oauth/token',
+          { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: app.clientId },
+          dpopHeader === undefined ? {} : { dpop: dpopHeader },
+        ),
+      );
+    const rotated = await refresh(first, await t.tokenProof());
+    expect(rotated.status).toBe(200);
+    const current = json(rotated) as { access_token: string; refresh_token: string };
+    t.clock.advance(120_000); // past the default retry window of public clients: a replay, not a retry
+    // A thief holding the rotated token but not the key: refused, the holder's family lives.
+    const withoutProof = await refresh(first);
+    expect(json(withoutProof).error).toBe('invalid_dpop_proof');
+    const otherKey = await refresh(first, await t.tokenProof(await proofKey()));
+    expect(json(otherKey).error).toBe('invalid_grant');
+    expect(events.filter((e) => e.type === 'refresh_token.reused')).toHaveLength(0);
+    expect((await t.api(`DPoP ${current.access_token}`, await t.resourceProof(current.access_token))).ok).toBe(true);
+    const next = await refresh(current.refresh_token, await t.tokenProof());
+    expect(next.status).toBe(200);
+    const latest = json(next) as { access_token: string; refresh_token: string };
+    // The key's holder presenting the rotated token: a replay, the whole family is revoked.
+    const replayed = await refresh(first, await t.tokenProof());
+    expect(json(replayed).error).toBe('invalid_grant');
+    expect(events.filter((e) => e.type === 'refresh_token.reused')).toHaveLength(1);
+    expect((await t.api(`DPoP ${latest.access_token}`, await t.resourceProof(latest.access_token))).ok).toBe(false);
+    expect(json(await refresh(latest.refresh_token, await t.tokenProof())).error).toBe('invalid_grant');
+  });
+
+  it('a retry of a bound public-client refresh token (refreshRetryWindowSeconds) still needs its key’s proof', async () => {
+    const events: Array<{ type: string }> = [];
+    const t = await dpopSetup({}, { refreshRetryWindowSeconds: 60, onAudit: (e: { type: string }) => events.push(e) });
+    const { app, res } = await publicFlow(t, await t.tokenProof());
+    const first = json(res).refresh_token as string;
+    const refresh = (dpopHeader?: string) =>
+      t.server.token(
+        t.post(
+          '/v1/oauth/token',
+          { grant_type: 'refresh_token', refresh_token: first, client_id: app.clientId },
+          dpopHeader === undefined ? {} : { dpop: dpopHeader },
+        ),
+      );
+    expect((await refresh(await t.tokenProof())).status).toBe(200); // committed, response lost
+    t.clock.advance(5_000);
+    // The retry without a proof, or with another key: refused, no sibling, no reuse, nothing revoked.
+    expect(json(await refresh()).error).toBe('invalid_dpop_proof');
+    expect(json(await refresh(await t.tokenProof(await proofKey()))).error).toBe('invalid_grant');
+    expect(events.map((e) => e.type).filter((type) => type.startsWith('refresh_token.'))).toEqual([]);
+    // With the key's proof: a sibling pair, bound to the key like its parent.
+    const retried = await refresh(await t.tokenProof());
+    expect(retried.status).toBe(200);
+    expect(events.filter((e) => e.type === 'refresh_token.retried')).toHaveLength(1);
+    const sibling = json(retried) as { token_type: string; access_token: string; refresh_token: string };
+    expect(sibling.token_type).toBe('DPoP');
+    expect((await t.api(`DPoP ${sibling.access_token}`, await t.resourceProof(sibling.access_token))).ok).toBe(true);
+    const unbound = await t.server.token(
+      t.post('/v1/oauth/token', { grant_type: 'refresh_token', refresh_token: sibling.refresh_token, client_id: app.clientId }),
+    );
+    expect(json(unbound).error).toBe('invalid_dpop_proof');
+  });
+
   it('refuses a bad proof with invalid_dpop_proof and uses nothing up: wrong htm, wrong htu, old iat, replayed jti', async () => {
     const t = await dpopSetup();
     const code = await t.getCode();
@@ -255,6 +330,29 @@ describe('token endpoint with a proof (RFC 9449 §5)', () => {
     expect(res.status).toBe(400);
     expect(json(res).error).toBe('invalid_dpop_proof');
     expect((await t.exchange(await t.tokenProof())).status).toBe(200);
+  });
+
+  it('a client registered with dpopBoundAccessTokens that refreshes without credentials (compatible profile) is refused without a proof', async () => {
+    const t = await dpopSetup({}, { requireClientAuthOnRefresh: false });
+    const record = (await t.storage.findClient(t.client.clientId))!;
+    await t.storage.saveClient({ ...record, dpopBoundAccessTokens: true });
+    // A confidential client's refresh token is not bound (§5); the client record still says DPoP always.
+    const refreshToken = json(await t.exchange(await t.tokenProof())).refresh_token as string;
+    const refresh = (dpopHeader?: string) =>
+      t.server.token(
+        t.post(
+          '/v1/oauth/token',
+          { grant_type: 'refresh_token', refresh_token: refreshToken },
+          dpopHeader === undefined ? {} : { dpop: dpopHeader },
+        ),
+      );
+    const without = await refresh();
+    expect(without.status).toBe(400);
+    expect(json(without).error).toBe('invalid_dpop_proof');
+    // Refused, it rotated nothing: the same token with a proof refreshes, bound.
+    const good = await refresh(await t.tokenProof());
+    expect(good.status).toBe(200);
+    expect(json(good).token_type).toBe('DPoP');
   });
 
   it('introspection says token_type DPoP and cnf.jkt (§6.2)', async () => {

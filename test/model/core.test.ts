@@ -25,5 +25,7 @@ describe('model-based: the authorization state machine on MemoryStorage', () => 
     expect(reached.exchanged).toBeGreaterThan(0);
     expect(reached.refreshed).toBeGreaterThan(0);
     expect(reached.retried).toBeGreaterThan(0); // refresh retries (refreshRetryWindowSeconds) were exercised
+    expect(reached.dpopBound).toBeGreaterThan(0); // DPoP-bound tokens (RFC 9449) were issued and refreshed
+    expect(reached.dpopThief).toBeGreaterThan(0); // and presented without their key
   }, 600_000);
 });

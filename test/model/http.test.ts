@@ -35,6 +35,7 @@ import {
   PUBLIC_CALLBACK,
   RES_A,
   SERVER_OPTIONS,
+  ISSUER,
   type BrowserSteps,
   type Model,
   type Real,
@@ -139,12 +140,21 @@ function asResponse(reply: Reply): OAuthResponse {
   return { status: reply.status, headers, body: reply.text };
 }
 
+/** The `DPoP` header of a request, if it has one. */
+const dpopHeader = (request: OAuthRequest): Record<string, string> =>
+  typeof request.headers['dpop'] === 'string' ? { dpop: request.headers['dpop'] } : {};
+
+/** The app's route a resource check of the model reaches (resource A or none; B is the core's). */
+const resourcePath = (method: 'GET' | 'POST', resource: string | undefined): string =>
+  resource === undefined ? (method === 'GET' ? '/v2/account' : '/v2/things') : method === 'GET' ? '/r/account' : '/r/echo';
+
 /** The server's token, revocation and resource endpoints, reached over HTTP. */
 function httpServer(app: TestApp): AuthorizationServer {
   const form = async (path: string, request: OAuthRequest) =>
     asResponse(
       await app.request('POST', path, {
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        // A DPoP proof (RFC 9449) names the token endpoint on the issuer, whatever the app's address.
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...dpopHeader(request) },
         body: String(request.body ?? ''),
       }),
     );
@@ -154,18 +164,14 @@ function httpServer(app: TestApp): AuthorizationServer {
     async authenticate(request: OAuthRequest, options?: { resource: string }): Promise<AuthenticateResult> {
       // Resource B has no route of the app: the core's check, as a host's own route would call it.
       if (options !== undefined && options.resource !== RES_A) return app.server.authenticate(request, options);
-      const token = String(request.headers['authorization'] ?? '').replace(/^Bearer /, '');
-      // Resource A: `requireToken(server, { resource })` on `/r`; none: `requireToken(server)` on `/v2`.
-      const reply = options
-        ? request.method === 'GET'
-          ? await app.api('GET', '/r/account', token)
-          : await app.request('POST', '/r/echo', {
-              headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-              body: '{}',
-            })
-        : request.method === 'GET'
-          ? await app.api('GET', '/v2/account', token)
-          : await app.api('POST', '/v2/things', token);
+      // Resource A: `requireToken(server, { resource })` on `/r`; none: `requireToken(server)` on
+      // `/v2`. The scheme and the DPoP proof (which names this route: `resourceUrl`) go as they are.
+      const headers = { authorization: String(request.headers['authorization'] ?? ''), ...dpopHeader(request) };
+      const path = resourcePath(request.method as 'GET' | 'POST', options?.resource);
+      const reply =
+        path === '/r/echo'
+          ? await app.request('POST', path, { headers: { ...headers, 'content-type': 'application/json' }, body: '{}' })
+          : await app.request(request.method, path, { headers });
       if (reply.status === 200 || reply.status === 201) return { ok: true, token: reply.json<{ oauth: never }>().oauth };
       return { ok: false, response: asResponse(reply) };
     },
@@ -227,6 +233,9 @@ describe('model-based: the browser flow over HTTP (Express)', () => {
             return faults();
           },
           browserSteps: browserSteps(app, () => current!, jars),
+          // Resource B has no route: the core's check, on the issuer's origin.
+          resourceUrl: (method, resource) =>
+            resource === undefined || resource === RES_A ? `${app.base}${resourcePath(method, resource)}` : `${ISSUER}/v2/things`,
           close: () => app.close(),
         } satisfies Real & { close: () => Promise<void> };
         return real;
@@ -240,5 +249,7 @@ describe('model-based: the browser flow over HTTP (Express)', () => {
     const reached = reportRun(known);
     expect(reached.exchanged).toBeGreaterThan(0);
     expect(reached.refreshed).toBeGreaterThan(0);
+    expect(reached.dpopBound).toBeGreaterThan(0); // DPoP-bound tokens over HTTP (RFC 9449)
+    expect(reached.dpopThief).toBeGreaterThan(0);
   }, 600_000);
 });

@@ -29,6 +29,9 @@ export const INVARIANTS = {
     'The refresh tokens of a family that yield tokens are one generation: its newest, or a sibling of it (minted from the same ' +
     'parent by a retry); once one of them is rotated, the others (revoked with their access tokens) never yield tokens again, ' +
     'and presenting one of them revokes the family.',
+  boundTokenNeedsItsKey:
+    'A DPoP-bound token (RFC 9449) is accepted only with a proof of its key: an access token never as Bearer nor with a proof of ' +
+    'another key, a refresh token never without a proof of its key (refused, it is neither rotated nor revoked).',
   scopeNeverWidens: 'Every token carries at most the scope of the request it descends from, and a refresh never widens it.',
   nothingRevokedAuthenticates: 'Nothing revoked (by revoke, revokeAccess, rotation or a replay) ever authenticates or refreshes again.',
   nothingExpiredAuthenticates: 'Nothing expired ever authenticates or refreshes.',

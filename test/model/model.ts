@@ -12,6 +12,10 @@
  * one the model allows (`modelAgreement`); `run.ts` adds the checks that follow every step (no
  * fault reported, every token the model knows to be dead refused). The same commands run on the
  * core directly and, with `Real.browserSteps`, through an HTTP adapter (`http.test.ts`).
+ *
+ * DPoP (RFC 9449) is on: a code exchange or a refresh may prove one of two keys, and the model
+ * keeps the key each token is bound to. Its holder uses a bound token with proofs of that key;
+ * every check of a token that may be live also plays the thief (as Bearer, with the other key).
  */
 import { randomBytes, createHash } from 'node:crypto';
 import fc from 'fast-check';
@@ -27,6 +31,8 @@ import {
 import type { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import { ADA, BOB, CALLBACK, OTHER_CALLBACK } from '../fixtures.js';
 import { check, fail, type InvariantName } from './invariants.js';
+import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import { sha256Base64url } from '../../src/crypto.js';
 
 // ---------------------------------------------------------------------------------------------
 // Fixed world: two accounts, three browsers, a confidential and a public client (and a third,
@@ -59,8 +65,13 @@ export const GRANT_TYPES: ClientGrantType[] = ['authorization_code', 'refresh_to
 /** Where the verification page is (the core is told; the adapters mount it there). */
 export const VERIFY_PATH = '/v1/oauth/device/verify';
 
+/** The issuer: DPoP proofs (RFC 9449) name the token endpoint and the resources on its origin. */
+export const ISSUER = 'https://as.example';
+
 /** What every variant's server is built with, besides its store, clock and sessions. */
 export const SERVER_OPTIONS = {
+  issuer: ISSUER,
+  dpop: {},
   protectedResources: RESOURCES.map((resource) => ({ resource })),
   deviceAuthorization: DEVICE,
 } as const;
@@ -75,6 +86,48 @@ export type Scope = 'read' | 'read write';
 export type Prompt = 'none' | 'login' | 'select_account' | undefined;
 export type Hint = 'match' | 'matchUpper' | 'other' | undefined;
 export type Tri = 'no' | 'yes' | 'maybe';
+/** One of the two DPoP keys of the model's clients (RFC 9449): the holder's, or a thief's. */
+export type KeyIndex = 0 | 1;
+/**
+ * The DPoP proof a token request sends: `holder` a proof of the token's key when it is bound
+ * (none when it is not), `none` no proof, `other` a proof of the other key (which binds an
+ * unbound token to it).
+ */
+export type ProofChoice = 'holder' | 'none' | 'other';
+
+/** A DPoP key: its private half and its public JWK. */
+interface DpopKey {
+  privateKey: CryptoKey;
+  jwk: JWK;
+}
+let dpopKeys: Promise<DpopKey[]> | undefined;
+/** The two keys, made once: Ed25519, the cheapest of the default algorithms to sign and verify (runs make many proofs). */
+async function keyPair(key: KeyIndex): Promise<DpopKey> {
+  const make = async (): Promise<DpopKey> => {
+    const { privateKey, publicKey } = await generateKeyPair('EdDSA');
+    return { privateKey, jwk: await exportJWK(publicKey) };
+  };
+  dpopKeys ??= Promise.all([make(), make()]);
+  return (await dpopKeys)[key]!;
+}
+let proofs = 0;
+/** A proof of `htm` at `url` (the token endpoint's, or a resource's; `ath` of `accessToken`), signed at the server's clock. */
+async function dpopProof(real: Real, key: KeyIndex, htm: string, url: string, accessToken?: string): Promise<string> {
+  const { privateKey, jwk } = await keyPair(key);
+  count('dpop proof');
+  const claims: Record<string, unknown> = {
+    htm,
+    htu: url,
+    iat: Math.floor(real.clock.now() / 1000),
+    jti: `model-${++proofs}-${randomBytes(8).toString('hex')}`,
+  };
+  if (accessToken !== undefined) claims['ath'] = sha256Base64url(accessToken);
+  return new SignJWT(claims).setProtectedHeader({ typ: 'dpop+jwt', alg: 'EdDSA', jwk }).sign(privateKey);
+}
+const TOKEN_URL = `${ISSUER}/v1/oauth/token`;
+/** The key `choice` proves for a token bound to `bound` (undefined: unbound), or none. */
+const proofKeyFor = (bound: KeyIndex | undefined, choice: ProofChoice): KeyIndex | undefined =>
+  choice === 'none' ? undefined : choice === 'holder' ? bound : bound === 1 ? 0 : 1;
 
 export interface RegisteredClients {
   conf: { clientId: string; clientSecret: string };
@@ -102,6 +155,11 @@ export interface Real {
    * order of a round trip.
    */
   turn?: () => Promise<void>;
+  /**
+   * The URL a resource check reaches, which a DPoP proof names (`htu`): by default the core's
+   * `/v2/things` on the issuer's origin; over HTTP the adapter's route for `method` and `resource`.
+   */
+  resourceUrl?: (method: 'GET' | 'POST', resource: string | undefined) => string;
 }
 
 /** The storage calls `Race` orders an issuance and a revocation by. */
@@ -270,6 +328,8 @@ export interface AccessToken {
   expiresAt: number;
   /** Revoked when the refresh token issued with it was rotated. */
   rotatedOut: boolean;
+  /** The DPoP key it is bound to (RFC 9449 §5); absent: a bearer token. */
+  key?: KeyIndex;
 }
 
 export interface RefreshToken {
@@ -289,6 +349,8 @@ export interface RefreshToken {
   childRotated?: boolean;
   /** Revoked (with its access token) when a sibling was rotated. */
   superseded?: boolean;
+  /** The DPoP key it is bound to (a public client's, or one refreshed without credentials; RFC 9449 §5). */
+  key?: KeyIndex;
 }
 
 /** The default retry window of a public client's refresh token (refreshRetryWindowSeconds). */
@@ -562,6 +624,47 @@ export function bearerCall(real: Real, value: string, method: 'GET' | 'POST', re
   );
 }
 
+/** `authenticate` with `Authorization: DPoP` and a proof of `key` for the request (`ath` of the token). */
+export async function dpopCall(real: Real, value: string, key: KeyIndex, method: 'GET' | 'POST', resource?: string) {
+  const dpop = await dpopProof(real, key, method, real.resourceUrl?.(method, resource) ?? `${ISSUER}/v2/things`, value);
+  const request: OAuthRequest = { method, url: '/v2/things', headers: { authorization: `DPoP ${value}`, dpop } };
+  return call('authenticate', () =>
+    resource === undefined ? real.server.authenticate(request) : real.server.authenticate(request, { resource }),
+  );
+}
+
+/** The call the holder of `token` makes: with a proof of its key when it is bound, as Bearer otherwise. */
+export function holderCall(real: Real, token: AccessToken, method: 'GET' | 'POST', resource?: string) {
+  return token.key === undefined
+    ? bearerCall(real, token.value, method, resource)
+    : dpopCall(real, token.value, token.key, method, resource);
+}
+
+/**
+ * What a thief holding a copy of a live `token` gets (RFC 9449 §7.1, §7.2): a bound token as
+ * Bearer or with a proof of the other key is refused; a bearer token sent with the DPoP scheme is
+ * refused too.
+ */
+async function checkThief(real: Real, token: AccessToken, method: 'GET' | 'POST', resource: string | undefined, why: string) {
+  if (token.key === undefined) {
+    const asDpop = await dpopCall(real, token.value, 0, method, resource);
+    if (!asDpop.ok) noServerError('authenticate', asDpop.response.status, asDpop.response.body);
+    check('modelAgreement', !asDpop.ok, () => `${why}: a bearer token of family #${token.family.id} authenticated with the DPoP scheme`);
+    return;
+  }
+  const asBearer = await bearerCall(real, token.value, method, resource);
+  if (!asBearer.ok) noServerError('authenticate', asBearer.response.status, asBearer.response.body);
+  check('boundTokenNeedsItsKey', !asBearer.ok, () => `${why}: a DPoP-bound token of family #${token.family.id} authenticated as Bearer`);
+  const other = await dpopCall(real, token.value, token.key === 0 ? 1 : 0, method, resource);
+  if (!other.ok) noServerError('authenticate', other.response.status, other.response.body);
+  check(
+    'boundTokenNeedsItsKey',
+    !other.ok,
+    () => `${why}: a DPoP-bound token of family #${token.family.id} authenticated with a proof of another key`,
+  );
+  count('thief refused');
+}
+
 /** A check a live access token passes (one of its resources, if it has any): a probe of a dead one then proves its revocation. */
 const probeResource = (token: AccessToken): string | undefined => token.audience[0];
 
@@ -577,9 +680,11 @@ async function checkBearer(
   why: string,
   resource: string | undefined = probeResource(token),
 ): Promise<void> {
-  const result = await bearerCall(real, token.value, method, resource);
+  const result = await holderCall(real, token, method, resource);
   if (!result.ok) noServerError('authenticate', result.response.status, result.response.body);
   const status = accessStatus(token, model.now);
+  // Whoever copied a token that may be live gets nothing from it without its key.
+  if (status !== 'dead') await checkThief(real, token, method, resource, why);
   if (!audienceAllows(token.audience, resource)) {
     // A token for named resources is good only at those (docs/reference.md#resource-indicators-rfc-8707).
     check(
@@ -1230,6 +1335,8 @@ export class ExchangeCode implements Cmd {
     readonly redirectRight: boolean,
     /** `resource` values narrowing the access token (RFC 8707 §2.2); 'none' sends none. */
     readonly resource: ResourceChoice = 'none',
+    /** The DPoP key the exchange proves (RFC 9449 §5); absent: no proof. */
+    readonly key?: KeyIndex,
   ) {}
   check = (m: Readonly<Model>) => m.codes.length > 0;
   async run(model: Model, real: Real): Promise<void> {
@@ -1253,6 +1360,7 @@ export class ExchangeCode implements Cmd {
       ...credentials(real, req.client, this.client),
     });
     for (const r of asked) request.body = `${request.body}&resource=${encodeURIComponent(r)}`;
+    if (this.key !== undefined) request.headers['dpop'] = await dpopProof(real, this.key, 'POST', TOKEN_URL);
     const res = await call('token (code)', () => real.server.token(request));
     noServerError('token (code)', res.status, res.body);
     const body = json(res);
@@ -1278,7 +1386,12 @@ export class ExchangeCode implements Cmd {
         (body['info'] as { uuid?: string } | undefined)?.uuid === family.account.uuid,
         () => 'the token response names another account',
       );
-      count('code exchanged');
+      check(
+        'modelAgreement',
+        body['token_type'] === (this.key === undefined ? 'bearer' : 'DPoP'),
+        () => `code exchange ${this.key === undefined ? 'without' : 'with'} a DPoP proof: token_type ${String(body['token_type'])}`,
+      );
+      count(this.key === undefined ? 'code exchanged' : 'code exchanged with DPoP');
       code.used = true;
       family.revoked = 'no';
       const access: AccessToken = {
@@ -1288,6 +1401,7 @@ export class ExchangeCode implements Cmd {
         audience: asked.length ? asked : family.resources,
         expiresAt: model.now + LIFETIMES.accessToken * 1000,
         rotatedOut: false,
+        ...(this.key !== undefined && { key: this.key }),
       };
       const refresh: RefreshToken = {
         value: String(body['refresh_token']),
@@ -1296,6 +1410,8 @@ export class ExchangeCode implements Cmd {
         expiresAt: model.refreshLifetime === null ? null : model.now + model.refreshLifetime * 1000,
         rotated: false,
         access,
+        // A public client's refresh token is bound with its access token; a confidential one's is not (RFC 9449 §5).
+        ...(this.key !== undefined && family.client === 'pub' && { key: this.key }),
       };
       family.access.push(access);
       family.current = refresh;
@@ -1334,7 +1450,7 @@ export class ExchangeCode implements Cmd {
     if (paramsRight && targetOk && !expired && family.revoked === 'maybe') family.revoked = 'yes';
   }
   toString = () =>
-    `ExchangeCode(code ${this.code}, client ${this.client}, verifier ${this.verifier}, redirect ${this.redirectRight ? 'right' : 'wrong'}, resource ${this.resource})`;
+    `ExchangeCode(code ${this.code}, client ${this.client}, verifier ${this.verifier}, redirect ${this.redirectRight ? 'right' : 'wrong'}, resource ${this.resource}, dpop ${this.key ?? '-'})`;
 }
 
 /**
@@ -1349,6 +1465,8 @@ export class CodeFlow implements Cmd {
     readonly client: ClientKey,
     readonly scope: Scope,
     readonly resources: ResourceChoice = 'none',
+    /** The DPoP key the code exchange proves; absent: no proof. */
+    readonly key?: KeyIndex,
   ) {}
   check = () => true;
   async run(model: Model, real: Real): Promise<void> {
@@ -1369,10 +1487,10 @@ export class CodeFlow implements Cmd {
     const codes = model.codes.length;
     await new Decide(null, this.browser, 'approve').on(model, real, consent, this.browser);
     const code = model.codes[codes];
-    if (code) await new ExchangeCode(codes, 'right', 'right', true).on(model, real, code);
+    if (code) await new ExchangeCode(codes, 'right', 'right', true, 'none', this.key).on(model, real, code);
   }
   toString = () =>
-    `CodeFlow(browser ${this.browser}, ${this.account.name.split(' ')[0]}, ${this.client}, ${this.scope}, resource ${this.resources})`;
+    `CodeFlow(browser ${this.browser}, ${this.account.name.split(' ')[0]}, ${this.client}, ${this.scope}, resource ${this.resources}, dpop ${this.key ?? '-'})`;
 }
 
 /** POST /token with `grant_type=refresh_token`: any refresh token ever issued, current or rotated. */
@@ -1383,6 +1501,8 @@ export class Refresh implements Cmd {
     readonly scope: Scope | undefined,
     /** `resource` values to narrow the new access token to (RFC 8707 §2.2); 'none' sends none. */
     readonly resource: ResourceChoice = 'none',
+    /** The DPoP proof sent (RFC 9449 §5): by default the holder's. */
+    readonly proof: ProofChoice = 'holder',
   ) {}
   check = (m: Readonly<Model>) => m.refresh.length > 0;
   async run(model: Model, real: Real): Promise<void> {
@@ -1398,8 +1518,32 @@ export class Refresh implements Cmd {
     const targetOk = asked.every((r) => (family.resources.length ? family.resources.includes(r) : r !== FOREIGN_RESOURCE));
     // A retry (a lost response, parallel refreshes): a sibling pair, nothing revoked.
     const retry = retryable(token, model.now);
-    const res = await refreshRequest(real, token, this.client, this.scope, asked);
+    const key = proofKeyFor(token.key, this.proof);
+    const res = await refreshRequest(real, token, this.client, this.scope, asked, key ?? null);
     const body = json(res);
+    if (token.key !== undefined && key !== token.key) {
+      // A bound refresh token without a proof of its key (RFC 9449 §5): refused whatever else
+      // the request says, and neither rotated nor revoked. Only a token whose record prune
+      // deleted is known by its family alone, which does not record the binding: presented
+      // again after its rotation, it may revoke the family as an unbound one does (SECURITY.md).
+      check(
+        'boundTokenNeedsItsKey',
+        res.status !== 200,
+        () =>
+          `a refresh token of family #${family.id} bound to key ${token.key} yielded tokens with ${key === undefined ? 'no proof' : `key ${key}`}`,
+      );
+      noServerError('token (refresh)', res.status, res.body);
+      count('bound refresh refused');
+      if (this.client === 'badSecret') {
+        check('modelAgreement', body['error'] === 'invalid_client', () => `refresh with a wrong secret: ${res.status} ${res.body}`);
+        return;
+      }
+      if (this.client === 'other') return; // another client's credentials: refused, nothing rotated or revoked
+      const allowed = key === undefined ? ['invalid_dpop_proof', 'invalid_grant'] : ['invalid_grant'];
+      check('modelAgreement', allowed.includes(String(body['error'])), () => `bound refresh without its key: ${res.status} ${res.body}`);
+      if (body['error'] === 'invalid_grant' && ((token.rotated && !retry) || token.superseded)) revokeFamily(family, false);
+      return;
+    }
     if (res.status === 200) {
       check(
         'audienceRespected',
@@ -1430,6 +1574,12 @@ export class Refresh implements Cmd {
         () => `refresh of a ${token.scope} token asking ${this.scope ?? '(nothing)'} gave ${String(body['scope'])}`,
       );
       check('modelAgreement', this.client === 'right' || this.client === 'none', () => `refresh succeeded with client=${this.client}`);
+      check(
+        'modelAgreement',
+        body['token_type'] === (key === undefined ? 'bearer' : 'DPoP'),
+        () => `refresh ${key === undefined ? 'without' : 'with'} a DPoP proof: token_type ${String(body['token_type'])}`,
+      );
+      if (key !== undefined) count(token.key === undefined ? 'refresh bound a token' : 'bound refresh');
       family.revoked = 'no';
       if (retry) count('retried');
       else {
@@ -1455,7 +1605,11 @@ export class Refresh implements Cmd {
         audience: asked.length ? asked : family.resources,
         expiresAt: model.now + LIFETIMES.accessToken * 1000,
         rotatedOut: false,
+        ...(key !== undefined && { key }),
       };
+      // A bound refresh token stays bound; an unbound one is bound by a proof unless a
+      // confidential client sent it with its credentials (RFC 9449 §5).
+      const bindsRefresh = key !== undefined && (token.key !== undefined || family.client === 'pub' || this.client === 'none');
       const next: RefreshToken = {
         value: String(body['refresh_token']),
         family,
@@ -1464,6 +1618,7 @@ export class Refresh implements Cmd {
         rotated: false,
         access,
         parent: token,
+        ...(bindsRefresh && { key }),
       };
       if (token.children) token.children.push(next);
       else token.children = [next];
@@ -1523,7 +1678,8 @@ export class Refresh implements Cmd {
       fail('modelAgreement', `the current refresh token of live family #${family.id} was refused: ${res.status} ${res.body}`);
     if (!expired && family.revoked === 'maybe') family.revoked = 'yes';
   }
-  toString = () => `Refresh(token ${this.token}, client ${this.client}, scope ${this.scope ?? '-'}, resource ${this.resource})`;
+  toString = () =>
+    `Refresh(token ${this.token}, client ${this.client}, scope ${this.scope ?? '-'}, resource ${this.resource}, proof ${this.proof})`;
 }
 
 function refreshRequest(
@@ -1532,6 +1688,8 @@ function refreshRequest(
   client: ClientChoice,
   scope: Scope | undefined,
   resources: readonly string[] = [],
+  /** The DPoP key proved (RFC 9449 §5), `null` for no proof; by default the token's (the holder's). */
+  key: KeyIndex | null = token.key ?? null,
 ): Promise<OAuthResponse> {
   return call('token (refresh)', async () => {
     const request = post('/v1/oauth/token', {
@@ -1541,6 +1699,7 @@ function refreshRequest(
       ...credentials(real, token.family.client, client),
     });
     for (const r of resources) request.body = `${request.body}&resource=${encodeURIComponent(r)}`;
+    if (key !== null) request.headers['dpop'] = await dpopProof(real, key, 'POST', TOKEN_URL);
     const res = await real.server.token(request);
     noServerError('token (refresh)', res.status, res.body);
     return res;
@@ -1554,7 +1713,7 @@ async function probeRevokedFamily(real: Real, _model: Model, family: Family, why
     check('replayRevokesLiveFamily', res.status !== 200, () => `${why}: the family's current refresh token still works`);
   }
   for (const token of family.access) {
-    const result = await bearerCall(real, token.value, 'GET', probeResource(token));
+    const result = await holderCall(real, token, 'GET', probeResource(token));
     check('replayRevokesLiveFamily', !result.ok, () => `${why}: an access token of the family still authenticates`);
   }
 }
@@ -1773,7 +1932,7 @@ export class Race implements Cmd {
       check('revocationCoversIssued', res.status !== 200, what('a code'));
     }
     for (const token of access) {
-      const result = await bearerCall(real, token.value, 'GET', probeResource(token));
+      const result = await holderCall(real, token, 'GET', probeResource(token));
       check('revocationCoversIssued', !result.ok, what('an access token'));
     }
     if (refresh) {
@@ -2370,8 +2529,10 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
     .tuple(browser, account, fc.constantFrom(0, 1, 60, 299, 300, 301, 3600, 2 * 86_400))
     .map(([b, a, age]) => new SignIn(b, a, age));
   // Half of the exchanges are right in every respect; the others get one or more things wrong.
+  // A third of the right exchanges prove a DPoP key (RFC 9449 §5), either of two.
+  const dpopKey = fc.constantFrom<KeyIndex | undefined>(undefined, undefined, undefined, undefined, 0, 1);
   const exchange = fc.oneof(
-    index.map((c) => new ExchangeCode(c, 'right', 'right', true)),
+    fc.tuple(index, dpopKey).map(([c, k]) => new ExchangeCode(c, 'right', 'right', true, 'none', k)),
     fc
       .tuple(
         index,
@@ -2388,8 +2549,9 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
       fc.constantFrom<ClientChoice>('none', 'none', 'right', 'right', 'other', 'badSecret'),
       fc.constantFrom<Scope | undefined>(undefined, undefined, 'read', 'read write'),
       fc.constantFrom<ResourceChoice>('none', 'none', 'none', 'a', 'b', 'ab', 'foreign'),
+      fc.constantFrom<ProofChoice>('holder', 'holder', 'holder', 'holder', 'none', 'other'),
     )
-    .map(([t, c, s, r]) => new Refresh(t, c, s, r));
+    .map(([t, c, s, r, p]) => new Refresh(t, c, s, r, p));
   const advance = fc.constantFrom(...ADVANCES).map((s) => new Advance(s));
   const race = fc
     .tuple(
@@ -2444,8 +2606,9 @@ function allCommandArbitraries(): fc.Arbitrary<Cmd>[] {
         fc.constantFrom<ClientKey>('conf', 'pub'),
         fc.constantFrom<Scope>('read', 'read write'),
         fc.constantFrom<ResourceChoice>('none', 'none', 'a', 'b', 'ab'),
+        dpopKey,
       )
-      .map(([b, a, c, sc, r]) => new CodeFlow(b, a, c, sc, r)),
+      .map(([b, a, c, sc, r, k]) => new CodeFlow(b, a, c, sc, r, k)),
     // The token side only runs once there is something to use, so it weighs more.
     exchange,
     exchange,

@@ -46,5 +46,7 @@ describe.skipIf(!DATABASE_URL)('model-based: the authorization state machine on 
     const reached = reportRun(known);
     expect(reached.exchanged).toBeGreaterThan(0);
     expect(reached.refreshed).toBeGreaterThan(0);
+    expect(reached.dpopBound).toBeGreaterThan(0); // DPoP-bound tokens on PostgreSQL (RFC 9449)
+    expect(reached.dpopThief).toBeGreaterThan(0);
   }, 600_000);
 });

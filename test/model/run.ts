@@ -178,7 +178,15 @@ export async function runModelOn(newReal: NewReal, s: ModelSettings, onModel?: (
  * (`MODEL_KNOWN_FAILURES`), and return the counts a test checks to know the runs got past the
  * sign-in side (a generator change that never reaches a code exchange must not pass quietly).
  */
-export function reportRun(known: string[]): { exchanged: number; refreshed: number; retried: number } {
+export function reportRun(known: string[]): {
+  exchanged: number;
+  refreshed: number;
+  retried: number;
+  /** Code exchanges with a DPoP proof, and refreshes with the bound token's key (RFC 9449). */
+  dpopBound: number;
+  /** Live bound tokens a thief presented as Bearer and with another key, and bound refresh tokens sent without their key. */
+  dpopThief: number;
+} {
   if (process.env['MODEL_STATS'])
     console.log(
       [...stats]
@@ -187,5 +195,12 @@ export function reportRun(known: string[]): { exchanged: number; refreshed: numb
         .join('\n'),
     );
   if (known.length) console.warn(`${known.length} runs ended on known failures:\n${[...new Set(known)].join('\n')}`);
-  return { exchanged: stats.get('code exchanged') ?? 0, refreshed: stats.get('refreshed') ?? 0, retried: stats.get('retried') ?? 0 };
+  const n = (event: string) => stats.get(event) ?? 0;
+  return {
+    exchanged: n('code exchanged') + n('code exchanged with DPoP'),
+    refreshed: n('refreshed'),
+    retried: n('retried'),
+    dpopBound: n('code exchanged with DPoP') + n('bound refresh'),
+    dpopThief: n('thief refused') + n('bound refresh refused'),
+  };
 }
