@@ -40,7 +40,12 @@ export async function startDemo({ host = '127.0.0.1', platformPort = 3000, appPo
   const platform = createPlatform({ url: nimbus.url, storage });
   nimbus.http.on('request', platform.app);
 
-  const client = await statusBoardClient(platform.server, DEMO_USERS[0]!.account.uuid, `${statusBoard.url}/callback`);
+  const client = await statusBoardClient(
+    platform.server,
+    DEMO_USERS[0]!.account.uuid,
+    `${statusBoard.url}/callback`,
+    `${statusBoard.url}/signed-out`,
+  );
   statusBoard.http.on(
     'request',
     await createThirdPartyApp({
@@ -48,6 +53,9 @@ export async function startDemo({ host = '127.0.0.1', platformPort = 3000, appPo
       platformUrl: nimbus.url,
       clientId: client.clientId,
       clientSecret: client.clientSecret,
+      // RP-INITIATED LOGOUT: once statusBoardClient registers it (demo-clients.ts, marked there), pass
+      //   postLogoutRedirectUri: `${statusBoard.url}/signed-out`,
+      // and StatusBoard's sign-out goes through Nimbus's end_session_endpoint. Until then it ends only its own session.
     }),
   );
 

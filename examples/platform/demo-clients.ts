@@ -18,6 +18,8 @@ export async function statusBoardClient(
   server: AuthorizationServer,
   ownerUuid: string,
   redirectUri: string,
+  /** StatusBoard's `/signed-out`: where Nimbus sends the browser after RP-initiated logout (not registered yet, see below). */
+  _postLogoutRedirectUri?: string,
 ): Promise<RegisteredClient & { reused: boolean }> {
   const existing = (await server.listClients({ owner: ownerUuid })).find((c) => c.metadata?.['role'] === STATUSBOARD_METADATA.role);
   if (!existing) {
@@ -26,6 +28,10 @@ export async function statusBoardClient(
       redirectUri,
       owner: ownerUuid,
       metadata: { ...STATUSBOARD_METADATA },
+      // RP-INITIATED LOGOUT, to fill in when registerClient takes it (feat/oidc-logout):
+      //   openid: { postLogoutRedirectUris: [_postLogoutRedirectUri] },
+      // and below, for a client found again: `updateClient(id, { openid: { postLogoutRedirectUris: [...] } })`
+      // when it differs; then start-demo.ts passes the URI to StatusBoard (marked there too).
     });
     return { ...client, reused: false };
   }
