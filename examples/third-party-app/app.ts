@@ -451,7 +451,10 @@ function describe(error: unknown): Failure {
       ...(params.error_description && { description: params.error_description }),
     };
   }
-  return { code: 'client_error', description: error instanceof Error ? error.message : String(error) };
+  if (!(error instanceof Error)) return { code: 'client_error', description: String(error) };
+  // The library's own checks (an ID token's signature, nonce, iss...) say what failed in the cause.
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return { code: 'client_error', description: `${error.message}${cause}` };
 }
 
 /** The usual OAuth error codes in words (RFC 6749 §4.1.2.1 and §5.2, RFC 6750 §3.1, OpenID Connect prompt errors). */

@@ -4,10 +4,21 @@
  * beside "Connect with Nimbus". Walked at 1280 px in English and at 375 px in French: StatusBoard →
  * Sign in with Nimbus → Nimbus's sign-in → consent (openid profile email) → back on StatusBoard,
  * signed in with the right name → sign out; then again, over time: a second sign-in, a replayed
- * callback, a denied consent. Screenshots: test-results/e2e/oidc-*.png.
+ * callback, a denied consent. Against a stand-in in front of Nimbus: sign-out through an
+ * end_session_endpoint (RP-initiated logout, which Nimbus does not have yet), and an ID token with
+ * a forged signature refused. Screenshots: test-results/e2e/oidc-*.png.
  */
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { decodeJwt } from 'jose';
 import type { Page } from 'playwright-core';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { statusBoardClient } from '../../examples/platform/demo-clients.js';
+import { createPlatform } from '../../examples/platform/platform.js';
+import { createThirdPartyApp } from '../../examples/third-party-app/app.js';
+import { MemoryStorage } from '../../src/index.js';
 import { ADA, BOB, browserAvailable, E2E_TIMEOUT, json, navigate, shot, signIn, text, useBrowserDemo, type User } from './harness.js';
 
 const LANGUAGES = {
@@ -187,6 +198,135 @@ describe.skipIf(!browserAvailable)('Sign in with Nimbus (OpenID Connect) in Chro
       expect(consoleErrors).toEqual([]); // no CSP violation on the way
     });
   }
+
+  /**
+   * StatusBoard's side of RP-initiated logout, before Nimbus has it: a Nimbus whose discovery
+   * document names an end_session_endpoint, served in front of the demo's platform by a stand-in
+   * that records the request, forgets Nimbus's session cookie and sends the browser back to the
+   * post-logout redirect URI with the `state`, as OpenID Connect RP-Initiated Logout 1.0 §2-3 has
+   * an OP do. StatusBoard is started with its `postLogoutRedirectUri`, as start-demo.ts will once
+   * the client can register it.
+   */
+  describe('with an end_session_endpoint (a stand-in for RP-initiated logout)', () => {
+    const servers: Server[] = [];
+    const logouts: URLSearchParams[] = [];
+    /** When set, the stand-in changes one character of the ID token's signature in the token response. */
+    let forgeSignature = false;
+    let nimbusUrl = '';
+    let appUrl = '';
+    let clientId = '';
+    const listen = async (handler: express.Express) => {
+      const http = createServer(handler);
+      servers.push(http);
+      http.listen(0, '127.0.0.1');
+      await once(http, 'listening');
+      return `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    };
+
+    beforeAll(async () => {
+      const front = express();
+      const inner = express();
+      nimbusUrl = await listen(front);
+      const innerUrl = await listen(inner);
+      const platform = createPlatform({ url: nimbusUrl, storage: new MemoryStorage() });
+      inner.use(platform.app);
+      front.get('/.well-known/openid-configuration', async (_req, res) => {
+        const document = await (await fetch(`${innerUrl}/.well-known/openid-configuration`)).json();
+        res.json({ ...document, end_session_endpoint: `${nimbusUrl}/stand-in/logout` });
+      });
+      front.get('/stand-in/logout', (req, res) => {
+        const query = new URLSearchParams(req.url.split('?')[1]);
+        logouts.push(query);
+        res.clearCookie('nimbus_session', { path: '/' });
+        res.redirect(302, `${query.get('post_logout_redirect_uri')}?${new URLSearchParams({ state: query.get('state') ?? '' })}`);
+      });
+      // A token response whose ID token was altered on the way: the library must refuse it.
+      front.post('/v1/oauth/token', async (req, res, next) => {
+        if (!forgeSignature) return next();
+        const chunks: Buffer[] = [];
+        for await (const chunk of req) chunks.push(chunk as Buffer);
+        const answer = await fetch(`${innerUrl}/v1/oauth/token`, {
+          method: 'POST',
+          headers: { 'content-type': req.headers['content-type'] ?? '' },
+          body: Buffer.concat(chunks),
+        });
+        const body = (await answer.json()) as { id_token?: string };
+        if (body.id_token) {
+          const [header, payload, signature] = body.id_token.split('.') as [string, string, string];
+          const forged = `${signature.slice(0, 10)}${signature[10] === 'A' ? 'B' : 'A'}${signature.slice(11)}`;
+          body.id_token = `${header}.${payload}.${forged}`;
+        }
+        res.status(answer.status).set('cache-control', 'no-store').json(body);
+      });
+      front.use(platform.app);
+      const app = express();
+      appUrl = await listen(app);
+      const client = await statusBoardClient(platform.server, ADA.uuid, `${appUrl}/callback`);
+      clientId = client.clientId;
+      app.use(
+        await createThirdPartyApp({
+          url: appUrl,
+          platformUrl: nimbusUrl,
+          clientId,
+          clientSecret: client.clientSecret,
+          postLogoutRedirectUri: `${appUrl}/signed-out`,
+        }),
+      );
+    });
+    afterAll(() => {
+      for (const http of servers) {
+        http.closeAllConnections();
+        http.close();
+      }
+    });
+
+    it('sign-out goes to the end_session_endpoint with id_token_hint and comes back signed out of both', async () => {
+      const { page, consoleErrors } = await browser(1280, LANGUAGES.en);
+      await page.goto(`${appUrl}/`);
+      await navigate(page, page.locator('#sign-in'));
+      await signIn(page, ADA);
+      await navigate(page, page.getByRole('button', { name: 'Authorize', exact: true }));
+      expect(await text(page, '#signed-in-as')).toContain('Signed in as Ada Lovelace');
+      const nonce = (await json(page, '#id-token-claims')).nonce;
+
+      await navigate(page, page.locator('#sign-out')); // a form posted to StatusBoard, redirected to Nimbus (CSP form-action allows it)
+      expect(page.url()).toBe(`${appUrl}/`);
+      expect(await text(page, '#result h2')).toBe('Signed out of StatusBoard and Nimbus');
+      expect(await page.locator('#signed-in').count()).toBe(0);
+      await shot(page, 'oidc-rp-logout-signed-out');
+      expect(logouts).toHaveLength(1);
+      const logout = logouts[0]!;
+      expect(logout.get('client_id')).toBe(clientId);
+      expect(logout.get('post_logout_redirect_uri')).toBe(`${appUrl}/signed-out`);
+      expect(logout.get('state')).toMatch(/^[\w-]{43}$/);
+      expect(decodeJwt(logout.get('id_token_hint')!)).toMatchObject({ iss: nimbusUrl, aud: clientId, sub: ADA.uuid, nonce });
+      // Signed out of Nimbus too: the next sign-in asks for the password.
+      await navigate(page, page.locator('#sign-in'));
+      expect(new URL(page.url()).pathname).toBe('/login');
+
+      // Back at /signed-out with another state (a forged or replayed link): nothing more is claimed.
+      await page.goto(`${appUrl}/signed-out?state=${logout.get('state')}`);
+      expect(await text(page, '#result h2')).toBe('Signed out of StatusBoard');
+      expect(consoleErrors).toEqual([]);
+    });
+
+    it('an ID token whose signature does not verify against the JWKS signs nobody in', async () => {
+      const { page } = await browser(1280, LANGUAGES.en);
+      await page.goto(`${appUrl}/`);
+      await navigate(page, page.locator('#sign-in'));
+      if (new URL(page.url()).pathname === '/login') await signIn(page, ADA);
+      forgeSignature = true;
+      try {
+        await navigate(page, page.getByRole('button', { name: 'Authorize', exact: true }));
+      } finally {
+        forgeSignature = false;
+      }
+      expect(page.url()).toBe(`${appUrl}/`);
+      expect(await text(page, '#result h2')).toBe('The sign-in did not succeed');
+      expect(await text(page, '#result .failure')).toContain('signature');
+      expect(await page.locator('#signed-in').count()).toBe(0);
+    });
+  });
 
   it('"Use another account" signs Bob in; a denied consent signs nobody in', async () => {
     const { page } = await browser(1280, LANGUAGES.en);
