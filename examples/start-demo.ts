@@ -53,9 +53,8 @@ export async function startDemo({ host = '127.0.0.1', platformPort = 3000, appPo
       platformUrl: nimbus.url,
       clientId: client.clientId,
       clientSecret: client.clientSecret,
-      // RP-INITIATED LOGOUT: once statusBoardClient registers it (demo-clients.ts, marked there), pass
-      //   postLogoutRedirectUri: `${statusBoard.url}/signed-out`,
-      // and StatusBoard's sign-out goes through Nimbus's end_session_endpoint. Until then it ends only its own session.
+      // Registered with the client: StatusBoard's sign-out goes through Nimbus's end_session_endpoint.
+      postLogoutRedirectUri: `${statusBoard.url}/signed-out`,
     }),
   );
 

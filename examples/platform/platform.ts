@@ -62,10 +62,14 @@ export function createPlatform({ url, storage }: PlatformOptions) {
     pages: NIMBUS_PAGES,
     // The device authorization grant (RFC 8628), for the clients registered with it: `npm run example:cli`.
     deviceAuthorization: {},
-    // OpenID Connect: "Sign in with Nimbus" (README: Sign in with <platform>). No `signingKeys`:
+    // OpenID Connect: "Sign in with Nimbus" and its logout (README: Sign in with <platform>). No `signingKeys`:
     // authgate makes an RS256 key for this process, fine for a demo (a restart invalidates the ID
     // tokens issued before); a real platform passes its stored keys (generateSigningKey).
-    openid: { claims: standardClaims },
+    // `signOut`: the end-session endpoint (RP-initiated logout) ends Nimbus's own session this way.
+    openid: {
+      claims: standardClaims,
+      signOut: (request) => ({ headers: { 'set-cookie': sessions.signOutByCookie(request.headers.cookie) } }),
+    },
     onError: (error) => console.error(error),
   });
   const developerApps = new DeveloperApps(server);

@@ -4,9 +4,9 @@
  * beside "Connect with Nimbus". Walked at 1280 px in English and at 375 px in French: StatusBoard →
  * Sign in with Nimbus → Nimbus's sign-in → consent (openid profile email) → back on StatusBoard,
  * signed in with the right name → sign out; then again, over time: a second sign-in, a replayed
- * callback, a denied consent. Against a stand-in in front of Nimbus: sign-out through an
- * end_session_endpoint (RP-initiated logout, which Nimbus does not have yet), and an ID token with
- * a forged signature refused. Screenshots: test-results/e2e/oidc-*.png.
+ * callback, a denied consent; sign-out goes through Nimbus's end_session_endpoint (RP-initiated
+ * logout) and signs out of Nimbus too. Against a stand-in in front of Nimbus: the parameters of that
+ * sign-out as the OP receives them, and an ID token with a forged signature refused. Screenshots: test-results/e2e/oidc-*.png.
  */
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
@@ -200,12 +200,11 @@ describe.skipIf(!browserAvailable)('Sign in with Nimbus (OpenID Connect) in Chro
   }
 
   /**
-   * StatusBoard's side of RP-initiated logout, before Nimbus has it: a Nimbus whose discovery
-   * document names an end_session_endpoint, served in front of the demo's platform by a stand-in
+   * StatusBoard's side of RP-initiated logout, seen from the OP: a Nimbus whose discovery
+   * document names another end_session_endpoint, served in front of the demo's platform by a stand-in
    * that records the request, forgets Nimbus's session cookie and sends the browser back to the
    * post-logout redirect URI with the `state`, as OpenID Connect RP-Initiated Logout 1.0 §2-3 has
-   * an OP do. StatusBoard is started with its `postLogoutRedirectUri`, as start-demo.ts will once
-   * the client can register it.
+   * an OP do. StatusBoard is started with its `postLogoutRedirectUri`, as start-demo.ts does.
    */
   describe('with an end_session_endpoint (a stand-in for RP-initiated logout)', () => {
     const servers: Server[] = [];
@@ -261,7 +260,7 @@ describe.skipIf(!browserAvailable)('Sign in with Nimbus (OpenID Connect) in Chro
       front.use(platform.app);
       const app = express();
       appUrl = await listen(app);
-      const client = await statusBoardClient(platform.server, ADA.uuid, `${appUrl}/callback`);
+      const client = await statusBoardClient(platform.server, ADA.uuid, `${appUrl}/callback`, `${appUrl}/signed-out`);
       clientId = client.clientId;
       app.use(
         await createThirdPartyApp({
