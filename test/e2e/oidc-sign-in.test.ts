@@ -211,6 +211,8 @@ describe.skipIf(!browserAvailable)('Sign in with Nimbus (OpenID Connect) in Chro
     const logouts: URLSearchParams[] = [];
     /** When set, the stand-in changes one character of the ID token's signature in the token response. */
     let forgeSignature = false;
+    /** Every token response the stand-in passed on, as Nimbus sent it. */
+    const tokenResponses: { access_token: string; id_token?: string }[] = [];
     let nimbusUrl = '';
     let appUrl = '';
     let clientId = '';
@@ -239,9 +241,8 @@ describe.skipIf(!browserAvailable)('Sign in with Nimbus (OpenID Connect) in Chro
         res.clearCookie('nimbus_session', { path: '/' });
         res.redirect(302, `${query.get('post_logout_redirect_uri')}?${new URLSearchParams({ state: query.get('state') ?? '' })}`);
       });
-      // A token response whose ID token was altered on the way: the library must refuse it.
-      front.post('/v1/oauth/token', async (req, res, next) => {
-        if (!forgeSignature) return next();
+      // The token endpoint through the stand-in: recorded, and with forgeSignature an ID token altered on the way.
+      front.post('/v1/oauth/token', async (req, res) => {
         const chunks: Buffer[] = [];
         for await (const chunk of req) chunks.push(chunk as Buffer);
         const answer = await fetch(`${innerUrl}/v1/oauth/token`, {
@@ -249,8 +250,9 @@ describe.skipIf(!browserAvailable)('Sign in with Nimbus (OpenID Connect) in Chro
           headers: { 'content-type': req.headers['content-type'] ?? '' },
           body: Buffer.concat(chunks),
         });
-        const body = (await answer.json()) as { id_token?: string };
-        if (body.id_token) {
+        const body = (await answer.json()) as { access_token: string; id_token?: string };
+        tokenResponses.push({ ...body });
+        if (forgeSignature && body.id_token) {
           const [header, payload, signature] = body.id_token.split('.') as [string, string, string];
           const forged = `${signature.slice(0, 10)}${signature[10] === 'A' ? 'B' : 'A'}${signature.slice(11)}`;
           body.id_token = `${header}.${payload}.${forged}`;
@@ -287,11 +289,16 @@ describe.skipIf(!browserAvailable)('Sign in with Nimbus (OpenID Connect) in Chro
       await navigate(page, page.getByRole('button', { name: 'Authorize', exact: true }));
       expect(await text(page, '#signed-in-as')).toContain('Signed in as Ada Lovelace');
       const nonce = (await json(page, '#id-token-claims')).nonce;
+      const issued = tokenResponses.at(-1)!;
+      const userinfo = () =>
+        fetch(`${nimbusUrl}/v1/oauth/userinfo`, { headers: { authorization: `Bearer ${issued.access_token}` } }).then((r) => r.status);
+      expect(await userinfo()).toBe(200);
 
       await navigate(page, page.locator('#sign-out')); // a form posted to StatusBoard, redirected to Nimbus (CSP form-action allows it)
       expect(page.url()).toBe(`${appUrl}/`);
       expect(await text(page, '#result h2')).toBe('Signed out of StatusBoard and Nimbus');
       expect(await page.locator('#signed-in').count()).toBe(0);
+      expect(await userinfo()).toBe(401); // StatusBoard revoked the sign-in's tokens
       await shot(page, 'oidc-rp-logout-signed-out');
       expect(logouts).toHaveLength(1);
       const logout = logouts[0]!;
