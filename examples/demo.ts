@@ -35,7 +35,10 @@ console.log(`
 ${DEMO_USERS.map((u) => `    ${u.account.email.padEnd(18)} password ${u.password}`).join('\n')}
 
   Open ${demo.appUrl}/ and click "Connect with Nimbus": sign in, authorize, then call the API,
-  refresh and revoke. On Nimbus, see "Authorized applications", "API tokens" and "Developer".
+  refresh and revoke. Or click "Sign in with Nimbus" (OpenID Connect): StatusBoard signs you in
+  with an ID token. On Nimbus, see "Authorized applications", "API tokens" and "Developer".
+  ID tokens: signed with an RS256 key made for this process (no key to configure; development
+  only: a restart makes a new key). Discovery: ${demo.platformUrl}/.well-known/openid-configuration
   StatusBoard's client ID: ${demo.client.clientId}
   Sign a terminal in (device grant, RFC 8628):  NIMBUS_URL=${demo.platformUrl} npm run example:cli -- ${demo.cli.clientId}
   OAuth data: ${process.env.DATABASE_URL !== undefined ? 'PostgreSQL (DATABASE_URL)' : 'in memory (set DATABASE_URL for PostgreSQL)'}.

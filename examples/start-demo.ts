@@ -40,7 +40,12 @@ export async function startDemo({ host = '127.0.0.1', platformPort = 3000, appPo
   const platform = createPlatform({ url: nimbus.url, storage });
   nimbus.http.on('request', platform.app);
 
-  const client = await statusBoardClient(platform.server, DEMO_USERS[0]!.account.uuid, `${statusBoard.url}/callback`);
+  const client = await statusBoardClient(
+    platform.server,
+    DEMO_USERS[0]!.account.uuid,
+    `${statusBoard.url}/callback`,
+    `${statusBoard.url}/signed-out`,
+  );
   statusBoard.http.on(
     'request',
     await createThirdPartyApp({
@@ -48,6 +53,8 @@ export async function startDemo({ host = '127.0.0.1', platformPort = 3000, appPo
       platformUrl: nimbus.url,
       clientId: client.clientId,
       clientSecret: client.clientSecret,
+      // Registered with the client: StatusBoard's sign-out goes through Nimbus's end_session_endpoint.
+      postLogoutRedirectUri: `${statusBoard.url}/signed-out`,
     }),
   );
 

@@ -244,6 +244,12 @@ const ROUTES: ReadonlyArray<Omit<OAuthRoute, 'path'> & { readonly suffix: string
 const OPENID_ROUTES: ReadonlyArray<Omit<OAuthRoute, 'path'> & { readonly suffix: string; readonly fixed?: true }> = [
   { suffix: '/userinfo', body: 'form', handle: (server, request) => server.userinfo(request) },
   {
+    suffix: '/logout',
+    body: 'form',
+    handle: (server, request, where) =>
+      server.endSession(request, { basePath: deviceBase(where), ...(where.ui.siteName !== undefined && { siteName: where.ui.siteName }) }),
+  },
+  {
     suffix: PATHS.openidConfiguration,
     fixed: true,
     body: 'none',

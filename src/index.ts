@@ -73,3 +73,5 @@ export { bindBrowser, BROWSER_COOKIE, readCookie, type BrowserBinding, type Brow
 export { generateSigningKey } from './keys/generate.js';
 export type { SigningAlgorithm, SigningJwk } from './keys/jwk.js';
 export type { ClientOpenIdInput } from './oidc/client-fields.js';
+export type { EndSessionUi } from './oidc/logout.js';
+export { renderLogoutConfirmPage, renderSignedOutPage, renderLogoutErrorPage, type LogoutClient } from './ui/logout-pages.js';

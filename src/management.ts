@@ -63,6 +63,8 @@ export interface ClientUpdate {
   name?: string;
   redirectUri?: string;
   metadata?: Record<string, unknown> | null;
+  /** Its OpenID Connect fields, all of them (they replace the section); `null` removes them. Only with the `openid` option. */
+  openid?: ClientOpenIdInput | null;
 }
 
 /** The fields of a client that registration and `updateClient` check, by their names there. */
@@ -292,6 +294,11 @@ export async function updateClient(ctx: Context, clientId: string, changes: Clie
   if (changes.name !== undefined) fields.name = clientName(changes.name);
   if (changes.redirectUri !== undefined) fields.redirectUri = clientRedirectUri(changes.redirectUri, client.secretHash === null);
   if (changes.metadata !== undefined) fields.metadata = changes.metadata === null ? null : clientMetadata(changes.metadata);
+  if (changes.openid !== undefined) {
+    const openid = changes.openid === null ? null : clientOpenIdSection(ctx.openid, changes.openid);
+    if (typeof openid === 'string') throw fieldRefused('openid', openid);
+    fields.openid = openid ?? null;
+  }
   // Only the changed fields, and never an insert: a concurrent deleteClient or resetClientSecret is not undone.
   const updated = await saveClientChanges(ctx.storage, client, fields);
   audit(ctx, { type: 'client.updated', clientId: client.id, callbackChanged: updated.redirectUri !== client.redirectUri });

@@ -7,7 +7,7 @@ import type { MetadataFetcher } from './client-metadata/metadata-fetcher.js';
 import type { JWK } from 'jose';
 import { isHttpsOrLoopback, plainLine } from './rules.js';
 import { pagesSchema, resolvePages, type ResolvedPages } from './ui/page-settings.js';
-import type { Account, AuditEvent, Clock, OAuthRequest, ProtectedResource, ResourceRequest, UserSessions } from './types.js';
+import type { Account, AuditEvent, Clock, OAuthRequest, ProtectedResource, ResourceRequest, SignOutResult, UserSessions } from './types.js';
 
 /** An object with these methods: the seams (`storage`'s core, `sessions`, `clock`) as the options take them. */
 const hasMethods = (value: unknown, names: readonly string[]) =>
@@ -341,6 +341,18 @@ const schema = z
         idTokenLifetime: seconds.default(3600),
         /** Put the scope's claims in the ID token too, not only at userinfo. Default false (Core §5.4). */
         claimsInIdToken: z.boolean().default(false),
+        /**
+         * RP-initiated logout (docs/reference.md#rp-initiated-logout): end the host's session of
+         * `account` (`null` when nobody is signed in). Called by the end-session endpoint only
+         * after the user confirmed, or when the `id_token_hint` names the signed-in account. The
+         * headers it returns (a `set-cookie` clearing the session) go on the answer.
+         */
+        signOut: z
+          .custom<(request: OAuthRequest, account: Account | null) => SignOutResult | Promise<SignOutResult>>(
+            (v) => typeof v === 'function',
+            'expected a function',
+          )
+          .optional(),
       })
       .strict()
       .optional(),

@@ -18,6 +18,8 @@ import { resolveOptions, type AuthorizationServerOptions, type ResolvedOptions }
 import { createPersonalToken, listPersonalTokens, revokePersonalToken } from './personal/personal-tokens.js';
 import { instanceContext } from './instance.js';
 import { openIdConfiguration, userinfo } from './oidc/userinfo.js';
+import { endSession, type EndSessionUi } from './oidc/logout.js';
+import { DEFAULT_BASE_PATH } from './rules.js';
 import type { AuthenticateOptions, AuthenticateResult, AuthorizationInfo, AuthorizeDecision, ClientInfo, ResourceCheck } from './types.js';
 import type { CreatedPersonalToken, OAuthRequest, OAuthResponse, PersonalTokenInfo, PersonalTokenInput } from './types.js';
 import type { ProtectedResource, RegisteredClient, RegisteredPublicClient } from './types.js';
@@ -189,6 +191,17 @@ export class AuthorizationServer {
    */
   userinfo(request: OAuthRequest): Promise<OAuthResponse> {
     return userinfo(this.ctx, request, this.reporter);
+  }
+
+  /**
+   * GET|POST /v1/oauth/logout, the end-session endpoint (OpenID Connect RP-Initiated Logout 1.0; docs/reference.md#rp-initiated-logout):
+   * checks `id_token_hint`, `client_id` and `post_logout_redirect_uri`, asks the user to confirm unless the hint names the signed-in
+   * account, calls `openid.signOut`, then redirects to the registered URI with `state` or shows the "signed out" page. Every refusal is
+   * an HTML page, never a redirect. `where` is where the route is mounted (the form posts there). An error page (404) while the `openid`
+   * option is off. @group OpenID Connect
+   */
+  endSession(request: OAuthRequest, where: EndSessionUi = { basePath: DEFAULT_BASE_PATH }): Promise<OAuthResponse> {
+    return endSession(this.ctx, request, this.reporter, where);
   }
 
   /**

@@ -472,3 +472,13 @@ export interface CreatedPersonalToken extends PersonalTokenInfo {
   /** The token itself: show it to the user once. */
   token: string;
 }
+
+/**
+ * What the `openid.signOut` hook returns (docs/reference.md#rp-initiated-logout): nothing, or
+ * headers for the end-session endpoint's answer, typically a `set-cookie` that clears the host's
+ * session cookie. Names are lower-cased; `location`, `content-type` and the page's own headers
+ * cannot be replaced.
+ * @group OpenID Connect
+ */
+// biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing is the common case
+export type SignOutResult = void | undefined | { headers?: Record<string, string> };

@@ -18,6 +18,8 @@ export async function statusBoardClient(
   server: AuthorizationServer,
   ownerUuid: string,
   redirectUri: string,
+  /** StatusBoard's `/signed-out`: where Nimbus's end-session endpoint sends the browser after RP-initiated logout. */
+  postLogoutRedirectUri: string,
 ): Promise<RegisteredClient & { reused: boolean }> {
   const existing = (await server.listClients({ owner: ownerUuid })).find((c) => c.metadata?.['role'] === STATUSBOARD_METADATA.role);
   if (!existing) {
@@ -26,10 +28,14 @@ export async function statusBoardClient(
       redirectUri,
       owner: ownerUuid,
       metadata: { ...STATUSBOARD_METADATA },
+      openid: { postLogoutRedirectUris: [postLogoutRedirectUri] },
     });
     return { ...client, reused: false };
   }
   if (existing.redirectUri !== redirectUri) await server.updateClient(existing.clientId, { redirectUri });
+  // A StatusBoard registered by an earlier start (or an earlier version) on another port: its logout URI moves too.
+  if (existing.openid?.postLogoutRedirectUris?.join(' ') !== postLogoutRedirectUri)
+    await server.updateClient(existing.clientId, { openid: { ...existing.openid, postLogoutRedirectUris: [postLogoutRedirectUri] } });
   const { clientSecret } = await server.resetClientSecret(existing.clientId);
   return { clientId: existing.clientId, clientSecret, name: existing.name, redirectUri, reused: true };
 }

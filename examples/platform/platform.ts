@@ -17,7 +17,7 @@
  * your own platform import from 'authgate' and 'authgate/express'.
  */
 import express, { type ErrorRequestHandler } from 'express';
-import { AuthorizationServer, type Storage } from '../../src/index.js';
+import { AuthorizationServer, type Account, type Storage } from '../../src/index.js';
 import { createOAuthRouter } from '../../adapters/express/index.js';
 import { resourceApi } from './api.js';
 import { apiTokenRoutes } from './api-tokens.js';
@@ -27,6 +27,21 @@ import { DeveloperApps, developerRoutes } from './developer.js';
 import { html, sendPage } from './html.js';
 import { SessionStore, takeFlash } from './sessions.js';
 import { signInRoutes } from './sign-in.js';
+
+/**
+ * A Nimbus account's standard claims (OpenID Connect Core §5.1); authgate sends each client only
+ * those its granted scope allows (`profile`: name; `email`: email, email_verified). Nimbus checks
+ * every address at sign-up, so `email_verified` is true; its accounts have no avatar, so no `picture`.
+ */
+export const standardClaims = (account: Account) => {
+  const [givenName, ...rest] = account.name.split(' ');
+  return {
+    name: account.name,
+    ...(givenName && rest.length > 0 && { given_name: givenName, family_name: rest.join(' ') }),
+    email: account.email,
+    email_verified: true,
+  };
+};
 
 export interface PlatformOptions {
   /** Where the platform is reached, e.g. `http://127.0.0.1:3000`: authgate's `issuer`. */
@@ -47,6 +62,14 @@ export function createPlatform({ url, storage }: PlatformOptions) {
     pages: NIMBUS_PAGES,
     // The device authorization grant (RFC 8628), for the clients registered with it: `npm run example:cli`.
     deviceAuthorization: {},
+    // OpenID Connect: "Sign in with Nimbus" and its logout (README: Sign in with <platform>). No `signingKeys`:
+    // authgate makes an RS256 key for this process, fine for a demo (a restart invalidates the ID
+    // tokens issued before); a real platform passes its stored keys (generateSigningKey).
+    // `signOut`: the end-session endpoint (RP-initiated logout) ends Nimbus's own session this way.
+    openid: {
+      claims: standardClaims,
+      signOut: (request) => ({ headers: { 'set-cookie': sessions.signOutByCookie(request.headers.cookie) } }),
+    },
     onError: (error) => console.error(error),
   });
   const developerApps = new DeveloperApps(server);

@@ -76,6 +76,15 @@ export class SessionStore {
     res.clearCookie(COOKIE, { httpOnly: true, sameSite: 'lax', secure: this.secure, path: '/' });
   }
 
+  /**
+   * RP-initiated logout (authgate's end-session endpoint calls `openid.signOut` with the request):
+   * end the session of this cookie; the `set-cookie` that clears it, for authgate's answer.
+   */
+  signOutByCookie(cookieHeader: string | string[] | undefined): string {
+    this.sessions.delete(readCookie(cookieHeader, COOKIE) ?? '');
+    return `${COOKIE}=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=Lax${this.secure ? '; Secure' : ''}`;
+  }
+
   private start(res: Response, user?: UserSession): BrowserSession {
     const now = Date.now();
     for (const [id, old] of this.sessions) if (old.expiresAt <= now) this.sessions.delete(id);

@@ -9,6 +9,12 @@
  *   secret, and keeps the tokens in the session. The app then calls the API, refreshes, revokes.
  * - Implicit flow (browser side, `public/implicit.js`): the token comes back in the URL fragment,
  *   which never reaches a server; the script checks `state` and calls the API itself.
+ * - "Sign in with Nimbus" (OpenID Connect): StatusBoard's own sign-in, apart from connecting.
+ *   The library reads the platform's OpenID discovery document, sends the browser with `state`,
+ *   `nonce` and PKCE, validates the ID token (signature against the platform's JWKS, `iss`, `aud`,
+ *   `exp`, `nonce`), then reads userinfo; StatusBoard's session says who is signed in. Signing out
+ *   ends that session, and the platform's too (RP-initiated logout) when its discovery document
+ *   has an `end_session_endpoint`.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -22,12 +28,39 @@ export interface ThirdPartyAppOptions {
   platformUrl: string;
   clientId: string;
   clientSecret: string;
+  /**
+   * Where the platform sends the browser back after RP-initiated logout, as registered with the
+   * client (`openid.postLogoutRedirectUris`); absent: StatusBoard's sign-out ends only its own
+   * session, even when the platform has an `end_session_endpoint`.
+   */
+  postLogoutRedirectUri?: string;
+}
+
+/** Who signed in to StatusBoard with Nimbus (OpenID Connect), from the validated ID token and userinfo. */
+interface SignedInUser {
+  sub: string;
+  name: string;
+  email?: string;
+  emailVerified?: boolean;
+  /** Kept for RP-initiated logout (`id_token_hint`). */
+  idToken: string;
+  /** The sign-in's tokens, revoked at sign-out: StatusBoard keeps no access it does not use. */
+  accessToken: string;
+  refreshToken?: string;
+  idTokenClaims: oauth.IDToken;
+  userinfo: oauth.UserInfoResponse;
 }
 
 interface AppSession {
   csrf: string;
   /** The authorization request under way: what to expect back, and whether it was silent (`prompt=none`). */
   pending?: { state: string; scope: string; silent: boolean };
+  /** The OpenID Connect sign-in under way: what the callback checks (RP-side secrets, never sent but as a hash). */
+  signingIn?: { state: string; nonce: string; codeVerifier: string };
+  /** The RP-initiated logout under way: the `state` the platform sends back to `/signed-out`. */
+  signingOut?: string;
+  /** StatusBoard's own sign-in ("Sign in with Nimbus"). */
+  user?: SignedInUser;
   tokens?: oauth.TokenEndpointResponse;
   /** The outcome of the last step, shown on the home page: data as JSON, a failure in words. */
   result?: { title: string; ok: boolean; body?: unknown; failure?: Failure; note?: string; kept?: boolean };
@@ -43,6 +76,8 @@ interface Failure {
 
 const COOKIE = 'statusboard_session';
 const SCOPES = ['read write', 'read'];
+/** What "Sign in with Nimbus" asks for: a sign-in with the name and e-mail, no access to the API. */
+const SIGN_IN_SCOPE = 'openid profile email';
 
 export async function createThirdPartyApp(options: ThirdPartyAppOptions) {
   const { url, platformUrl } = options;
@@ -57,6 +92,15 @@ export async function createThirdPartyApp(options: ThirdPartyAppOptions) {
     undefined,
     { algorithm: 'oauth2', execute: platformUrl.startsWith('http:') ? [oauth.allowInsecureRequests] : [] }, // plain http: local demo only
   );
+  // "Sign in with Nimbus" reads the OpenID Connect discovery document (/.well-known/openid-configuration):
+  // the same endpoints, plus userinfo, the JWKS and, once the platform has it, end_session_endpoint.
+  // enableNonRepudiationChecks: also verify each ID token's signature against the platform's JWKS
+  // (by default the library trusts the token endpoint's TLS for it, OpenID Connect Core §3.1.3.7).
+  const oidc = await oauth.discovery(new URL(platformUrl), options.clientId, options.clientSecret, undefined, {
+    execute: [oauth.enableNonRepudiationChecks, ...(platformUrl.startsWith('http:') ? [oauth.allowInsecureRequests] : [])],
+  });
+  const endSession = oidc.serverMetadata().end_session_endpoint;
+  const rpLogout = endSession !== undefined && options.postLogoutRedirectUri !== undefined;
 
   // ── Sessions (in memory; a real app uses its framework's session store) ─────────────────────
   const sessions = new Map<string, AppSession>();
@@ -74,6 +118,13 @@ export async function createThirdPartyApp(options: ThirdPartyAppOptions) {
     res.cookie(COOKIE, id, { httpOnly: true, sameSite: 'lax', secure: url.startsWith('https:'), path: '/' });
     return session;
   };
+  /** A new session id for the same session at sign-in: an id set before (by anyone) never becomes a signed-in one. */
+  const renew = (req: Request, res: Response, session: AppSession) => {
+    sessions.delete(cookieOf(req) ?? '');
+    const id = randomBytes(32).toString('base64url');
+    sessions.set(id, session);
+    res.cookie(COOKIE, id, { httpOnly: true, sameSite: 'lax', secure: url.startsWith('https:'), path: '/' });
+  };
   const csrfOk = (session: AppSession, sent: unknown) =>
     typeof sent === 'string' && sent.length === session.csrf.length && timingSafeEqual(Buffer.from(sent), Buffer.from(session.csrf));
 
@@ -85,7 +136,8 @@ export async function createThirdPartyApp(options: ThirdPartyAppOptions) {
       .set({
         'content-security-policy':
           `default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src ${platformUrl}; ` +
-          "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+          // The sign-out form's answer redirects to the platform's end_session_endpoint: form-action covers redirects.
+          `form-action 'self'${rpLogout ? ` ${new URL(endSession).origin}` : ''}; frame-ancestors 'none'; base-uri 'none'`,
         'x-frame-options': 'DENY',
         'referrer-policy': 'no-referrer', // the callback URL carries a code: never pass it on
         'cache-control': 'no-store',
@@ -107,7 +159,7 @@ export async function createThirdPartyApp(options: ThirdPartyAppOptions) {
 
   app.get('/', (req, res) => {
     const session = sessionOf(req, res);
-    const { tokens, result } = session;
+    const { tokens, result, user } = session;
     const info = tokens?.info as { name?: string; email?: string } | undefined;
     const implicitUrl = oauth.buildAuthorizationUrl(config, { redirect_uri: redirectUri, response_type: 'token', scope: 'read' });
     page(
@@ -121,14 +173,20 @@ ${
       }${result.body === undefined ? '' : `<pre>${json(result.body)}</pre>`}</section>`
     : ''
 }
+${user ? signedInHtml(user, session.csrf) : ''}
 ${
   tokens
     ? `<p id="connected">${result?.kept ? 'Still connected' : 'Connected'} to Nimbus as <strong>${esc(info?.name)}</strong> (${esc(info?.email)}), scope <code>${esc(tokens.scope)}</code>${result?.kept ? ', as before' : ''}.</p>
 <div class="row">${button('/api/account', 'GET /v2/account', session.csrf)}${button('/api/droplets', 'POST /v2/droplets', session.csrf)}
 ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/disconnect', 'Disconnect (revoke the token)', session.csrf, 'danger')}</div>
+${user ? '' : `<div class="row">${SIGN_IN_BUTTON}</div>`}
 <h2>Token response</h2><pre id="token-response">${json(tokens)}</pre>`
-    : `<p>StatusBoard shows your Nimbus account and droplets. Connect it to your Nimbus account: Nimbus asks you first.</p>
-<div class="row"><a class="button" id="connect" href="/connect">Connect with Nimbus</a>
+    : `<p>${
+        user
+          ? 'StatusBoard shows your Nimbus account and droplets. Connect it to your Nimbus account: Nimbus asks you first.'
+          : 'Sign in to StatusBoard with your Nimbus account (StatusBoard learns your name and e-mail address, nothing more), or connect StatusBoard to your Nimbus account to see your account and droplets. Nimbus asks you first either way.'
+      }</p>
+<div class="row">${user ? '' : SIGN_IN_BUTTON}<a class="button" id="connect" href="/connect">Connect with Nimbus</a>
 <button id="implicit-connect" class="secondary" data-authorize-url="${esc(implicitUrl.href)}">Connect in the browser (implicit flow, read-only)</button></div>`
 }
 <h2>Other ways to connect</h2>
@@ -152,6 +210,96 @@ ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/
     res.redirect(302, oauth.buildAuthorizationUrl(config, params).href);
   });
 
+  // ── "Sign in with Nimbus" (OpenID Connect): code flow with PKCE and a nonce ────────────────────
+  app.get('/sign-in', async (req, res, next) => {
+    try {
+      const session = sessionOf(req, res);
+      const codeVerifier = oauth.randomPKCECodeVerifier();
+      // Each unguessable and kept only here: `state` ties the callback to this browser, the nonce the
+      // ID token to this request, the PKCE verifier the code to this app (RFC 7636).
+      session.signingIn = { state: oauth.randomState(), nonce: oauth.randomNonce(), codeVerifier };
+      const authorizeUrl = oauth.buildAuthorizationUrl(oidc, {
+        redirect_uri: redirectUri,
+        response_type: 'code',
+        scope: SIGN_IN_SCOPE,
+        state: session.signingIn.state,
+        nonce: session.signingIn.nonce,
+        code_challenge: await oauth.calculatePKCECodeChallenge(codeVerifier),
+        code_challenge_method: 'S256',
+      });
+      res.redirect(302, authorizeUrl.href);
+    } catch (error) {
+      next(error);
+    }
+  });
+
+  /** The sign-in's callback: the library checks `state` and `iss`, exchanges the code with the verifier, validates the ID token. */
+  const finishSignIn = async (req: Request, res: Response, session: AppSession, signingIn: NonNullable<AppSession['signingIn']>) => {
+    try {
+      const tokens = await oauth.authorizationCodeGrant(oidc, new URL(req.originalUrl, url), {
+        expectedState: signingIn.state,
+        expectedNonce: signingIn.nonce,
+        pkceCodeVerifier: signingIn.codeVerifier,
+        idTokenExpected: true,
+      });
+      const idTokenClaims = tokens.claims()!; // idTokenExpected: there is one, and it passed every check
+      // The profile and e-mail are at userinfo (the ID token has only `sub` and the sign-in's facts);
+      // the library checks that userinfo's `sub` is the ID token's (Core §5.3.2).
+      const userinfo = await oauth.fetchUserInfo(oidc, tokens.access_token, idTokenClaims.sub);
+      renew(req, res, session);
+      session.user = {
+        sub: idTokenClaims.sub,
+        name: stringClaim(userinfo.name) ?? stringClaim(idTokenClaims['name']) ?? idTokenClaims.sub,
+        ...(stringClaim(userinfo.email) !== undefined && { email: userinfo.email }),
+        ...(typeof userinfo.email_verified === 'boolean' && { emailVerified: userinfo.email_verified }),
+        idToken: tokens.id_token!,
+        accessToken: tokens.access_token,
+        ...(tokens.refresh_token !== undefined && { refreshToken: tokens.refresh_token }),
+        idTokenClaims,
+        userinfo,
+      };
+      session.result = { title: 'Signed in with Nimbus (OpenID Connect)', ok: true };
+    } catch (error) {
+      session.result = { title: 'The sign-in did not succeed', ok: false, failure: describe(error) };
+    }
+    res.redirect(303, '/'); // the code leaves the address bar
+  };
+
+  app.post('/sign-out', express.urlencoded({ extended: false, limit: '2kb' }), async (req, res) => {
+    const session = sessionOf(req, res);
+    if (!csrfOk(session, req.body?.csrf)) return res.status(403).type('text').send('Forbidden: reload the page and try again.');
+    const user = session.user;
+    delete session.user; // StatusBoard's own session ends first, whatever the platform answers
+    if (!user) return res.redirect(303, '/');
+    // StatusBoard keeps no access it does not use: the sign-in's tokens go (the refresh token takes its access tokens along).
+    await oauth.tokenRevocation(oidc, user.refreshToken ?? user.accessToken).catch(() => {});
+    if (rpLogout) {
+      // RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0): the platform ends its session
+      // too, then sends the browser back to /signed-out with this `state`.
+      session.signingOut = oauth.randomState();
+      const logoutUrl = oauth.buildEndSessionUrl(oidc, {
+        id_token_hint: user.idToken,
+        post_logout_redirect_uri: options.postLogoutRedirectUri!,
+        state: session.signingOut,
+      });
+      return res.redirect(303, logoutUrl.href);
+    }
+    session.result = { title: 'Signed out of StatusBoard', ok: true, note: endSession ? LOGOUT_NOT_REGISTERED : NO_END_SESSION };
+    res.redirect(303, '/');
+  });
+
+  // Back from the platform's end_session_endpoint (registered as the client's post-logout redirect URI).
+  app.get('/signed-out', (req, res) => {
+    const session = sessionOf(req, res);
+    const expected = session.signingOut;
+    delete session.signingOut;
+    session.result =
+      expected !== undefined && req.query.state === expected
+        ? { title: 'Signed out of StatusBoard and Nimbus', ok: true }
+        : { title: 'Signed out of StatusBoard', ok: true }; // a stray or replayed visit: nothing more to say
+    res.redirect(303, '/');
+  });
+
   // …and back: the library checks `state` (and `iss`), reads an error, exchanges the code.
   app.get('/callback', async (req, res) => {
     if (req.query.code === undefined && req.query.error === undefined) {
@@ -166,6 +314,12 @@ ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/
       );
     }
     const session = sessionOf(req, res);
+    // One callback URL for both: the sign-in's answer carries the sign-in's state.
+    const signingIn = session.signingIn;
+    if (signingIn && req.query.state === signingIn.state) {
+      delete session.signingIn; // one callback per request
+      return finishSignIn(req, res, session, signingIn);
+    }
     const pending = session.pending;
     delete session.pending; // one callback per request
     try {
@@ -250,6 +404,27 @@ ${button('/refresh', 'Refresh the token', session.csrf, 'secondary')}${button('/
   return app;
 }
 
+const stringClaim = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+
+const SIGN_IN_BUTTON = '<a class="button" id="sign-in" href="/sign-in">Sign in with Nimbus</a>';
+
+/** StatusBoard's own session: who signed in, what the ID token and userinfo said, and "Sign out". */
+function signedInHtml(user: SignedInUser, csrf: string): string {
+  const esc = (v: unknown) => String(v).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const json = (v: unknown) => esc(JSON.stringify(v, null, 2));
+  const email = user.email ? ` (${esc(user.email)}${user.emailVerified ? ', verified by Nimbus' : ''})` : '';
+  return `<div class="signed-in" id="signed-in"><p id="signed-in-as">Signed in as <strong>${esc(user.name)}</strong>${email}</p>
+<form method="post" action="/sign-out"><input type="hidden" name="csrf" value="${esc(csrf)}"><button class="secondary" id="sign-out">Sign out</button></form></div>
+<details><summary>What Nimbus told StatusBoard (OpenID Connect)</summary>
+<h2>ID token claims</h2><pre id="id-token-claims">${json(user.idTokenClaims)}</pre>
+<h2>Userinfo</h2><pre id="userinfo">${json(user.userinfo)}</pre></details>`;
+}
+
+const NO_END_SESSION =
+  'Nimbus publishes no end_session_endpoint (RP-initiated logout), so you are still signed in on Nimbus: the next "Sign in with Nimbus" does not ask for your password.';
+const LOGOUT_NOT_REGISTERED =
+  'StatusBoard has no post-logout redirect URI registered with Nimbus, so it ended only its own session: you are still signed in on Nimbus.';
+
 /** StatusBoard's icon (a green board), a 32 px PNG for `/favicon.ico`. */
 const FAVICON = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAACAAAAAgCAYAAABzenr0AAABA0lEQVR4nOyXsUoEQRBEq9oNxDUXTPwFQ1mNNb1MEFfQwMjAzxEDA1eNNRNjWQz9BRPB/BSFc8vpBeECORBk22BeMAzdA1U0M810gSnKuqoFjiCskVjGHyLhGcQDoevXpm2+4/RlfqdaMcMpyU0MgKS7rsPh+1X7ZB4w4+VQ4o5r2Rwv+n25W+2nyBkikA5MxDaCcG2jsIogXLtI5V9CFEm7mJUfn9/PSmNxb+NX537CEEw2kA1kAyzrdSGQ8ArkTpgNZAPZwD/ohNILokja/i1/RBCu7RU4QRRJu58NF+rqluAWBkTQzVvTjvpXMJnoON3EDwxEmpTH6j6PfM/pRMR4/gUAAP//+I/v7QAAAAZJREFUAwBZGl8ALPVMewAAAABJRU5ErkJggg==',
@@ -276,7 +451,10 @@ function describe(error: unknown): Failure {
       ...(params.error_description && { description: params.error_description }),
     };
   }
-  return { code: 'client_error', description: error instanceof Error ? error.message : String(error) };
+  if (!(error instanceof Error)) return { code: 'client_error', description: String(error) };
+  // The library's own checks (an ID token's signature, nonce, iss...) say what failed in the cause.
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return { code: 'client_error', description: `${error.message}${cause}` };
 }
 
 /** The usual OAuth error codes in words (RFC 6749 §4.1.2.1 and §5.2, RFC 6750 §3.1, OpenID Connect prompt errors). */
@@ -309,4 +487,6 @@ button,a.button{font:inherit;font-size:.95rem;padding:.45rem 1rem;border-radius:
 button.secondary{background:#fff;color:#1a7f52}button.danger{background:#fff;color:#cf222e;border-color:#cf222e}
 pre{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:.75rem;white-space:pre-wrap;word-break:break-all;font-size:.85rem}
 section{border-radius:8px;padding:.75rem 1rem;margin-bottom:1rem}section h2{margin:0 0 .5rem}section.ok{background:#dafbe1}section.fail{background:#ffebe9}
-code{background:#eef1f4;padding:.05rem .3rem;border-radius:4px}`;
+code{background:#eef1f4;padding:.05rem .3rem;border-radius:4px}
+.signed-in{display:flex;flex-wrap:wrap;gap:.5rem 1rem;align-items:center;justify-content:space-between;background:#fff;border:1px solid #d0d7de;border-radius:8px;padding:.5rem 1rem;margin-bottom:1rem}
+.signed-in p{margin:0}.signed-in form{margin:0}details{margin-bottom:1rem}summary{cursor:pointer;color:#0b5d3b}`;

@@ -7,10 +7,11 @@
 import type { OpenIdProvider } from '../context.js';
 import type { SigningAlgorithm } from '../keys/jwk.js';
 import type { ClientOpenIdSection } from '../storage/types.js';
+import { redirectUriProblem } from '../checks/redirect-uri.js';
 
 /**
  * The OpenID Connect fields a client registers with (OpenID Connect Dynamic Client Registration
- * 1.0 §2), as `registerClient` takes them. `postLogoutRedirectUris` comes with RP-initiated logout.
+ * 1.0 §2), as `registerClient` and `updateClient` take them.
  */
 export interface ClientOpenIdInput {
   /** `id_token_signed_response_alg`: one of the algorithms of `openid.signingKeys`; default RS256. */
@@ -21,6 +22,28 @@ export interface ClientOpenIdInput {
   requireAuthTime?: boolean;
   /** `subject_type`: `pairwise` needs the `openid.pairwise` option. Default public. */
   subjectType?: 'public' | 'pairwise';
+  /**
+   * `post_logout_redirect_uris` (RP-Initiated Logout 1.0 §3.1): where the end-session endpoint
+   * may send the browser after a sign-out, compared as exact strings. Checked like the callback
+   * URL (https, http only on loopback, no fragment, no user information, no wildcard); at most 10.
+   */
+  postLogoutRedirectUris?: string[];
+}
+
+/** The most `postLogoutRedirectUris` a client may register. */
+export const MAX_POST_LOGOUT_REDIRECT_URIS = 10;
+
+/** What is wrong with a client's `postLogoutRedirectUris`, or `null`. */
+function postLogoutProblem(value: unknown): string | null {
+  if (!Array.isArray(value) || value.length === 0 || value.length > MAX_POST_LOGOUT_REDIRECT_URIS)
+    return `openid.postLogoutRedirectUris must be a list of 1 to ${MAX_POST_LOGOUT_REDIRECT_URIS} URLs.`;
+  if (new Set(value).size !== value.length) return 'openid.postLogoutRedirectUris lists a URL twice.';
+  for (const uri of value) {
+    if (typeof uri !== 'string') return 'openid.postLogoutRedirectUris must be a list of URLs (strings).';
+    const problem = redirectUriProblem(uri);
+    if (problem) return `openid.postLogoutRedirectUris: ${JSON.stringify(uri.slice(0, 100))} ${problem}.`;
+  }
+  return null;
 }
 
 const MAX_AGE_LIMIT = 10 * 365 * 24 * 3600;
@@ -33,7 +56,14 @@ const MAX_AGE_LIMIT = 10 * 365 * 24 * 3600;
 export function clientOpenIdSection(provider: OpenIdProvider | undefined, input: unknown): ClientOpenIdSection | undefined | string {
   if (!provider) return 'OpenID Connect is not enabled on this server (the openid option).';
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return 'openid must be an object.';
-  const { idTokenSignedResponseAlg: alg, defaultMaxAge, requireAuthTime, subjectType, ...rest } = input as Record<string, unknown>;
+  const {
+    idTokenSignedResponseAlg: alg,
+    defaultMaxAge,
+    requireAuthTime,
+    subjectType,
+    postLogoutRedirectUris,
+    ...rest
+  } = input as Record<string, unknown>;
   const unknown = Object.keys(rest)[0];
   if (unknown !== undefined) return `openid.${unknown} is not a client field this server knows.`;
   const section: ClientOpenIdSection = {};
@@ -56,6 +86,11 @@ export function clientOpenIdSection(provider: OpenIdProvider | undefined, input:
     if (!provider.subjectTypes.includes(subjectType)) return 'openid.subjectType pairwise needs the openid.pairwise option.';
     section.subjectType = subjectType;
   }
+  if (postLogoutRedirectUris !== undefined) {
+    const problem = postLogoutProblem(postLogoutRedirectUris);
+    if (problem) return problem;
+    section.postLogoutRedirectUris = [...(postLogoutRedirectUris as string[])];
+  }
   return Object.keys(section).length > 0 ? section : undefined;
 }
 
@@ -65,6 +100,7 @@ const WIRE_FIELDS = {
   default_max_age: 'defaultMaxAge',
   require_auth_time: 'requireAuthTime',
   subject_type: 'subjectType',
+  post_logout_redirect_uris: 'postLogoutRedirectUris',
 } as const;
 
 /** The OpenID Connect fields of a dynamic registration's metadata, by `registerClient`'s names; `undefined` when none is sent. */

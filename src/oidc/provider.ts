@@ -282,7 +282,7 @@ export async function idTokenResponse(
 
 /**
  * The discovery fields of the provider (Discovery 1.0 §3), over the RFC 8414 document: only what
- * is served (no `end_session_endpoint` until RP-initiated logout exists).
+ * is served (`end_session_endpoint`: RP-initiated logout, oidc/logout.ts).
  */
 export function openIdFields(ctx: Context, provider: OpenIdProvider, oauthBase: string, jwksUri: string): Record<string, unknown> {
   const o = ctx.options;
@@ -290,6 +290,7 @@ export function openIdFields(ctx: Context, provider: OpenIdProvider, oauthBase: 
     ...openIdDiscovery({
       userinfoEndpoint: `${oauthBase}/userinfo`,
       jwksUri,
+      endSessionEndpoint: `${oauthBase}/logout`,
       signingAlgorithms: provider.keys.algorithms,
       subjectTypes: provider.subjectTypes as SubjectType[],
       claims: provider.supportedClaims,

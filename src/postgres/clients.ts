@@ -74,7 +74,8 @@ export async function updateClientFields(db: Db, clientId: string, changes: Clie
       name = CASE WHEN $2 THEN $3 ELSE name END,
       redirect_uri = CASE WHEN $4 THEN $5 ELSE redirect_uri END,
       secret_hash = CASE WHEN $6 THEN $7 ELSE secret_hash END,
-      metadata = CASE WHEN $8 THEN $9::jsonb ELSE metadata END
+      metadata = CASE WHEN $8 THEN $9::jsonb ELSE metadata END,
+      openid = CASE WHEN $10 THEN $11::jsonb ELSE openid END
     WHERE id = $1`,
     [
       clientId,
@@ -86,6 +87,8 @@ export async function updateClientFields(db: Db, clientId: string, changes: Clie
       changes.secretHash ?? null,
       changes.metadata !== undefined,
       changes.metadata == null ? null : JSON.stringify(changes.metadata),
+      changes.openid !== undefined,
+      changes.openid == null ? null : JSON.stringify(changes.openid),
     ],
   );
   return (rowCount ?? 0) > 0;

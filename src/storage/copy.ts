@@ -28,5 +28,7 @@ export function withClientChanges(client: ClientRecord, changes: ClientChanges):
   if (changes.secretHash !== undefined) updated.secretHash = changes.secretHash;
   if (changes.metadata === null) delete updated.metadata;
   else if (changes.metadata !== undefined) updated.metadata = JSON.parse(JSON.stringify(changes.metadata)) as Record<string, unknown>;
+  if (changes.openid === null) delete updated.openid;
+  else if (changes.openid !== undefined) updated.openid = JSON.parse(JSON.stringify(changes.openid)) as NonNullable<ClientRecord['openid']>;
   return updated;
 }

@@ -412,7 +412,7 @@ describe('signing keys, per-client algorithm, JWKS and discovery', () => {
     expect(doc.scopes_supported).toEqual(['read', 'write', 'openid', 'profile', 'email', 'address', 'phone']);
     expect(doc.claims_supported).toContain('email_verified');
     expect(doc.id_token_signing_alg_values_supported).not.toContain('none');
-    expect(doc.end_session_endpoint).toBeUndefined();
+    expect(doc.end_session_endpoint).toBe(`${ISSUER}/v1/oauth/logout`);
     // The RFC 8414 document describes the same server.
     expect(json(t.server.metadata({ method: 'GET' }))).toEqual(doc);
     for (const key of ['issuer', 'authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri'])
@@ -483,8 +483,12 @@ describe("a client's OpenID Connect fields: registerClient and dynamic registrat
     expect(res.status).toBe(201);
     const body = json(res);
     expect(body).toMatchObject({ id_token_signed_response_alg: 'EdDSA', default_max_age: 60 });
-    expect(body.post_logout_redirect_uris).toBeUndefined();
-    expect((await t.server.getClient(body.client_id as string))?.openid).toEqual({ idTokenSignedResponseAlg: 'EdDSA', defaultMaxAge: 60 });
+    expect(body.post_logout_redirect_uris).toEqual(['http://127.0.0.1/out']);
+    expect((await t.server.getClient(body.client_id as string))?.openid).toEqual({
+      idTokenSignedResponseAlg: 'EdDSA',
+      defaultMaxAge: 60,
+      postLogoutRedirectUris: ['http://127.0.0.1/out'],
+    });
     const bad = await register({ id_token_signed_response_alg: 'HS256' });
     expect(bad.status).toBe(400);
     expect(json(bad).error).toBe('invalid_client_metadata');

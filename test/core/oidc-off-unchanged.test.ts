@@ -97,12 +97,17 @@ describe('openid on, not requested: every answer as without the option', () => {
     expect(on).toEqual(off);
   });
 
-  it('the routes are the same while the option is off; userinfo and openid-configuration only when it is on', async () => {
+  it('the routes are the same while the option is off; userinfo, logout and openid-configuration only when it is on', async () => {
     const { server: off } = await setup({ issuer: ISSUER });
     const { server: on } = await setup({ issuer: ISSUER, openid: {} });
     const before = oauthRoutes('/v1/oauth').map((r) => r.path);
     expect(oauthRoutes('/v1/oauth', off).map((r) => r.path)).toEqual(before);
-    expect(oauthRoutes('/v1/oauth', on).map((r) => r.path)).toEqual([...before, '/v1/oauth/userinfo', '/.well-known/openid-configuration']);
+    expect(oauthRoutes('/v1/oauth', on).map((r) => r.path)).toEqual([
+      ...before,
+      '/v1/oauth/userinfo',
+      '/v1/oauth/logout',
+      '/.well-known/openid-configuration',
+    ]);
   });
 
   it('without the option the metadata document is the one it always was', async () => {

@@ -5,7 +5,8 @@
  * - the scripted browser and the report checks are tested on their own, failures included;
  * - every relying party signs in at authgate as an OpenID Provider (`startAuthgateOp`): code with
  *   PKCE and nonce, the ID token, userinfo, refresh with a new ID token, and for the JavaScript
- *   ones a silent sign-in with `id_token_hint`; the logout steps wait for RP-initiated logout.
+ *   ones a silent sign-in with `id_token_hint`, RP-initiated logout (back at the post-logout
+ *   redirect URI with the state) and a silent sign-in after it that must be `login_required`.
  * The harness was validated against a certified provider (node-oidc-provider) outside the repo:
  * every relying party passed every step; see README.md.
  */
@@ -190,11 +191,12 @@ describe('problems(): what a report must show beyond the libraries’ own checks
  * authgate as the OpenID Provider: a bare Node host (the node:http adapter) on 127.0.0.1 with the
  * `openid` option, its built-in consent page, and a sign-in route of the host's own that signs the
  * user in with a session cookie and resumes; the harness's confidential client registered with
- * `rpUris`. RP-initiated logout is not served yet, so its steps are skipped (`logout: false`).
+ * `rpUris`; its `openid.signOut` ends the host's session (RP-initiated logout) and clears the cookie.
  */
 async function startAuthgateOp(): Promise<{ config: RpConfig; browser(): Browser; close(): Promise<void> }> {
   const sessions = new Map<string, UserSession>();
-  const current = (cookie: string | undefined) => sessions.get(/(?:^|; )rp_session=([^;]+)/.exec(cookie ?? '')?.[1] ?? '') ?? null;
+  const sessionId = (cookie: string | undefined) => /(?:^|; )rp_session=([^;]+)/.exec(cookie ?? '')?.[1] ?? '';
+  const current = (cookie: string | undefined) => sessions.get(sessionId(cookie)) ?? null;
   let handle: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.writeHead(503).end();
   const op = await serve((req, res) => handle(req, res));
   const storage = new MemoryStorage();
@@ -205,6 +207,10 @@ async function startAuthgateOp(): Promise<{ config: RpConfig; browser(): Browser
     openid: {
       claims: (account) => ({ name: account.name, email: account.email, email_verified: true }),
       signingKeys: [await generateSigningKey('RS256', 'harness-rs256')],
+      signOut: (request) => {
+        sessions.delete(sessionId(String(request.headers.cookie ?? '')));
+        return { headers: { 'set-cookie': 'rp_session=; Max-Age=0; Path=/; HttpOnly' } };
+      },
     },
   });
   await storage.saveClient({
@@ -227,7 +233,7 @@ async function startAuthgateOp(): Promise<{ config: RpConfig; browser(): Browser
       res.writeHead(302, { 'set-cookie': `rp_session=${id}; Path=/; HttpOnly`, location: resume }).end();
     });
   return {
-    config: { issuer: op.url, ...client, ...rpUris, scope: 'openid profile email', logout: false },
+    config: { issuer: op.url, ...client, ...rpUris, scope: 'openid profile email' },
     // The consent page: the user authorizes (its form's hidden fields, and the approve button).
     browser: () =>
       cookieBrowser({
@@ -257,6 +263,9 @@ describe('relying parties sign in at authgate as an OpenID Provider (issue 24)',
     expect(problems(report, op.config), JSON.stringify(report, null, 2)).toEqual([]);
     // Not vacuous: the sign-in, the ID token, userinfo and the refreshed ID token were all checked.
     for (const step of ['token', 'id_token', 'userinfo', 'refresh_id_token'] as const) expect(report.steps[step]?.ok).toBe(true);
+    // The JavaScript ones also logged out, and were then refused a silent sign-in.
+    if (rp === 'openid-client' || rp === 'oauth4webapi')
+      for (const step of ['logout', 'silent_after_logout'] as const) expect(report.steps[step]?.ok, step).toBe(true);
     expect(report.steps.userinfo?.claims).toMatchObject({ sub: ADA.uuid, email: ADA.email });
   });
 });

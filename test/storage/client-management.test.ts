@@ -91,6 +91,21 @@ describe.each(stores)('%s: managing clients and accounts', (_name, makeStorage) 
     expect((await t.exchange(await t.getCode())).status).toBe(200);
   });
 
+  it('updateClient sets, keeps and removes the OpenID Connect section (postLogoutRedirectUris), read back from the store', async () => {
+    const t = await setup({ storage: makeStorage(), issuer: 'https://auth.example.com', openid: {} });
+    const openid = { postLogoutRedirectUris: ['https://client.example/bye', 'http://127.0.0.1:9/bye'], defaultMaxAge: 30 };
+    expect((await t.server.updateClient(t.client.clientId, { openid })).openid).toEqual(openid);
+    expect((await t.server.getClient(t.client.clientId))?.openid).toEqual(openid);
+    // Another change leaves it as it is.
+    await t.server.updateClient(t.client.clientId, { name: 'Renamed' });
+    expect((await t.server.getClient(t.client.clientId))?.openid).toEqual(openid);
+    await t.server.updateClient(t.client.clientId, { openid: null });
+    expect((await t.server.getClient(t.client.clientId))?.openid).toBeUndefined();
+    expect(
+      await failure(t.server.updateClient(t.client.clientId, { openid: { postLogoutRedirectUris: ['http://client.example/'] } })),
+    ).toBe('invalid_request');
+  });
+
   it('updateClient with a new callback URL: a pending code, consent and sign-in of the old one die; the new one works', async () => {
     const t = await setupWithAudit();
     const code = await t.getCode();

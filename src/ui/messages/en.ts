@@ -64,6 +64,18 @@ export const en = {
   deviceDeniedTitle: 'Device not connected',
   deviceDenied: 'You denied access. The device was not connected.',
 
+  /** The end-session endpoint's pages (RP-Initiated Logout 1.0; docs/reference.md#rp-initiated-logout). */
+  logoutTitle: 'Sign out',
+  logoutHeading: 'Sign out of {site}?',
+  logoutAskedBy: '{client} asks to sign you out.',
+  logoutAskedByUnverified: '{client} (unverified) asks to sign you out.',
+  logoutAdvice: 'If you did not ask to sign out, close this page: you stay signed in.',
+  logoutConfirm: 'Sign out',
+  signedOutTitle: 'Signed out',
+  signedOut: 'You are signed out of {site}. You can close this page.',
+  logoutErrorTitle: 'Sign-out error',
+  logoutErrorHeading: 'This sign-out request cannot proceed',
+
   /** What each scope value of the default vocabulary means (docs/reference.md#scope); hosts add their own. */
   scopes: {
     read: 'See your account and resources (read-only).',

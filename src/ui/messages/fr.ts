@@ -56,6 +56,17 @@ export const fr: Messages = {
   deviceDeniedTitle: 'Appareil non connecté',
   deviceDenied: "Vous avez refusé l'accès. L'appareil n'a pas été connecté.",
 
+  logoutTitle: 'Se déconnecter',
+  logoutHeading: 'Se déconnecter de {site} ?',
+  logoutAskedBy: '{client} demande à vous déconnecter.',
+  logoutAskedByUnverified: '{client} (non vérifiée) demande à vous déconnecter.',
+  logoutAdvice: "Si vous n'avez pas demandé à vous déconnecter, fermez cette page : vous restez connecté·e.",
+  logoutConfirm: 'Se déconnecter',
+  signedOutTitle: 'Déconnecté·e',
+  signedOut: 'Vous êtes déconnecté·e de {site}. Vous pouvez fermer cette page.',
+  logoutErrorTitle: 'Erreur de déconnexion',
+  logoutErrorHeading: 'Cette demande de déconnexion ne peut pas aboutir',
+
   scopes: {
     read: 'Voir votre compte et vos ressources (lecture seule).',
     write: 'Créer, modifier et supprimer des ressources de votre compte.',
