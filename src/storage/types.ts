@@ -638,7 +638,7 @@ export interface ClientChanges {
   redirectUri?: string;
   secretHash?: string;
   metadata?: Record<string, unknown> | null;
-  /** The client's new OpenID Connect section; `null` removes it. A store that predates it may ignore it (the field stays as it was). */
+  /** The client's new OpenID Connect section, whole; `null` removes it. */
   openid?: ClientOpenIdSection | null;
 }
 

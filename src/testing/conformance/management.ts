@@ -164,4 +164,23 @@ export const managementCases: readonly StorageConformanceCase[] = [
       same(await storage.findClient(missing), null, 'and is not created');
     },
   ),
+  groupCase(
+    'clientAdministration',
+    'updateClientFields (optional): openid replaces the OpenID Connect section, null removes it, other changes keep it',
+    async (storage) => {
+      const owned = client({ openid: { defaultMaxAge: 30 } });
+      await storage.saveClient(owned);
+      const openid = {
+        postLogoutRedirectUris: ['https://client.example/bye', 'https://client.example/bye2'],
+        subjectType: 'public' as const,
+      };
+      check(await storage.updateClientFields(owned.id, { openid }), 'updateClientFields with openid answers true');
+      same((await storage.findClient(owned.id))?.openid, openid, 'the section is the new one, whole (defaultMaxAge gone)');
+      await storage.updateClientFields(owned.id, { name: 'Renamed' });
+      same((await storage.findClient(owned.id))?.openid, openid, 'another change keeps it');
+      await storage.updateClientFields(owned.id, { openid: null });
+      const { openid: _removed, ...rest } = owned;
+      same(await storage.findClient(owned.id), { ...rest, name: 'Renamed' }, 'openid: null removes it, nothing else changes');
+    },
+  ),
 ];
