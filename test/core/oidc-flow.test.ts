@@ -263,6 +263,40 @@ describe('authorization request parameters with openid', () => {
     expect(new URL(forOther.location).searchParams.get('error')).toBe('invalid_request');
   });
 
+  it('id_token_hint over time: a sign-in as another account at the resume is login_required to the client; the hinted account goes on (Core §3.1.2.1)', async () => {
+    const t = await oidc();
+    const { id_token: hint } = json(await t.exchange(await t.getCode({ scope: 'openid' }))) as { id_token: string };
+    const params = { scope: 'openid', id_token_hint: hint, state: 's-hint' };
+    const callback = (d: Awaited<ReturnType<typeof t.server.resume>>): Record<string, string> => {
+      if (d.type !== 'redirect') throw new Error(`redirect expected: ${JSON.stringify(d)}`);
+      return Object.fromEntries(new URL(d.location).searchParams);
+    };
+    // 1. A browser without a session: the sign-in page.
+    const first = await t.server.authorize(t.get(t.authorizeUrl(params)));
+    if (first.type !== 'login') throw new Error(`login expected: ${JSON.stringify(first)}`);
+    // 2. The user signs in as Bob, not the hint's Ada, and the host resumes: refused to the client.
+    t.clock.advance(20_000);
+    const bob = t.sessions.signIn(BOB);
+    const resumed = await t.server.resume(first.interaction.id, t.get('/', bob));
+    expect(callback(resumed)).toEqual({ error: 'login_required', error_description: expect.any(String), state: 's-hint', iss: ISSUER });
+    // The interaction is spent: resuming it again, even as Ada, does not issue anything.
+    expect((await t.server.resume(first.interaction.id, t.get('/', t.ada))).type).toBe('error');
+    // 3. The same request signed in as Ada goes on to the consent and a code for Ada.
+    const again = await t.server.authorize(t.get(t.authorizeUrl(params)));
+    if (again.type !== 'login') throw new Error('login expected');
+    const consent = await t.server.resume(again.interaction.id, t.get('/', t.ada));
+    if (consent.type !== 'consent') throw new Error(`consent expected: ${JSON.stringify(consent)}`);
+    const code = callback(await t.server.approve(consent.interaction.id, t.get('/', t.ada))).code as string;
+    expect(await t.verify(json(await t.exchange(code)).id_token as string)).toMatchObject({ sub: ADA.uuid });
+    // 4. "Use another account" from Ada's consent page, then Bob resumes it: refused too.
+    const shown = await t.server.authorize(t.get(t.authorizeUrl(params), t.ada));
+    if (shown.type !== 'consent') throw new Error('consent expected');
+    expect(callback(await t.server.resume(shown.interaction.id, t.get('/', bob)))).toMatchObject({
+      error: 'login_required',
+      state: 's-hint',
+    });
+  });
+
   it('request, request_uri and registration are refused with their own errors (oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupported)', async () => {
     const t = await oidc();
     for (const [name, error] of [
