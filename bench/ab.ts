@@ -12,7 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { authgateContenders, WORKLOAD_IDS, type WorkloadId } from './authgate.js';
+import { authgateContenders, unsupported, WORKLOAD_IDS, type WorkloadId } from './authgate.js';
 import { authgateFixture } from './lib/fixture.js';
 import type { CoreModule } from './lib/load.js';
 
@@ -54,8 +54,10 @@ export async function runAb(options: AbOptions, log: (line: string) => void = co
   const results: AbResult[] = [];
   for (const id of options.workloads) {
     const baseFixture = await authgateFixture(base, new base.MemoryStorage());
-    if (id === 'W5' && typeof (baseFixture.server as { createPersonalToken?: unknown }).createPersonalToken !== 'function') {
-      log(`W5: skipped, ${options.base} has no personal access tokens`);
+    // A workload of a feature the base does not have (personal tokens, OpenID Connect, DPoP): skipped, said why.
+    const missing = unsupported(id, base);
+    if (missing) {
+      log(`${id}: skipped, ${options.base}: ${missing}`);
       continue;
     }
     const sides = [
@@ -63,7 +65,7 @@ export async function runAb(options: AbOptions, log: (line: string) => void = co
       authgateContenders(await authgateFixture(tree, new tree.MemoryStorage()), 'tree')[id],
     ];
     // W3 and W5 are about 1 µs, the code flow about 25: keep each run near the same length.
-    const n = Math.max(1, Math.round(options.operations / (id === 'W3' || id === 'W5' ? 1 : id === 'W1' ? 20 : 5)));
+    const n = Math.max(1, Math.round(options.operations / (id === 'W3' || id === 'W5' ? 1 : id === 'W1' || id === 'W1o' ? 20 : 5)));
     const times: [number[], number[]] = [[], []];
     const warmup = 2;
     for (let round = 0; round < options.rounds + warmup; round++) {

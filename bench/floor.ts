@@ -7,15 +7,22 @@
  * - every secret minted or presented: SHA-256, because only hashes are stored
  *   (docs/reference.md#conventions), which includes the client secret at the token and revocation
  *   endpoints;
- * - the Map operations of a minimal store (get, set, delete; marking a record used or revoked).
+ * - the Map operations of a minimal store (get, set, delete; marking a record used or revoked);
+ * - W1o: one RS256 signature (node:crypto, a 2048-bit key) of an ID token's signing input;
+ * - W6, W2d: one ES256 verification of the proof (node:crypto, the key already imported: a
+ *   server may cache keys by thumbprint), its `jti` kept in a Map (replay), and one SHA-256 of the
+ *   key's canonical JWK (RFC 7638 thumbprint) to compare with the token's binding; W6's `ath` is
+ *   the SHA-256 of the token the lookup computes anyway.
  *
  * `floor` makes the same calls as src/crypto.ts, whatever they are today (its synchronous
  * `sha256Base64url` when it has one, else its `hashSecret`; its `randomToken` and `randomId`), so
  * the floor follows the core's crypto: on Node, one-shot native SHA-256 (`crypto.hash`) and
  * pooled CSPRNG bytes encoded by Buffer, the cheapest calls there are (see the primitives table).
  */
+import { generateKeyPairSync, sign, verify } from 'node:crypto';
 import * as coreCrypto from '../src/crypto.js';
 import type { WorkloadId } from './authgate.js';
+import { proof, proofKey, RESOURCE_URL, TOKEN_URL } from './lib/dpop.js';
 import type { Contender } from './lib/measure.js';
 
 const encoder = new TextEncoder();
@@ -102,6 +109,38 @@ export function floorContenders(): Record<WorkloadId, Contender> {
     return exchange(await mintCode());
   }
 
+  // W1o: the ID token's signature, over a signing input of an ID token's size.
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+  const idTokenInput = Buffer.from(`${'h'.repeat(70)}.${'p'.repeat(330)}`);
+  // W6, W2d: proofs made in `prepare`, verified in the op.
+  const key = proofKey();
+  const canonicalJwk = `{"crv":"${key.jwk.crv}","kty":"${key.jwk.kty}","x":"${key.jwk.x}","y":"${key.jwk.y}"}`;
+  const jkt = c.sha256(canonicalJwk);
+  const seen = new Map<string, number>();
+  let proofs: string[] = [];
+  async function checkProof(jws: string): Promise<void> {
+    const dot = jws.lastIndexOf('.');
+    if (
+      !verify(
+        'sha256',
+        Buffer.from(jws.slice(0, dot)),
+        { key: key.publicKey, dsaEncoding: 'ieee-p1363' },
+        Buffer.from(jws.slice(dot + 1), 'base64url'),
+      )
+    )
+      throw new Error('floor: bad proof');
+    // The replay store, keyed by 22 characters unique to the proof (a jti's length; no parsing here).
+    const replayKey = jws.slice(dot + 1, dot + 23);
+    if (seen.has(replayKey)) throw new Error('floor: replayed proof');
+    seen.set(replayKey, 0);
+    if ((await c.sha256(canonicalJwk)) !== (await jkt)) throw new Error('floor: another key');
+  }
+  const prepareProofs = (count: number, htm: string, htu: string, token?: string) => {
+    proofs = [];
+    for (let i = 0; i < count; i++) proofs.push(proof(key, htm, htu, token));
+  };
+  let w2dRefresh: string | undefined;
+
   let pending: string[] = [];
   let refresh: string | undefined;
   let bearer: string | undefined;
@@ -123,6 +162,44 @@ export function floorContenders(): Record<WorkloadId, Contender> {
   };
   return {
     W1: { name, kind, prepare: () => clientSecretHash.then(() => undefined), op: flow },
+    W1o: {
+      name,
+      kind,
+      prepare: () => clientSecretHash.then(() => undefined),
+      async op() {
+        await flow();
+        sign('sha256', idTokenInput, rsa).toString('base64url');
+      },
+    },
+    W6: {
+      name,
+      kind,
+      async prepare(count) {
+        await bearerCheck.prepare!(count);
+        prepareProofs(count, 'GET', RESOURCE_URL, bearer);
+      },
+      async op(i) {
+        await checkProof(proofs[i]!);
+        await bearerCheck.op(i);
+      },
+    },
+    W2d: {
+      name,
+      kind,
+      async prepare(count) {
+        await clientSecretHash;
+        w2dRefresh ??= (await mintPair(c.random(16))).refresh;
+        prepareProofs(count, 'POST', TOKEN_URL);
+      },
+      async op(i) {
+        // A public client: no secret to hash; the proof instead.
+        await checkProof(proofs[i]!);
+        const record = tokens.get(await c.sha256(w2dRefresh!));
+        if (!record || record.used) throw new Error('floor: bad refresh token');
+        record.used = true;
+        w2dRefresh = (await mintPair(record.grant)).refresh;
+      },
+    },
     W1x: {
       name,
       kind,

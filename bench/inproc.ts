@@ -1,5 +1,5 @@
 /**
- * The in-process section: W1–W5 for authgate on MemoryStorage, its floor, and the peers
+ * The in-process section: W1–W6 (with W1o, W2d) for authgate on MemoryStorage, its floor, and the peers
  * that support each workload, interleaved round by round.
  */
 import { authgateContenders, WORKLOADS, type CheckedContender, type WorkloadId } from './authgate.js';
@@ -21,6 +21,12 @@ export const PEER_GAPS: Record<string, string> = {
   [`${JMONDI} W3`]: `${JMONDI} has no bearer check for a resource API (its access tokens are JWTs a resource server verifies itself)`,
   [`${NODE_OAUTH} W5`]: `${NODE_OAUTH} has no personal access tokens`,
   [`${JMONDI} W5`]: `${JMONDI} has no personal access tokens`,
+  [`${NODE_OAUTH} W1o`]: `${NODE_OAUTH} has no OpenID Connect`,
+  [`${JMONDI} W1o`]: `${JMONDI} has no OpenID Connect`,
+  [`${NODE_OAUTH} W6`]: `${NODE_OAUTH} has no DPoP`,
+  [`${JMONDI} W6`]: `${JMONDI} has no DPoP`,
+  [`${NODE_OAUTH} W2d`]: `${NODE_OAUTH} has no DPoP`,
+  [`${JMONDI} W2d`]: `${JMONDI} has no DPoP`,
 };
 
 export async function contendersFor(core: CoreModule, workload: WorkloadId, peers: boolean): Promise<CheckedContender[]> {

@@ -109,6 +109,8 @@ export interface ErrorCallback {
   redirectUri: string;
   state?: string | undefined;
   responseType?: string | undefined;
+  /** An OpenID Connect request's response mode: `form_post` posts the error too. */
+  openid?: { responseMode?: 'form_post' } | undefined;
 }
 
 /**

@@ -30,7 +30,15 @@ export {
 export type * from './types.js';
 export { OAuthError, ConfigError, isOAuthError, type OAuthErrorCode } from './errors.js';
 export { systemClock } from './clock.js';
-export { escapeHtml, renderErrorPage, renderConsentPage, decisionResponse, PAGE_HEADERS, type PageOptions } from './ui/pages.js';
+export {
+  escapeHtml,
+  renderErrorPage,
+  renderConsentPage,
+  decisionResponse,
+  formPostResponse,
+  PAGE_HEADERS,
+  type PageOptions,
+} from './ui/pages.js';
 export { negotiateLanguage, type PagesOptions, type ResolvedPages } from './ui/page-settings.js';
 export { SHIPPED_MESSAGES, type Messages, type MessageKey, type MessagesInput } from './ui/messages/index.js';
 export { parseScope, formatScope, requiredScope, ScopePolicy, type ScopeOptions } from './checks/scope.js';

@@ -163,7 +163,14 @@ export type AuthorizeDecision =
   /** The host shows the client and scope, then calls `approve()` or `deny()`. */
   | { type: 'consent'; interaction: Interaction }
   /** Show an error page. Never a redirect: the client or its callback could not be trusted. */
-  | { type: 'error'; status: number; error: string; description: string };
+  | { type: 'error'; status: number; error: string; description: string }
+  /**
+   * Post the response to the client's callback (OAuth 2.0 Form Post Response Mode): a page whose
+   * form, sent by its own script, carries `fields` (`code`, `state`, `iss`, or the error) to
+   * `action`. Only for an OpenID Connect request with `response_mode=form_post`; the adapters
+   * render it with `interactionResponse` (`formPostResponse`).
+   */
+  | { type: 'form_post'; action: string; fields: Record<string, string> };
 
 /**
  * The verified access token a resource API request carries: an OAuth access token, issued to an

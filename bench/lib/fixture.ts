@@ -59,11 +59,13 @@ export function jsonField(body: string, name: string): string {
 }
 
 export interface AuthgateFixture {
+  /** The authgate module the server comes from (another version's, in bench:ab). */
+  core: CoreModule;
   server: AuthorizationServer;
   storage: Storage;
   clientId: string;
   clientSecret: string;
-  /** GET /v1/oauth/authorize of the signed-in user, asking for `read`. */
+  /** GET /v1/oauth/authorize of the signed-in user, asking for `read` (or the variant's scope). */
   authorizeRequest(): OAuthRequest;
   /** The consent form the user posts back. */
   decisionRequest(): OAuthRequest;
@@ -77,15 +79,25 @@ export interface AuthgateFixture {
   issuePair(): Promise<{ accessToken: string; refreshToken: string }>;
 }
 
-export async function authgateFixture(core: CoreModule, storage: Storage): Promise<AuthgateFixture> {
+/**
+ * A fixture on a server with more options (the OpenID Connect and DPoP workloads): the options
+ * added to the server's, and the authorization request's parameters over `scope=read&state=…`.
+ */
+export interface FixtureVariant {
+  options?: Record<string, unknown>;
+  params?: Record<string, string>;
+}
+
+export async function authgateFixture(core: CoreModule, storage: Storage, variant: FixtureVariant = {}): Promise<AuthgateFixture> {
   const session = { account: ACCOUNT, authenticatedAt: Date.now() };
-  const server = new core.AuthorizationServer({ storage, sessions: { current: () => session } });
+  const server = new core.AuthorizationServer({ storage, sessions: { current: () => session }, ...variant.options });
   const { clientId, clientSecret } = await server.registerClient({ name: 'Bench App', redirectUri: CALLBACK });
-  const authorizeUrl = `/v1/oauth/authorize?${new URLSearchParams({ client_id: clientId, redirect_uri: CALLBACK, response_type: 'code', scope: 'read', state: STATE })}`;
+  const authorizeUrl = `/v1/oauth/authorize?${new URLSearchParams({ client_id: clientId, redirect_uri: CALLBACK, response_type: 'code', scope: 'read', state: STATE, ...variant.params })}`;
   const credentials = `client_id=${clientId}&client_secret=${clientSecret}`;
   const redirect = encodeURIComponent(CALLBACK);
 
   const fixture: AuthgateFixture = {
+    core,
     server,
     storage,
     clientId,

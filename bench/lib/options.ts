@@ -40,7 +40,7 @@ export interface BenchOptions {
 export const USAGE = `npm run bench [-- options]
 
   --smoke              every workload a handful of times, no meaningful timing (also BENCH_SMOKE=1)
-  --only W1,W2,...     only these workloads (W1 W1x W2 W3 W4 W5), in every section
+  --only W1,W2,...     only these workloads (W1 W1x W1o W2 W2d W3 W4 W5 W6), in every section
   --sections a,b       only these sections: ${SECTIONS.join(', ')} (default: all)
   --no-peers           authgate and its floors only
   --rounds N           interleaved rounds per workload (default 5)

@@ -2,7 +2,7 @@ import { bindRequest } from './browser-binding.js';
 import { openIdParameters } from '../oidc/provider.js';
 import { findClient } from './clients.js';
 import { challengeSeen, parseChallenge } from './pkce.js';
-import { clientRedirectUriMatches, redirectTo } from './redirect-uri.js';
+import { clientRedirectUriMatches, formPost, redirectTo } from './redirect-uri.js';
 import { isResourceProblem, requestedResources } from './resource.js';
 import type { Context } from '../context.js';
 import { isThumbprint } from '../dpop/binding.js';
@@ -320,6 +320,10 @@ export function parseAuthorizationRequest(
 export function errorDecision(ctx: Context, error: AuthorizeError): AuthorizeDecision {
   const callback = error.callback;
   if (!callback) return errorPage(error.code, error.description);
+  if (callback.openid?.responseMode === 'form_post') {
+    const fields = { error: error.code, error_description: error.description, state: callback.state, iss: ctx.options.issuer };
+    return formPost(callback.redirectUri, fields);
+  }
   return {
     type: 'redirect',
     location: redirectTo(

@@ -5,6 +5,7 @@
  * safe to redirect to.
  */
 import { CONTROL, isHttpsOrLoopback } from '../rules.js';
+import type { AuthorizeDecision } from '../types.js';
 
 /** Response parameters a registered URI may not carry, so none can be smuggled into a response. */
 const RESERVED = [
@@ -122,6 +123,19 @@ export function redirectTo(registered: string, params: Record<string, string | u
   const q = registered.indexOf('?');
   if (q < 0) return `${registered}?${encoded}`;
   return q === registered.length - 1 ? `${registered}${encoded}` : `${registered}&${encoded}`;
+}
+
+/**
+ * The `form_post` decision (OAuth 2.0 Form Post Response Mode §2) of an authorization response:
+ * the same parameters `redirectTo` puts in the query, posted to the registered URI instead.
+ */
+export function formPost(registered: string, params: Record<string, string | undefined>): AuthorizeDecision {
+  const fields: Record<string, string> = {};
+  for (const name of Object.keys(params)) {
+    const value = params[name];
+    if (value !== undefined) fields[name] = value;
+  }
+  return { type: 'form_post', action: HEADER_SAFE.test(registered) ? registered : asciiUrl(registered), fields };
 }
 
 // What a Location header carries as it is: visible ASCII.

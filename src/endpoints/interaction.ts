@@ -11,6 +11,7 @@ import type { AuthorizeDecision, OAuthRequest } from '../types.js';
 import { decideDevice } from '../device/device-authorization.js';
 import { askForConsent, askToSignIn } from '../interactions/ask.js';
 import { pageFailure } from '../failure.js';
+import { hintAllows } from '../oidc/provider.js';
 
 /**
  * The interaction steps of an authorization request after one was started
@@ -33,6 +34,8 @@ const STALE_SIGN_IN = new AuthorizeError(
   null,
 );
 
+const HINT_MISMATCH = 'The signed-in account is not the one the id_token_hint names.';
+
 /**
  * After the host signed the user in: continue the request behind a `login` decision. A
  * `consent` interaction may be resumed too: that is "use another account" (`select_account`),
@@ -53,6 +56,11 @@ export async function resume(ctx: Context, interactionId: string, request: OAuth
     if (!sessionMeets(ctx, record, session, ctx.clock.now())) {
       return await askToSignIn(ctx, client, record.request, record.requestedAt, signInAfter(record));
     }
+    // OpenID Connect `id_token_hint` (Core §3.1.2.1): the user signed in during this request as
+    // another account than the hint's. Refused to the client, not asked again: the user chose
+    // that account, and the client that named one learns the browser is not theirs.
+    if (ctx.openid && !hintAllows(ctx.openid, record.request.openid, session.account, client))
+      return errorDecision(ctx, new AuthorizeError('login_required', HINT_MISMATCH, record.request));
     return await askForConsent(ctx, client, record.request, record.requestedAt, record.loginAfter, session.account);
   } catch (error) {
     return pageFailure(ctx, error);

@@ -1,7 +1,7 @@
 import { randomToken, sha256Base64url } from '../crypto.js';
 import { errorDecision, reusedChallenge } from '../checks/authorization-request.js';
 import { challengeSeen } from '../checks/pkce.js';
-import { redirectTo } from '../checks/redirect-uri.js';
+import { formPost, redirectTo } from '../checks/redirect-uri.js';
 import type { Context } from '../context.js';
 import type { AuthorizationRequestRecord, CodeRecord, OAuthGrantRecord } from '../storage/types.js';
 import type { AuthorizeDecision } from '../types.js';
@@ -50,5 +50,6 @@ export async function issueCode(
     if (remembered !== undefined) ctx.challenges.delete(grant.clientId, remembered); // no code: a retry is no reuse
     throw error;
   }
+  if (req.openid?.responseMode === 'form_post') return formPost(req.redirectUri, { code, state: req.state, iss: ctx.options.issuer });
   return { type: 'redirect', location: redirectTo(req.redirectUri, { code, state: req.state, iss: ctx.options.issuer }, 'query') };
 }

@@ -162,9 +162,10 @@ export function openIdParameters(params: Params, client: ClientRecord): OpenIdPa
   if (v.request !== undefined) return refuse('request_not_supported', 'Request objects (the request parameter) are not supported.');
   if (v.request_uri !== undefined) return refuse('request_uri_not_supported', 'The request_uri parameter is not supported.');
   if (v.registration !== undefined) return refuse('registration_not_supported', 'The registration parameter is not supported.');
-  if (v.response_mode !== undefined && v.response_mode !== 'query')
-    return refuse('invalid_request', 'The request is malformed: response_mode must be query.');
+  if (v.response_mode !== undefined && v.response_mode !== 'query' && v.response_mode !== 'form_post')
+    return refuse('invalid_request', 'The request is malformed: response_mode must be query or form_post.');
   const section: OpenIdRequestSection = {};
+  if (v.response_mode === 'form_post') section.responseMode = 'form_post';
   if (v.nonce !== undefined) {
     if (v.nonce.length > 512 || CONTROL.test(v.nonce))
       return refuse('invalid_request', 'The request is malformed: nonce must be at most 512 characters, without control characters.');
@@ -298,7 +299,7 @@ export function openIdFields(ctx: Context, provider: OpenIdProvider, oauthBase: 
       claimScopes: provider.claimScopes,
       offlineAccess: false,
       responseModes: o.allowImplicit ? ['query', 'fragment'] : ['query'],
-      formPost: false,
+      formPost: true,
       prompts: ['none', 'login', 'consent', 'select_account'],
       languages: o.pages.languages,
     }),

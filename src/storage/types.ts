@@ -169,6 +169,8 @@ export interface OpenIdRequestSection {
   claimsLocales?: string[];
   /** `display` (`page`, `popup`, `touch`, `wap`). */
   display?: string;
+  /** `response_mode=form_post`: the response is posted to the callback (`query`, the default, is not kept). */
+  responseMode?: 'form_post';
 }
 
 /**

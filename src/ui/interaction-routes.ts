@@ -3,7 +3,7 @@ import { randomToken } from '../crypto.js';
 import { errorPage } from '../failure.js';
 import { isMethod, queryParams, requestParams, single } from '../http.js';
 import type { ResolvedPages } from './page-settings.js';
-import { decisionResponse, pageOptions, renderConsentPage } from './pages.js';
+import { decisionResponse, formPostResponse, pageOptions, renderConsentPage } from './pages.js';
 import { secureCookies } from '../proxy.js';
 import { DEFAULT_BASE_PATH, DEFAULT_LOGIN_URL } from '../rules.js';
 import { CSRF_COOKIE, csrfCookie, csrfMatches, isCsrfToken } from './csrf-cookie.js';
@@ -75,6 +75,8 @@ export function interactionResponse(
       return decisionResponse(decision, request);
     case 'error':
       return decisionResponse(decision, request, pageOptions(pages, request, options.siteName));
+    case 'form_post':
+      return formPostResponse(decision);
     case 'login': {
       return {
         status: 302,

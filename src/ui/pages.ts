@@ -1,5 +1,6 @@
 import type { AuthorizeDecision, Interaction, OAuthRequest, OAuthResponse } from '../types.js';
 import { isMethod } from '../http.js';
+import { sha256Base64url } from '../crypto.js';
 import { en, type MessageKey, type Messages } from './messages/index.js';
 import { PAGE_HEADERS, pageLanguage, type ResolvedPages } from './page-settings.js';
 
@@ -231,6 +232,38 @@ export function renderConsentPage(
 <p>${revoke}</p>`,
     form,
   );
+}
+
+/** The one script of a `form_post` page: it sends the form (the CSP allows it by its hash, nothing else). */
+const FORM_POST_SCRIPT = 'document.forms[0].submit()';
+const FORM_POST_SCRIPT_HASH = `'sha256-${sha256Base64url(FORM_POST_SCRIPT).replace(/-/g, '+').replace(/_/g, '/')}='`;
+
+/** The CSP `form-action` source of a callback: its origin, or its scheme for a private-use URI (RFC 8252 §7.1). */
+function formActionSource(action: string): string {
+  const url = new URL(action);
+  return url.origin === 'null' ? url.protocol : url.origin;
+}
+
+/**
+ * The page of a `form_post` decision (OAuth 2.0 Form Post Response Mode §2): a form of hidden
+ * fields to the callback, sent by an inline script the CSP allows by its hash, with a button for
+ * a browser without scripts. Not cached, not framed, no referrer; the CSP lets the form go to the
+ * callback's origin only.
+ * @group Adapter kit
+ */
+export function formPostResponse(decision: Extract<AuthorizeDecision, { type: 'form_post' }>): OAuthResponse {
+  const inputs = Object.entries(decision.fields)
+    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
+    .join('');
+  const body = `<!doctype html><html><head><meta charset="utf-8"><title>Submit This Form</title></head><body><form method="post" action="${escapeHtml(decision.action)}">${inputs}<noscript><button type="submit">Continue</button></noscript></form><script>${FORM_POST_SCRIPT}</script></body></html>`;
+  return {
+    status: 200,
+    headers: {
+      ...PAGE_HEADERS,
+      'content-security-policy': `default-src 'none'; script-src ${FORM_POST_SCRIPT_HASH}; form-action ${formActionSource(decision.action)}; frame-ancestors 'none'; base-uri 'none'`,
+    },
+    body,
+  };
 }
 
 /**

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { WORKLOAD_IDS } from '../../bench/authgate.js';
+import { unsupported, WORKLOAD_IDS } from '../../bench/authgate.js';
 import { runBench, type BenchResult } from '../../bench/harness.js';
 import { FRAMEWORKS } from '../../bench/http/server.js';
 import { ROUTES } from '../../bench/http/run.js';
@@ -44,9 +44,10 @@ describe('benchmark harness, smoke mode', () => {
     for (const id of WORKLOAD_IDS) {
       const names = series.filter((s) => s.workload === id).map((s) => s.contender);
       expect(names, id).toEqual(expect.arrayContaining(['authgate', 'floor']));
-      // No peer has personal access tokens (W5).
-      if (id !== 'W4' && id !== 'W5') expect(names, id).toContain(NODE_OAUTH);
-      if (id !== 'W3' && id !== 'W5') expect(names, id).toContain(JMONDI);
+      // No peer has personal access tokens (W5), OpenID Connect (W1o) or DPoP (W6, W2d).
+      const peerless = ['W5', 'W1o', 'W6', 'W2d'].includes(id);
+      if (id !== 'W4' && !peerless) expect(names, id).toContain(NODE_OAUTH);
+      if (id !== 'W3' && !peerless) expect(names, id).toContain(JMONDI);
     }
     expect(series.every((s) => positive(s.runs))).toBe(true);
     expect(result.primitives!.every((s) => positive(s.runs))).toBe(true);
@@ -74,6 +75,16 @@ describe('benchmark harness, smoke mode', () => {
         expect(http.skipped.join('\n')).toContain(`HTTP ${framework}: skipped`);
       }
     }
+  });
+
+  it('names the workloads a version of authgate cannot run (bench:ab skips them, the contenders refuse them)', async () => {
+    const core = await import('../../src/index.js');
+    for (const id of WORKLOAD_IDS) expect(unsupported(id, core), id).toBeUndefined();
+    const older = { ...core, generateSigningKey: undefined, DPOP_PROOF_METHODS: undefined } as unknown as typeof core;
+    expect(unsupported('W1o', older)).toMatch(/no OpenID Connect/);
+    expect(unsupported('W6', older)).toMatch(/no DPoP/);
+    expect(unsupported('W2d', older)).toMatch(/no DPoP/);
+    expect(unsupported('W1', older)).toBeUndefined();
   });
 
   it('names what is missing when an adapter module lacks an export the bench needs', async () => {

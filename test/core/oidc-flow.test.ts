@@ -4,9 +4,10 @@
  * refresh, userinfo, discovery and the JWKS, driven through the core without HTTP.
  */
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { atHash } from '../../src/oidc/id-token.js';
-import { generateSigningKey } from '../../src/index.js';
+import { generateSigningKey, interactionResponse } from '../../src/index.js';
 import { OTHER_CALLBACK } from '../fixtures.js';
 import { ADA, BOB, CALLBACK, json, setup } from '../helpers.js';
 
@@ -261,6 +262,40 @@ describe('authorization request parameters with openid', () => {
     const forOther = await t.server.authorize(t.get(otherAuthorize, t.ada));
     if (forOther.type !== 'redirect') throw new Error(`redirect expected: ${JSON.stringify(forOther)}`);
     expect(new URL(forOther.location).searchParams.get('error')).toBe('invalid_request');
+  });
+
+  it('id_token_hint over time: a sign-in as another account at the resume is login_required to the client; the hinted account goes on (Core §3.1.2.1)', async () => {
+    const t = await oidc();
+    const { id_token: hint } = json(await t.exchange(await t.getCode({ scope: 'openid' }))) as { id_token: string };
+    const params = { scope: 'openid', id_token_hint: hint, state: 's-hint' };
+    const callback = (d: Awaited<ReturnType<typeof t.server.resume>>): Record<string, string> => {
+      if (d.type !== 'redirect') throw new Error(`redirect expected: ${JSON.stringify(d)}`);
+      return Object.fromEntries(new URL(d.location).searchParams);
+    };
+    // 1. A browser without a session: the sign-in page.
+    const first = await t.server.authorize(t.get(t.authorizeUrl(params)));
+    if (first.type !== 'login') throw new Error(`login expected: ${JSON.stringify(first)}`);
+    // 2. The user signs in as Bob, not the hint's Ada, and the host resumes: refused to the client.
+    t.clock.advance(20_000);
+    const bob = t.sessions.signIn(BOB);
+    const resumed = await t.server.resume(first.interaction.id, t.get('/', bob));
+    expect(callback(resumed)).toEqual({ error: 'login_required', error_description: expect.any(String), state: 's-hint', iss: ISSUER });
+    // The interaction is spent: resuming it again, even as Ada, does not issue anything.
+    expect((await t.server.resume(first.interaction.id, t.get('/', t.ada))).type).toBe('error');
+    // 3. The same request signed in as Ada goes on to the consent and a code for Ada.
+    const again = await t.server.authorize(t.get(t.authorizeUrl(params)));
+    if (again.type !== 'login') throw new Error('login expected');
+    const consent = await t.server.resume(again.interaction.id, t.get('/', t.ada));
+    if (consent.type !== 'consent') throw new Error(`consent expected: ${JSON.stringify(consent)}`);
+    const code = callback(await t.server.approve(consent.interaction.id, t.get('/', t.ada))).code as string;
+    expect(await t.verify(json(await t.exchange(code)).id_token as string)).toMatchObject({ sub: ADA.uuid });
+    // 4. "Use another account" from Ada's consent page, then Bob resumes it: refused too.
+    const shown = await t.server.authorize(t.get(t.authorizeUrl(params), t.ada));
+    if (shown.type !== 'consent') throw new Error('consent expected');
+    expect(callback(await t.server.resume(shown.interaction.id, t.get('/', bob)))).toMatchObject({
+      error: 'login_required',
+      state: 's-hint',
+    });
   });
 
   it('request, request_uri and registration are refused with their own errors (oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupported)', async () => {
@@ -614,6 +649,73 @@ describe('a client ID metadata document with OpenID Connect fields', () => {
   });
 });
 
+describe('response_mode=form_post (OAuth 2.0 Form Post Response Mode)', () => {
+  it('the code, state and iss are posted to the callback, never in a URL; the page sends itself and allows nothing else', async () => {
+    const t = await oidc();
+    const decision = await t.server.authorize(
+      t.get(t.authorizeUrl({ scope: 'openid', response_mode: 'form_post', state: '"><s&' }), t.ada),
+    );
+    if (decision.type !== 'consent') throw new Error('consent expected');
+    const approved = await t.server.approve(decision.interaction.id, t.get('/', t.ada));
+    if (approved.type !== 'form_post') throw new Error(`form_post expected: ${JSON.stringify(approved)}`);
+    expect(approved.action).toBe(CALLBACK);
+    expect(Object.keys(approved.fields)).toEqual(['code', 'state', 'iss']);
+    expect(approved.fields).toMatchObject({ state: '"><s&', iss: ISSUER });
+    expect((await t.exchange(approved.fields.code!)).status).toBe(200);
+
+    const page = interactionResponse(approved, t.post('/v1/oauth/authorize/decision', {}));
+    expect(page.status).toBe(200);
+    expect(page.headers).toMatchObject({
+      'cache-control': 'no-store',
+      'x-frame-options': 'DENY',
+      'content-type': 'text/html; charset=utf-8',
+    });
+    expect(page.headers.location).toBeUndefined();
+    expect(page.body).toContain(`<form method="post" action="${CALLBACK}">`);
+    expect(page.body).toContain('<input type="hidden" name="state" value="&#34;&#62;&#60;s&#38;">');
+    expect(page.body).toContain('<noscript><button type="submit">');
+    // The CSP allows the page's one inline script by its hash, and the form to the callback's origin only.
+    const script = /<script>([^<]*)<\/script>/.exec(page.body)![1]!;
+    const hash = createHash('sha256').update(script).digest('base64');
+    expect(page.headers['content-security-policy']).toBe(
+      `default-src 'none'; script-src 'sha256-${hash}'; form-action https://client.example; frame-ancestors 'none'; base-uri 'none'`,
+    );
+    expect(page.body.match(/<script/g)).toHaveLength(1);
+  });
+
+  it('errors of a valid request are posted too: login_required, consent_required, the hint refused at resume', async () => {
+    const t = await oidc();
+    const silent = await t.server.authorize(
+      t.get(t.authorizeUrl({ scope: 'openid', prompt: 'none', response_mode: 'form_post', state: 's' })),
+    );
+    expect(silent).toEqual({
+      type: 'form_post',
+      action: CALLBACK,
+      fields: { error: 'login_required', error_description: 'The user is not signed in.', state: 's', iss: ISSUER },
+    });
+    const noConsent = await t.server.authorize(
+      t.get(t.authorizeUrl({ scope: 'openid', prompt: 'none', response_mode: 'form_post' }), t.ada),
+    );
+    expect(noConsent).toMatchObject({ type: 'form_post', fields: { error: 'consent_required' } });
+    // A request without openid: response_mode is an unknown parameter there, ignored (SPEC), so a redirect.
+    const plain = await t.server.authorize(t.get(t.authorizeUrl({ scope: 'read', prompt: 'none', response_mode: 'form_post' })));
+    expect(plain.type).toBe('redirect');
+    // An unknown mode with openid is still refused (in the query: the request is not valid).
+    const bad = await t.server.authorize(t.get(t.authorizeUrl({ scope: 'openid', response_mode: 'fragment' }), t.ada));
+    if (bad.type !== 'redirect') throw new Error('redirect expected');
+    expect(new URL(bad.location).searchParams.get('error')).toBe('invalid_request');
+  });
+
+  it('a request asking form_post keeps it across the sign-in (the interaction stores it)', async () => {
+    const t = await oidc();
+    const first = await t.server.authorize(t.get(t.authorizeUrl({ scope: 'openid', response_mode: 'form_post' })));
+    if (first.type !== 'login') throw new Error('login expected');
+    const consent = await t.server.resume(first.interaction.id, t.get('/', t.ada));
+    if (consent.type !== 'consent') throw new Error('consent expected');
+    expect((await t.server.approve(consent.interaction.id, t.get('/', t.ada))).type).toBe('form_post');
+  });
+});
+
 describe('every value the discovery document advertises is served', () => {
   it('each display, prompt, scope, response mode and ID token algorithm it lists works', async () => {
     const keys = [
@@ -630,9 +732,20 @@ describe('every value the discovery document advertises is served', () => {
       const body = json(await t.exchange(await t.getCode({ scope: requested })));
       expect(body.id_token, scope).toBeTypeOf('string');
     }
+    expect(doc.response_modes_supported).toContain('form_post');
     for (const mode of doc.response_modes_supported!) {
       if (mode === 'fragment') continue; // the implicit flow's (response_type=token), never with openid
-      expect(await t.getCode({ scope: 'openid', response_mode: mode })).toBeTypeOf('string');
+      const decision = await t.server.authorize(t.get(t.authorizeUrl({ scope: 'openid', response_mode: mode }), t.ada));
+      if (decision.type !== 'consent') throw new Error(`consent expected: ${JSON.stringify(decision)}`);
+      const approved = await t.server.approve(decision.interaction.id, t.get('/', t.ada));
+      const code =
+        approved.type === 'form_post'
+          ? approved.fields.code
+          : approved.type === 'redirect'
+            ? new URL(approved.location).searchParams.get('code')
+            : null;
+      expect(approved.type, mode).toBe(mode === 'form_post' ? 'form_post' : 'redirect');
+      expect((await t.exchange(code!)).status, mode).toBe(200);
     }
     for (const prompt of doc.prompt_values_supported!) {
       const decision = await t.server.authorize(t.get(t.authorizeUrl({ scope: 'openid', prompt }), t.ada));

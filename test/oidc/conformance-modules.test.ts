@@ -278,6 +278,42 @@ describe('Basic OP (oidcc-basic-certification-test-plan)', () => {
   });
 });
 
+describe('Form Post OP (oidcc-formpost-basic-certification-test-plan: the Basic OP modules with response_mode=form_post)', () => {
+  /** The fields a form_post decision posts, or the decision's type. */
+  const posted = (d: AuthorizeDecision): Record<string, string> => (d.type === 'form_post' ? d.fields : { type: d.type });
+
+  it('oidcc-server', async () => {
+    const t = await op();
+    const consent = await t.authorize({ scope: 'openid', nonce: 'n1', state: 's1', response_mode: 'form_post' });
+    if (consent.type !== 'consent') throw new Error('consent expected');
+    const fields = posted(await t.server.approve(consent.interaction.id, t.get('/', t.ada)));
+    expect(fields).toMatchObject({ state: 's1', iss: ISSUER });
+    const claims = await t.idToken(json(await t.exchange(fields.code!)).id_token as string, 'n1');
+    expect(claims).toMatchObject({ iss: ISSUER, sub: ADA.uuid, aud: t.client.clientId });
+  });
+
+  it('oidcc-prompt-none-not-logged-in', async () => {
+    const t = await op();
+    const d = await t.server.authorize(t.get(t.authorizeUrl({ scope: 'openid', prompt: 'none', state: 's', response_mode: 'form_post' })));
+    expect(posted(d)).toMatchObject({ error: 'login_required', state: 's', iss: ISSUER });
+  });
+
+  it('oidcc-prompt-none-logged-in', async () => {
+    const t = await op();
+    await t.getCode({ scope: 'openid' });
+    const fields = posted(await t.authorize({ scope: 'openid', prompt: 'none', nonce: 'nn', response_mode: 'form_post' }));
+    await t.idToken(json(await t.exchange(fields.code!)).id_token as string, 'nn');
+  });
+
+  it('prompt=none with select_account is invalid_request (Core 3.1.2.1: none with any other value), never account_selection_required', async () => {
+    const t = await op();
+    expect(t.query(await t.authorize({ scope: 'openid', prompt: 'none select_account', state: 's' }))).toMatchObject({
+      error: 'invalid_request',
+      state: 's',
+    });
+  });
+});
+
 describe('Config OP (oidcc-config-certification-test-plan)', () => {
   it('oidcc-discovery-endpoint-verification', async () => {
     const t = await op();

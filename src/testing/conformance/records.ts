@@ -256,6 +256,7 @@ export const recordCases: readonly StorageConformanceCase[] = [
         acrValues: ['x'],
         claimsLocales: ['fr'],
         display: 'popup',
+        responseMode: 'form_post',
       };
       await storage.saveInteraction(interaction);
       same(
