@@ -349,6 +349,7 @@ describe('the packed package', () => {
             case 'login':
             case 'consent': return decision.interaction.id + decision.interaction.scope.join(' ');
             case 'error': return String(decision.status) + decision.description;
+            case 'form_post': return decision.action + Object.keys(decision.fields).join(',');
             default: { const unhandled: never = decision; return unhandled; }
           }
         }
