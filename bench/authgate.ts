@@ -29,12 +29,27 @@ export const WORKLOAD_IDS = Object.keys(WORKLOADS) as WorkloadId[];
  * `undefined` when it can: the workloads of a feature that version does not have.
  */
 export function unsupported(id: WorkloadId, core: CoreModule): string | undefined {
-  const has = (name: string) => typeof (core as unknown as Record<string, unknown>)[name] !== 'undefined';
   if (id === 'W5' && typeof (core.AuthorizationServer.prototype as { createPersonalToken?: unknown }).createPersonalToken !== 'function')
     return 'this version of authgate has no personal access tokens';
-  if (id === 'W1o' && !has('generateSigningKey')) return 'this version of authgate has no OpenID Connect (openid option)';
-  if ((id === 'W6' || id === 'W2d') && !has('DPOP_PROOF_METHODS')) return 'this version of authgate has no DPoP (dpop option)';
+  // The option itself, not an export: a version may ship a feature's building blocks before the option.
+  if (id === 'W1o' && !acceptsOption(core, { openid: {} })) return 'this version of authgate has no OpenID Connect (openid option)';
+  if ((id === 'W6' || id === 'W2d') && !acceptsOption(core, { dpop: {} })) return 'this version of authgate has no DPoP (dpop option)';
   return undefined;
+}
+
+/** Whether this version's constructor takes `options` (an unknown option is a ConfigError). */
+function acceptsOption(core: CoreModule, options: Record<string, unknown>): boolean {
+  try {
+    new core.AuthorizationServer({
+      storage: new core.MemoryStorage(),
+      sessions: { current: () => null },
+      issuer: BENCH_ISSUER,
+      ...options,
+    } as ConstructorParameters<CoreModule['AuthorizationServer']>[0]);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The fixture of the OpenID Connect workload: the same store, a server with `openid` (one generated RS256 key). */

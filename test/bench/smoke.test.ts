@@ -80,7 +80,14 @@ describe('benchmark harness, smoke mode', () => {
   it('names the workloads a version of authgate cannot run (bench:ab skips them, the contenders refuse them)', async () => {
     const core = await import('../../src/index.js');
     for (const id of WORKLOAD_IDS) expect(unsupported(id, core), id).toBeUndefined();
-    const older = { ...core, generateSigningKey: undefined, DPOP_PROOF_METHODS: undefined } as unknown as typeof core;
+    // A version whose constructor knows neither option (as f40ff00, which had their building blocks).
+    class OlderServer extends core.AuthorizationServer {
+      constructor(options: ConstructorParameters<typeof core.AuthorizationServer>[0]) {
+        if ('openid' in options || 'dpop' in options) throw new core.ConfigError('openid', 'unknown option');
+        super(options);
+      }
+    }
+    const older = { ...core, AuthorizationServer: OlderServer } as unknown as typeof core;
     expect(unsupported('W1o', older)).toMatch(/no OpenID Connect/);
     expect(unsupported('W6', older)).toMatch(/no DPoP/);
     expect(unsupported('W2d', older)).toMatch(/no DPoP/);
