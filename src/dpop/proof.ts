@@ -5,6 +5,7 @@
  * accepted proof says which key to remember and until when.
  */
 import { calculateJwkThumbprint, compactVerify, importJWK, base64url as jose64, type JWK } from 'jose';
+import { BoundedMap } from '../bounded-map.js';
 import { sha256Base64url, timingSafeEqual } from '../crypto.js';
 import { normalizeHtu } from './htu.js';
 import { DPOP_ALGORITHMS, type ProofPolicy } from './policy.js';
@@ -175,10 +176,11 @@ export async function checkProof(
   if ('ok' in parsed) return parsed;
 
   let claims: Record<string, unknown> | undefined;
+  let key: ImportedKey;
   try {
     // §4.3 point 6: the signature verifies with the key of the header's jwk, for that alg only.
-    const key = await importJWK(parsed.jwk, parsed.alg);
-    claims = jsonObject((await compactVerify(proof, key, { algorithms: [parsed.alg] })).payload);
+    key = await publicKey(parsed.jwk, parsed.alg);
+    claims = jsonObject((await compactVerify(proof, key.key, { algorithms: [parsed.alg] })).payload);
   } catch {
     return refuse('The DPoP proof signature does not verify with its jwk.');
   }
@@ -198,7 +200,7 @@ export async function checkProof(
   }
   let jkt: string;
   try {
-    jkt = await calculateJwkThumbprint(parsed.jwk, 'sha256');
+    jkt = await thumbprint(key, parsed.jwk);
   } catch {
     // Unreachable for a key that verified a signature; kept so that nothing can throw.
     return refuse('The DPoP proof jwk is malformed.');
@@ -214,4 +216,34 @@ export async function checkProof(
   };
   if (nonce !== undefined) accepted.nonce = nonce;
   return accepted;
+}
+
+/**
+ * The public keys of recent proofs, imported once, with their thumbprints: a client signs every
+ * proof with the same key, and importing it costs more than checking the signature. Keyed by the
+ * algorithm and the header's `jwk` exactly as sent, so an entry is only ever that key; public data
+ * only, shared by every server of the process, bounded like every memory of authgate.
+ */
+const importedKeys = new BoundedMap<string, ImportedKey>(1024);
+
+/** A proof's public key, imported, and its thumbprint once computed. */
+interface ImportedKey {
+  key: Awaited<ReturnType<typeof importJWK>>;
+  jkt?: string;
+}
+
+/** The imported public key of `jwk` for `alg`, from `importedKeys` when it was imported before. */
+async function publicKey(jwk: JWK, alg: string): Promise<ImportedKey> {
+  const id = `${alg}.${JSON.stringify(jwk)}`;
+  const known = importedKeys.get(id);
+  if (known !== undefined) return known;
+  const entry: ImportedKey = { key: await importJWK(jwk, alg) };
+  importedKeys.set(id, entry);
+  return entry;
+}
+
+/** The RFC 7638 thumbprint (SHA-256) of the imported `jwk`, computed once per key. */
+async function thumbprint(entry: ImportedKey, jwk: JWK): Promise<string> {
+  entry.jkt ??= await calculateJwkThumbprint(jwk, 'sha256');
+  return entry.jkt;
 }

@@ -341,3 +341,21 @@ describe('the policy', () => {
     expect(dpopSigningAlgValuesSupported(policy)).not.toContain('none');
   });
 });
+
+describe('a key seen before (its import and thumbprint are remembered)', () => {
+  it('still checks every signature: a second proof by the key passes, one signed by another key with its jwk does not', async () => {
+    const first = await checkProof(await proofWith(es256), at(), policy);
+    const again = await checkProof(await proofWith(es256, { claims: { jti: 'another-jti-0001' } }), at(), policy);
+    expect(again).toMatchObject({ ok: true, jkt: first.ok ? first.jkt : 'first refused' });
+    const thief = await testKey('ES256');
+    // The header names es256's public key (remembered by now); the signature is the thief's.
+    refused(await checkProof(await proofWith(es256, { signer: thief.privateKey }), at(), policy), /signature does not verify/);
+  });
+
+  it('is remembered per algorithm: the same RSA jwk under PS256 is imported for PS256, and verifies only PS256 signatures', async () => {
+    const rsa = await testKey('RS256');
+    expect((await checkProof(await proofWith(rsa, { alg: 'RS256' }), at(), policy)).ok).toBe(true);
+    // The same public key named with PS256 but signed RS256: refused, not verified with the RS256 import.
+    refused(await checkProof(await proofWith(rsa, { alg: 'PS256' }), at(), policy), /signature does not verify/);
+  });
+});
