@@ -253,7 +253,8 @@ export class MemoryStorage implements Storage {
   private readonly tokens = new Map<string, TokenRecord>();
   // The newest refresh token's hash of each family, by family hash (findRefreshFamily).
   private readonly families = new Map<string, string>();
-  // The refresh tokens minted from each refresh token (its children: siblings), by its hash.
+  // The refresh tokens minted from a refresh token that was retried (its children: siblings), by
+  // its hash; indexed at its first retry (`childrenOf`), so a plain rotation adds nothing here.
   private readonly children = new Map<string, string[]>();
   // The token hash of each personal access token, by its grant id (listPersonalTokens).
   private readonly personal = new Map<string, string>();
@@ -395,8 +396,26 @@ export class MemoryStorage implements Storage {
     const grant = this.liveOAuthGrant(token.grantId);
     if (token.revokedAt !== null || !grant) return { ok: false, reason: 'revoked' };
     if (token.expiresAt !== null && now >= token.expiresAt) return { ok: false, reason: 'expired' };
+    // The children are indexed from the first retry on: a plain rotation has one child, which
+    // the rotation of a sibling must find once there are siblings, and only then.
+    let children = this.children.get(hash);
+    if (children === undefined) this.children.set(hash, (children = this.childrenOf(token)));
     this.insertTokens(tokens);
+    for (const sibling of tokens) if (sibling.kind === 'refresh') children.push(sibling.hash);
     return { ok: true, grant: copyOAuthGrant(grant) };
+  }
+
+  /**
+   * The refresh tokens minted from `parent` before any retry: its family's newest token when that
+   * is its child (a rotated parent's one child is the newest until the child is rotated, which
+   * ends retries), else a search of every token (a parent without a family, from before families).
+   */
+  private childrenOf(parent: TokenRecord): string[] {
+    const newest = parent.familyHash ? this.families.get(parent.familyHash) : undefined;
+    if (newest !== undefined && this.tokens.get(newest)?.parentHash === parent.hash) return [newest];
+    const found: string[] = [];
+    for (const token of this.tokens.values()) if (token.parentHash === parent.hash) found.push(token.hash);
+    return found;
   }
 
   /** Revoke the access token issued with a refresh token. */
@@ -650,7 +669,6 @@ export class MemoryStorage implements Storage {
     for (const token of tokens) {
       this.tokens.set(token.hash, copyToken(token));
       if (token.familyHash) this.families.set(token.familyHash, token.hash);
-      if (token.parentHash != null) push(this.children, token.parentHash, token.hash);
     }
   }
 
