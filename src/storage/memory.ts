@@ -399,7 +399,10 @@ export class MemoryStorage implements Storage {
     // The children are indexed from the first retry on: a plain rotation has one child, which
     // the rotation of a sibling must find once there are siblings, and only then.
     let children = this.children.get(hash);
-    if (children === undefined) this.children.set(hash, (children = this.childrenOf(token)));
+    if (children === undefined) {
+      children = this.childrenOf(token);
+      this.children.set(hash, children);
+    }
     this.insertTokens(tokens);
     for (const sibling of tokens) if (sibling.kind === 'refresh') children.push(sibling.hash);
     return { ok: true, grant: copyOAuthGrant(grant) };
