@@ -4,6 +4,8 @@
  */
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import { sha256Base64url } from '../../src/crypto.js';
+import type { OAuthRequest } from '../../src/index.js';
+import { CALLBACK } from '../fixtures.js';
 
 export interface ProofKey {
   privateKey: CryptoKey;
@@ -33,4 +35,26 @@ export function proof(
   if (options.nonce !== undefined) claims.nonce = options.nonce;
   Object.assign(claims, options.claims);
   return new SignJWT(claims).setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk: key.jwk }).sign(key.privateKey);
+}
+
+/** What `exchangeRequest` needs of a test server (`setup` in test/helpers.ts): its confidential client and its form POST. */
+interface Exchanger {
+  client: { clientId: string; clientSecret?: string | undefined };
+  post(url: string, form: Record<string, string>, headers?: Record<string, string>): OAuthRequest;
+}
+
+/** The confidential client's exchange of `code`, with `dpop` as its DPoP header when given, and `params` added to the form. */
+export function exchangeRequest(t: Exchanger, code: string, dpop?: string, params: Record<string, string> = {}): OAuthRequest {
+  return t.post(
+    '/v1/oauth/token',
+    {
+      grant_type: 'authorization_code',
+      code,
+      client_id: t.client.clientId,
+      client_secret: t.client.clientSecret!,
+      redirect_uri: CALLBACK,
+      ...params,
+    },
+    dpop === undefined ? {} : { dpop },
+  );
 }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AuthorizationServer, MemoryStorage } from '../../src/index.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
-import { ADA, CALLBACK, json, setup } from '../helpers.js';
-import { proof, proofKey } from './fixtures.js';
+import { ADA, json, setup } from '../helpers.js';
+import { proof, proofKey, exchangeRequest } from './fixtures.js';
 
 /**
  * DPoP at protected resources (RFC 9449 §7, §9): `authenticate` with `Authorization: DPoP` and a
@@ -17,19 +17,7 @@ async function boundToken(options: Record<string, unknown> = {}) {
   const t = await setup({ issuer: ISSUER, dpop: {}, ...options });
   const key = await proofKey();
   const code = await t.getCode();
-  const res = await t.server.token(
-    t.post(
-      '/v1/oauth/token',
-      {
-        grant_type: 'authorization_code',
-        code,
-        client_id: t.client.clientId,
-        client_secret: t.client.clientSecret!,
-        redirect_uri: CALLBACK,
-      },
-      { dpop: await proof(key, 'POST', TOKEN_URL, t.clock.now()) },
-    ),
-  );
+  const res = await t.server.token(exchangeRequest(t, code, await proof(key, 'POST', TOKEN_URL, t.clock.now())));
   const token = json(res).access_token as string;
   const call = (headers: Record<string, string>, method = 'GET', url = `${API}/things?page=2`) =>
     t.server.authenticate({ method, url, headers });

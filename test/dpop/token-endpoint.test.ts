@@ -1,7 +1,7 @@
 import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { CALLBACK, json, setup } from '../helpers.js';
-import { proof, proofKey } from './fixtures.js';
+import { proof, proofKey, exchangeRequest } from './fixtures.js';
 
 /**
  * DPoP at the token endpoint (RFC 9449 §5, §8, §10) and at the introspection endpoint (§6.2):
@@ -18,20 +18,7 @@ async function dpopSetup(dpop: Record<string, unknown> = {}, extra: Record<strin
   /** The code exchange of the confidential client, with `dpop` as its DPoP header when given. */
   const exchange = async (dpopHeader?: string, params: Record<string, string> = {}) => {
     const code = await t.getCode();
-    return t.server.token(
-      t.post(
-        '/v1/oauth/token',
-        {
-          grant_type: 'authorization_code',
-          code,
-          client_id: t.client.clientId,
-          client_secret: t.client.clientSecret!,
-          redirect_uri: CALLBACK,
-          ...params,
-        },
-        dpopHeader === undefined ? {} : { dpop: dpopHeader },
-      ),
-    );
+    return t.server.token(exchangeRequest(t, code, dpopHeader, params));
   };
   const api = (authorization: string, dpopHeader?: string, method = 'GET', url = `${ISSUER}/v2/account`) =>
     t.server.authenticate({ method, url, headers: { authorization, ...(dpopHeader !== undefined && { dpop: dpopHeader }) } });
@@ -72,19 +59,7 @@ describe('DPoP off: nothing changes', () => {
     const key = await proofKey();
     const code = await t.getCode();
     const res = await t.exchange(code, {});
-    const withHeader = await t.server.token(
-      t.post(
-        '/v1/oauth/token',
-        {
-          grant_type: 'authorization_code',
-          code: await t.getCode(),
-          client_id: t.client.clientId,
-          client_secret: t.client.clientSecret!,
-          redirect_uri: CALLBACK,
-        },
-        { dpop: await proof(key, 'POST', TOKEN_URL, t.clock.now()) },
-      ),
-    );
+    const withHeader = await t.server.token(exchangeRequest(t, await t.getCode(), await proof(key, 'POST', TOKEN_URL, t.clock.now())));
     for (const r of [res, withHeader]) {
       expect(r.status).toBe(200);
       expect(r.headers).toEqual({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', pragma: 'no-cache' });
@@ -275,20 +250,7 @@ describe('token endpoint with a proof (RFC 9449 §5)', () => {
   it('refuses a bad proof with invalid_dpop_proof and uses nothing up: wrong htm, wrong htu, old iat, replayed jti', async () => {
     const t = await dpopSetup();
     const code = await t.getCode();
-    const send = (dpop: string) =>
-      t.server.token(
-        t.post(
-          '/v1/oauth/token',
-          {
-            grant_type: 'authorization_code',
-            code,
-            client_id: t.client.clientId,
-            client_secret: t.client.clientSecret!,
-            redirect_uri: CALLBACK,
-          },
-          { dpop },
-        ),
-      );
+    const send = (dpop: string) => t.server.token(exchangeRequest(t, code, dpop));
     const now = t.clock.now();
     for (const bad of [
       await proof(t.key, 'GET', TOKEN_URL, now),
@@ -409,20 +371,7 @@ describe('clients that use DPoP always (RFC 9449 §5.2) and codes bound with dpo
   it('a code bound with dpop_jkt is exchanged with a proof of that key only; a refused exchange uses nothing up', async () => {
     const t = await dpopSetup();
     const code = await t.getCode({ dpop_jkt: t.key.jkt });
-    const send = (dpop?: string) =>
-      t.server.token(
-        t.post(
-          '/v1/oauth/token',
-          {
-            grant_type: 'authorization_code',
-            code,
-            client_id: t.client.clientId,
-            client_secret: t.client.clientSecret!,
-            redirect_uri: CALLBACK,
-          },
-          dpop === undefined ? {} : { dpop },
-        ),
-      );
+    const send = (dpop?: string) => t.server.token(exchangeRequest(t, code, dpop));
     expect(json(await send()).error).toBe('invalid_dpop_proof');
     expect(json(await send(await t.tokenProof(await proofKey()))).error).toBe('invalid_grant');
     const good = await send(await t.tokenProof());
