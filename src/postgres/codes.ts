@@ -6,7 +6,7 @@ import type { CodeRecord, OAuthTokenRecord, SingleUseOutcome } from '../storage/
 import type { Db } from './db.js';
 import type { PgPoolClient, PgQueryResult } from './pool.js';
 import { GRANT_COLUMNS, ms, msOrNull, strings, toOAuthGrant, type Row } from './rows.js';
-import { insertTokens } from './tokens.js';
+import { TOKEN_COLUMNS, tokenRows } from './tokens.js';
 
 const toCode = (r: Row): CodeRecord => {
   const code = toCodeFields(r);
@@ -57,34 +57,43 @@ export async function findCode(db: Db, hash: string): Promise<CodeRecord | null>
 }
 
 /**
- * One transaction: a conditional `UPDATE ... WHERE used_at IS NULL AND expires_at > $now AND
+ * One statement: a conditional `UPDATE ... WHERE used_at IS NULL AND expires_at > $now AND
  * grant not revoked RETURNING` marks the code used (a concurrent caller blocks on the row and
- * then sees it used), and the tokens are inserted in the same transaction. No row: nothing
- * changed, and a `SELECT` says why.
+ * then sees it used), and the tokens are inserted by the same statement, only when it did: both
+ * land together or neither does, in one round trip instead of a transaction's four. No row:
+ * nothing changed, and a `SELECT` says why.
  */
 export async function redeemCode(db: Db, hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
   const at = ms(now);
-  return db.transaction('redeemCode', async (tx) => {
-    const { rows } = await tx.query(
-      `UPDATE ${db.t.codes} AS c SET used_at = $2
+  const values: unknown[] = [hash, at];
+  const issue =
+    tokens.length === 0
+      ? ''
+      : `, issued AS (
+        INSERT INTO ${db.t.tokens} (${TOKEN_COLUMNS})
+        SELECT * FROM (${tokenRows(tokens, values)}) AS v WHERE EXISTS (SELECT 1 FROM redeemed)
+      )`;
+  const { rows } = await db.query(
+    'redeemCode',
+    `WITH redeemed AS (
+      UPDATE ${db.t.codes} AS c SET used_at = $2
       FROM ${db.t.grants} AS g
       WHERE c.hash = $1 AND c.used_at IS NULL AND c.expires_at > $2 AND g.id = c.grant_id AND g.revoked_at IS NULL
-      RETURNING ${GRANT_COLUMNS('g')}`,
-      [hash, at],
-    );
-    if (rows[0]) {
-      await insertTokens(db, tx, tokens);
-      return { ok: true, grant: toOAuthGrant(rows[0], 'g_') };
-    }
-    const why = await tx.query(
-      `SELECT c.grant_id, c.used_at, c.expires_at, g.revoked_at AS grant_revoked_at, g.id IS NULL AS grant_missing
-      FROM ${db.t.codes} AS c LEFT JOIN ${db.t.grants} AS g ON g.id = c.grant_id WHERE c.hash = $1`,
-      [hash],
-    );
-    const code = why.rows[0];
-    if (!code) return { ok: false, reason: 'missing' };
-    if (code.used_at !== null) return { ok: false, reason: 'used', grantId: code.grant_id as string, usedAt: ms(code.used_at) };
-    if (at >= ms(code.expires_at)) return { ok: false, reason: 'expired' };
-    return { ok: false, reason: 'revoked' };
-  });
+      RETURNING ${GRANT_COLUMNS('g')}
+    )${issue}
+    SELECT * FROM redeemed`,
+    values,
+  );
+  if (rows[0]) return { ok: true, grant: toOAuthGrant(rows[0], 'g_') };
+  const why = await db.query(
+    'redeemCode',
+    `SELECT c.grant_id, c.used_at, c.expires_at, g.revoked_at AS grant_revoked_at, g.id IS NULL AS grant_missing
+    FROM ${db.t.codes} AS c LEFT JOIN ${db.t.grants} AS g ON g.id = c.grant_id WHERE c.hash = $1`,
+    [hash],
+  );
+  const code = why.rows[0];
+  if (!code) return { ok: false, reason: 'missing' };
+  if (code.used_at !== null) return { ok: false, reason: 'used', grantId: code.grant_id as string, usedAt: ms(code.used_at) };
+  if (at >= ms(code.expires_at)) return { ok: false, reason: 'expired' };
+  return { ok: false, reason: 'revoked' };
 }

@@ -45,13 +45,18 @@ const toTokenFields = (r: Row): TokenRecord =>
         revokedAt: msOrNull(r['revoked_at']),
       };
 
-const TOKEN_COLUMNS =
+export const TOKEN_COLUMNS =
   'hash, kind, grant_id, client_id, scope, issued_at, expires_at, pair_hash, rotated_at, revoked_at, family_hash, audience, parent_hash, dpop_jkt';
+/** The type of each of `TOKEN_COLUMNS`, in the same order. */
+const TOKEN_TYPES = 'text text text text text[] bigint bigint text bigint bigint text text[] text text'.split(' ');
 
-/** Insert `tokens` on `tx` in one statement, inside the transaction that issues them. */
-export async function insertTokens(db: Db, tx: PgPoolClient, tokens: TokenRecord[]): Promise<void> {
-  if (tokens.length === 0) return;
-  const values: unknown[] = [];
+/**
+ * The rows of `tokens` as a `VALUES` list in `TOKEN_COLUMNS` order, their values appended to
+ * `values`. Every value is cast to its column's type, so that the list also stands alone as a
+ * table (`INSERT ... SELECT * FROM (VALUES ...) AS v WHERE ...`), where the database cannot take
+ * the types from the target columns.
+ */
+export function tokenRows(tokens: readonly TokenRecord[], values: unknown[]): string {
   const rows = tokens.map((token) => {
     const base = values.length;
     values.push(
@@ -70,9 +75,16 @@ export async function insertTokens(db: Db, tx: PgPoolClient, tokens: TokenRecord
       token.parentHash ?? null,
       token.kind === 'personal' ? null : (token.dpop?.jkt ?? null),
     );
-    return `(${Array.from({ length: 14 }, (_, i) => `$${base + i + 1}${i === 4 || i === 11 ? '::text[]' : ''}`).join(', ')})`;
+    return `(${TOKEN_TYPES.map((type, i) => `$${base + i + 1}::${type}`).join(', ')})`;
   });
-  await tx.query(`INSERT INTO ${db.t.tokens} (${TOKEN_COLUMNS}) VALUES ${rows.join(', ')}`, values);
+  return `VALUES ${rows.join(', ')}`;
+}
+
+/** Insert `tokens` on `tx` in one statement, inside the transaction that issues them. */
+export async function insertTokens(db: Db, tx: PgPoolClient, tokens: TokenRecord[]): Promise<void> {
+  if (tokens.length === 0) return;
+  const values: unknown[] = [];
+  await tx.query(`INSERT INTO ${db.t.tokens} (${TOKEN_COLUMNS}) ${tokenRows(tokens, values)}`, values);
 }
 
 /** The token with this hash and its grant, in whatever state, or null: one query, joined. */

@@ -166,6 +166,48 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage: a connection that dies is a sto
     expect(await storage.rotateRefreshToken(token.hash, T + 7, [next(token, 'c')])).toMatchObject({ ok: false, reason: 'used' });
   });
 
+  it('a code exchange (one statement: the code marked used, then its tokens inserted) killed in the middle, between the two: nothing of it kept, the code redeems once afterwards', async () => {
+    const { client, token } = await refreshToken();
+    const code = {
+      hash: `code-${token.hash}`,
+      grantId: token.grantId,
+      clientId: client.id,
+      redirectUri: client.redirectUri,
+      scope: ['read'],
+      codeChallenge: null,
+      codeChallengeMethod: null,
+      expiresAt: T + 60_000,
+      usedAt: null,
+    };
+    // A second grant of the same client carries the code (createGrant inserts a grant with its code).
+    const grant: OAuthGrantRecord = { ...((await storage.findToken(token.hash))!.grant as OAuthGrantRecord), id: `g-${code.hash}` };
+    await storage.createGrant(grant, { code: { ...code, grantId: grant.id } });
+    const locker = await admin.connect();
+    try {
+      // An uncommitted row with the hash of the token the exchange inserts: its INSERT, which
+      // runs after its UPDATE has marked the code used, waits for this transaction to end.
+      await locker.query('BEGIN');
+      await locker.query(
+        `INSERT INTO "${schema}".authgate_tokens (hash, kind, grant_id, client_id, scope, issued_at) VALUES ($1, 'access', $2, $3, '{}', 0)`,
+        [`${token.hash}-x`, grant.id, client.id],
+      );
+      releases.length = 0;
+      const redeeming = storageFailure(storage.redeemCode(code.hash, T + 5, [next({ ...token, grantId: grant.id }, '-x')]), 'redeemCode');
+      expect(await terminate(await blockedBackend())).toBe(1);
+      await redeeming;
+      await locker.query('ROLLBACK');
+    } finally {
+      locker.release();
+    }
+    expect(releases).toEqual([true]);
+    // Not half-written: the code is unused and no token of the killed statement exists.
+    expect((await storage.findCode(code.hash))?.usedAt).toBeNull();
+    expect(await storage.findToken(`${token.hash}-x`)).toBeNull();
+    expect(await storage.redeemCode(code.hash, T + 6, [next({ ...token, grantId: grant.id }, '-y')])).toMatchObject({ ok: true });
+    expect(await storage.findToken(`${token.hash}-y`)).not.toBeNull();
+    expect(await storage.redeemCode(code.hash, T + 7, [])).toMatchObject({ ok: false, reason: 'used' });
+  });
+
   it('a transaction whose connection dies between two statements: a storage error, the connection destroyed', async () => {
     const { token } = await refreshToken();
     // The store's pool, with one difference: the first statement after BEGIN waits until the

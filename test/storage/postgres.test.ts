@@ -322,7 +322,7 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
             const client = await pool.connect();
             const proxy: PgPoolClient = {
               query: async (text, values) => {
-                if (/^UPDATE .*authgate_codes/s.test(text.trim()) && attempts++ < failures) {
+                if (/\bUPDATE \S*authgate_codes\b/.test(text) && attempts++ < failures) {
                   throw Object.assign(new Error('could not serialize access due to concurrent update'), { code: '40001' });
                 }
                 return client.query(text, values as unknown[]);

@@ -12,7 +12,9 @@
  * 1. a "bystander" grant of the same account and client is locked (`FOR UPDATE`, as a concurrent
  *    writer of that row would), so the revocation, once it reaches that row, waits in the
  *    middle of its work;
- * 2. the issuance runs up to its COMMIT, which the pool wrapper holds; a device decision, one
+ * 2. the issuance runs up to its COMMIT, which the pool wrapper holds (a code exchange, one
+ *    autocommit statement that redeems the code and inserts its tokens, is held before that
+ *    statement is sent: its writes are not visible either); a device decision, one
  *    autocommit statement, is held instead by a lock on its device row, which it waits for
  *    after taking its issuance locks (src/postgres/locks.ts); a consent, one autocommit
  *    `INSERT ... ON CONFLICT`, by an uncommitted row of the test with the same key, which it
@@ -112,7 +114,9 @@ async function within<T>(what: string, promise: Promise<T>): Promise<T> {
 /**
  * `PgPool` around a real `pg.Pool`. `holdNextInsertingCommit()` arms it: the next transaction
  * that runs an INSERT (a grant, a code, tokens: what an issuance writes; no revocation inserts)
- * sends every statement but its COMMIT, which waits for `release()`.
+ * sends every statement but its COMMIT, which waits for `release()`; or, if it comes first, the
+ * next autocommit statement that inserts tokens (a code exchange: one statement, whose COMMIT
+ * is its own) waits for `release()` before it is sent.
  */
 class GatedPool implements PgPool {
   private gate: { held: () => void; released: Promise<void> } | null = null;
@@ -138,15 +142,21 @@ class GatedPool implements PgPool {
   async connect(): Promise<PgPoolClient> {
     const client = await this.inner.connect();
     let inserted = false;
+    let inTransaction = false;
     return {
       query: async (text: string, values?: unknown[]) => {
-        if (text.startsWith('BEGIN')) inserted = false;
-        if (text === 'COMMIT' && inserted && this.gate) {
+        if (text.startsWith('BEGIN')) {
+          inserted = false;
+          inTransaction = true;
+        }
+        const issuingStatement = !inTransaction && /\bINSERT INTO \S*authgate_tokens\b/.test(text);
+        if (((text === 'COMMIT' && inserted) || issuingStatement) && this.gate) {
           const gate = this.gate;
           this.gate = null;
           gate.held();
           await gate.released;
         }
+        if (text === 'COMMIT' || text === 'ROLLBACK') inTransaction = false;
         const result = await client.query(text, values);
         if (/\bINSERT INTO\b/.test(text)) inserted = true;
         return result;
