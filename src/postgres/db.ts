@@ -12,7 +12,7 @@
 import { connectionUsableAfter, isRetryable, StorageTimeout, storageError } from './errors.js';
 import { lockSpaces, revocationLock, type LockSpaces } from './locks.js';
 import type { PgPool, PgPoolClient, PgQueryResult } from './pool.js';
-import { tableNames, type Tables } from './schema.js';
+import { routineNames, tableNames, type Routines, type Tables } from './schema.js';
 
 /** The pools that have our `error` listener: one per pool, however many stores share it. */
 const guardedPools = new WeakSet<PgPool>();
@@ -44,6 +44,8 @@ export interface Bounds {
 export class Db {
   /** The qualified, quoted table names. */
   readonly t: Tables;
+  /** The qualified, quoted function names (schema.ts). */
+  readonly r: Routines;
   /** The first keys of this store's issuance locks (locks.ts). */
   readonly locks: LockSpaces;
 
@@ -55,6 +57,7 @@ export class Db {
     readonly bounds: Bounds = { acquire: false, query: false },
   ) {
     this.t = tableNames(schema, prefix);
+    this.r = routineNames(schema, prefix);
     this.locks = lockSpaces(schema, prefix);
     if (typeof pool.on === 'function' && !guardedPools.has(pool)) {
       guardedPools.add(pool);

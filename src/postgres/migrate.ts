@@ -46,7 +46,7 @@ export async function migrate(db: Db): Promise<MigrateResult> {
       let to = from;
       for (const migration of MIGRATIONS) {
         if (migration.version <= from) continue;
-        for (const statement of migration.up(db.t, (name) => quote(db.prefix + name))) await tx.query(statement);
+        for (const statement of migration.up(db.t, (name) => quote(db.prefix + name), db.r)) await tx.query(statement);
         // Metadata only: when this database was upgraded, by the machine's clock.
         await tx.query(`INSERT INTO ${db.t.migrations} (version, name, applied_at) VALUES ($1, $2, $3)`, [
           migration.version,

@@ -10,7 +10,7 @@ export const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
  * The current schema version this code knows: the version of the last of `MIGRATIONS`.
  * @group Storage
  */
-export const SCHEMA_VERSION = 13;
+export const SCHEMA_VERSION = 14;
 
 /** The qualified, quoted name of every table. */
 export interface Tables {
@@ -44,12 +44,26 @@ export function tableNames(schema: string, prefix: string): Tables {
   };
 }
 
+/**
+ * The qualified, quoted name of every function the migrations create: a step that must run
+ * several statements in order, each seeing what committed before it, in one round trip.
+ */
+export interface Routines {
+  /** Migration 14: a refresh token's rotation, after its parent's row lock (tokens.ts). */
+  rotateRefreshToken: string;
+}
+
+/** The functions of `schema` whose names start with `prefix` (both checked against IDENTIFIER). */
+export function routineNames(schema: string, prefix: string): Routines {
+  return { rotateRefreshToken: `${quote(schema)}.${quote(`${prefix}rotate_refresh_token`)}` };
+}
+
 /** One step of the schema, applied once to a database whose recorded version is lower than `version`. */
 export interface Migration {
   version: number;
   name: string;
-  /** The statements, given the table names and a function that names an index. */
-  up: (t: Tables, index: (name: string) => string) => string[];
+  /** The statements, given the table names, a function that names an index, and the function names. */
+  up: (t: Tables, index: (name: string) => string, r: Routines) => string[];
 }
 
 /**
@@ -317,6 +331,52 @@ export const MIGRATIONS: readonly Migration[] = [
     up: (t, index) => [
       `ALTER TABLE ${t.tokens} ADD COLUMN parent_hash text COLLATE "C", ADD COLUMN child_rotated_at bigint`,
       `CREATE INDEX ${index('tokens_parent_hash')} ON ${t.tokens} (parent_hash) WHERE parent_hash IS NOT NULL`,
+    ],
+  },
+  {
+    version: 14,
+    // A refresh token's rotation in one round trip instead of a transaction's six. Its steps must
+    // run in order, each with a snapshot taken after the one before: the parent's row lock first
+    // (which orders it with a retry of the parent, whose new sibling must then be seen and
+    // revoked), then the conditional UPDATE that rotates it, then its parent's and siblings'
+    // rows. One SQL statement keeps the snapshot it took before it waited for the lock, and would
+    // miss a sibling committed meanwhile; a VOLATILE function's statements each take a new one.
+    // Its answer: the grant as jsonb (the rotation happened), or NULL (nothing changed). The new
+    // pair is inserted by the statement that calls it (tokens.ts). A later change of the tokens
+    // table that this function must follow replaces it in a migration of its own.
+    name: 'rotate_refresh_token: a refresh token rotated in one round trip',
+    up: (t, _index, r) => [
+      `CREATE FUNCTION ${r.rotateRefreshToken}(p_hash text, p_at bigint) RETURNS jsonb
+      LANGUAGE plpgsql VOLATILE AS $fn$
+      DECLARE
+        rotated record;
+      BEGIN
+        PERFORM 1 FROM ${t.tokens} AS t JOIN ${t.tokens} AS p ON p.hash = t.parent_hash WHERE t.hash = p_hash FOR UPDATE OF p;
+        UPDATE ${t.tokens} AS t SET rotated_at = p_at
+        FROM ${t.grants} AS g
+        WHERE t.hash = p_hash AND t.kind = 'refresh' AND t.rotated_at IS NULL AND t.revoked_at IS NULL
+          AND (t.expires_at IS NULL OR t.expires_at > p_at)
+          AND g.id = t.grant_id AND g.revoked_at IS NULL
+        RETURNING t.pair_hash, t.parent_hash, to_jsonb(g) AS grant_row INTO rotated;
+        IF NOT FOUND THEN
+          RETURN NULL;
+        END IF;
+        IF rotated.parent_hash IS NOT NULL THEN
+          WITH parent AS (
+            UPDATE ${t.tokens} SET child_rotated_at = p_at WHERE hash = rotated.parent_hash AND child_rotated_at IS NULL
+          ), siblings AS (
+            UPDATE ${t.tokens} SET revoked_at = p_at
+            WHERE parent_hash = rotated.parent_hash AND hash <> p_hash AND kind = 'refresh' AND rotated_at IS NULL AND revoked_at IS NULL
+            RETURNING pair_hash
+          )
+          UPDATE ${t.tokens} SET revoked_at = p_at
+          WHERE (hash = rotated.pair_hash OR hash IN (SELECT pair_hash FROM siblings)) AND revoked_at IS NULL;
+        ELSIF rotated.pair_hash IS NOT NULL THEN
+          UPDATE ${t.tokens} SET revoked_at = p_at WHERE hash = rotated.pair_hash AND revoked_at IS NULL;
+        END IF;
+        RETURN rotated.grant_row;
+      END
+      $fn$`,
     ],
   },
 ];

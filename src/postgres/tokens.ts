@@ -99,65 +99,47 @@ export async function findToken(db: Db, hash: string): Promise<{ token: TokenRec
 }
 
 /**
- * One transaction: a conditional `UPDATE ... WHERE rotated_at IS NULL AND revoked_at IS NULL
- * AND not expired AND grant not revoked RETURNING` marks the refresh token rotated, the paired
- * access token is revoked, and the new pair inserted; all of it commits together or not at
- * all. No row: nothing changed, and a `SELECT` says why.
+ * One statement: the store's `rotate_refresh_token` function (migration 14) locks the parent's
+ * row, marks the refresh token rotated with a conditional `UPDATE ... WHERE rotated_at IS NULL
+ * AND revoked_at IS NULL AND not expired AND grant not revoked`, revokes its paired access token
+ * (and, for the first child of its parent rotated, ends the parent's retries and revokes the
+ * siblings with their access tokens), and answers the grant; the statement that calls it
+ * inserts the new pair only when it did. All of it commits together or not at all, in one round
+ * trip. Parent before child, always (a retry of the parent locks the same row): a retry either
+ * commits before, and its sibling is revoked here, or waits and then finds a child rotated; two
+ * siblings rotated at once wait for each other, never deadlock. No grant: nothing changed, and a
+ * `SELECT` says why.
  */
 export async function rotateRefreshToken(db: Db, hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
   const at = ms(now);
-  return db.transaction('rotateRefreshToken', async (tx) => {
-    // The parent's row first, locked: a retry of the parent (which locks it too) either commits
-    // before, and its sibling is revoked below, or waits and then finds a child rotated. Parent
-    // before child, always, so two siblings rotated at once wait for each other, never deadlock.
-    await tx.query(
-      `SELECT p.hash FROM ${db.t.tokens} AS t JOIN ${db.t.tokens} AS p ON p.hash = t.parent_hash WHERE t.hash = $1 FOR UPDATE OF p`,
-      [hash],
-    );
-    const { rows } = await tx.query(
-      `UPDATE ${db.t.tokens} AS t SET rotated_at = $2
-      FROM ${db.t.grants} AS g
-      WHERE t.hash = $1 AND t.kind = 'refresh' AND t.rotated_at IS NULL AND t.revoked_at IS NULL
-        AND (t.expires_at IS NULL OR t.expires_at > $2)
-        AND g.id = t.grant_id AND g.revoked_at IS NULL
-      RETURNING t.pair_hash, t.parent_hash, ${GRANT_COLUMNS('g')}`,
-      [hash, at],
-    );
-    const rotated = rows[0];
-    if (rotated) {
-      if (rotated.parent_hash !== null) {
-        // The first child rotated: no more retries of the parent, and the siblings die with
-        // their access tokens (one statement: the parent's lock already keeps new siblings out).
-        await tx.query(
-          `WITH parent AS (
-            UPDATE ${db.t.tokens} SET child_rotated_at = $2 WHERE hash = $3 AND child_rotated_at IS NULL
-          ), siblings AS (
-            UPDATE ${db.t.tokens} SET revoked_at = $2
-            WHERE parent_hash = $3 AND hash <> $1 AND kind = 'refresh' AND rotated_at IS NULL AND revoked_at IS NULL
-            RETURNING pair_hash
-          )
-          UPDATE ${db.t.tokens} SET revoked_at = $2
-          WHERE (hash = $4 OR hash IN (SELECT pair_hash FROM siblings)) AND revoked_at IS NULL`,
-          [hash, at, rotated.parent_hash, rotated.pair_hash],
-        );
-      } else if (rotated.pair_hash !== null) {
-        await tx.query(`UPDATE ${db.t.tokens} SET revoked_at = $2 WHERE hash = $1 AND revoked_at IS NULL`, [rotated.pair_hash, at]);
-      }
-      await insertTokens(db, tx, tokens);
-      return { ok: true, grant: toOAuthGrant(rotated, 'g_') };
-    }
-    const why = await tx.query(
-      `SELECT t.kind, t.grant_id, t.rotated_at, t.revoked_at, t.expires_at,
-        g.revoked_at AS grant_revoked_at, g.id IS NULL AS grant_missing
-      FROM ${db.t.tokens} AS t LEFT JOIN ${db.t.grants} AS g ON g.id = t.grant_id WHERE t.hash = $1`,
-      [hash],
-    );
-    const token = why.rows[0];
-    if (!token || token.kind !== 'refresh') return { ok: false, reason: 'missing' };
-    if (token.rotated_at !== null) return { ok: false, reason: 'used', grantId: token.grant_id as string, usedAt: ms(token.rotated_at) };
-    if (token.revoked_at !== null || token.grant_missing || token.grant_revoked_at !== null) return { ok: false, reason: 'revoked' };
-    return { ok: false, reason: 'expired' };
-  });
+  const values: unknown[] = [hash, at];
+  const issue =
+    tokens.length === 0
+      ? ''
+      : `, issued AS (
+        INSERT INTO ${db.t.tokens} (${TOKEN_COLUMNS})
+        SELECT * FROM (${tokenRows(tokens, values)}) AS v WHERE (SELECT g FROM rotated) IS NOT NULL
+      )`;
+  const { rows } = await db.query(
+    'rotateRefreshToken',
+    `WITH rotated AS (SELECT ${db.r.rotateRefreshToken}($1, $2) AS g)${issue}
+    SELECT g FROM rotated`,
+    values,
+  );
+  const grant = rows[0]?.['g'];
+  if (grant) return { ok: true, grant: toOAuthGrant(grant as Row) };
+  const why = await db.query(
+    'rotateRefreshToken',
+    `SELECT t.kind, t.grant_id, t.rotated_at, t.revoked_at, t.expires_at,
+      g.revoked_at AS grant_revoked_at, g.id IS NULL AS grant_missing
+    FROM ${db.t.tokens} AS t LEFT JOIN ${db.t.grants} AS g ON g.id = t.grant_id WHERE t.hash = $1`,
+    [hash],
+  );
+  const token = why.rows[0];
+  if (!token || token.kind !== 'refresh') return { ok: false, reason: 'missing' };
+  if (token.rotated_at !== null) return { ok: false, reason: 'used', grantId: token.grant_id as string, usedAt: ms(token.rotated_at) };
+  if (token.revoked_at !== null || token.grant_missing || token.grant_revoked_at !== null) return { ok: false, reason: 'revoked' };
+  return { ok: false, reason: 'expired' };
 }
 
 /**

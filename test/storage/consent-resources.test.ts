@@ -8,7 +8,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { AuthorizationServer, type ConsentRecord, type Storage } from '../../src/index.js';
 import { PostgresStorage, SCHEMA_VERSION } from '../../src/postgres/index.js';
-import { MIGRATIONS, quote, tableNames } from '../../src/postgres/schema.js';
+import { MIGRATIONS, quote, routineNames, tableNames } from '../../src/postgres/schema.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import { ADA, CALLBACK } from '../fixtures.js';
 import { DATABASE_URL, dropSchema, makePool, schemaName, storesUnderTest } from './pg.js';
@@ -124,7 +124,7 @@ describe.skipIf(!pool)('migration 8 on PostgreSQL', () => {
     await pool!.query(`CREATE SCHEMA ${quote(schema)}`);
     await pool!.query(`CREATE TABLE ${t.migrations} (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
     for (const m of MIGRATIONS.filter((m) => m.version <= 7)) {
-      for (const statement of m.up(t, (name) => quote(prefix + name))) await pool!.query(statement);
+      for (const statement of m.up(t, (name) => quote(prefix + name), routineNames(schema, prefix))) await pool!.query(statement);
       await pool!.query(`INSERT INTO ${t.migrations} VALUES ($1, $2, $3)`, [m.version, m.name, T]);
     }
     return t;

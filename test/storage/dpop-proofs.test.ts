@@ -8,7 +8,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { MemoryStorage } from '../../src/index.js';
 import { PostgresStorage, SCHEMA_VERSION } from '../../src/postgres/index.js';
-import { MIGRATIONS, quote, tableNames } from '../../src/postgres/schema.js';
+import { MIGRATIONS, quote, routineNames, tableNames } from '../../src/postgres/schema.js';
 import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
 
 const T = 1_800_000_000_000;
@@ -80,7 +80,7 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage: DPoP proofs seen', () => {
     await pool.query(`CREATE SCHEMA ${quote(schema)}`);
     await pool.query(`CREATE TABLE ${t.migrations} (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
     for (const m of previous) {
-      for (const statement of m.up(t, (name) => quote(`authgate_${name}`))) await pool.query(statement);
+      for (const statement of m.up(t, (name) => quote(`authgate_${name}`), routineNames(schema, 'authgate_'))) await pool.query(statement);
       await pool.query(`INSERT INTO ${t.migrations} VALUES ($1, $2, $3)`, [m.version, m.name, T]);
     }
     // A client row as version 9 wrote it (later versions add columns to the clients table).

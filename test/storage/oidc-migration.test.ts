@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { sha256Base64url } from '../../src/crypto.js';
 import { AuthorizationServer } from '../../src/index.js';
 import { PostgresStorage, SCHEMA_VERSION } from '../../src/postgres/index.js';
-import { MIGRATIONS, quote, tableNames } from '../../src/postgres/schema.js';
+import { MIGRATIONS, quote, routineNames, tableNames } from '../../src/postgres/schema.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import { ADA, CALLBACK } from '../fixtures.js';
 import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
@@ -33,7 +33,7 @@ describe.skipIf(!pool)('migration 11 on PostgreSQL: the OpenID Connect sections'
     await q(`CREATE SCHEMA ${quote(schema)}`);
     await q(`CREATE TABLE ${t.migrations} (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
     for (const m of MIGRATIONS.filter((m) => m.version <= 10)) {
-      for (const statement of m.up(t, (name) => quote(`authgate_${name}`))) await q(statement);
+      for (const statement of m.up(t, (name) => quote(`authgate_${name}`), routineNames(schema, 'authgate_'))) await q(statement);
       await q(`INSERT INTO ${t.migrations} VALUES ($1, $2, $3)`, [m.version, m.name, 0]);
     }
     const clock = new FakeClock();

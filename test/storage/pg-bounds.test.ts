@@ -109,6 +109,28 @@ function fakePool(answer: (text: string) => Promise<PgQueryResult>, connect?: ()
 }
 
 const never = () => new Promise<PgQueryResult>(() => {});
+/** A grant and a token for a fake pool's transaction (nothing reaches a database). */
+const GRANT: OAuthGrantRecord = {
+  id: 'g1',
+  kind: 'oauth',
+  clientId: 'c1',
+  account: { uuid: 'u1', name: 'Ada', email: 'ada@example.com' },
+  scope: ['read'],
+  createdAt: T,
+  revokedAt: null,
+};
+const TOKEN: OAuthTokenRecord = {
+  hash: 'a1',
+  kind: 'access',
+  grantId: 'g1',
+  clientId: 'c1',
+  scope: ['read'],
+  issuedAt: T,
+  expiresAt: T + 3_600_000,
+  pairHash: null,
+  rotatedAt: null,
+  revokedAt: null,
+};
 const empty = async (): Promise<PgQueryResult> => ({ rows: [], rowCount: 0 });
 
 describe('PostgresStorage bounds, on pools of the test’s own making', () => {
@@ -130,14 +152,14 @@ describe('PostgresStorage bounds, on pools of the test’s own making', () => {
   });
 
   it('a transaction that runs out of time: no ROLLBACK on its connection (its statement may still run), destroyed, not retried', async () => {
-    const fake = fakePool((text) => (text.trim().startsWith('UPDATE') ? never() : empty()));
+    const fake = fakePool((text) => (text.trim().startsWith('INSERT') ? never() : empty()));
     const storage = new PostgresStorage(fake.pool, { queryTimeoutMs: 100 });
-    const { error, ms } = await failure(storage.rotateRefreshToken('r1', T, []));
-    expect(error.operation).toBe('rotateRefreshToken');
+    const { error, ms } = await failure(storage.createGrant(GRANT, { tokens: [TOKEN] }));
+    expect(error.operation).toBe('createGrant');
     expect(error.message).toMatch(/did not answer within 100 ms \(queryTimeoutMs\)/);
     expect(ms).toBeLessThan(100 + MARGIN);
-    // BEGIN, the lock on the parent's row (a refresh retry's sibling order), the rotation's UPDATE.
-    expect(fake.texts).toEqual([['BEGIN', 'SELECT', 'UPDATE']]);
+    // BEGIN, the grant's INSERT with its issuance locks (a WITH), the tokens' INSERT.
+    expect(fake.texts).toEqual([['BEGIN', 'WITH', 'INSERT']]);
     expect(fake.releases).toEqual([true]);
   });
 
@@ -162,10 +184,10 @@ describe('PostgresStorage bounds, on pools of the test’s own making', () => {
   });
 
   it("pg's own timeouts of a host's pool read as timeouts; a query_timeout in a transaction destroys the connection without ROLLBACK", async () => {
-    const readTimeout = fakePool((text) => (text.trim().startsWith('UPDATE') ? Promise.reject(new Error('Query read timeout')) : empty()));
-    const cut = await failure(new PostgresStorage(readTimeout.pool, { queryTimeoutMs: false }).rotateRefreshToken('r1', T, []));
+    const readTimeout = fakePool((text) => (text.trim().startsWith('INSERT') ? Promise.reject(new Error('Query read timeout')) : empty()));
+    const cut = await failure(new PostgresStorage(readTimeout.pool, { queryTimeoutMs: false }).createGrant(GRANT, { tokens: [TOKEN] }));
     expect(cut.error.message).toMatch(/did not answer within the pool's query_timeout; the connection was closed\.$/);
-    expect(readTimeout.texts).toEqual([['BEGIN', 'SELECT', 'UPDATE']]);
+    expect(readTimeout.texts).toEqual([['BEGIN', 'WITH', 'INSERT']]);
     expect(readTimeout.releases).toEqual([true]);
 
     const connectTimeout = fakePool(empty, () => Promise.reject(new Error('timeout exceeded when trying to connect')));
@@ -327,13 +349,36 @@ describe.skipIf(!clusterAvailable)('PostgresStorage bounds, on a frozen database
     return { access, refresh };
   }
 
-  it.each(['UPDATE', 'COMMIT'])(
-    'a refresh-token rotation cut by the bound (frozen before its %s): rotated whole (COMMIT) or not at all (UPDATE), never half; the store works after the thaw',
-    async (statement) => {
-      const schema = `ag_bounds_rotate_${statement.toLowerCase()}`;
-      const app = `ag_bounds_${statement.toLowerCase()}`;
+  /**
+   * Where an operation is cut: a transaction just before a statement that writes (nothing of it
+   * may land) or just before its COMMIT (all of it lands once the thawed backend reads the
+   * COMMIT that was sent), and a single statement just before it is sent (all of it lands: the
+   * backend reads and runs it after the thaw, before it reads the end of its socket).
+   */
+  const CUTS = [
+    {
+      operation: 'createGrant',
+      before: 'INSERT',
+      what: 'a grant and its tokens (one transaction), frozen before its tokens’ INSERT',
+      lands: false,
+    },
+    { operation: 'createGrant', before: 'COMMIT', what: 'a grant and its tokens (one transaction), frozen before its COMMIT', lands: true },
+    {
+      operation: 'rotateRefreshToken',
+      before: 'WITH',
+      what: 'a refresh-token rotation (one statement), frozen before it is sent',
+      lands: true,
+    },
+  ] as const;
+
+  it.each(CUTS.map((cut) => [cut.what, cut] as const))(
+    '%s: cut by the bound, whole or nothing, never half; the store works after the thaw',
+    async (_, cut) => {
+      const tag = `${cut.operation.toLowerCase()}_${cut.before.toLowerCase()}`;
+      const schema = `ag_bounds_${tag}`;
+      const app = `ag_bounds_${tag}`;
       const inner = new pg.Pool({ connectionString: cluster.url, max: 2, application_name: app });
-      // Freezes the database just before the rotation sends `statement`.
+      // Freezes the database just before the operation sends its statement `cut.before`.
       let armed = false;
       const freezing: PgPool = {
         query: (text, values) => inner.query(text, values),
@@ -341,7 +386,7 @@ describe.skipIf(!clusterAvailable)('PostgresStorage bounds, on a frozen database
           const client = await inner.connect();
           return {
             query(text, values) {
-              if (armed && text.trim().startsWith(statement)) {
+              if (armed && text.trim().startsWith(cut.before)) {
                 armed = false;
                 cluster.freeze();
               }
@@ -356,18 +401,31 @@ describe.skipIf(!clusterAvailable)('PostgresStorage bounds, on a frozen database
       const storage = new PostgresStorage(freezing, { schema, acquireTimeoutMs: ACQUIRE, queryTimeoutMs: QUERY });
       try {
         await storage.migrate();
-        const { access, refresh } = await family(storage, statement);
-        const next: OAuthTokenRecord[] = [
-          { ...access, hash: `${access.hash}-2`, issuedAt: T + 1 },
-          { ...refresh, hash: `${refresh.hash}-2`, issuedAt: T + 1, pairHash: `${access.hash}-2` },
-        ];
+        const { access, refresh } = await family(storage, tag);
+        const grantId = `${refresh.grantId}-2`;
+        const next: OAuthTokenRecord[] =
+          cut.operation === 'createGrant'
+            ? [
+                { ...access, grantId, hash: `${access.hash}-2`, issuedAt: T + 1 },
+                { ...refresh, grantId, hash: `${refresh.hash}-2`, issuedAt: T + 1, pairHash: `${access.hash}-2` },
+              ]
+            : [
+                { ...access, hash: `${access.hash}-2`, issuedAt: T + 1 },
+                { ...refresh, hash: `${refresh.hash}-2`, issuedAt: T + 1, pairHash: `${access.hash}-2` },
+              ];
+        const grant = { ...(await storage.findToken(refresh.hash))!.grant, id: grantId } as OAuthGrantRecord;
         armed = true;
         let ms: number;
         try {
-          ({ ms } = await failure(storage.rotateRefreshToken(refresh.hash, T + 1, next)));
+          ({ ms } = await failure(
+            cut.operation === 'createGrant'
+              ? storage.createGrant(grant, { tokens: next })
+              : storage.rotateRefreshToken(refresh.hash, T + 1, next),
+          ));
         } finally {
           cluster.thaw();
         }
+        expect(armed, 'the cut came').toBe(false);
         expect(ms).toBeLessThan(ACQUIRE + QUERY + MARGIN);
 
         // The backend of the destroyed connection reads what was sent, then the end of its socket,
@@ -378,23 +436,23 @@ describe.skipIf(!clusterAvailable)('PostgresStorage bounds, on a frozen database
           expect(i, 'the cut connection’s backend exits after the thaw').toBeLessThan(200);
           await sleep(25);
         }
-        const state = async () => {
-          const { rows } = await admin.query(
-            `SELECT (SELECT rotated_at FROM "${schema}".authgate_tokens WHERE hash = $1) AS rotated,
-                  (SELECT revoked_at FROM "${schema}".authgate_tokens WHERE hash = $2) AS access_revoked,
-                  (SELECT count(*)::int FROM "${schema}".authgate_tokens WHERE hash = ANY($3)) AS inserted`,
-            [refresh.hash, access.hash, next.map((t) => t.hash)],
-          );
-          return rows[0] as { rotated: string | null; access_revoked: string | null; inserted: number };
-        };
-        const after = await state();
-        const whole = { rotated: String(T + 1), access_revoked: String(T + 1), inserted: 2 };
-        const nothing = { rotated: null, access_revoked: null, inserted: 0 };
-        expect(after).toEqual(statement === 'UPDATE' ? nothing : whole);
+        const { rows } = await admin.query(
+          `SELECT (SELECT count(*)::int FROM "${schema}".authgate_grants WHERE id = $4) AS grant_created,
+              (SELECT rotated_at FROM "${schema}".authgate_tokens WHERE hash = $1) AS rotated,
+              (SELECT revoked_at FROM "${schema}".authgate_tokens WHERE hash = $2) AS access_revoked,
+              (SELECT count(*)::int FROM "${schema}".authgate_tokens WHERE hash = ANY($3)) AS inserted`,
+          [refresh.hash, access.hash, next.map((t) => t.hash), grantId],
+        );
+        const rotation = cut.operation === 'rotateRefreshToken';
+        const whole = rotation
+          ? { grant_created: 0, rotated: String(T + 1), access_revoked: String(T + 1), inserted: 2 }
+          : { grant_created: 1, rotated: null, access_revoked: null, inserted: 2 };
+        const nothing = { grant_created: 0, rotated: null, access_revoked: null, inserted: 0 };
+        expect(rows[0]).toEqual(cut.lands ? whole : nothing);
 
         // The store works after the thaw: the refresh token the client may still hold is the one
         // the database says is live.
-        const live = statement === 'UPDATE' ? refresh.hash : next[1]!.hash;
+        const live = rotation && cut.lands ? next[1]!.hash : refresh.hash;
         const again = await storage.rotateRefreshToken(live, T + 2, [
           { ...refresh, hash: `${refresh.hash}-3`, issuedAt: T + 2, pairHash: null },
         ]);

@@ -208,6 +208,33 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage: a connection that dies is a sto
     expect(await storage.redeemCode(code.hash, T + 7, [])).toMatchObject({ ok: false, reason: 'used' });
   });
 
+  it('a refresh-token rotation (one statement: the rotation, then its new pair inserted) killed in the middle, between the two: nothing of it kept, the token rotates once afterwards', async () => {
+    const { client, token } = await refreshToken();
+    const locker = await admin.connect();
+    try {
+      // An uncommitted row with the hash of the token the rotation inserts: its INSERT, which
+      // runs after the rotation function has marked the token rotated, waits for this transaction.
+      await locker.query('BEGIN');
+      await locker.query(
+        `INSERT INTO "${schema}".authgate_tokens (hash, kind, grant_id, client_id, scope, issued_at) VALUES ($1, 'access', $2, $3, '{}', 0)`,
+        [`${token.hash}-m`, token.grantId, client.id],
+      );
+      releases.length = 0;
+      const rotating = storageFailure(storage.rotateRefreshToken(token.hash, T + 5, [next(token, '-m')]), 'rotateRefreshToken');
+      expect(await terminate(await blockedBackend())).toBe(1);
+      await rotating;
+      await locker.query('ROLLBACK');
+    } finally {
+      locker.release();
+    }
+    expect(releases).toEqual([true]);
+    // Not half-written: the token is not rotated, and nothing of the killed statement exists.
+    expect((await storage.findToken(token.hash))?.token.rotatedAt).toBeNull();
+    expect(await storage.findToken(`${token.hash}-m`)).toBeNull();
+    expect(await storage.rotateRefreshToken(token.hash, T + 6, [next(token, '-n')])).toMatchObject({ ok: true });
+    expect(await storage.rotateRefreshToken(token.hash, T + 7, [next(token, '-o')])).toMatchObject({ ok: false, reason: 'used' });
+  });
+
   it('a transaction whose connection dies between two statements: a storage error, the connection destroyed', async () => {
     const { token } = await refreshToken();
     // The store's pool, with one difference: the first statement after BEGIN waits until the

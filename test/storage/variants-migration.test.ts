@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { AuthorizationServer, DEVICE_CODE_GRANT, type OAuthRequest } from '../../src/index.js';
 import { sha256Base64url } from '../../src/crypto.js';
 import { PostgresStorage, SCHEMA_VERSION } from '../../src/postgres/index.js';
-import { MIGRATIONS, quote, tableNames, type Tables } from '../../src/postgres/schema.js';
+import { MIGRATIONS, quote, routineNames, tableNames, type Tables } from '../../src/postgres/schema.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import { ADA, BOB, CALLBACK } from '../fixtures.js';
 import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
@@ -37,7 +37,7 @@ async function atVersion8(schema: string, prefix: string): Promise<Tables> {
   await pool!.query(`CREATE SCHEMA ${quote(schema)}`);
   await pool!.query(`CREATE TABLE ${t.migrations} (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
   for (const m of MIGRATIONS.filter((m) => m.version <= 8)) {
-    for (const statement of m.up(t, (name) => quote(prefix + name))) await pool!.query(statement);
+    for (const statement of m.up(t, (name) => quote(prefix + name), routineNames(schema, prefix))) await pool!.query(statement);
     await pool!.query(`INSERT INTO ${t.migrations} VALUES ($1, $2, $3)`, [m.version, m.name, 0]);
   }
   return t;

@@ -1,0 +1,135 @@
+/**
+ * PostgreSQL: a refresh token's rotation (one statement, the store's `rotate_refresh_token`
+ * function) racing a retry of its parent, with the interleaving forced. The retry has locked the
+ * parent's row and inserted a sibling pair, and not committed; the rotation of a child starts
+ * and must wait for it, and then see that sibling and revoke it with its access token: once a
+ * child is rotated, no other child of the parent may live (docs/reference.md, refresh retries).
+ *
+ * A rotation that did not wait for the parent's row would run while the sibling is uncommitted,
+ * and not see it; one written as a single SQL statement that waits for the lock would keep the
+ * snapshot it took before it waited, and not see it either. Either way the sibling would live on:
+ * this test fails on both.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OAuthGrantRecord, OAuthTokenRecord } from '../../src/index.js';
+import { type PgPool, type PgPoolClient, PostgresStorage } from '../../src/postgres/index.js';
+import { DATABASE_URL, dropSchema, schemaName } from './pg.js';
+
+const T = 1_700_000_000_000;
+const WINDOW = 60_000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.skipIf(!DATABASE_URL)('PostgreSQL: a rotation of a child racing a retry of its parent (forced interleaving)', () => {
+  const schema = schemaName('rotorder');
+  const app = `ag_rotorder_${randomBytes(4).toString('hex')}`;
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4, application_name: app });
+  const monitor = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+  pool.on('error', () => {});
+  monitor.on('error', () => {});
+
+  /** Set: the next COMMIT waits for `release` before it is sent. */
+  let gate: { held: () => void; released: Promise<void> } | null = null;
+  const gated: PgPool = {
+    query: (text, values) => pool.query(text, values as unknown[]),
+    async connect() {
+      const client = await pool.connect();
+      const wrapped: PgPoolClient = {
+        query: async (text, values) => {
+          if (text === 'COMMIT' && gate) {
+            const g = gate;
+            gate = null;
+            g.held();
+            await g.released;
+          }
+          return client.query(text, values as unknown[]);
+        },
+        release: (destroy) => client.release(destroy),
+      };
+      return wrapped;
+    },
+  };
+  const storage = new PostgresStorage(gated, { schema });
+
+  beforeAll(async () => {
+    await storage.migrate();
+  });
+  afterAll(async () => {
+    await dropSchema(monitor, schema);
+    await pool.end();
+    await monitor.end();
+  });
+
+  const base = { clientId: 'app', scope: ['read'], rotatedAt: null, revokedAt: null };
+  const pair = (grantId: string, name: string, at: number, parentHash?: string): OAuthTokenRecord[] => [
+    { ...base, grantId, hash: `a-${name}`, kind: 'access', issuedAt: at, expiresAt: at + 3_600_000, pairHash: null },
+    {
+      ...base,
+      grantId,
+      hash: `r-${name}`,
+      kind: 'refresh',
+      issuedAt: at,
+      expiresAt: null,
+      pairHash: `a-${name}`,
+      ...(parentHash ? { parentHash } : {}),
+    },
+  ];
+
+  async function waitingOnLock(): Promise<boolean> {
+    const { rows } = await monitor.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'",
+      [app],
+    );
+    return rows[0].n > 0;
+  }
+
+  it('the retry commits while the rotation waits for the parent’s row: the rotation then revokes the retry’s sibling pair', async () => {
+    await storage.saveClient({ id: 'app', name: 'App', redirectUri: 'https://app.example/cb', secretHash: null, createdAt: T });
+    const grant: OAuthGrantRecord = {
+      id: 'g1',
+      kind: 'oauth',
+      clientId: 'app',
+      account: { uuid: 'u1', name: 'Ada', email: 'ada@example.com' },
+      scope: ['read'],
+      createdAt: T,
+      revokedAt: null,
+    };
+    await storage.createGrant(grant, { tokens: pair('g1', 'root', T) });
+    // The root rotated: its first child pair.
+    expect(await storage.rotateRefreshToken('r-root', T + 1, pair('g1', 'child', T + 1, 'r-root'))).toMatchObject({ ok: true });
+
+    // A retry of the root (its response was lost), held at its COMMIT: the root's row locked, the
+    // sibling pair inserted, not committed.
+    let held!: () => void;
+    let release!: () => void;
+    const heldAt = new Promise<void>((resolve) => {
+      held = resolve;
+    });
+    gate = { held, released: new Promise<void>((resolve) => (release = resolve)) };
+    const retry = storage.retryRefreshToken('r-root', T + 2, WINDOW, pair('g1', 'sibling', T + 2, 'r-root'));
+    await heldAt;
+
+    // The child is rotated meanwhile: it waits for the root's row.
+    const rotation = storage.rotateRefreshToken('r-child', T + 3, pair('g1', 'grandchild', T + 3, 'r-child'));
+    for (let i = 0; !(await waitingOnLock()); i++) {
+      expect(i, 'the rotation waits for the parent’s row').toBeLessThan(400);
+      await sleep(5);
+    }
+    release();
+    expect(await retry).toMatchObject({ ok: true });
+    expect(await rotation).toMatchObject({ ok: true });
+
+    // The sibling pair, committed before the rotation took the root's row, died with it.
+    expect((await storage.findToken('r-sibling'))?.token.revokedAt).toBe(T + 3);
+    expect((await storage.findToken('a-sibling'))?.token.revokedAt).toBe(T + 3);
+    // The root can no longer be retried, and the rotated child's line lives on.
+    expect((await storage.findToken('r-root'))?.token.childRotatedAt).toBe(T + 3);
+    expect(await storage.retryRefreshToken('r-root', T + 4, WINDOW, pair('g1', 'late', T + 4, 'r-root'))).toMatchObject({
+      ok: false,
+      reason: 'used',
+    });
+    expect((await storage.findToken('r-grandchild'))?.token).toMatchObject({ rotatedAt: null, revokedAt: null });
+    expect((await storage.findToken('a-child'))?.token.revokedAt).toBe(T + 3);
+  });
+});
