@@ -1,7 +1,7 @@
 import type { JWK } from 'jose';
 import type { SigningKeys } from './keys/signing-keys.js';
 import type { ResolvedOptions } from './options.js';
-import type { ClientRecord, DeviceAuthorizationStorage, RefreshRetryStorage, Storage } from './storage/types.js';
+import type { ClientRecord, CombinedReadStorage, DeviceAuthorizationStorage, RefreshRetryStorage, Storage } from './storage/types.js';
 import type { Account, AuditEventInput, Clock, UserSessions } from './types.js';
 
 /**
@@ -53,6 +53,11 @@ export interface Context {
   dpop?: DpopProofs;
   /** Present when the `openid` option is on (`openIdProvider`, oidc/provider.ts). */
   openid?: OpenIdProvider;
+  /**
+   * The store, when it has the `combinedReads` group: a token request's client is then read
+   * together with the code or token it presents (`findClientWith`, checks/clients.ts).
+   */
+  combined?: Storage & CombinedReadStorage;
 }
 
 /** What the core asks of the OpenID Provider (the `openid` option, resolved once). */

@@ -41,6 +41,7 @@ export function instanceContext(options: ResolvedOptions): Context {
     ...refreshRetry(options),
     ...(options.dpop && { dpop: dpopProofs(options.dpop, requireGroup(options.storage, 'dpopProofs', 'dpop')) }),
     ...(openid && { openid }),
+    ...(hasGroup(options.storage, 'combinedReads') && { combined: options.storage }),
   };
 }
 

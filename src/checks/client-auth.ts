@@ -1,4 +1,4 @@
-import { findClient } from './clients.js';
+import { findClientWith, type Presented } from './clients.js';
 import { audit, type Context } from '../context.js';
 import { sha256Base64url, timingSafeEqual } from '../crypto.js';
 import { invalidClient, OAuthError } from '../errors.js';
@@ -72,13 +72,18 @@ function basicCredentials(request: OAuthRequest): { clientId: string; secret: st
  * thrown synchronously, inside the caller's `try`. Not an `async` function, whose own promise and
  * resumption issue 15 measured at 4-8% of W2 and W4 (BENCHMARKS.md); the chained check costs one
  * promise and one tick where the store answers, against the two calls it replaced.
+ *
+ * `presented`: the code or token the request presents, read in the same store call as the client
+ * when the store has the `combinedReads` group (`findClientWith`); its record is then in
+ * `presented.found`, read whether or not the client authenticates (nothing is used up by it).
  */
 export function authenticateClient(
   ctx: Context,
   request: OAuthRequest,
   params: Partial<Record<'client_id' | 'client_secret', string>>,
+  presented?: Presented,
 ): ClientRecord | null | Promise<ClientRecord | null> {
-  const claim = clientClaim(ctx, request, params);
+  const claim = clientClaim(ctx, request, params, presented);
   if (claim === null) return null;
   const found = claim.found;
   return found === null ? checkClaim(ctx, claim, null) : found.then((client) => checkClaim(ctx, claim, client));
@@ -92,6 +97,7 @@ function clientClaim(
   ctx: Context,
   request: OAuthRequest,
   params: Partial<Record<'client_id' | 'client_secret', string>>,
+  presented: Presented | undefined,
 ): ClientClaim | null {
   if (!ctx.options.allowCredentialsInQuery && request.url.includes('?') && queryParams(request).has('client_secret')) {
     // RFC 6749 §2.3.1: client credentials MUST NOT be included in the request URI.
@@ -110,14 +116,14 @@ function clientClaim(
     return {
       clientId: basic.clientId,
       secret: basic.secret === '' ? undefined : basic.secret,
-      found: findClient(ctx, basic.clientId),
+      found: findClientWith(ctx, basic.clientId, presented),
     };
   }
   if (params.client_id === undefined) {
     if (params.client_secret !== undefined) throw invalidClient();
     return null;
   }
-  return { clientId: params.client_id, secret: params.client_secret, found: findClient(ctx, params.client_id) };
+  return { clientId: params.client_id, secret: params.client_secret, found: findClientWith(ctx, params.client_id, presented) };
 }
 
 /** The client a claim authenticates, once the store has answered for it, or `invalid_client` (audited). */

@@ -3,7 +3,7 @@ import { requirePost } from '../checks/require-post.js';
 import type { Context } from '../context.js';
 import { invalidClient, OAuthError } from '../errors.js';
 import { formParamsWithin, jsonResponse } from '../http.js';
-import { isPending, liveness, lookupToken, TOKEN_ABOUT_PARAMS } from '../tokens/lookup.js';
+import { isPending, liveness, lookupPresented, presentedToken, TOKEN_ABOUT_PARAMS } from '../tokens/lookup.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 import { jsonFailure } from '../failure.js';
 import { confirmation, DPOP_TOKEN_TYPE } from '../dpop/binding.js';
@@ -17,10 +17,12 @@ export async function introspect(ctx: Context, request: OAuthRequest): Promise<O
   try {
     requirePost(request);
     const params = formParamsWithin(request, TOKEN_ABOUT_PARAMS);
-    const client = await authenticateClient(ctx, request, params);
+    // The token, read with the client where the store can (one round trip on SQL).
+    const presented = presentedToken(ctx, params.token);
+    const client = await authenticateClient(ctx, request, params, presented);
     if (!client || client.secretHash === null) throw invalidClient();
     if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');
-    const read = lookupToken(ctx, params.token);
+    const read = lookupPresented(ctx, params.token, presented);
     const found = isPending(read) ? await read : read;
     const now = ctx.clock.now();
     // Live as at the bearer check (`liveness`), and the caller's own.

@@ -3,7 +3,7 @@ import { requirePost } from '../checks/require-post.js';
 import { audit, type Context } from '../context.js';
 import { OAuthError } from '../errors.js';
 import { formParamsWithin, jsonTextResponse } from '../http.js';
-import { isPending, liveness, lookupToken, TOKEN_ABOUT_PARAMS } from '../tokens/lookup.js';
+import { isPending, liveness, lookupPresented, presentedToken, TOKEN_ABOUT_PARAMS } from '../tokens/lookup.js';
 import type { OAuthRequest, OAuthResponse } from '../types.js';
 import { jsonFailure } from '../failure.js';
 
@@ -19,10 +19,12 @@ export async function revoke(ctx: Context, request: OAuthRequest): Promise<OAuth
   try {
     requirePost(request);
     const params = formParamsWithin(request, TOKEN_ABOUT_PARAMS);
-    const client = await authenticateClient(ctx, request, params);
+    // The token, read with the client where the store can (one round trip on SQL).
+    const presented = presentedToken(ctx, params.token);
+    const client = await authenticateClient(ctx, request, params, presented);
     if (params.token === undefined) throw new OAuthError('invalid_request', 'The token parameter is missing.');
     // token_type_hint is accepted and not needed: one lookup finds either kind (RFC 7009 §2.1).
-    const read = lookupToken(ctx, params.token);
+    const read = lookupPresented(ctx, params.token, presented);
     const found = isPending(read) ? await read : read;
     if (found) {
       // Read now: the records may be the store's own (readToken), to be kept past no await.

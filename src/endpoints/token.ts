@@ -1,4 +1,7 @@
 import { authenticateClient, mayUseGrant } from '../checks/client-auth.js';
+import type { Presented } from '../checks/clients.js';
+import { sha256Base64url } from '../crypto.js';
+import { MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
 import { requirePost } from '../checks/require-post.js';
 import type { Context } from '../context.js';
 import { OAuthError } from '../errors.js';
@@ -47,6 +50,7 @@ type Grant = (
   client: ClientRecord | null,
   resources: readonly string[] | undefined,
   jkt: string | undefined,
+  presented: Presented | undefined,
 ) => Promise<IssuedTokens>;
 
 /** The grants, by `grant_type`. */
@@ -56,6 +60,23 @@ const GRANTS: Record<string, Grant> = {
   // RFC 8628 §3.4; answers `unsupported_grant_type` itself while `deviceAuthorization` is off.
   'urn:ietf:params:oauth:grant-type:device_code': deviceCodeGrant,
 };
+
+/**
+ * The code or refresh token a request presents, by its hash, for the store to read together
+ * with the client (`findClientWith`); `undefined` for another grant, or a value no store holds
+ * (the grant refuses it without a read).
+ */
+function presentedCredential(params: TokenParams): Presented | undefined {
+  if (params.grant_type === 'authorization_code') {
+    const code = params.code;
+    return code === undefined || code.length > MAX_TOKEN_LENGTH ? undefined : { kind: 'code', hash: sha256Base64url(code) };
+  }
+  if (params.grant_type === 'refresh_token') {
+    const token = params.refresh_token;
+    return token === undefined || token.length > MAX_TOKEN_LENGTH ? undefined : { kind: 'token', hash: sha256Base64url(token) };
+  }
+  return undefined;
+}
 
 /**
  * POST /v1/oauth/token. Order (docs/reference.md#token-endpoint): POST only; parse (a parameter twice is
@@ -78,8 +99,10 @@ export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthR
       if (resources === undefined || resources.length < 2) throw error;
       params = singleWithin(all, ONE_VALUE_PARAMS);
     }
-    // Client authentication: the store's answer is its one await.
-    const client = await authenticateClient(ctx, request, params);
+    // Client authentication: the store's answer is its one await. The code or refresh token,
+    // when the store can read it with the client, comes in the same answer.
+    const presented = ctx.combined && presentedCredential(params);
+    const client = await authenticateClient(ctx, request, params, presented);
     if (params.grant_type === undefined) throw new OAuthError('invalid_request', 'The grant_type parameter is missing.');
     const grant = Object.hasOwn(GRANTS, params.grant_type) ? GRANTS[params.grant_type] : undefined;
     if (!grant) {
@@ -98,7 +121,7 @@ export async function token(ctx: Context, request: OAuthRequest): Promise<OAuthR
         : undefined;
     if (proof === undefined && client?.dpopBoundAccessTokens && ctx.dpop)
       throw proofRequired('this application uses DPoP-bound tokens only');
-    const issued = await grant(ctx, params, client, resources, proof?.jkt);
+    const issued = await grant(ctx, params, client, resources, proof?.jkt, presented);
     const json = tokenResponseJson(ctx, issued.grant, issued.pair);
     let body = typeof json === 'string' ? json : await json;
     // OpenID Connect (Core §3.1.3.3, §12.2): an ID token while the scope keeps `openid`.

@@ -1,5 +1,6 @@
 import { sha256Base64url } from '../crypto.js';
 import { checkVerifier } from '../checks/pkce.js';
+import type { Presented } from '../checks/clients.js';
 import { clientRedirectUriMatches } from '../checks/redirect-uri.js';
 import { audit, type Context } from '../context.js';
 import { invalidClient, OAuthError } from '../errors.js';
@@ -23,6 +24,7 @@ export async function authorizationCodeGrant(
   client: ClientRecord | null,
   resources?: readonly string[],
   jkt?: string,
+  presented?: Presented,
 ): Promise<IssuedTokens> {
   // RFC 6749 §4.1.3: the client authenticates (a public client with client_id alone).
   if (!client) throw invalidClient();
@@ -30,8 +32,10 @@ export async function authorizationCodeGrant(
   if (params.redirect_uri === undefined) throw new OAuthError('invalid_request', 'The redirect_uri parameter is missing.');
   if (params.code.length > MAX_TOKEN_LENGTH) throw invalidGrant();
 
-  const hash = sha256Base64url(params.code);
-  const code = await ctx.storage.findCode(hash);
+  // Read with the client already, where the store could (`findClientWith`).
+  const read = presented?.kind === 'code' ? presented : undefined;
+  const hash = read?.hash ?? sha256Base64url(params.code);
+  const code = read?.found !== undefined ? read.found : await ctx.storage.findCode(hash);
   // Bound to its client and its redirect URI (RFC 6749 §4.1.3); a mismatch uses nothing up.
   if (!code || code.clientId !== client.id || code.redirectUri !== params.redirect_uri) throw invalidGrant();
   // A code issued to a callback URL the client no longer has (`updateClient`) is dead.

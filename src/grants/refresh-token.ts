@@ -1,7 +1,7 @@
 import { sha256Base64url } from '../crypto.js';
 import { covers } from '../checks/scope.js';
 import { mayUseGrant } from '../checks/client-auth.js';
-import { findClient, isDocumentClientId } from '../checks/clients.js';
+import { findClient, isDocumentClientId, type Presented } from '../checks/clients.js';
 import { accessAudience } from '../checks/resource.js';
 import { audit, type Context } from '../context.js';
 import { invalidClient, OAuthError } from '../errors.js';
@@ -26,6 +26,7 @@ export async function refreshTokenGrant(
   client: ClientRecord | null,
   resources?: readonly string[],
   jkt?: string,
+  presented?: Presented,
 ): Promise<IssuedTokens> {
   if (!client && ctx.options.requireClientAuthOnRefresh) {
     throw invalidClient();
@@ -33,8 +34,10 @@ export async function refreshTokenGrant(
   if (params.refresh_token === undefined) throw new OAuthError('invalid_request', 'The refresh_token parameter is missing.');
   if (params.refresh_token.length > MAX_TOKEN_LENGTH) throw invalidGrant();
 
-  const hash = sha256Base64url(params.refresh_token);
-  const found = await ctx.storage.findToken(hash);
+  // Read with the client already, where the store could (`findClientWith`).
+  const read = presented?.kind === 'token' ? presented : undefined;
+  const hash = read?.hash ?? sha256Base64url(params.refresh_token);
+  const found = read?.found !== undefined ? read.found : await ctx.storage.findToken(hash);
   const now = ctx.clock.now();
   if (!found) {
     // Not stored: unknown, or a rotated token pruned since. Its family tells a replay apart, for

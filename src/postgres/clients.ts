@@ -5,7 +5,7 @@ import type { ClientChanges, ClientRecord } from '../storage/types.js';
 import type { Db } from './db.js';
 import { ms, strings, type Row } from './rows.js';
 
-function toClient(r: Row): ClientRecord {
+export function toClient(r: Row): ClientRecord {
   const client: ClientRecord = {
     id: r['id'] as string,
     name: r['name'] as string,

@@ -8,7 +8,7 @@ import type { PgPoolClient, PgQueryResult } from './pool.js';
 import { GRANT_COLUMNS, ms, msOrNull, strings, toOAuthGrant, type Row } from './rows.js';
 import { TOKEN_COLUMNS, tokenRows } from './tokens.js';
 
-const toCode = (r: Row): CodeRecord => {
+export const toCode = (r: Row): CodeRecord => {
   const code = toCodeFields(r);
   if (r['resources'] != null) code.resources = strings(r['resources']);
   if (r['dpop_jkt'] != null) code.dpop = { jkt: r['dpop_jkt'] as string };

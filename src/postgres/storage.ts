@@ -25,6 +25,7 @@ import type {
 import type { Account } from '../types.js';
 import { deleteClient, findClient, listClients, saveClient, updateClientFields } from './clients.js';
 import { findCode, redeemCode } from './codes.js';
+import { findClientAndCode, findClientAndToken } from './combined.js';
 import { findConsent, listConsents, saveConsent } from './consents.js';
 import { Db } from './db.js';
 import {
@@ -265,6 +266,19 @@ export class PostgresStorage implements Storage {
 
   findToken(hash: string): Promise<{ token: TokenRecord; grant: GrantRecord } | null> {
     return findToken(this.db, hash);
+  }
+
+  /** One statement: the client and the code, each a `jsonb` row or NULL (combined.ts). */
+  findClientAndCode(clientId: string, codeHash: string): Promise<{ client: ClientRecord | null; code: CodeRecord | null }> {
+    return findClientAndCode(this.db, clientId, codeHash);
+  }
+
+  /** One statement: the client, and the token joined to its grant (combined.ts). */
+  findClientAndToken(
+    clientId: string,
+    tokenHash: string,
+  ): Promise<{ client: ClientRecord | null; token: { token: TokenRecord; grant: GrantRecord } | null }> {
+    return findClientAndToken(this.db, clientId, tokenHash);
   }
 
   /**

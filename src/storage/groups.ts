@@ -8,6 +8,7 @@ import { ConfigError } from '../errors.js';
 import type {
   AccountAdministrationStorage,
   ClientAdministrationStorage,
+  CombinedReadStorage,
   CoreStorage,
   DeviceAuthorizationStorage,
   DpopProofStorage,
@@ -113,6 +114,13 @@ export const DPOP_PROOF_METHODS = methodList<DpopProofStorage>()(['rememberDpopP
 export const REFRESH_RETRY_METHODS = methodList<RefreshRetryStorage>()(['retryRefreshToken']);
 
 /**
+ * The methods of the combined reads group (`CombinedReadStorage`): a client with the code or
+ * token a request presents, in one read.
+ * @group Storage
+ */
+export const COMBINED_READ_METHODS = methodList<CombinedReadStorage>()(['findClientAndCode', 'findClientAndToken']);
+
+/**
  * Each storage group's methods, by group name (`StorageGroups`): one entry per group, or this
  * does not compile.
  * @group Storage
@@ -124,6 +132,7 @@ export const STORAGE_GROUPS: { readonly [G in StorageGroup]: readonly (keyof Sto
   deviceAuthorization: DEVICE_STORAGE_METHODS,
   dpopProofs: DPOP_PROOF_METHODS,
   refreshRetry: REFRESH_RETRY_METHODS,
+  combinedReads: COMBINED_READ_METHODS,
 });
 
 /** What each group serves, and where the reference describes it: for the `ConfigError` of a missing group. */
@@ -134,6 +143,7 @@ const FEATURES: { readonly [G in StorageGroup]: string } = {
   deviceAuthorization: 'the device authorization grant (docs/reference.md#device-authorization-grant-rfc-8628)',
   dpopProofs: 'the replay check of DPoP proofs (docs/reference.md#storage-groups)',
   refreshRetry: 'refreshRetryWindowSeconds (docs/reference.md#refresh-token-rotation-and-families)',
+  combinedReads: 'one read instead of two per code exchange, refresh and revocation (docs/reference.md#storage-groups)',
 };
 
 /** The methods of `list` that `storage` does not have (as functions). */

@@ -271,6 +271,9 @@ export class MemoryStorage implements Storage {
   }
 
   async findClient(clientId: string): Promise<ClientRecord | null> {
+    return this.clientCopy(clientId);
+  }
+  private clientCopy(clientId: string): ClientRecord | null {
     const client = this.clients.get(clientId);
     return client ? copyClient(client) : null;
   }
@@ -333,6 +336,9 @@ export class MemoryStorage implements Storage {
   }
 
   async findCode(hash: string): Promise<CodeRecord | null> {
+    return this.codeCopy(hash);
+  }
+  private codeCopy(hash: string): CodeRecord | null {
     const code = this.codes.get(hash);
     return code ? copyCode(code) : null;
   }
@@ -350,9 +356,25 @@ export class MemoryStorage implements Storage {
   }
 
   async findToken(hash: string): Promise<{ token: TokenRecord; grant: GrantRecord } | null> {
+    return this.tokenCopy(hash);
+  }
+  private tokenCopy(hash: string): { token: TokenRecord; grant: GrantRecord } | null {
     const token = this.tokens.get(hash);
     const grant = token && this.grants.get(token.grantId);
     return token && grant ? { token: copyToken(token), grant: copyGrant(grant) } : null;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Combined reads: both answers at one moment (nothing can run between them).
+
+  async findClientAndCode(clientId: string, codeHash: string): Promise<{ client: ClientRecord | null; code: CodeRecord | null }> {
+    return { client: this.clientCopy(clientId), code: this.codeCopy(codeHash) };
+  }
+  async findClientAndToken(
+    clientId: string,
+    tokenHash: string,
+  ): Promise<{ client: ClientRecord | null; token: { token: TokenRecord; grant: GrantRecord } | null }> {
+    return { client: this.clientCopy(clientId), token: this.tokenCopy(tokenHash) };
   }
 
   /** `findToken` without the copies: the stored records themselves, for callers that only read them (see `Storage.readToken`). */

@@ -880,6 +880,24 @@ export interface RefreshRetryStorage {
 }
 
 /**
+ * The combined reads group (optional, a speed-up with no state of its own): the client a token
+ * request names and the code or token it presents, read together. For a store where every read
+ * is a round trip (SQL), one instead of two on every code exchange, refresh and revocation; the
+ * core reads them separately (`findClient`, then `findCode` or `findToken`) from a store without
+ * it. Each answers exactly what the two separate reads would answer, at one moment.
+ * @group Storage
+ */
+export interface CombinedReadStorage {
+  /** `findClient(clientId)` and `findCode(codeHash)`, in one read. */
+  findClientAndCode(clientId: string, codeHash: string): Promise<{ client: ClientRecord | null; code: CodeRecord | null }>;
+  /** `findClient(clientId)` and `findToken(tokenHash)`, in one read. */
+  findClientAndToken(
+    clientId: string,
+    tokenHash: string,
+  ): Promise<{ client: ClientRecord | null; token: { token: TokenRecord; grant: GrantRecord } | null }>;
+}
+
+/**
  * The named groups of optional storage methods, by the name `STORAGE_GROUPS` lists their methods
  * under. A store has each group whole or not at all: a feature that needs a group checks for all
  * of it, and the conformance kit fails a store that has part of one. A new capability with state
@@ -893,6 +911,7 @@ export interface StorageGroups {
   deviceAuthorization: DeviceAuthorizationStorage;
   dpopProofs: DpopProofStorage;
   refreshRetry: RefreshRetryStorage;
+  combinedReads: CombinedReadStorage;
 }
 
 /**
@@ -920,4 +939,5 @@ export interface Storage
     Partial<PersonalTokenStorage>,
     Partial<DeviceAuthorizationStorage>,
     Partial<DpopProofStorage>,
-    Partial<RefreshRetryStorage> {}
+    Partial<RefreshRetryStorage>,
+    Partial<CombinedReadStorage> {}

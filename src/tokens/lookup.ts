@@ -1,3 +1,4 @@
+import type { PresentedToken } from '../checks/clients.js';
 import type { Context } from '../context.js';
 import { sha256Base64url } from '../crypto.js';
 import { formBounds } from '../http.js';
@@ -76,6 +77,28 @@ export function lookupToken(ctx: Context, token: string, accessOnly = false): To
   if (!ctx.jwt) return read;
   const keep = accessOnly ? personalOnly : refreshOnly;
   return isPending(read) ? read.then(keep) : keep(read);
+}
+
+/**
+ * The token a revocation or introspection request presents, for the store to read together with
+ * the client (`findClientWith`): an opaque value's hash, when the store has the `combinedReads`
+ * group and no `readToken` (a store that answers a read at once, as `MemoryStorage` does, gains
+ * nothing by combining it). `undefined` otherwise, and for a JWT (looked up by its `jti` once it
+ * verifies) or a value too long to be a token.
+ */
+export function presentedToken(ctx: Context, token: string | undefined): PresentedToken | undefined {
+  if (ctx.combined === undefined || ctx.storage.readToken !== undefined) return undefined;
+  if (token === undefined || token.length > MAX_TOKEN_LENGTH || (ctx.jwt && looksLikeJwt(token))) return undefined;
+  return { kind: 'token', hash: sha256Base64url(token) };
+}
+
+/**
+ * `lookupToken(ctx, token)`, answered from what was read with the client (`presentedToken`,
+ * `findClientWith`) when it was: the same rule applies to it.
+ */
+export function lookupPresented(ctx: Context, token: string, presented: PresentedToken | undefined): TokenRead | PromiseLike<TokenRead> {
+  if (presented?.found === undefined) return lookupToken(ctx, token);
+  return ctx.jwt ? refreshOnly(presented.found) : presented.found;
 }
 
 /**

@@ -19,6 +19,15 @@ async function clientAuth() {
       if (failFindClient) throw new Error('storage unavailable');
       return super.findClient(clientId);
     }
+    // The client read together with the code or token the request presents (combinedReads) fails as well.
+    override async findClientAndCode(clientId: string, codeHash: string) {
+      if (failFindClient) throw new Error('storage unavailable');
+      return super.findClientAndCode(clientId, codeHash);
+    }
+    override async findClientAndToken(clientId: string, tokenHash: string) {
+      if (failFindClient) throw new Error('storage unavailable');
+      return super.findClientAndToken(clientId, tokenHash);
+    }
   }
   const events: AuditEvent[] = [];
   const errors: unknown[] = [];

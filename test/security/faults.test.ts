@@ -50,7 +50,8 @@ describe('storage faults leave no half-written state', () => {
     const prepare = (t: Awaited<ReturnType<typeof setup>>) => t.getCode();
     const op = (t: Awaited<ReturnType<typeof setup>>, code: unknown) => t.exchange(code as string);
     const total = await countCalls(op, prepare);
-    expect(total).toBeGreaterThanOrEqual(3);
+    // The client read with the code (combinedReads), then the redemption with the new tokens.
+    expect(total).toBeGreaterThanOrEqual(2);
     for (let k = 1; k <= total; k++) {
       const faulty = new FaultyStorage();
       const errors: unknown[] = [];

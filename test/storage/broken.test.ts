@@ -49,6 +49,28 @@ class AwaitBetweenCheckAndWriteInRedeem extends MemoryStorage {
   }
 }
 
+/** A combined read whose row mapping forgot columns: the client without its optional fields, the code without its use. */
+class CombinedReadDropsFields extends MemoryStorage {
+  override async findClientAndCode(clientId: string, codeHash: string): Promise<{ client: ClientRecord | null; code: CodeRecord | null }> {
+    const read = await super.findClientAndCode(clientId, codeHash);
+    if (read.client)
+      read.client = {
+        id: read.client.id,
+        name: read.client.name,
+        redirectUri: read.client.redirectUri,
+        secretHash: read.client.secretHash,
+        createdAt: read.client.createdAt,
+      };
+    if (read.code) read.code.usedAt = null;
+    return read;
+  }
+  override async findClientAndToken(clientId: string, tokenHash: string) {
+    const read = await super.findClientAndToken(clientId, tokenHash);
+    if (read.token) read.token.token.rotatedAt = null;
+    return read;
+  }
+}
+
 /** Reads the device record, yields, then marks it and stores the grant: concurrent redeems all see it approved. */
 class AwaitBetweenCheckAndWriteInDeviceRedeem extends MemoryStorage {
   override async redeemDeviceAuthorization(
@@ -353,6 +375,11 @@ const BROKEN: Broken[] = [
     name: 'device redeem awaits between its check and its write',
     make: () => new AwaitBetweenCheckAndWriteInDeviceRedeem(),
     catches: ['device authorizations (optional): exactly one of 20 concurrent redeems'],
+  },
+  {
+    name: 'combined reads drop fields (the client’s optional ones, a code’s use, a token’s rotation)',
+    make: () => new CombinedReadDropsFields(),
+    catches: ['combined reads (optional): findClientAndCode answers', 'combined reads (optional): findClientAndToken answers'],
   },
   {
     name: 'revocation that misses tokens inserted concurrently',

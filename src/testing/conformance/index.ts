@@ -14,6 +14,7 @@
  */
 import type { MakeStorage, StorageConformanceCase } from './case.js';
 import { clientCases } from './clients.js';
+import { combinedCases } from './combined.js';
 import { codeCases } from './codes.js';
 import { consentCases } from './consents.js';
 import { deviceCases } from './devices.js';
@@ -71,6 +72,7 @@ export const storageConformanceCases: readonly StorageConformanceCase[] = Object
   ...deviceCases,
   ...dpopCases,
   ...refreshRetryCases,
+  ...combinedCases,
 ]);
 
 /**
