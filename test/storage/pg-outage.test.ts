@@ -231,6 +231,108 @@ describe.skipIf(!clusterAvailable)(
       }
     });
 
+    it('a crash in the middle of the single-statement steps (a code redeemed and a refresh token rotated, each waiting to insert its tokens after its first write): storage errors, nothing of either kept after the restart, each works once after', async () => {
+      const schema = 'ag_outage_single';
+      const app = 'ag_outage_single';
+      const pool = new pg.Pool({ connectionString: cluster.url, max: 4, application_name: app });
+      pool.on('error', () => {});
+      const holder = new pg.Client({ connectionString: cluster.url });
+      holder.on('error', () => {}); // it dies in the crash too
+      const storage = new PostgresStorage(pool, { schema });
+      try {
+        await storage.migrate();
+        const T = 1_700_000_000_000;
+        const account = { uuid: 'u1', name: 'Ada', email: 'ada@example.com' };
+        const grant = (id: string) => ({
+          id,
+          kind: 'oauth' as const,
+          clientId: 'app',
+          account,
+          scope: ['read'],
+          createdAt: T,
+          revokedAt: null,
+        });
+        const token = (hash: string, grantId: string, kind: 'access' | 'refresh', pairHash: string | null = null) => ({
+          hash,
+          kind,
+          grantId,
+          clientId: 'app',
+          scope: ['read'],
+          issuedAt: T,
+          expiresAt: kind === 'access' ? T + 3_600_000 : null,
+          pairHash,
+          rotatedAt: null,
+          revokedAt: null,
+        });
+        const code = {
+          hash: 'code-1',
+          grantId: 'g-code',
+          clientId: 'app',
+          redirectUri: CALLBACK,
+          scope: ['read'],
+          codeChallenge: null,
+          codeChallengeMethod: null,
+          expiresAt: T + 600_000,
+          usedAt: null,
+        };
+        await storage.createGrant(grant('g-code'), { code });
+        await storage.createGrant(grant('g-pair'), {
+          tokens: [token('a-0', 'g-pair', 'access'), token('r-0', 'g-pair', 'refresh', 'a-0')],
+        });
+        // Another session holds uncommitted rows with the hashes the two steps insert: each step
+        // makes its first write (the code used, the token rotated) and then waits to insert.
+        await holder.connect();
+        await holder.query('BEGIN');
+        for (const [hash, grantId] of [
+          ['a-x', 'g-code'],
+          ['a-1', 'g-pair'],
+        ])
+          await holder.query(
+            `INSERT INTO "${schema}".authgate_tokens (hash, kind, grant_id, client_id, scope, issued_at) VALUES ($1, 'access', $2, 'app', '{}', 0)`,
+            [hash, grantId],
+          );
+        const outcome = (promise: Promise<unknown>) =>
+          promise.then(
+            () => null,
+            (error: unknown) => error,
+          );
+        const redeeming = outcome(storage.redeemCode('code-1', T + 1, [token('a-x', 'g-code', 'access')]));
+        const rotating = outcome(
+          storage.rotateRefreshToken('r-0', T + 1, [
+            token('a-1', 'g-pair', 'access'),
+            { ...token('r-1', 'g-pair', 'refresh', 'a-1'), parentHash: 'r-0' },
+          ]),
+        );
+        let waiting = 0;
+        for (let i = 0; i < 200 && waiting < 2; i++) {
+          const { rows } = await admin.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`,
+            [app],
+          );
+          waiting = rows[0].n;
+          if (waiting < 2) await sleep(20);
+        }
+        expect(waiting, 'both steps wait to insert their tokens').toBe(2);
+        await cluster.crash();
+        for (const failure of [await redeeming, await rotating]) expect(failure).toBeInstanceOf(PostgresStorageError);
+        await cluster.restart();
+        // Neither step survived the crash: the code unused, the token not rotated, its access
+        // token live, and none of the tokens either would have inserted.
+        expect((await storage.findCode('code-1'))?.usedAt).toBeNull();
+        expect((await storage.findToken('r-0'))?.token).toMatchObject({ rotatedAt: null, revokedAt: null });
+        expect((await storage.findToken('a-0'))?.token.revokedAt).toBeNull();
+        for (const hash of ['a-x', 'a-1', 'r-1']) expect(await storage.findToken(hash)).toBeNull();
+        // Each works once after the restart.
+        expect(await storage.redeemCode('code-1', T + 2, [token('a-y', 'g-code', 'access')])).toMatchObject({ ok: true });
+        expect(await storage.redeemCode('code-1', T + 3, [])).toMatchObject({ ok: false, reason: 'used' });
+        expect(await storage.rotateRefreshToken('r-0', T + 2, [token('a-2', 'g-pair', 'access')])).toMatchObject({ ok: true });
+        expect(await storage.rotateRefreshToken('r-0', T + 3, [])).toMatchObject({ ok: false, reason: 'used' });
+      } finally {
+        await holder.end().catch(() => {});
+        await pool.end();
+      }
+    });
+
     it('crashed mid-load and restarted: the process survives, only the outage fails (503 resources, 500 token endpoint), recovery is immediate, every token held still works', async () => {
       const instance = await startServer(cluster.url);
       const origin = instance.origin;
