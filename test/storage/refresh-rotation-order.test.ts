@@ -14,12 +14,28 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OAuthGrantRecord, OAuthTokenRecord } from '../../src/index.js';
-import { type PgPool, type PgPoolClient, PostgresStorage } from '../../src/postgres/index.js';
+import { type PgPool, type PgPoolClient, PostgresStorage, SCHEMA_VERSION } from '../../src/postgres/index.js';
+import { MIGRATIONS, quote, routineNames, tableNames } from '../../src/postgres/schema.js';
 import { DATABASE_URL, dropSchema, schemaName } from './pg.js';
 
 const T = 1_700_000_000_000;
 const WINDOW = 60_000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const base = { clientId: 'app', scope: ['read'], rotatedAt: null, revokedAt: null };
+const pair = (grantId: string, name: string, at: number, parentHash?: string): OAuthTokenRecord[] => [
+  { ...base, grantId, hash: `a-${name}`, kind: 'access', issuedAt: at, expiresAt: at + 3_600_000, pairHash: null },
+  {
+    ...base,
+    grantId,
+    hash: `r-${name}`,
+    kind: 'refresh',
+    issuedAt: at,
+    expiresAt: null,
+    pairHash: `a-${name}`,
+    ...(parentHash ? { parentHash } : {}),
+  },
+];
 
 describe.skipIf(!DATABASE_URL)('PostgreSQL: a rotation of a child racing a retry of its parent (forced interleaving)', () => {
   const schema = schemaName('rotorder');
@@ -60,21 +76,6 @@ describe.skipIf(!DATABASE_URL)('PostgreSQL: a rotation of a child racing a retry
     await pool.end();
     await monitor.end();
   });
-
-  const base = { clientId: 'app', scope: ['read'], rotatedAt: null, revokedAt: null };
-  const pair = (grantId: string, name: string, at: number, parentHash?: string): OAuthTokenRecord[] => [
-    { ...base, grantId, hash: `a-${name}`, kind: 'access', issuedAt: at, expiresAt: at + 3_600_000, pairHash: null },
-    {
-      ...base,
-      grantId,
-      hash: `r-${name}`,
-      kind: 'refresh',
-      issuedAt: at,
-      expiresAt: null,
-      pairHash: `a-${name}`,
-      ...(parentHash ? { parentHash } : {}),
-    },
-  ];
 
   async function waitingOnLock(): Promise<boolean> {
     const { rows } = await monitor.query(
@@ -131,5 +132,53 @@ describe.skipIf(!DATABASE_URL)('PostgreSQL: a rotation of a child racing a retry
     });
     expect((await storage.findToken('r-grandchild'))?.token).toMatchObject({ rotatedAt: null, revokedAt: null });
     expect((await storage.findToken('a-child'))?.token.revokedAt).toBe(T + 3);
+  });
+});
+
+describe.skipIf(!DATABASE_URL)('migration 14 on PostgreSQL: the rotation function', () => {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
+  pool.on('error', () => {});
+  const schema = schemaName('rot14');
+  afterAll(async () => {
+    await dropSchema(pool, schema);
+    await pool.end();
+  });
+
+  it('a version-13 database gains rotate_refresh_token; a family stored before it rotates, retries and revokes its siblings as before', async () => {
+    const t = tableNames(schema, 'authgate_');
+    const q = (text: string, values: unknown[] = []) => pool.query(text, values);
+    await q(`CREATE SCHEMA ${quote(schema)}`);
+    await q(`CREATE TABLE ${t.migrations} (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
+    for (const m of MIGRATIONS.filter((m) => m.version <= 13)) {
+      for (const statement of m.up(t, (name) => quote(`authgate_${name}`), routineNames(schema, 'authgate_'))) await q(statement);
+      await q(`INSERT INTO ${t.migrations} VALUES ($1, $2, $3)`, [m.version, m.name, 0]);
+    }
+    // A family as version 13 wrote it: the root rotated once, its child pair live.
+    await q(
+      `INSERT INTO ${t.grants} (id, client_id, account_uuid, account, scope, created_at, kind) VALUES ('g', 'app', 'u', '{"uuid":"u","name":"Ada","email":"a@x"}', '{read}', $1, 'oauth')`,
+      [T],
+    );
+    await q(
+      `INSERT INTO ${t.tokens} (hash, kind, grant_id, client_id, scope, issued_at, expires_at, pair_hash, rotated_at, parent_hash) VALUES
+      ('a-root', 'access', 'g', 'app', '{read}', $1, $2, NULL, NULL, NULL),
+      ('r-root', 'refresh', 'g', 'app', '{read}', $1, NULL, 'a-root', $3, NULL),
+      ('a-child', 'access', 'g', 'app', '{read}', $3, $2, NULL, NULL, NULL),
+      ('r-child', 'refresh', 'g', 'app', '{read}', $3, NULL, 'a-child', NULL, 'r-root')`,
+      [T, T + 3_600_000, T + 1],
+    );
+    const storage = new PostgresStorage(pool, { schema });
+    expect(await storage.migrate()).toEqual({ from: 13, to: SCHEMA_VERSION });
+    const { rowCount } = await q(
+      `SELECT 1 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname = 'authgate_rotate_refresh_token'`,
+      [schema],
+    );
+    expect(rowCount).toBe(1);
+    // The root retried (a sibling pair), then the child rotated: the sibling dies, the root can no longer be retried.
+    const sibling = pair('g', 'sib', T + 2, 'r-root');
+    expect(await storage.retryRefreshToken('r-root', T + 2, WINDOW, sibling)).toMatchObject({ ok: true });
+    expect(await storage.rotateRefreshToken('r-child', T + 3, pair('g', 'next', T + 3, 'r-child'))).toMatchObject({ ok: true });
+    expect((await storage.findToken('r-sib'))?.token.revokedAt).toBe(T + 3);
+    expect((await storage.findToken('a-child'))?.token.revokedAt).toBe(T + 3);
+    expect(await storage.rotateRefreshToken('r-child', T + 4, [])).toMatchObject({ ok: false, reason: 'used' });
   });
 });
