@@ -6,7 +6,7 @@ import type { CodeRecord, OAuthTokenRecord, SingleUseOutcome } from '../storage/
 import type { Db } from './db.js';
 import type { PgPoolClient, PgQueryResult } from './pool.js';
 import { GRANT_COLUMNS, ms, msOrNull, strings, toOAuthGrant, type Row } from './rows.js';
-import { TOKEN_COLUMNS, tokenRows } from './tokens.js';
+import { issuedWhen } from './tokens.js';
 
 export const toCode = (r: Row): CodeRecord => {
   const code = toCodeFields(r);
@@ -66,13 +66,7 @@ export async function findCode(db: Db, hash: string): Promise<CodeRecord | null>
 export async function redeemCode(db: Db, hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
   const at = ms(now);
   const values: unknown[] = [hash, at];
-  const issue =
-    tokens.length === 0
-      ? ''
-      : `, issued AS (
-        INSERT INTO ${db.t.tokens} (${TOKEN_COLUMNS})
-        SELECT * FROM (${tokenRows(tokens, values)}) AS v WHERE EXISTS (SELECT 1 FROM redeemed)
-      )`;
+  const issue = issuedWhen(db, tokens, values, 'EXISTS (SELECT 1 FROM redeemed)');
   const { rows } = await db.query(
     'redeemCode',
     `WITH redeemed AS (

@@ -45,7 +45,7 @@ const toTokenFields = (r: Row): TokenRecord =>
         revokedAt: msOrNull(r['revoked_at']),
       };
 
-export const TOKEN_COLUMNS =
+const TOKEN_COLUMNS =
   'hash, kind, grant_id, client_id, scope, issued_at, expires_at, pair_hash, rotated_at, revoked_at, family_hash, audience, parent_hash, dpop_jkt';
 /** The type of each of `TOKEN_COLUMNS`, in the same order. */
 const TOKEN_TYPES = 'text text text text text[] bigint bigint text bigint bigint text text[] text text'.split(' ');
@@ -56,7 +56,7 @@ const TOKEN_TYPES = 'text text text text text[] bigint bigint text bigint bigint
  * table (`INSERT ... SELECT * FROM (VALUES ...) AS v WHERE ...`), where the database cannot take
  * the types from the target columns.
  */
-export function tokenRows(tokens: readonly TokenRecord[], values: unknown[]): string {
+function tokenRows(tokens: readonly TokenRecord[], values: unknown[]): string {
   const rows = tokens.map((token) => {
     const base = values.length;
     values.push(
@@ -78,6 +78,20 @@ export function tokenRows(tokens: readonly TokenRecord[], values: unknown[]): st
     return `(${TOKEN_TYPES.map((type, i) => `$${base + i + 1}::${type}`).join(', ')})`;
   });
   return `VALUES ${rows.join(', ')}`;
+}
+
+/**
+ * `, issued AS (INSERT ...)`: a CTE that inserts `tokens` (their values appended to `values`)
+ * only when `condition` holds, an SQL boolean over the statement's earlier CTEs; for a
+ * single-use step that issues its tokens in its own statement (`redeemCode`,
+ * `rotateRefreshToken`). Empty when there are none.
+ */
+export function issuedWhen(db: Db, tokens: readonly TokenRecord[], values: unknown[], condition: string): string {
+  if (tokens.length === 0) return '';
+  return `, issued AS (
+    INSERT INTO ${db.t.tokens} (${TOKEN_COLUMNS})
+    SELECT * FROM (${tokenRows(tokens, values)}) AS v WHERE ${condition}
+  )`;
 }
 
 /** Insert `tokens` on `tx` in one statement, inside the transaction that issues them. */
@@ -113,13 +127,7 @@ export async function findToken(db: Db, hash: string): Promise<{ token: TokenRec
 export async function rotateRefreshToken(db: Db, hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
   const at = ms(now);
   const values: unknown[] = [hash, at];
-  const issue =
-    tokens.length === 0
-      ? ''
-      : `, issued AS (
-        INSERT INTO ${db.t.tokens} (${TOKEN_COLUMNS})
-        SELECT * FROM (${tokenRows(tokens, values)}) AS v WHERE (SELECT g FROM rotated) IS NOT NULL
-      )`;
+  const issue = issuedWhen(db, tokens, values, '(SELECT g FROM rotated) IS NOT NULL');
   const { rows } = await db.query(
     'rotateRefreshToken',
     `WITH rotated AS (SELECT ${db.r.rotateRefreshToken}($1, $2) AS g)${issue}
