@@ -20,7 +20,7 @@ import { createOAuthRouter } from '../../adapters/express/index.js';
 import { brandRoutes, NIMBUS_PAGES } from '../../examples/platform/brand.js';
 import { AuthorizationServer, MemoryStorage, type UserSession } from '../../src/index.js';
 import { ADA } from '../fixtures.js';
-import { browserAvailable, CHROMIUM, E2E_TIMEOUT, SCREENSHOTS } from './harness.js';
+import { browserAvailable, CHROMIUM, E2E_TIMEOUT, SCREENSHOTS, screenshot } from './harness.js';
 
 const FOLDER = join(SCREENSHOTS, 'branded');
 const WIDTHS = [1280, 375] as const;
@@ -111,13 +111,13 @@ describe.skipIf(!browserAvailable)('the logout pages with the demo brand, in Chr
           expect((await button.textContent())?.trim()).toBe(language.button);
           expect(await button.evaluate((e) => getComputedStyle(e).backgroundColor)).toBe('rgb(0, 105, 255)');
           expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
-          await page.screenshot({ path: join(FOLDER, `logout-confirm-${id}.png`), fullPage: true });
+          await screenshot(page, join(FOLDER, `logout-confirm-${id}.png`));
 
           await Promise.all([page.waitForEvent('load'), button.click()]);
           expect((await page.locator('h1').textContent())?.trim()).toBe(language.done);
           expect(await page.getAttribute('html', 'lang')).toBe(language.lang);
           expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
-          await page.screenshot({ path: join(FOLDER, `logout-signed-out-${id}.png`), fullPage: true });
+          await screenshot(page, join(FOLDER, `logout-signed-out-${id}.png`));
 
           expect(sessions.has(id)).toBe(false);
           expect((await context.cookies(base)).find((c) => c.name === 'sid')).toBeUndefined();
