@@ -33,16 +33,17 @@ export type User = typeof ADA;
 
 type Demo = Awaited<ReturnType<typeof startDemo>>;
 
-/** Start the demo and the browser once per file; a fresh context per `newPage()`, closed after each test. */
-export function useBrowserDemo() {
-  let demo: Demo;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
+let launched: Promise<Browser> | undefined;
 
-  beforeAll(async () => {
-    mkdirSync(SCREENSHOTS, { recursive: true });
-    demo = await startDemo({ platformPort: 0, appPort: 0, storage: new MemoryStorage() });
-    browser = await chromium.launch({
+/**
+ * The worker's Chromium: launched by the first browser file that a worker runs, and used by the
+ * next ones (the `shared` project of vitest.config.ts runs them in one process); a launch and a
+ * close cost about 1.5 s per file. Each test still gets a fresh context (cookies, storage, cache),
+ * and `closeContexts` ends a file's. Playwright ends the browser when the worker process exits.
+ */
+export function workerBrowser(): Promise<Browser> {
+  launched ??= chromium
+    .launch({
       executablePath: CHROMIUM,
       headless: true,
       // Playwright gives every launch a fresh temporary profile (user data dir) of its own.
@@ -55,13 +56,37 @@ export function useBrowserDemo() {
         '--no-first-run',
         '--disable-sync',
       ],
+    })
+    .then((browser) => {
+      browser.on('disconnected', () => {
+        launched = undefined;
+      });
+      return browser;
     });
+  return launched;
+}
+
+/** At the end of a file: close every context it left open on the worker's browser (the next file starts with none). */
+export async function closeContexts(browser: Browser): Promise<void> {
+  await Promise.all(browser.contexts().map((context) => context.close()));
+}
+
+/** Start the demo once per file, on the worker's browser; a fresh context per `newPage()`, closed after each test. */
+export function useBrowserDemo() {
+  let demo: Demo;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    demo = await startDemo({ platformPort: 0, appPort: 0, storage: new MemoryStorage() });
+    browser = await workerBrowser();
   });
   afterEach(async () => {
     await Promise.all(contexts.splice(0).map((c) => c.close()));
   });
   afterAll(async () => {
-    await browser?.close();
+    if (browser) await closeContexts(browser);
     await demo?.close();
   });
 

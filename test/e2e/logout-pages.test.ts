@@ -14,13 +14,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import express from 'express';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOAuthRouter } from '../../adapters/express/index.js';
 import { brandRoutes, NIMBUS_PAGES } from '../../examples/platform/brand.js';
 import { AuthorizationServer, MemoryStorage, type UserSession } from '../../src/index.js';
 import { ADA } from '../fixtures.js';
-import { browserAvailable, CHROMIUM, E2E_TIMEOUT, SCREENSHOTS, screenshot } from './harness.js';
+import { browserAvailable, closeContexts, E2E_TIMEOUT, SCREENSHOTS, screenshot, workerBrowser } from './harness.js';
 
 const FOLDER = join(SCREENSHOTS, 'branded');
 const WIDTHS = [1280, 375] as const;
@@ -77,10 +77,10 @@ describe.skipIf(!browserAvailable)('the logout pages with the demo brand, in Chr
     }));
     app.use(brandRoutes());
     app.use(createOAuthRouter(server));
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+    browser = await workerBrowser();
   });
   afterAll(async () => {
-    await browser?.close();
+    if (browser) await closeContexts(browser);
     await new Promise<void>((resolve) => (listener ? listener.close(() => resolve()) : resolve()));
   });
 
