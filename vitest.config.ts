@@ -8,10 +8,15 @@ import { defineConfig } from 'vitest/config';
  * these files' tests), and the code under test stays warm. test/per-file-setup.ts gives each file
  * what a process of its own would: its clean-up after it, and Node's own Web platform globals.
  *
+ * The browser files, the DPoP clients and the OpenID Connect conformance modules are the
+ * `shared` project, likewise without isolation: each of them loads the demo (examples/), the
+ * adapters and playwright-core or a client library, 3-4 s of a loaded machine per file, and they
+ * keep no state in a module (each file starts its own servers and browser).
+ *
  * Everything else is the `all` project, each file in a fresh module graph (vitest's default):
  * timing.test.ts mocks a module (`vi.mock`), the model tests count steps in a shared module
- * (test/model/model.ts), and the storage, browser, workerd, packaging and relying-party files
- * drive servers, databases, browsers and child processes, whose time dwarfs the loading. A new
+ * (test/model/model.ts), and the storage, workerd, packaging and relying-party files
+ * drive servers, databases and child processes, whose time dwarfs the loading. A new
  * folder lands there too until it is listed here.
  */
 export const IN_PROCESS = [
@@ -23,6 +28,8 @@ export const IN_PROCESS = [
   'test/docs/**/*.test.ts',
 ];
 export const PER_FILE_SETUP = ['test/per-file-setup.ts'];
+/** Run without isolation too, in a project of their own (see above). */
+const SHARED = ['test/e2e/**/*.test.ts', 'test/dpop/**/*.test.ts', 'test/oidc/**/*.test.ts'];
 
 /** The suites that run a second time on Express 4, with Express 5's test files for other hosts left out. */
 const EXPRESS4_SUITES = ['test/adapters/**/*.test.ts', 'test/mcp/**/*.test.ts'];
@@ -45,7 +52,8 @@ export default defineConfig({
     maxWorkers: MAX_WORKERS,
     projects: [
       { extends: true, test: { name: 'unit', include: IN_PROCESS, isolate: false, setupFiles: PER_FILE_SETUP } },
-      { extends: true, test: { name: 'all', include: ['test/**/*.test.ts'], exclude: IN_PROCESS } },
+      { extends: true, test: { name: 'shared', include: SHARED, isolate: false, setupFiles: PER_FILE_SETUP } },
+      { extends: true, test: { name: 'all', include: ['test/**/*.test.ts'], exclude: [...IN_PROCESS, ...SHARED] } },
       {
         // The peer range claims `^4.21.0 || ^5.0.0`: the HTTP suites once more with `express`
         // resolved to Express 4 (the devDependency `express4`, an npm alias), in the adapter as in

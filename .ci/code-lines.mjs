@@ -11,14 +11,18 @@
  * narrowing, destructuring and checked helpers, and this keeps them from growing back (lower the
  * ceiling when you remove one). `node .ci/code-lines.mjs --non-null DIR` counts DIR instead.
  *
+ * `codeLinesCheck(args)` is the same check in-process (test/docs/code-lines.test.ts calls it on its
+ * fixtures, without a Node process and a TypeScript load per case): it returns what the command
+ * prints and its exit status.
+ *
  * A line counts when a token of the program is on it. The file is parsed with the `typescript`
  * package and every token of the syntax tree marks the lines it spans (a template literal over
  * three lines is three code lines); comments are trivia, never tokens, so a line holding only a
  * comment (or a JSDoc block) is not counted, and a line with code and a trailing comment is.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -84,43 +88,64 @@ function nonNullAssertions(path, text) {
   return count;
 }
 
-/** Prints the non-null assertions under `dir` by file and in all; sets exit code 1 above `MAX_NON_NULL`. */
-function checkNonNull(dir) {
+/**
+ * Prints the non-null assertions under `dir` by file and in all (to `out`); returns 1 above
+ * `MAX_NON_NULL` (after saying so to `err`), else 0.
+ */
+function checkNonNull(dir, out, err) {
   let total = 0;
   for (const file of tsFilesUnder(dir).sort()) {
     const count = nonNullAssertions(file, readFileSync(file, 'utf8'));
-    if (count > 0) console.log(`${String(count).padStart(5)} non-null assertions  ${relative(root, file) || file}`);
+    if (count > 0) out.push(`${String(count).padStart(5)} non-null assertions  ${relative(root, file) || file}`);
     total += count;
   }
-  console.log(`${String(total).padStart(5)} non-null assertions  total (at most ${MAX_NON_NULL})`);
-  if (total > MAX_NON_NULL) {
-    console.error(
-      `${total} non-null assertions (x!) in ${relative(root, dir) || dir}, more than ${MAX_NON_NULL}: narrow the value instead (a check with the specified error, a destructuring, a loop over entries).`,
-    );
-    process.exitCode = 1;
-  }
+  out.push(`${String(total).padStart(5)} non-null assertions  total (at most ${MAX_NON_NULL})`);
+  if (total <= MAX_NON_NULL) return 0;
+  err.push(
+    `${total} non-null assertions (x!) in ${relative(root, dir) || dir}, more than ${MAX_NON_NULL}: narrow the value instead (a check with the specified error, a destructuring, a loop over entries).`,
+  );
+  return 1;
 }
 
-if (process.argv[2] === '--non-null') {
-  checkNonNull(process.argv[3] ?? join(root, 'src'));
-  process.exit();
+/**
+ * The command with its arguments (`process.argv.slice(2)`), in-process: what it prints on stdout
+ * and stderr (each line ended by a newline, as `console.log` writes it) and its exit status.
+ *
+ * @param {string[]} args
+ * @returns {{ status: number, stdout: string, stderr: string }}
+ */
+export function codeLinesCheck(args) {
+  const out = [];
+  const err = [];
+  const done = (status) => ({ status, stdout: out.map((line) => `${line}\n`).join(''), stderr: err.map((line) => `${line}\n`).join('') });
+  if (args[0] === '--non-null') return done(checkNonNull(args[1] ?? join(root, 'src'), out, err));
+  const files = args.length > 0 ? args : defaultFiles();
+  let total = 0;
+  const tooLong = [];
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8');
+    const count = codeLines(file, text);
+    total += count;
+    if (count > MAX_ADAPTER_LINES && isAdapterEntry(file)) tooLong.push(`${relative(root, file) || file} (${count})`);
+    const all = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+    out.push(`${String(count).padStart(5)} code lines  ${String(all).padStart(5)} lines  ${relative(root, file) || file}`);
+  }
+  if (files.length > 1) out.push(`${String(total).padStart(5)} code lines  total`);
+  let status = 0;
+  if (tooLong.length > 0) {
+    err.push(
+      `More than ${MAX_ADAPTER_LINES} code lines in an adapter entry: ${tooLong.join(', ')}. Move what is shared or protocol to the adapter kit.`,
+    );
+    status = 1;
+  }
+  if (args.length === 0) status = Math.max(status, checkNonNull(join(root, 'src'), out, err));
+  return done(status);
 }
-const files = process.argv.length > 2 ? process.argv.slice(2) : defaultFiles();
-let total = 0;
-const tooLong = [];
-for (const file of files) {
-  const text = readFileSync(file, 'utf8');
-  const count = codeLines(file, text);
-  total += count;
-  if (count > MAX_ADAPTER_LINES && isAdapterEntry(file)) tooLong.push(`${relative(root, file) || file} (${count})`);
-  const all = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
-  console.log(`${String(count).padStart(5)} code lines  ${String(all).padStart(5)} lines  ${relative(root, file) || file}`);
+
+// Run as a command (`node .ci/code-lines.mjs`), not imported (Node names the main module by its real path).
+if (process.argv[1] && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
+  const { status, stdout, stderr } = codeLinesCheck(process.argv.slice(2));
+  process.stdout.write(stdout);
+  process.stderr.write(stderr);
+  process.exitCode = status;
 }
-if (files.length > 1) console.log(`${String(total).padStart(5)} code lines  total`);
-if (tooLong.length > 0) {
-  console.error(
-    `More than ${MAX_ADAPTER_LINES} code lines in an adapter entry: ${tooLong.join(', ')}. Move what is shared or protocol to the adapter kit.`,
-  );
-  process.exitCode = 1;
-}
-if (process.argv.length === 2) checkNonNull(join(root, 'src'));

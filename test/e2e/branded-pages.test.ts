@@ -20,7 +20,7 @@ import { brandRoutes } from '../../examples/platform/brand.js';
 import { en } from '../../src/ui/messages/index.js';
 import { phrases, showsPhrase, values } from '../catalogue-phrases.js';
 import { interactionResponse, type Interaction, type OAuthRequest } from '../../src/index.js';
-import { ADA, browserAvailable, E2E_TIMEOUT, navigate, SCREENSHOTS, signIn, text, useBrowserDemo } from './harness.js';
+import { ADA, browserAvailable, E2E_TIMEOUT, navigate, SCREENSHOTS, signIn, text, useBrowserDemo, screenshot } from './harness.js';
 
 const FOLDER = join(SCREENSHOTS, 'branded');
 const WIDTHS = [1280, 375] as const;
@@ -120,7 +120,7 @@ describe.skipIf(!browserAvailable)('built-in pages with the demo brand, in Chrom
       await page.setViewportSize({ width, height: 800 });
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       expect(overflow, `horizontal overflow at ${width}px`).toBeLessThanOrEqual(0);
-      await page.screenshot({ path: join(FOLDER, `${name}-${language.lang}-${width}.png`), fullPage: true });
+      await screenshot(page, join(FOLDER, `${name}-${language.lang}-${width}.png`));
     }
     expect(errors).toEqual([]);
   }
@@ -159,7 +159,7 @@ describe.skipIf(!browserAvailable)('built-in pages with the demo brand, in Chrom
       expect(await text(page, 'main')).toContain(language.lang === 'fr' ? 'Pour continuer vers StatusBoard' : 'To continue to StatusBoard');
       for (const width of WIDTHS) {
         await page.setViewportSize({ width, height: 800 });
-        await page.screenshot({ path: join(FOLDER, `use-another-account-${language.lang}-${width}.png`), fullPage: true });
+        await screenshot(page, join(FOLDER, `use-another-account-${language.lang}-${width}.png`));
       }
     },
   );

@@ -17,7 +17,19 @@ import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { en } from '../../src/ui/messages/index.js';
 import { phrases, showsPhrase, values } from '../catalogue-phrases.js';
-import { ADA, BOB, browserAvailable, E2E_TIMEOUT, navigate, SCREENSHOTS, signIn, text, type User, useBrowserDemo } from './harness.js';
+import {
+  ADA,
+  BOB,
+  browserAvailable,
+  E2E_TIMEOUT,
+  navigate,
+  SCREENSHOTS,
+  signIn,
+  text,
+  type User,
+  useBrowserDemo,
+  screenshot,
+} from './harness.js';
 
 const FOLDER = join(SCREENSHOTS, 'branded');
 const WIDTHS = [1280, 375] as const;
@@ -124,7 +136,7 @@ describe.skipIf(!browserAvailable)('device verification pages with the demo bran
       await page.setViewportSize({ width, height: 800 });
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       expect(overflow, `horizontal overflow at ${width}px`).toBeLessThanOrEqual(0);
-      await page.screenshot({ path: join(FOLDER, `device-${name}-${language.lang}-${width}.png`), fullPage: true });
+      await screenshot(page, join(FOLDER, `device-${name}-${language.lang}-${width}.png`));
     }
     await page.setViewportSize({ width: 1280, height: 800 });
     expect(errors).toEqual([]);

@@ -8,13 +8,13 @@
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOAuthHandler } from '../../adapters/node/index.js';
 import { AuthorizationServer, MemoryStorage } from '../../src/index.js';
 import { FakeClock, FakeSessions } from '../../src/testing/index.js';
 import { ADA } from '../fixtures.js';
-import { browserAvailable, CHROMIUM, E2E_TIMEOUT } from './harness.js';
+import { browserAvailable, closeContexts, E2E_TIMEOUT, workerBrowser } from './harness.js';
 
 async function listen(server: Server): Promise<string> {
   server.listen(0, '127.0.0.1');
@@ -53,10 +53,10 @@ describe.skipIf(!browserAvailable)('response_mode=form_post in Chromium', { time
     sid = sessions.signIn(ADA).replace(/^sid=/, '');
     const handler = createOAuthHandler(oauth, { loginUrl: '/login' });
     app.on('request', (req, res) => handler(req, res));
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+    browser = await workerBrowser();
   });
   afterAll(async () => {
-    await browser?.close();
+    if (browser) await closeContexts(browser);
     for (const server of servers) {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

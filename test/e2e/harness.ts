@@ -3,7 +3,7 @@
  * free ports of 127.0.0.1, in this process, on MemoryStorage; and Debian's Chromium driven by
  * playwright-core (no browser is ever downloaded). Each test gets a fresh browser context, that
  * is a fresh cookie jar: a new user at a new browser. Screenshots go to test-results/e2e/
- * (git-ignored).
+ * (git-ignored; not taken in CI, see `TAKE_SCREENSHOTS`).
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,16 +33,17 @@ export type User = typeof ADA;
 
 type Demo = Awaited<ReturnType<typeof startDemo>>;
 
-/** Start the demo and the browser once per file; a fresh context per `newPage()`, closed after each test. */
-export function useBrowserDemo() {
-  let demo: Demo;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
+let launched: Promise<Browser> | undefined;
 
-  beforeAll(async () => {
-    mkdirSync(SCREENSHOTS, { recursive: true });
-    demo = await startDemo({ platformPort: 0, appPort: 0, storage: new MemoryStorage() });
-    browser = await chromium.launch({
+/**
+ * The worker's Chromium: launched by the first browser file that a worker runs, and used by the
+ * next ones (the `shared` project of vitest.config.ts runs them in one process); a launch and a
+ * close cost about 1.5 s per file. Each test still gets a fresh context (cookies, storage, cache),
+ * and `closeContexts` ends a file's. Playwright ends the browser when the worker process exits.
+ */
+export function workerBrowser(): Promise<Browser> {
+  launched ??= chromium
+    .launch({
       executablePath: CHROMIUM,
       headless: true,
       // Playwright gives every launch a fresh temporary profile (user data dir) of its own.
@@ -55,13 +56,37 @@ export function useBrowserDemo() {
         '--no-first-run',
         '--disable-sync',
       ],
+    })
+    .then((browser) => {
+      browser.on('disconnected', () => {
+        launched = undefined;
+      });
+      return browser;
     });
+  return launched;
+}
+
+/** At the end of a file: close every context it left open on the worker's browser (the next file starts with none). */
+export async function closeContexts(browser: Browser): Promise<void> {
+  await Promise.all(browser.contexts().map((context) => context.close()));
+}
+
+/** Start the demo once per file, on the worker's browser; a fresh context per `newPage()`, closed after each test. */
+export function useBrowserDemo() {
+  let demo: Demo;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+
+  beforeAll(async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    demo = await startDemo({ platformPort: 0, appPort: 0, storage: new MemoryStorage() });
+    browser = await workerBrowser();
   });
   afterEach(async () => {
     await Promise.all(contexts.splice(0).map((c) => c.close()));
   });
   afterAll(async () => {
-    await browser?.close();
+    if (browser) await closeContexts(browser);
     await demo?.close();
   });
 
@@ -87,9 +112,23 @@ export function useBrowserDemo() {
   };
 }
 
-/** A full-page screenshot, to look at: test-results/e2e/<name>.png */
+/**
+ * Whether the tests take their screenshots (test-results/e2e/, to look at; no test reads them).
+ * Yes by default; not in CI (`CI` set), whose checkout is thrown away with them: a full-page
+ * screenshot costs Chromium a layout and a PNG encoding: 13% of the browser files' time (14.5 s of
+ * 112 s in four of them).
+ * `AUTHGATE_SCREENSHOTS=1` takes them in CI too, `AUTHGATE_SCREENSHOTS=0` skips them anywhere.
+ */
+export const TAKE_SCREENSHOTS = process.env['AUTHGATE_SCREENSHOTS'] ? process.env['AUTHGATE_SCREENSHOTS'] !== '0' : !process.env['CI'];
+
+/** A full-page screenshot of `page` at `path` (a .png), if screenshots are taken (`TAKE_SCREENSHOTS`). */
+export async function screenshot(page: Page, path: string): Promise<void> {
+  if (TAKE_SCREENSHOTS) await page.screenshot({ path, fullPage: true });
+}
+
+/** A full-page screenshot, to look at: test-results/e2e/<name>.png (see `TAKE_SCREENSHOTS`). */
 export async function shot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  await screenshot(page, join(SCREENSHOTS, `${name}.png`));
 }
 
 /** Click something that navigates (a link, a form button) and wait until the next page has loaded. */

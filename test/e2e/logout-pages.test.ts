@@ -14,13 +14,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import express from 'express';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOAuthRouter } from '../../adapters/express/index.js';
 import { brandRoutes, NIMBUS_PAGES } from '../../examples/platform/brand.js';
 import { AuthorizationServer, MemoryStorage, type UserSession } from '../../src/index.js';
 import { ADA } from '../fixtures.js';
-import { browserAvailable, CHROMIUM, E2E_TIMEOUT, SCREENSHOTS } from './harness.js';
+import { browserAvailable, closeContexts, E2E_TIMEOUT, SCREENSHOTS, screenshot, workerBrowser } from './harness.js';
 
 const FOLDER = join(SCREENSHOTS, 'branded');
 const WIDTHS = [1280, 375] as const;
@@ -77,10 +77,10 @@ describe.skipIf(!browserAvailable)('the logout pages with the demo brand, in Chr
     }));
     app.use(brandRoutes());
     app.use(createOAuthRouter(server));
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+    browser = await workerBrowser();
   });
   afterAll(async () => {
-    await browser?.close();
+    if (browser) await closeContexts(browser);
     await new Promise<void>((resolve) => (listener ? listener.close(() => resolve()) : resolve()));
   });
 
@@ -111,13 +111,13 @@ describe.skipIf(!browserAvailable)('the logout pages with the demo brand, in Chr
           expect((await button.textContent())?.trim()).toBe(language.button);
           expect(await button.evaluate((e) => getComputedStyle(e).backgroundColor)).toBe('rgb(0, 105, 255)');
           expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
-          await page.screenshot({ path: join(FOLDER, `logout-confirm-${id}.png`), fullPage: true });
+          await screenshot(page, join(FOLDER, `logout-confirm-${id}.png`));
 
           await Promise.all([page.waitForEvent('load'), button.click()]);
           expect((await page.locator('h1').textContent())?.trim()).toBe(language.done);
           expect(await page.getAttribute('html', 'lang')).toBe(language.lang);
           expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
-          await page.screenshot({ path: join(FOLDER, `logout-signed-out-${id}.png`), fullPage: true });
+          await screenshot(page, join(FOLDER, `logout-signed-out-${id}.png`));
 
           expect(sessions.has(id)).toBe(false);
           expect((await context.cookies(base)).find((c) => c.name === 'sid')).toBeUndefined();

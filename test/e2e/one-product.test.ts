@@ -17,7 +17,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ADA, browserAvailable, E2E_TIMEOUT, navigate, SCREENSHOTS, signIn, text, useBrowserDemo } from './harness.js';
+import { ADA, browserAvailable, E2E_TIMEOUT, navigate, SCREENSHOTS, signIn, text, useBrowserDemo, screenshot } from './harness.js';
 
 const FOLDER = join(SCREENSHOTS, 'product');
 const WIDTHS = [1280, 375] as const;
@@ -105,7 +105,7 @@ describe.skipIf(!browserAvailable)('the demo as one product, in Chromium', { tim
       found[width] = await frameOf(page);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       expect(overflow, `${name}: sideways scrolling at ${width} px`).toBeLessThanOrEqual(0);
-      await page.screenshot({ path: join(FOLDER, `${name}-${language.lang}-${width}.png`), fullPage: true });
+      await screenshot(page, join(FOLDER, `${name}-${language.lang}-${width}.png`));
     }
     await page.setViewportSize({ width: 1280, height: 800 });
     return found;
@@ -144,7 +144,7 @@ describe.skipIf(!browserAvailable)('the demo as one product, in Chromium', { tim
     // StatusBoard is another company's site, with a frame of its own: screenshots only.
     for (const width of WIDTHS) {
       await page.setViewportSize({ width, height: 800 });
-      await page.screenshot({ path: join(FOLDER, `statusboard-denied-${language.lang}-${width}.png`), fullPage: true });
+      await screenshot(page, join(FOLDER, `statusboard-denied-${language.lang}-${width}.png`));
     }
     await page.setViewportSize({ width: 1280, height: 800 });
 
@@ -235,7 +235,7 @@ describe.skipIf(!browserAvailable)('the demo as one product, in Chromium', { tim
         });
         expect(place.middle, `${name} at ${width} px: Cancel on the button's line`).toBeLessThanOrEqual(2);
         gaps.push(Math.round(place.gap));
-        await page.screenshot({ path: join(FOLDER, `${name}-en-${width}.png`), fullPage: true });
+        await screenshot(page, join(FOLDER, `${name}-en-${width}.png`));
       }
       await page.setViewportSize({ width: 1280, height: 800 });
     }
@@ -256,7 +256,7 @@ describe.skipIf(!browserAvailable)('the demo as one product, in Chromium', { tim
       );
       expect(ids).toHaveLength(2);
       for (const id of ids) expect(id, `at ${width} px`).toMatchObject({ inside: true, visible: true });
-      await page.screenshot({ path: join(FOLDER, `developer-en-${width}.png`), fullPage: true });
+      await screenshot(page, join(FOLDER, `developer-en-${width}.png`));
     }
 
     for (const site of [h.platformUrl, h.appUrl]) {

@@ -12,7 +12,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { ADA, browserAvailable, E2E_TIMEOUT, navigate, SCREENSHOTS, signIn, text, useBrowserDemo } from './harness.js';
+import { ADA, browserAvailable, E2E_TIMEOUT, navigate, SCREENSHOTS, signIn, text, useBrowserDemo, screenshot } from './harness.js';
 
 const WIDTH = 375;
 const PHONE_SHOTS = join(SCREENSHOTS, 'phone');
@@ -66,7 +66,7 @@ describe.skipIf(!browserAvailable)(`Every demo page at ${WIDTH} px`, { timeout: 
       const page = await context.newPage();
       const seen: string[] = [];
       const check = async (name: string) => {
-        await page.screenshot({ path: join(PHONE_SHOTS, `${name}.png`), fullPage: true });
+        await screenshot(page, join(PHONE_SHOTS, `${name}.png`));
         seen.push(name);
         expect(await layoutProblems(page), name).toEqual([]);
       };

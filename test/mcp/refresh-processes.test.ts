@@ -65,33 +65,40 @@ afterAll(async () => {
 
 type Outcome = { ok: boolean; reauthorized: boolean; attempts: number; whoami?: unknown; error?: string };
 
-/** Run the agent's processes at once on the state file; their answers. */
+/**
+ * Run the agent's processes at once on the state file; their answers. Each says `ready` once tsx
+ * has loaded it; when all have, each is told to go (a line on its stdin), so they start together
+ * without a fixed wait.
+ */
 async function agents(host: McpHost, file: string, count: number): Promise<Outcome[]> {
-  const startAt = Date.now() + 5000; // after tsx has loaded in both, on a loaded machine too
   const env = { ...process.env };
   delete env['NODE_OPTIONS'];
-  return Promise.all(
-    Array.from({ length: count }, async () => {
-      const child = spawn(process.execPath, ['--import', 'tsx', AGENT, file, host.mcpUrl.href, String(startAt)], {
-        cwd: ROOT,
-        env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-      });
-      child.stderr.on('data', (chunk: Buffer) => {
-        err += chunk.toString();
-      });
-      await once(child, 'exit');
-      const line = out.trim().split('\n').at(-1) ?? '';
-      if (!line.startsWith('{')) throw new Error(`the agent printed nothing:\n${err}`);
-      if (process.env['AGENT_DEBUG']) console.log(err);
-      return JSON.parse(line) as Outcome;
-    }),
+  const children = Array.from({ length: count }, () =>
+    spawn(process.execPath, ['--import', 'tsx', AGENT, file, host.mcpUrl.href], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] }),
   );
+  const ready: Promise<void>[] = [];
+  const outcomes = children.map(async (child) => {
+    let out = '';
+    let err = '';
+    let said: () => void = () => {};
+    ready.push(new Promise<void>((resolve) => (said = resolve)));
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.startsWith('ready\n')) said();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    await once(child, 'exit');
+    said(); // a process that died before it was ready must not hold the others back
+    const line = out.trim().split('\n').at(-1) ?? '';
+    if (!line.startsWith('{')) throw new Error(`the agent printed nothing:\n${err}`);
+    if (process.env['AGENT_DEBUG']) console.log(err);
+    return JSON.parse(line) as Outcome;
+  });
+  await Promise.all(ready);
+  for (const child of children) child.stdin.end('go\n');
+  return Promise.all(outcomes);
 }
 
 /** Authorize once in this process with the SDK, and write what the agent keeps to a file. */

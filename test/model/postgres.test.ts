@@ -36,8 +36,10 @@ describe.skipIf(!DATABASE_URL)('model-based: the authorization state machine on 
 
   it(`keeps every invariant over ${s.runs} runs of up to ${s.maxCommands} steps (seed ${s.seed ?? 'random'})`, async () => {
     const known = await runModel(async () => {
-      // Whatever tables the schema has (a later version may add some), emptied for each run.
-      await pool.query(`TRUNCATE ${tables.join(', ')}`);
+      // Whatever tables the schema has (a later version may add some), emptied for each run. DELETE,
+      // not TRUNCATE: on tables this small it takes about 1 ms where TRUNCATE took 12-20 ms (a tenth
+      // of the file's time over 300 runs).
+      await pool.query(tables.map((table) => `DELETE FROM ${table}`).join('; '));
       // A Race step's lead in milliseconds: the order of a round trip, so either side can get ahead.
       const turn = () => new Promise<void>((resolve) => setTimeout(resolve, 1));
       return { storage, prune: (now: number) => storage.prune(now), turn };
