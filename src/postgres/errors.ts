@@ -4,6 +4,16 @@
  */
 
 /**
+ * What a schema older than this code answers (a table, a column or a function of a later
+ * migration missing: an instance upgraded before `migrate()` ran), and what to do about it.
+ */
+const MIGRATION_HINTS: Readonly<Record<string, string>> = {
+  '42P01': ' A table is missing: call migrate() first.',
+  '42703': ' A column is missing: the schema is older than this version of authgate; call migrate() first.',
+  '42883': ' A function is missing: the schema is older than this version of authgate; call migrate() first.',
+};
+
+/**
  * A database failure, with a message that names the operation and never a value.
  * - `duplicate`: a row with the same key already exists (SQLSTATE 23505) or a row it refers to is
  *   missing (23503): a bug or a misuse, never retried.
@@ -11,7 +21,7 @@
  *   40P01) and the operation failed again when retried once.
  * - `database`: anything else: the database could not be reached or the connection was lost,
  *   it refused the user or password, the database does not exist (the message says which), a
- *   timeout, a missing table (run `migrate()`).
+ *   timeout, a missing table, column or function (run `migrate()`).
  * The original error is in `cause`, for logs only: authgate answers `server_error` to clients.
  * @group Storage
  */
@@ -166,7 +176,7 @@ export function storageError(operation: string, error: unknown, retried: boolean
   }
   const refused = refusal(state, error);
   if (refused) return new PostgresStorageError('database', operation, state, `${at} failed: ${refused}.`, { cause: error });
-  const hint = state === '42P01' ? ' A table is missing: call migrate() first.' : '';
+  const hint = MIGRATION_HINTS[state ?? ''] ?? '';
   return new PostgresStorageError('database', operation, state, `${at} failed${state ? ` (SQLSTATE ${state})` : ''}.${hint}`, {
     cause: error,
   });

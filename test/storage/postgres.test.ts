@@ -377,6 +377,20 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       expect(error).toMatchObject({ kind: 'database', sqlState: '42P01' });
       expect((error as Error).message).toMatch(/migrate\(\)/);
     });
+
+    it('a schema older than this version (the rotation function of migration 14 missing) says to run migrate()', async () => {
+      const older = schemaName('older');
+      const store = new PostgresStorage(pool, { schema: older });
+      try {
+        await store.migrate();
+        await pool.query(`DROP FUNCTION "${older}".authgate_rotate_refresh_token(text, bigint)`);
+        const error = await store.rotateRefreshToken('r', T, []).catch((e: unknown) => e);
+        expect(error).toMatchObject({ kind: 'database', sqlState: '42883', operation: 'rotateRefreshToken' });
+        expect((error as Error).message).toMatch(/function is missing.*migrate\(\)/);
+      } finally {
+        await pool.query(`DROP SCHEMA IF EXISTS "${older}" CASCADE`);
+      }
+    });
   });
 
   it('the kit catches a check-then-write redeemCode on real connections (the race case is not vacuous on PostgreSQL)', async () => {
