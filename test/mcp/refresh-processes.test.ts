@@ -38,18 +38,32 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 class SlowAnswers extends MemoryStorage {
   private readonly lookups = new Map<string, number>();
   private readonly waiting = new Map<string, () => void>();
-  override async findToken(hash: string) {
+  /** Rotations released by the 15 s fallback, not by the other refresh: 0 when the store sees every lookup. */
+  fallbacks = 0;
+  private looked(hash: string): void {
     const count = (this.lookups.get(hash) ?? 0) + 1;
     this.lookups.set(hash, count);
     if (count >= 2) this.waiting.get(hash)?.();
+  }
+  override async findToken(hash: string) {
+    this.looked(hash);
     return super.findToken(hash);
+  }
+  // The token endpoint reads the client and the refresh token in one call (combinedReads): that
+  // read counts too, or every rotation would wait for the 15 s fallback.
+  override async findClientAndToken(clientId: string, hash: string) {
+    this.looked(hash);
+    return super.findClientAndToken(clientId, hash);
   }
   override async rotateRefreshToken(hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
     const outcome = await super.rotateRefreshToken(hash, now, tokens);
     if ((this.lookups.get(hash) ?? 0) < 2) {
       await new Promise<void>((resolve) => {
         this.waiting.set(hash, resolve);
-        setTimeout(resolve, 15_000);
+        setTimeout(() => {
+          this.fallbacks += 1;
+          resolve();
+        }, 15_000);
       });
     }
     return outcome;
@@ -117,7 +131,8 @@ async function authorized(host: McpHost, name: string): Promise<string> {
 describe('the MCP SDK in two processes of one agent, refreshing with one refresh token at once', { timeout: 60_000 }, () => {
   it('default options (a public client): both processes get working tokens, nobody signs in again, no reuse detected', async () => {
     const events: AuditEvent[] = [];
-    const host = await startMcpHost('express', { storage: new SlowAnswers(), server: { onAudit: (e) => events.push(e) } });
+    const storage = new SlowAnswers();
+    const host = await startMcpHost('express', { storage, server: { onAudit: (e) => events.push(e) } });
     hosts.push(host);
     const file = await authorized(host, 'default');
     const attempts: number[] = [];
@@ -140,12 +155,14 @@ describe('the MCP SDK in two processes of one agent, refreshing with one refresh
     // The race happened: a process refreshed with a token the other had just rotated.
     expect(events.filter((e) => e.type === 'refresh_token.retried').length).toBeGreaterThanOrEqual(1);
     expect(host.seen.filter((s) => s.path === '/v1/oauth/token' && s.status !== 200)).toEqual([]);
+    expect(storage.fallbacks).toBe(0);
   });
 
   it('refreshRetryWindowSeconds: 0 (strict single use): the race revokes the family and the user must sign in again', async () => {
     const events: AuditEvent[] = [];
+    const storage = new SlowAnswers();
     const host = await startMcpHost('express', {
-      storage: new SlowAnswers(),
+      storage,
       server: { onAudit: (e) => events.push(e), refreshRetryWindowSeconds: 0 },
     });
     hosts.push(host);
@@ -154,5 +171,6 @@ describe('the MCP SDK in two processes of one agent, refreshing with one refresh
     const outcomes = await agents(host, file, 2);
     expect(outcomes.some((o) => o.reauthorized || !o.ok)).toBe(true);
     expect(events).toContainEqual(expect.objectContaining({ type: 'refresh_token.reused', familyRevoked: true }));
+    expect(storage.fallbacks).toBe(0);
   });
 });
