@@ -1,4 +1,4 @@
-import { CompactSign, compactVerify, importJWK, type JWK } from 'jose';
+import { CompactSign, compactVerify, importJWK, type CryptoKey, type JWK } from 'jose';
 import { ConfigError } from '../errors.js';
 
 /**
@@ -110,7 +110,10 @@ export function publicJwk(jwk: JWK | Record<string, unknown>): JWK {
   return out as JWK;
 }
 
-/** A key imported into Web Crypto: both halves. */
+/**
+ * A key imported into Web Crypto: both halves. jose's `CryptoKey` (the runtime's own type where
+ * it has one), so the declarations need no DOM library in a host's compilation.
+ */
 export interface ImportedKey {
   kid: string;
   alg: SigningAlgorithm;
