@@ -1,5 +1,6 @@
 import {
   AuthorizationServer,
+  generateSigningKey,
   MemoryStorage,
   type Account,
   type AuthorizationServerOptions,
@@ -12,8 +13,28 @@ import { ADA, BOB, CALLBACK, OTHER_CALLBACK } from './fixtures.js';
 /** The shared accounts and callback (test/fixtures.ts), where the core tests have always found them. */
 export { ADA, BOB, CALLBACK };
 
+/**
+ * One RS256 key for the test servers with an `openid` option that names no `signingKeys`: a server
+ * without any generates its own, and a 2048-bit RSA key takes about half a second, which over
+ * the OpenID Connect suites' hundred servers was a quarter of a minute. A test of that default
+ * passes `signingKeys: undefined`; a test that needs keys apart from other servers names its own.
+ */
+let sharedKey: ReturnType<typeof generateSigningKey> | undefined;
+export function sharedSigningKey(): ReturnType<typeof generateSigningKey> {
+  sharedKey ??= generateSigningKey('RS256', 'shared-test-rs256');
+  return sharedKey;
+}
+
+/** The options with the shared key (`sharedSigningKey`) where `openid` names no keys. */
+export async function withSharedKey(options: Partial<AuthorizationServerOptions>): Promise<Partial<AuthorizationServerOptions>> {
+  const openid = options.openid;
+  if (!openid || 'signingKeys' in openid) return options;
+  return { ...options, openid: { ...openid, signingKeys: [await sharedSigningKey()] } };
+}
+
 /** A server on memory storage, a fake clock and fake sessions, with one registered client. */
-export async function setup(options: Partial<AuthorizationServerOptions> = {}) {
+export async function setup(given: Partial<AuthorizationServerOptions> = {}) {
+  const options = await withSharedKey(given);
   const clock = new FakeClock();
   const sessions = new FakeSessions(clock);
   const storage = new MemoryStorage();
