@@ -144,19 +144,25 @@ export async function profileSection(core: CoreModule, options: BenchOptions): P
         for (let i = 0; i < probe; i++) await contender.op(i);
         rate = probe / Math.max(0.001, (performance.now() - started) / 1000);
       }
-      const operations = Math.max(64, Math.min(300_000, Math.round((rate * options.profileMs) / 1000)));
-      await contender.prepare?.(operations);
-      (globalThis as { gc?: () => void }).gc?.();
-
-      await session.post('Profiler.start');
-      const t0 = performance.now();
-      for (let i = 0; i < operations; i++) await contender.op(i);
-      const ms = performance.now() - t0;
-      const { profile } = (await session.post('Profiler.stop')) as { profile: CpuProfile };
-      await contender.verify?.();
+      let operations = Math.max(64, Math.min(300_000, Math.round((rate * options.profileMs) / 1000)));
+      // A short profile (the smoke run's 50 ms) on a loaded machine can end before the sampler
+      // took one sample of the workload: run it again, twice as long, a few times at most.
+      let profiled: { profile: CpuProfile; ms: number; summary: ReturnType<typeof summarize> };
+      for (let attempt = 1; ; attempt++, operations *= 2) {
+        await contender.prepare?.(operations);
+        (globalThis as { gc?: () => void }).gc?.();
+        await session.post('Profiler.start');
+        const t0 = performance.now();
+        for (let i = 0; i < operations; i++) await contender.op(i);
+        const ms = performance.now() - t0;
+        const { profile } = (await session.post('Profiler.stop')) as { profile: CpuProfile };
+        await contender.verify?.();
+        profiled = { profile, ms, summary: summarize(profile) };
+        if (profiled.summary.functions.length > 0 || attempt === 5) break;
+      }
+      const { profile, ms, summary } = profiled;
       const file = join(dir, `${id}.cpuprofile`);
       await writeFile(file, JSON.stringify(profile));
-      const summary = summarize(profile);
       out.push({ workload: id, file, operations, ms, ...summary });
       options.log(`  ${id}: ${operations} operations profiled in ${ms.toFixed(0)} ms → ${file}`);
       options.log(
