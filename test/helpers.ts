@@ -120,3 +120,18 @@ export async function setup(given: Partial<AuthorizationServerOptions> = {}) {
 }
 
 export const json = (res: OAuthResponse) => JSON.parse(res.body) as Record<string, unknown>;
+
+/**
+ * For comparing two transcripts that differ only in random values: every run of 20 or more token
+ * characters (ids, secrets, tokens, codes, hashes) becomes `<random N>`, N its order of first
+ * appearance, so a value that moves, appears or disappears still shows.
+ */
+export function randomValuesNamed(): (text: string) => string {
+  const seen = new Map<string, string>();
+  return (text: string) =>
+    text.replace(/[A-Za-z0-9_-]{20,}/g, (value) => {
+      const name = seen.get(value) ?? `<random ${seen.size}>`;
+      seen.set(value, name);
+      return name;
+    });
+}

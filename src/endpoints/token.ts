@@ -67,15 +67,9 @@ const GRANTS: Record<string, Grant> = {
  * (the grant refuses it without a read).
  */
 function presentedCredential(params: TokenParams): Presented | undefined {
-  if (params.grant_type === 'authorization_code') {
-    const code = params.code;
-    return code === undefined || code.length > MAX_TOKEN_LENGTH ? undefined : { kind: 'code', hash: sha256Base64url(code) };
-  }
-  if (params.grant_type === 'refresh_token') {
-    const token = params.refresh_token;
-    return token === undefined || token.length > MAX_TOKEN_LENGTH ? undefined : { kind: 'token', hash: sha256Base64url(token) };
-  }
-  return undefined;
+  const kind = params.grant_type === 'authorization_code' ? 'code' : params.grant_type === 'refresh_token' ? 'token' : undefined;
+  const value = kind === 'code' ? params.code : params.refresh_token;
+  return kind === undefined || value === undefined || value.length > MAX_TOKEN_LENGTH ? undefined : { kind, hash: sha256Base64url(value) };
 }
 
 /**

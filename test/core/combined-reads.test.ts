@@ -11,18 +11,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStorage, type Storage } from '../../src/index.js';
 import { ADA } from '../fixtures.js';
-import { json, setup } from '../helpers.js';
-
-/** Every run of 20 or more token characters is random here (ids, secrets, tokens, codes). */
-function normalizer() {
-  const seen = new Map<string, string>();
-  return (text: string) =>
-    text.replace(/[A-Za-z0-9_-]{20,}/g, (value) => {
-      const name = seen.get(value) ?? `<random ${seen.size}>`;
-      seen.set(value, name);
-      return name;
-    });
-}
+import { json, randomValuesNamed, setup } from '../helpers.js';
 
 /**
  * A MemoryStorage without `readToken` (so revocation and introspection read through the store
@@ -48,7 +37,7 @@ async function transcript(combined: boolean): Promise<{ lines: string[]; calls: 
   const { storage, calls } = store(combined);
   const t = await setup({ storage, issuer: 'https://auth.example.com' });
   const lines: string[] = [];
-  const norm = normalizer();
+  const norm = randomValuesNamed();
   const record = (label: string, value: unknown) => lines.push(`${label}: ${norm(JSON.stringify(value))}`);
   const creds = { client_id: t.client.clientId, client_secret: t.client.clientSecret };
   const basic = `Basic ${Buffer.from(`${t.client.clientId}:${t.client.clientSecret}`).toString('base64')}`;

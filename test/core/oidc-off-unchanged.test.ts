@@ -10,25 +10,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { oauthRoutes } from '../../src/adapter-kit.js';
-import { ADA, setup } from '../helpers.js';
+import { ADA, randomValuesNamed, setup } from '../helpers.js';
 
 const ISSUER = 'https://auth.example.com';
-
-/** Every run of 20 or more token characters is random here (ids, secrets, tokens, codes, hashes). */
-function normalizer() {
-  const seen = new Map<string, string>();
-  return (text: string) =>
-    text.replace(/[A-Za-z0-9_-]{20,}/g, (value) => {
-      const name = seen.get(value) ?? `<random ${seen.size}>`;
-      seen.set(value, name);
-      return name;
-    });
-}
 
 async function transcript(options: Record<string, unknown>): Promise<string[]> {
   const t = await setup({ issuer: ISSUER, ...options });
   const out: string[] = [];
-  const norm = normalizer();
+  const norm = randomValuesNamed();
   const record = (label: string, value: unknown) => out.push(`${label}: ${norm(JSON.stringify(value))}`);
   const authorize = async (params: Record<string, string>, cookie: string | undefined = t.ada) => {
     const decision = await t.server.authorize(t.get(t.authorizeUrl(params), cookie));
