@@ -4,7 +4,6 @@
  */
 import type { CodeRecord, OAuthTokenRecord, SingleUseOutcome } from '../storage/types.js';
 import type { Db } from './db.js';
-import type { PgPoolClient, PgQueryResult } from './pool.js';
 import { GRANT_COLUMNS, ms, msOrNull, strings, toOAuthGrant, type Row } from './rows.js';
 import { issuedWhen } from './tokens.js';
 
@@ -27,27 +26,31 @@ const toCodeFields = (r: Row): CodeRecord => ({
   usedAt: msOrNull(r['used_at']),
 });
 
-/** Insert a code on `tx`, inside the transaction that creates its grant (grants.ts). */
-export function insertCode(db: Db, tx: PgPoolClient, code: CodeRecord): Promise<PgQueryResult> {
-  return tx.query(
-    `INSERT INTO ${db.t.codes}
-    (hash, grant_id, client_id, redirect_uri, scope, code_challenge, code_challenge_method, expires_at, used_at, resources, dpop_jkt, openid)
-    VALUES ($1, $2, $3, $4, $5::text[], $6, $7, $8, $9, $10::text[], $11, $12::jsonb)`,
-    [
-      code.hash,
-      code.grantId,
-      code.clientId,
-      code.redirectUri,
-      code.scope,
-      code.codeChallenge,
-      code.codeChallengeMethod,
-      ms(code.expiresAt),
-      msOrNull(code.usedAt),
-      code.resources ?? null,
-      code.dpop?.jkt ?? null,
-      code.openid === undefined ? null : JSON.stringify(code.openid),
-    ],
+/**
+ * The INSERT of a code, for the statement that creates its grant (grants.ts): its values are
+ * appended to `values`, and its row comes `from` the statement's earlier CTEs (`FROM created`), so
+ * it is inserted after them.
+ */
+export function codeInsert(db: Db, code: CodeRecord, values: unknown[], from: string): string {
+  const base = values.length;
+  values.push(
+    code.hash,
+    code.grantId,
+    code.clientId,
+    code.redirectUri,
+    code.scope,
+    code.codeChallenge,
+    code.codeChallengeMethod,
+    ms(code.expiresAt),
+    msOrNull(code.usedAt),
+    code.resources ?? null,
+    code.dpop?.jkt ?? null,
+    code.openid === undefined ? null : JSON.stringify(code.openid),
   );
+  const types = ['text', 'text', 'text', 'text', 'text[]', 'text', 'text', 'bigint', 'bigint', 'text[]', 'text', 'jsonb'];
+  return `INSERT INTO ${db.t.codes}
+    (hash, grant_id, client_id, redirect_uri, scope, code_challenge, code_challenge_method, expires_at, used_at, resources, dpop_jkt, openid)
+    SELECT ${types.map((type, i) => `$${base + i + 1}::${type}`).join(', ')} ${from}`;
 }
 
 /** The code with this hash, used or expired or not, or null. */

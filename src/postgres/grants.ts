@@ -6,30 +6,37 @@
  * never misses a grant created while it runs (locks.ts).
  */
 import type { CodeRecord, GrantRecord, TokenRecord } from '../storage/types.js';
-import { insertCode } from './codes.js';
+import { codeInsert } from './codes.js';
 import type { Db } from './db.js';
 import { issuanceLocks } from './locks.js';
 import type { PgPoolClient } from './pool.js';
 import { ms, msOrNull } from './rows.js';
-import { insertTokens } from './tokens.js';
+import { issuedWhen } from './tokens.js';
 
 /**
- * The grant and its first code or tokens in one transaction. Its first statement takes the
- * shared issuance locks of the account and the client together with the INSERT of the grant (no
- * round trip of its own), and they are held until the COMMIT: a revocation of either waits for
- * it, and then sees it.
+ * The grant and its first code or tokens in one statement, so in one round trip and atomic on its
+ * own: its first CTE takes the shared issuance locks of the account and the client, the grant's
+ * INSERT reads it (so the locks come first), and the code's and tokens' INSERTs read the grant's
+ * (so they come after it); the locks are held until the statement commits, so a revocation of
+ * either account or client waits for it, and then sees it. Nothing here reads a row a revocation
+ * writes, so the snapshot the statement took before it waited for the locks loses nothing (a
+ * revocation's UPDATE, by contrast, must wait in a statement of its own: locks.ts).
  */
 export async function createGrant(db: Db, grant: GrantRecord, issued: { code?: CodeRecord; tokens?: TokenRecord[] }): Promise<void> {
-  await db.transaction('createGrant', async (tx) => {
-    await tx.query(
-      `WITH locked AS (${issuanceLocks(db.locks, '$3', '$2')})
+  const values = grantValues(grant);
+  const code = issued.code ? `, coded AS (${codeInsert(db, issued.code, values, 'FROM created')})` : '';
+  const tokens = issuedWhen(db, issued.tokens ?? [], values, 'EXISTS (SELECT 1 FROM created)');
+  await db.query(
+    'createGrant',
+    `WITH locked AS (${issuanceLocks(db.locks, '$3', '$2')}),
+    created AS (
       INSERT INTO ${db.t.grants} (${GRANT_INSERT_COLUMNS})
-      SELECT $1, $2, $3, $4::jsonb, $5::text[], $6, $7, $8, $9, $10, $11::jsonb FROM locked`,
-      grantValues(grant),
-    );
-    if (issued.code) await insertCode(db, tx, issued.code);
-    await insertTokens(db, tx, issued.tokens ?? []);
-  });
+      SELECT $1, $2, $3, $4::jsonb, $5::text[], $6, $7, $8, $9, $10, $11::jsonb FROM locked
+      RETURNING id
+    )${code}${tokens}
+    SELECT id FROM created`,
+    values,
+  );
 }
 
 const GRANT_INSERT_COLUMNS = 'id, client_id, account_uuid, account, scope, created_at, revoked_at, name, last_used_at, kind, openid';

@@ -97,7 +97,7 @@ function bound(name: string, value: unknown, fallback: number): number | false {
 /**
  * `Storage` on PostgreSQL (`pg`). Several authgate processes may share one database: every
  * single-use step (redeeming a code, rotating a refresh token, taking an interaction) is one
- * conditional statement inside one transaction, so exactly one of any number of concurrent
+ * conditional statement, atomic on its own, so exactly one of any number of concurrent
  * callers succeeds, whichever process they run in. A revocation of an account or a client waits
  * for the grants being issued to it meanwhile, in any process, and revokes them too (advisory
  * locks, docs/architecture.md). Times always come from the arguments (the server's injected
@@ -245,8 +245,8 @@ export class PostgresStorage implements Storage {
   // Grants, codes, tokens.
 
   /**
-   * The grant and its first code or tokens in one transaction, which holds the shared issuance
-   * locks of the account and the client (locks.ts): a revocation of either waits for it.
+   * The grant and its first code or tokens in one statement, which takes the shared issuance
+   * locks of the account and the client first (locks.ts): a revocation of either waits for it.
    */
   createGrant(grant: GrantRecord, issued: { code?: CodeRecord; tokens?: TokenRecord[] }): Promise<void> {
     return createGrant(this.db, grant, issued);
@@ -257,8 +257,8 @@ export class PostgresStorage implements Storage {
   }
 
   /**
-   * Single use across processes: one conditional `UPDATE ... RETURNING` marks the code used, in
-   * one transaction with the insert of the tokens.
+   * Single use across processes: one statement, whose conditional `UPDATE ... RETURNING` marks
+   * the code used and whose INSERT of the tokens reads that answer (codes.ts).
    */
   redeemCode(hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
     return redeemCode(this.db, hash, now, tokens);
@@ -282,9 +282,9 @@ export class PostgresStorage implements Storage {
   }
 
   /**
-   * Single use across processes: one conditional `UPDATE ... RETURNING` marks the refresh token
-   * rotated, in one transaction with the revocation of its access token and the insert of the
-   * new pair.
+   * Single use across processes: one statement calling the store's `rotate_refresh_token`
+   * function (migration 14), which marks the refresh token rotated with a conditional UPDATE and
+   * revokes its access token; the statement inserts the new pair only when it did (tokens.ts).
    */
   rotateRefreshToken(hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {
     return rotateRefreshToken(this.db, hash, now, tokens);

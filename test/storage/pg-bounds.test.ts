@@ -109,7 +109,7 @@ function fakePool(answer: (text: string) => Promise<PgQueryResult>, connect?: ()
 }
 
 const never = () => new Promise<PgQueryResult>(() => {});
-/** A grant and a token for a fake pool's transaction (nothing reaches a database). */
+/** A grant and a token for a fake pool's transaction, a device redemption (nothing reaches a database). */
 const GRANT: OAuthGrantRecord = {
   id: 'g1',
   kind: 'oauth',
@@ -132,6 +132,8 @@ const TOKEN: OAuthTokenRecord = {
   revokedAt: null,
 };
 const empty = async (): Promise<PgQueryResult> => ({ rows: [], rowCount: 0 });
+/** The answer of a statement that changed one row (the device row a redemption marks). */
+const matched = async (): Promise<PgQueryResult> => ({ rows: [], rowCount: 1 });
 
 describe('PostgresStorage bounds, on pools of the test’s own making', () => {
   it('a statement that never answers fails within queryTimeoutMs, its connection destroyed once; an answering one releases it', async () => {
@@ -152,13 +154,13 @@ describe('PostgresStorage bounds, on pools of the test’s own making', () => {
   });
 
   it('a transaction that runs out of time: no ROLLBACK on its connection (its statement may still run), destroyed, not retried', async () => {
-    const fake = fakePool((text) => (text.trim().startsWith('INSERT') ? never() : empty()));
+    const fake = fakePool((text) => (text.trim().startsWith('INSERT') ? never() : matched()));
     const storage = new PostgresStorage(fake.pool, { queryTimeoutMs: 100 });
-    const { error, ms } = await failure(storage.createGrant(GRANT, { tokens: [TOKEN] }));
-    expect(error.operation).toBe('createGrant');
+    const { error, ms } = await failure(storage.redeemDeviceAuthorization('d1', T, GRANT, [TOKEN]));
+    expect(error.operation).toBe('redeemDeviceAuthorization');
     expect(error.message).toMatch(/did not answer within 100 ms \(queryTimeoutMs\)/);
     expect(ms).toBeLessThan(100 + MARGIN);
-    // BEGIN, the grant's INSERT with its issuance locks (a WITH), the tokens' INSERT.
+    // BEGIN, the device row's UPDATE with its issuance locks (a WITH), the grant's INSERT.
     expect(fake.texts).toEqual([['BEGIN', 'WITH', 'INSERT']]);
     expect(fake.releases).toEqual([true]);
   });
@@ -184,8 +186,12 @@ describe('PostgresStorage bounds, on pools of the test’s own making', () => {
   });
 
   it("pg's own timeouts of a host's pool read as timeouts; a query_timeout in a transaction destroys the connection without ROLLBACK", async () => {
-    const readTimeout = fakePool((text) => (text.trim().startsWith('INSERT') ? Promise.reject(new Error('Query read timeout')) : empty()));
-    const cut = await failure(new PostgresStorage(readTimeout.pool, { queryTimeoutMs: false }).createGrant(GRANT, { tokens: [TOKEN] }));
+    const readTimeout = fakePool((text) =>
+      text.trim().startsWith('INSERT') ? Promise.reject(new Error('Query read timeout')) : matched(),
+    );
+    const cut = await failure(
+      new PostgresStorage(readTimeout.pool, { queryTimeoutMs: false }).redeemDeviceAuthorization('d1', T, GRANT, [TOKEN]),
+    );
     expect(cut.error.message).toMatch(/did not answer within the pool's query_timeout; the connection was closed\.$/);
     expect(readTimeout.texts).toEqual([['BEGIN', 'WITH', 'INSERT']]);
     expect(readTimeout.releases).toEqual([true]);
@@ -353,16 +359,20 @@ describe.skipIf(!clusterAvailable)('PostgresStorage bounds, on a frozen database
    * Where an operation is cut: a transaction just before a statement that writes (nothing of it
    * may land) or just before its COMMIT (all of it lands once the thawed backend reads the
    * COMMIT that was sent), and a single statement just before it is sent (all of it lands: the
-   * backend reads and runs it after the thaw, before it reads the end of its socket).
+   * backend reads and runs it after the thaw, before it reads the end of its socket). The
+   * transaction is a refresh retry's (retryRefreshToken: its parent's row locked, the sibling
+   * pair inserted); the single statements are a grant with its tokens (createGrant) and a
+   * rotation (rotateRefreshToken).
    */
   const CUTS = [
     {
-      operation: 'createGrant',
+      operation: 'retryRefreshToken',
       before: 'INSERT',
-      what: 'a grant and its tokens (one transaction), frozen before its tokens’ INSERT',
+      what: 'a refresh retry (one transaction), frozen before its tokens’ INSERT',
       lands: false,
     },
-    { operation: 'createGrant', before: 'COMMIT', what: 'a grant and its tokens (one transaction), frozen before its COMMIT', lands: true },
+    { operation: 'retryRefreshToken', before: 'COMMIT', what: 'a refresh retry (one transaction), frozen before its COMMIT', lands: true },
+    { operation: 'createGrant', before: 'WITH', what: 'a grant and its tokens (one statement), frozen before it is sent', lands: true },
     {
       operation: 'rotateRefreshToken',
       before: 'WITH',
@@ -402,25 +412,35 @@ describe.skipIf(!clusterAvailable)('PostgresStorage bounds, on a frozen database
       try {
         await storage.migrate();
         const { access, refresh } = await family(storage, tag);
+        const pair = (grantId: string, suffix: string, at: number): OAuthTokenRecord[] => [
+          { ...access, grantId, hash: `${access.hash}-${suffix}`, issuedAt: at },
+          {
+            ...refresh,
+            grantId,
+            hash: `${refresh.hash}-${suffix}`,
+            issuedAt: at,
+            pairHash: `${access.hash}-${suffix}`,
+            parentHash: refresh.hash,
+          },
+        ];
         const grantId = `${refresh.grantId}-2`;
-        const next: OAuthTokenRecord[] =
-          cut.operation === 'createGrant'
-            ? [
-                { ...access, grantId, hash: `${access.hash}-2`, issuedAt: T + 1 },
-                { ...refresh, grantId, hash: `${refresh.hash}-2`, issuedAt: T + 1, pairHash: `${access.hash}-2` },
-              ]
-            : [
-                { ...access, hash: `${access.hash}-2`, issuedAt: T + 1 },
-                { ...refresh, hash: `${refresh.hash}-2`, issuedAt: T + 1, pairHash: `${access.hash}-2` },
-              ];
         const grant = { ...(await storage.findToken(refresh.hash))!.grant, id: grantId } as OAuthGrantRecord;
+        // The retry's parent: rotated once (its child pair `-1`), so a retry of it mints siblings.
+        if (cut.operation === 'retryRefreshToken')
+          expect((await storage.rotateRefreshToken(refresh.hash, T, pair(refresh.grantId, '1', T))).ok).toBe(true);
+        const next =
+          cut.operation === 'createGrant'
+            ? pair(grantId, '2', T + 1).map(({ parentHash: _, ...token }) => token)
+            : pair(refresh.grantId, '2', T + 1);
         armed = true;
         let ms: number;
         try {
           ({ ms } = await failure(
             cut.operation === 'createGrant'
               ? storage.createGrant(grant, { tokens: next })
-              : storage.rotateRefreshToken(refresh.hash, T + 1, next),
+              : cut.operation === 'retryRefreshToken'
+                ? storage.retryRefreshToken(refresh.hash, T + 1, 60_000, next)
+                : storage.rotateRefreshToken(refresh.hash, T + 1, next),
           ));
         } finally {
           cluster.thaw();
@@ -443,16 +463,25 @@ describe.skipIf(!clusterAvailable)('PostgresStorage bounds, on a frozen database
               (SELECT count(*)::int FROM "${schema}".authgate_tokens WHERE hash = ANY($3)) AS inserted`,
           [refresh.hash, access.hash, next.map((t) => t.hash), grantId],
         );
-        const rotation = cut.operation === 'rotateRefreshToken';
-        const whole = rotation
-          ? { grant_created: 0, rotated: String(T + 1), access_revoked: String(T + 1), inserted: 2 }
-          : { grant_created: 1, rotated: null, access_revoked: null, inserted: 2 };
-        const nothing = { grant_created: 0, rotated: null, access_revoked: null, inserted: 0 };
+        // What each operation writes, whole: the rotation marks the token rotated (at T + 1) and
+        // revokes its access token; the retry finds it rotated (at T) and its access token revoked
+        // by that rotation, and adds the sibling pair; createGrant adds the grant and its pair.
+        const whole = {
+          rotateRefreshToken: { grant_created: 0, rotated: String(T + 1), access_revoked: String(T + 1), inserted: 2 },
+          retryRefreshToken: { grant_created: 0, rotated: String(T), access_revoked: String(T), inserted: 2 },
+          createGrant: { grant_created: 1, rotated: null, access_revoked: null, inserted: 2 },
+        }[cut.operation];
+        const nothing = { ...whole, grant_created: 0, inserted: 0 };
+        if (cut.operation === 'rotateRefreshToken') Object.assign(nothing, { rotated: null, access_revoked: null });
         expect(rows[0]).toEqual(cut.lands ? whole : nothing);
 
         // The store works after the thaw: the refresh token the client may still hold is the one
-        // the database says is live.
-        const live = rotation && cut.lands ? next[1]!.hash : refresh.hash;
+        // the database says is live (after a retry that did not land, the parent's first child).
+        const live = {
+          createGrant: refresh.hash,
+          rotateRefreshToken: cut.lands ? next[1]!.hash : refresh.hash,
+          retryRefreshToken: cut.lands ? next[1]!.hash : `${refresh.hash}-1`,
+        }[cut.operation];
         const again = await storage.rotateRefreshToken(live, T + 2, [
           { ...refresh, hash: `${refresh.hash}-3`, issuedAt: T + 2, pairHash: null },
         ]);

@@ -10,6 +10,8 @@
  * `application_name`, so the moment is deterministic:
  *
  * - a transaction waiting on a row lock (mid-statement, checked out of the pool);
+ * - single statements that write twice (a code exchange, a rotation, a new grant with its
+ *   tokens), killed between their two writes (`killedAtTokenInsert`);
  * - a transaction between two statements (checked out, no query running);
  * - `migrate()` waiting for its advisory lock;
  * - a single statement on the pool waiting on a row lock;
@@ -139,6 +141,36 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage: a connection that dies is a sto
     return failure;
   }
 
+  /**
+   * Run `step`, one statement whose last INSERT writes the token `hash`, while an uncommitted row
+   * of the test's own holds that key: the INSERT waits for the test's transaction after the rest
+   * of the statement ran. Kill its backend there, and expect a storage error of `operation` and
+   * the connection destroyed.
+   */
+  async function killedAtTokenInsert(
+    hash: string,
+    holder: { grantId: string; clientId: string },
+    step: () => Promise<unknown>,
+    operation: string,
+  ) {
+    const locker = await admin.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query(
+        `INSERT INTO "${schema}".authgate_tokens (hash, kind, grant_id, client_id, scope, issued_at) VALUES ($1, 'access', $2, $3, '{}', 0)`,
+        [hash, holder.grantId, holder.clientId],
+      );
+      releases.length = 0;
+      const failing = storageFailure(step(), operation);
+      expect(await terminate(await blockedBackend())).toBe(1);
+      await failing;
+      await locker.query('ROLLBACK');
+    } finally {
+      locker.release();
+    }
+    expect(releases).toEqual([true]);
+  }
+
   it('a transaction killed while its statement waits on a row lock: a storage error, the connection destroyed, the next call works', async () => {
     const { token } = await refreshToken();
     const locker = await admin.connect();
@@ -182,24 +214,13 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage: a connection that dies is a sto
     // A second grant of the same client carries the code (createGrant inserts a grant with its code).
     const grant: OAuthGrantRecord = { ...((await storage.findToken(token.hash))!.grant as OAuthGrantRecord), id: `g-${code.hash}` };
     await storage.createGrant(grant, { code: { ...code, grantId: grant.id } });
-    const locker = await admin.connect();
-    try {
-      // An uncommitted row with the hash of the token the exchange inserts: its INSERT, which
-      // runs after its UPDATE has marked the code used, waits for this transaction to end.
-      await locker.query('BEGIN');
-      await locker.query(
-        `INSERT INTO "${schema}".authgate_tokens (hash, kind, grant_id, client_id, scope, issued_at) VALUES ($1, 'access', $2, $3, '{}', 0)`,
-        [`${token.hash}-x`, grant.id, client.id],
-      );
-      releases.length = 0;
-      const redeeming = storageFailure(storage.redeemCode(code.hash, T + 5, [next({ ...token, grantId: grant.id }, '-x')]), 'redeemCode');
-      expect(await terminate(await blockedBackend())).toBe(1);
-      await redeeming;
-      await locker.query('ROLLBACK');
-    } finally {
-      locker.release();
-    }
-    expect(releases).toEqual([true]);
+    // The exchange's token INSERT runs after its UPDATE has marked the code used.
+    await killedAtTokenInsert(
+      `${token.hash}-x`,
+      { grantId: grant.id, clientId: client.id },
+      () => storage.redeemCode(code.hash, T + 5, [next({ ...token, grantId: grant.id }, '-x')]),
+      'redeemCode',
+    );
     // Not half-written: the code is unused and no token of the killed statement exists.
     expect((await storage.findCode(code.hash))?.usedAt).toBeNull();
     expect(await storage.findToken(`${token.hash}-x`)).toBeNull();
@@ -210,29 +231,37 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage: a connection that dies is a sto
 
   it('a refresh-token rotation (one statement: the rotation, then its new pair inserted) killed in the middle, between the two: nothing of it kept, the token rotates once afterwards', async () => {
     const { client, token } = await refreshToken();
-    const locker = await admin.connect();
-    try {
-      // An uncommitted row with the hash of the token the rotation inserts: its INSERT, which
-      // runs after the rotation function has marked the token rotated, waits for this transaction.
-      await locker.query('BEGIN');
-      await locker.query(
-        `INSERT INTO "${schema}".authgate_tokens (hash, kind, grant_id, client_id, scope, issued_at) VALUES ($1, 'access', $2, $3, '{}', 0)`,
-        [`${token.hash}-m`, token.grantId, client.id],
-      );
-      releases.length = 0;
-      const rotating = storageFailure(storage.rotateRefreshToken(token.hash, T + 5, [next(token, '-m')]), 'rotateRefreshToken');
-      expect(await terminate(await blockedBackend())).toBe(1);
-      await rotating;
-      await locker.query('ROLLBACK');
-    } finally {
-      locker.release();
-    }
-    expect(releases).toEqual([true]);
+    // The rotation's INSERT of the new pair runs after its function has marked the token rotated.
+    await killedAtTokenInsert(
+      `${token.hash}-m`,
+      { grantId: token.grantId, clientId: client.id },
+      () => storage.rotateRefreshToken(token.hash, T + 5, [next(token, '-m')]),
+      'rotateRefreshToken',
+    );
     // Not half-written: the token is not rotated, and nothing of the killed statement exists.
     expect((await storage.findToken(token.hash))?.token.rotatedAt).toBeNull();
     expect(await storage.findToken(`${token.hash}-m`)).toBeNull();
     expect(await storage.rotateRefreshToken(token.hash, T + 6, [next(token, '-n')])).toMatchObject({ ok: true });
     expect(await storage.rotateRefreshToken(token.hash, T + 7, [next(token, '-o')])).toMatchObject({ ok: false, reason: 'used' });
+  });
+
+  it('a new grant with its tokens (one statement: the issuance locks, the grant, then its tokens) killed in the middle, between the grant and its tokens: nothing of it kept, it is created afterwards', async () => {
+    const { client, token } = await refreshToken();
+    const grant: OAuthGrantRecord = { ...((await storage.findToken(token.hash))!.grant as OAuthGrantRecord), id: `g-${token.hash}-new` };
+    const tokens = [{ ...next(token, '-g'), grantId: grant.id }];
+    await killedAtTokenInsert(
+      `${token.hash}-g`,
+      { grantId: token.grantId, clientId: client.id },
+      () => storage.createGrant(grant, { tokens }),
+      'createGrant',
+    );
+    // Not half-written: neither the grant nor its token exists, and no issuance lock is left held.
+    const { rows } = await admin.query(`SELECT count(*)::int AS n FROM "${schema}".authgate_grants WHERE id = $1`, [grant.id]);
+    expect(rows[0].n).toBe(0);
+    expect(await storage.findToken(`${token.hash}-g`)).toBeNull();
+    await storage.revokeAccountGrants(grant.account.uuid, T + 6);
+    await storage.createGrant({ ...grant, createdAt: T + 7 }, { tokens });
+    expect(await storage.findToken(`${token.hash}-g`)).toMatchObject({ grant: { id: grant.id, revokedAt: null } });
   });
 
   it('a transaction whose connection dies between two statements: a storage error, the connection destroyed', async () => {

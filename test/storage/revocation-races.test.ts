@@ -14,7 +14,10 @@
  *    middle of its work;
  * 2. the issuance runs up to its COMMIT, which the pool wrapper holds (a code exchange, one
  *    autocommit statement that redeems the code and inserts its tokens, is held before that
- *    statement is sent: its writes are not visible either); a device decision, one
+ *    statement is sent: its writes are not visible either); a new grant with its code or tokens
+ *    (createGrant), one autocommit statement, is held inside it, at the grant's INSERT, after
+ *    its issuance locks, by a trigger of the test's schema that waits for a lock the test holds
+ *    (`holdGrantInserts`); a device decision, one
  *    autocommit statement, is held instead by a lock on its device row, which it waits for
  *    after taking its issuance locks (src/postgres/locks.ts); a consent, one autocommit
  *    `INSERT ... ON CONFLICT`, by an uncommitted row of the test with the same key, which it
@@ -181,7 +184,9 @@ if (pgSetup) {
 }
 
 beforeAll(async () => {
-  if (pgSetup) await new PostgresStorage(pgSetup.pool, { schema: pgSetup.schema }).migrate();
+  if (!pgSetup) return;
+  await new PostgresStorage(pgSetup.pool, { schema: pgSetup.schema }).migrate();
+  await installGrantHold(pgSetup.schema);
 });
 afterAll(async () => {
   if (!pgSetup) return;
@@ -249,14 +254,46 @@ async function issuanceWaiting(on: 'any lock' | 'an issuance lock'): Promise<boo
   return rows[0]!.n > 0;
 }
 
+/** The advisory lock that the test's trigger on the grants table waits for (`holdGrantInserts`). */
+const GRANT_HOLD = [424242, 1] as const;
+
+/**
+ * A BEFORE INSERT trigger on the grants table of the test's schema that takes `GRANT_HOLD`
+ * shared: a grant's INSERT waits there while the test holds it (`holdGrantInserts`) and goes
+ * straight on otherwise. createGrant takes its issuance locks in the CTE its INSERT reads, so it
+ * waits there holding them, as a transaction held at its COMMIT did.
+ */
+async function installGrantHold(schema: string): Promise<void> {
+  await pgSetup!.monitor.query(
+    `CREATE FUNCTION "${schema}".hold_grant_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN PERFORM pg_advisory_xact_lock_shared(${GRANT_HOLD[0]}, ${GRANT_HOLD[1]}); RETURN NEW; END $$;
+    CREATE TRIGGER hold_grant_insert BEFORE INSERT ON "${schema}".authgate_grants
+      FOR EACH ROW EXECUTE FUNCTION "${schema}".hold_grant_insert()`,
+  );
+}
+
+/** Hold every grant INSERT (see `installGrantHold`) until `release()`. */
+async function holdGrantInserts(): Promise<{ release: () => Promise<void> }> {
+  const connection = await pgSetup!.monitor.connect();
+  await connection.query('SELECT pg_advisory_lock($1, $2)', [...GRANT_HOLD]);
+  return {
+    release: async () => {
+      await connection.query('SELECT pg_advisory_unlock($1, $2)', [...GRANT_HOLD]);
+      connection.release();
+    },
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // The world of one case: a server on the store, one client that may use every flow, Ada signed in.
 
 /**
- * Where the issuance is held on PostgreSQL: at the COMMIT of its next inserting transaction, at
- * its consent's INSERT (the key held by the test), or at the decision of this device code.
+ * Where the issuance is held on PostgreSQL: at the COMMIT of its next inserting transaction (or
+ * before its next autocommit statement that inserts tokens), at its new grant's INSERT (inside
+ * createGrant's one statement, its issuance locks taken), at its consent's INSERT (the key held
+ * by the test), or at the decision of this device code.
  */
-type Hold = 'commit' | 'consent' | { deviceCode: string };
+type Hold = 'commit' | 'grant' | 'consent' | { deviceCode: string };
 /** Which side of a forced schedule must answer first. */
 type Order = 'issuance first' | 'either';
 
@@ -357,6 +394,12 @@ async function makeWorld(store: 'memory' | 'postgres'): Promise<World> {
         await within('the issuance reaching its COMMIT', Promise.race([gate.held, issued.promise.then(() => {})]));
         expect(issued.settled, 'the issuance is held at its COMMIT').toBe(false);
         releaseIssue = async () => gate.release();
+      } else if (hold === 'grant') {
+        const grants = await holdGrantInserts();
+        issued = track(issue());
+        await until('the grant INSERT waiting for the test', async () => issued.settled || (await waitingOnLocks()) >= 1);
+        expect(issued.settled, 'the issuance is held at its grant').toBe(false);
+        releaseIssue = grants.release;
       } else if (hold === 'consent') {
         const consentKey = await holdConsentKey(t.consents, ADA.uuid, app.clientId);
         issued = track(issue());
@@ -595,7 +638,7 @@ const PATHS: Record<string, Path> = {
     revocations: ALL,
     async race(w, revoke) {
       const interaction = await consentFor(w, 'code');
-      const url = await w.interleave(() => approve(w, interaction), revoke, 'commit');
+      const url = await w.interleave(() => approve(w, interaction), revoke, 'grant');
       return codeUsable(w, url.searchParams.get('code')!);
     },
   },
@@ -603,7 +646,7 @@ const PATHS: Record<string, Path> = {
     revocations: ALL,
     async race(w, revoke) {
       const interaction = await consentFor(w, 'token');
-      const url = await w.interleave(() => approve(w, interaction), revoke, 'commit');
+      const url = await w.interleave(() => approve(w, interaction), revoke, 'grant');
       const access = new URLSearchParams(url.hash.slice(1)).get('access_token');
       if (!access) throw new Error(`expected an access token, got ${url.href}`);
       return usableTokens(w, { access });
@@ -615,7 +658,7 @@ const PATHS: Record<string, Path> = {
       const created = await w.interleave(
         () => w.server.createPersonalToken({ account: ADA, name: 'CI', scope: ['read'] }),
         revoke,
-        'commit',
+        'grant',
       );
       return usableTokens(w, { access: created.token });
     },
@@ -657,7 +700,7 @@ describe.each(stores)('%s: a revocation racing an issuance (forced interleaving)
 // revocation returned is gone, and prompt=none for the app answers consent_required. An
 // approval saves its consent before createGrant, and a device approval before its decision, so
 // each can answer first only when its consent was saved before the revocation took its lock
-// ('commit', or the decision held at its device row); one whose consent INSERT is still in flight
+// ('grant', or the decision held at its device row); one whose consent INSERT is still in flight
 // then answers after the revocation (the PostgreSQL cases below the table).
 
 const DELETES_CONSENTS: Revocation[] = ['revokeAllForAccount', 'revokeAccess', 'deleteClient'];
@@ -671,9 +714,9 @@ const CONSENT_PATHS: Record<string, (w: World, revoke: () => Promise<void>) => P
     await w.interleave(() => approve(w, interaction), revoke, { deviceCode }, 'either');
     return [...(await deviceUsable(w, deviceCode)), ...(await consentLeft(w))];
   },
-  'an approval (saveConsent, then createGrant), its code held at its COMMIT': async (w, revoke) => {
+  'an approval (saveConsent, then createGrant), its code held at its grant': async (w, revoke) => {
     const interaction = await consentFor(w, 'code');
-    const url = await w.interleave(() => approve(w, interaction), revoke, 'commit');
+    const url = await w.interleave(() => approve(w, interaction), revoke, 'grant');
     return [...(await codeUsable(w, url.searchParams.get('code')!)), ...(await consentLeft(w))];
   },
 };
@@ -746,6 +789,7 @@ describe.skipIf(!pgSetup)('postgres: an approval whose consent is being written 
 // ---------------------------------------------------------------------------------------------
 // What the locks cost in round trips: nothing on the issuance steps and saveConsent (each lock is
 // taken by a statement the step sends anyway), three on a revocation (BEGIN, the lock, COMMIT).
+// createGrant is one statement (its locks, the grant, its code or tokens).
 
 /** `PgPool` that counts round trips: every `query`, on the pool or on a checked-out connection. */
 class CountingPool implements PgPool {
@@ -768,7 +812,7 @@ class CountingPool implements PgPool {
 }
 
 describe.skipIf(!pgSetup)('PostgresStorage: round trips of the steps the issuance locks touch', () => {
-  it('createGrant 4 with a code, redeemDeviceAuthorization 5, decideDeviceAuthorization 1, saveConsent 1; each revocation 4', async () => {
+  it('createGrant 1 with a code, redeemDeviceAuthorization 5, decideDeviceAuthorization 1, saveConsent 1; each revocation 4', async () => {
     const counting = new CountingPool(pgSetup!.pool);
     const storage = new PostgresStorage(counting, { schema: pgSetup!.schema });
     const rounds = async (step: () => Promise<unknown>) => {
@@ -846,7 +890,7 @@ describe.skipIf(!pgSetup)('PostgresStorage: round trips of the steps the issuanc
       deleteClient: await rounds(() => storage.deleteClient('c1', now)),
     };
     expect(counts).toEqual({
-      createGrant: 4,
+      createGrant: 1,
       decideDeviceAuthorization: 1,
       saveConsent: 1,
       redeemDeviceAuthorization: 5,
