@@ -1,7 +1,14 @@
 import type { JWK } from 'jose';
 import type { SigningKeys } from './keys/signing-keys.js';
 import type { ResolvedOptions } from './options.js';
-import type { ClientRecord, CombinedReadStorage, DeviceAuthorizationStorage, RefreshRetryStorage, Storage } from './storage/types.js';
+import type {
+  ClientRecord,
+  CombinedApprovalStorage,
+  CombinedReadStorage,
+  DeviceAuthorizationStorage,
+  RefreshRetryStorage,
+  Storage,
+} from './storage/types.js';
 import type { Account, AuditEventInput, Clock, UserSessions } from './types.js';
 
 /**
@@ -58,6 +65,11 @@ export interface Context {
    * together with the code or token it presents (`findClientWith`, checks/clients.ts).
    */
   combined?: Storage & CombinedReadStorage;
+  /**
+   * The store, when it has the `combinedApproval` group: an approval is then one read and one
+   * atomic write (`approve`, endpoints/interaction.ts; `storeGrant`, grants/store-grant.ts).
+   */
+  approval?: Storage & CombinedApprovalStorage;
 }
 
 /** What the core asks of the OpenID Provider (the `openid` option, resolved once). */

@@ -42,6 +42,7 @@ export function instanceContext(options: ResolvedOptions): Context {
     ...(options.dpop && { dpop: dpopProofs(options.dpop, requireGroup(options.storage, 'dpopProofs', 'dpop')) }),
     ...(openid && { openid }),
     ...(hasGroup(options.storage, 'combinedReads') && { combined: options.storage }),
+    ...(hasGroup(options.storage, 'combinedApproval') && { approval: options.storage }),
   };
 }
 

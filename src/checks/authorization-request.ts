@@ -1,6 +1,6 @@
 import { bindRequest } from './browser-binding.js';
 import { openIdParameters } from '../oidc/provider.js';
-import { findClient } from './clients.js';
+import { findClient, isDocumentClientId } from './clients.js';
 import { challengeSeen, parseChallenge } from './pkce.js';
 import { clientRedirectUriMatches, formPost, redirectTo } from './redirect-uri.js';
 import { isResourceProblem, requestedResources } from './resource.js';
@@ -125,8 +125,14 @@ export const CALLBACK_CHANGED = new AuthorizeError(
  * callback URL changed (`updateClient`) and the one the request carries is no longer registered,
  * so nothing (not even an error) is sent there (docs/reference.md#managing-clients).
  */
-export async function currentClient(ctx: Context, req: AuthorizationRequestRecord): Promise<ClientRecord | AuthorizeError> {
-  const client = await findClient(ctx, req.clientId);
+export async function currentClient(
+  ctx: Context,
+  req: AuthorizationRequestRecord,
+  read?: ClientRecord | null,
+): Promise<ClientRecord | AuthorizeError> {
+  // `read`: the client as the store answered it with the interaction (`findInteractionAndClient`);
+  // a client ID metadata document client is never stored, and is found as always.
+  const client = read !== undefined && !isDocumentClientId(ctx, req.clientId) ? read : await findClient(ctx, req.clientId);
   if (!client) return UNKNOWN_CLIENT;
   return clientRedirectUriMatches(client, req.redirectUri, client.secretHash === null) ? client : CALLBACK_CHANGED;
 }

@@ -5,8 +5,9 @@ import { requirementOf, sessionMeets, signInAfter } from '../checks/session.js';
 import { audit, type Context } from '../context.js';
 import { AuthorizeError } from '../errors.js';
 import { authorizationResponse } from '../grants/authorization-response.js';
+import { ApprovalTaken, type PendingApproval } from '../grants/store-grant.js';
 import { plausibleId } from '../rules.js';
-import type { ConsentInteractionRecord, DeviceConfirmationInteractionRecord } from '../storage/types.js';
+import type { ClientRecord, ConsentInteractionRecord, DeviceConfirmationInteractionRecord } from '../storage/types.js';
 import type { AuthorizeDecision, OAuthRequest } from '../types.js';
 import { decideDevice } from '../device/device-authorization.js';
 import { askForConsent, askToSignIn } from '../interactions/ask.js';
@@ -67,43 +68,73 @@ export async function resume(ctx: Context, interactionId: string, request: OAuth
   }
 }
 
+/** A consent interaction checked for a decision, with its request's client when the store read it too. */
+interface Checked {
+  record: ConsentInteractionRecord | DeviceConfirmationInteractionRecord;
+  idHash: string;
+  /** The client of the request, as read with the interaction (`combinedApproval`); `undefined`: not read. */
+  client?: ClientRecord | null;
+}
+
 /**
- * The consent record behind a decision, checked against the signed-in user and then taken
- * (single use, so two concurrent approvals give one code).
+ * The consent record behind a decision, checked against the signed-in user, and taken (single
+ * use, so two concurrent approvals give one code) unless `later`: then the caller takes it with
+ * what it writes (`approveInteraction`), and it is read together with its request's client.
  */
-async function takeConsent(
+async function checkedConsent(
   ctx: Context,
   interactionId: string,
   request: OAuthRequest,
-): Promise<ConsentInteractionRecord | DeviceConfirmationInteractionRecord | AuthorizeError> {
+  later: boolean,
+): Promise<Checked | AuthorizeError> {
   if (!plausibleId(interactionId)) return EXPIRED;
   const idHash = sha256Base64url(interactionId);
-  const found = await ctx.storage.findInteraction(idHash);
+  const read = later && ctx.approval ? await ctx.approval.findInteractionAndClient(idHash) : undefined;
+  const found = read ? read.interaction : await ctx.storage.findInteraction(idHash);
   if (!found || found.kind !== 'consent' || ctx.clock.now() >= found.expiresAt) return EXPIRED;
   const session = await ctx.sessions.current(request);
   // `?.`: a store that lost the account has no one the consent was shown to.
   if (!session || session.account.uuid !== found.account?.uuid) return NOT_SHOWN_TO;
   if (!sessionMeets(ctx, requirementOf(found), session, ctx.clock.now())) return STALE_SIGN_IN;
+  if (read && found.purpose === 'authorization') return { record: found, idHash, client: read.client };
   const taken = await ctx.storage.takeInteraction(idHash, ctx.clock.now());
   // What was taken is what was checked (single use: the same id, the same record).
-  return taken?.kind === 'consent' ? taken : EXPIRED;
+  return taken?.kind === 'consent' ? { record: taken, idHash } : EXPIRED;
 }
 
-/** The user authorized the application: the code or token it asked for, to its callback. */
+/**
+ * The user authorized the application: the code or token it asked for, to its callback. With the
+ * `combinedApproval` group the interaction is taken, the consent saved and the grant stored in
+ * one step of the store (`storeGrant`); without it, one after the other.
+ */
 export async function approve(ctx: Context, interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
   try {
-    const record = await takeConsent(ctx, interactionId, request);
-    if (record instanceof AuthorizeError) return errorDecision(ctx, record);
+    const checked = await checkedConsent(ctx, interactionId, request, true);
+    if (checked instanceof AuthorizeError) return errorDecision(ctx, checked);
+    const record = checked.record;
     if (record.purpose === 'device') return await decideDevice(ctx, record, true);
-    const client = await currentClient(ctx, record.request);
-    if (client instanceof AuthorizeError) return errorDecision(ctx, client);
+    const client = await currentClient(ctx, record.request, checked.client);
+    if (client instanceof AuthorizeError) {
+      // Not taken yet (combinedApproval): the decision ends here all the same.
+      if (checked.client !== undefined) await ctx.storage.takeInteraction(checked.idHash, ctx.clock.now());
+      return errorDecision(ctx, client);
+    }
     const now = ctx.clock.now();
-    await ctx.storage.saveConsent(approvedConsent(record.account.uuid, client.id, record.request, now));
-    audit(ctx, { type: 'consent.granted', clientId: client.id, accountUuid: record.account.uuid, scope: record.request.scope });
-    // OpenID Connect: `auth_time` is the sign-in of the session that approved (checked by takeConsent).
+    const consent = approvedConsent(record.account.uuid, client.id, record.request, now);
+    const granted = () =>
+      audit(ctx, { type: 'consent.granted', clientId: client.id, accountUuid: record.account.uuid, scope: record.request.scope });
+    let approval: PendingApproval | undefined;
+    if (checked.client !== undefined && ctx.approval) approval = { store: ctx.approval, idHash: checked.idHash, consent, stored: granted };
+    else {
+      await ctx.storage.saveConsent(consent);
+      granted();
+    }
+    // OpenID Connect: `auth_time` is the sign-in of the session that approved (checked by checkedConsent).
     const signedIn = record.request.openid ? (await ctx.sessions.current(request))?.authenticatedAt : undefined;
-    return await authorizationResponse(ctx, client, record.request, record.account, now, signedIn);
+    return await authorizationResponse(ctx, client, record.request, record.account, now, signedIn, approval);
   } catch (error) {
+    // Another decision took the interaction between the check and the approval's write.
+    if (error instanceof ApprovalTaken) return errorDecision(ctx, EXPIRED);
     return pageFailure(ctx, error);
   }
 }
@@ -111,8 +142,9 @@ export async function approve(ctx: Context, interactionId: string, request: OAut
 /** The user denied the application: `access_denied` back to the callback (RFC 6749 §4.1.2.1). */
 export async function deny(ctx: Context, interactionId: string, request: OAuthRequest): Promise<AuthorizeDecision> {
   try {
-    const record = await takeConsent(ctx, interactionId, request);
-    if (record instanceof AuthorizeError) return errorDecision(ctx, record);
+    const checked = await checkedConsent(ctx, interactionId, request, false);
+    if (checked instanceof AuthorizeError) return errorDecision(ctx, checked);
+    const record = checked.record;
     if (record.purpose === 'device') return await decideDevice(ctx, record, false);
     // `access_denied` goes to the callback only while it is still the client's.
     const client = await currentClient(ctx, record.request);

@@ -4,6 +4,7 @@ import type { AuthorizationRequestRecord, OAuthGrantRecord } from '../storage/ty
 import type { AuthorizeDecision } from '../types.js';
 import { accessTokenValue, familyEnd } from '../tokens/mint.js';
 import { issued, mintTokens, type Issue } from './issue-tokens.js';
+import { type PendingApproval, storeGrant } from './store-grant.js';
 
 /**
  * The implicit grant (RFC 6749 §4.2.2): for an approved `response_type=token` request, an access
@@ -16,6 +17,7 @@ export async function issueImplicit(
   grant: OAuthGrantRecord,
   req: AuthorizationRequestRecord,
   now: number,
+  approval?: PendingApproval,
 ): Promise<AuthorizeDecision> {
   const issue: Issue = {
     grantType: 'implicit',
@@ -29,7 +31,7 @@ export async function issueImplicit(
     refreshFamily: null,
   };
   const pair = mintTokens(ctx, issue, null); // an access token only: the implicit flow gets no refresh token
-  await ctx.storage.createGrant(grant, { tokens: pair.records });
+  await storeGrant(ctx, grant, { tokens: pair.records }, approval);
   await issued(ctx, issue, grant, pair);
   return {
     type: 'redirect',

@@ -5,6 +5,7 @@ import { formPost, redirectTo } from '../checks/redirect-uri.js';
 import type { Context } from '../context.js';
 import type { AuthorizationRequestRecord, CodeRecord, OAuthGrantRecord } from '../storage/types.js';
 import type { AuthorizeDecision } from '../types.js';
+import { type PendingApproval, storeGrant } from './store-grant.js';
 
 /**
  * The authorization code of an approved `response_type=code` request (RFC 6749 §4.1.2): stored
@@ -17,6 +18,7 @@ export async function issueCode(
   grant: OAuthGrantRecord,
   req: AuthorizationRequestRecord,
   now: number,
+  approval?: PendingApproval,
 ): Promise<AuthorizeDecision> {
   // Looked up and remembered in one synchronous step, so approvals that run side by side with
   // the same challenge cannot both pass unnoticed; forgotten again if no code comes of it.
@@ -45,7 +47,7 @@ export async function issueCode(
   // OpenID Connect: what the code's ID token says besides the grant (Core §3.1.3.3).
   if (grant.openid) record.openid = req.openid?.nonce === undefined ? { ...grant.openid } : { ...grant.openid, nonce: req.openid.nonce };
   try {
-    await ctx.storage.createGrant(grant, { code: record });
+    await storeGrant(ctx, grant, { code: record }, approval);
   } catch (error) {
     if (remembered !== undefined) ctx.challenges.delete(grant.clientId, remembered); // no code: a retry is no reuse
     throw error;

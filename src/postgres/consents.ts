@@ -81,25 +81,35 @@ const united = (a: string, b: string) =>
  * `prompt=none` went on issuing to an application the user had just revoked.
  */
 export async function saveConsent(db: Db, consent: ConsentRecord): Promise<void> {
+  const values: unknown[] = [];
+  const upsert = consentUpsert(db, consent, values, 'FROM locked');
+  await db.query('saveConsent', `WITH locked AS (${issuanceLocks(db.locks, '$1', '$2')}) ${upsert}`, values);
+}
+
+/**
+ * The `INSERT ... ON CONFLICT DO UPDATE` of a consent (see `saveConsent`), its values appended to
+ * `values` (the account and the client first), its row coming `from` the statement's CTE that
+ * took the issuance locks (`FROM locked`): for `saveConsent`, and for `approveInteraction`
+ * (approvals.ts), which saves it in the statement that creates the grant.
+ */
+export function consentUpsert(db: Db, consent: ConsentRecord, values: unknown[], from: string): string {
   // Each resource once, each scope value once: the merge above then only has rows to unite.
   const byResource = new Map<string | null, Set<string>>();
   for (const { resource, scope } of consent.approvals) {
-    const values = byResource.get(resource) ?? new Set<string>();
-    for (const value of scope) values.add(value);
-    byResource.set(resource, values);
+    const set = byResource.get(resource) ?? new Set<string>();
+    for (const value of scope) set.add(value);
+    byResource.set(resource, set);
   }
   const approved = [...byResource].slice(0, MAX_CONSENT_APPROVALS).map(([resource, scope]) => ({ resource, scope: [...scope] }));
-  await db.query(
-    'saveConsent',
-    `WITH locked AS (${issuanceLocks(db.locks, '$1', '$2')})
-    INSERT INTO ${db.t.consents} AS c (account_uuid, client_id, scope, approvals, granted_at)
-    SELECT $1, $2, $3::text[], $4::jsonb, $5 FROM locked
+  const base = values.length;
+  values.push(consent.accountUuid, consent.clientId, [...new Set(consent.scope)], JSON.stringify(approved), ms(consent.grantedAt));
+  const $ = (i: number) => `$${base + i}`;
+  return `INSERT INTO ${db.t.consents} AS c (account_uuid, client_id, scope, approvals, granted_at)
+    SELECT ${$(1)}, ${$(2)}, ${$(3)}::text[], ${$(4)}::jsonb, ${$(5)} ${from}
     ON CONFLICT (account_uuid, client_id) DO UPDATE SET
       scope = ${united('c.scope', 'EXCLUDED.scope')},
       approvals = ${mergedApprovals('EXCLUDED.approvals', 'c.approvals')},
-      granted_at = EXCLUDED.granted_at`,
-    [consent.accountUuid, consent.clientId, [...new Set(consent.scope)], JSON.stringify(approved), ms(consent.grantedAt)],
-  );
+      granted_at = EXCLUDED.granted_at`;
 }
 
 /** The consent of this account for this client, or null. */

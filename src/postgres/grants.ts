@@ -23,20 +23,39 @@ import { issuedWhen } from './tokens.js';
  * revocation's UPDATE, by contrast, must wait in a statement of its own: locks.ts).
  */
 export async function createGrant(db: Db, grant: GrantRecord, issued: { code?: CodeRecord; tokens?: TokenRecord[] }): Promise<void> {
-  const values = grantValues(grant);
-  const code = issued.code ? `, coded AS (${codeInsert(db, issued.code, values, 'FROM created')})` : '';
-  const tokens = issuedWhen(db, issued.tokens ?? [], values, 'EXISTS (SELECT 1 FROM created)');
+  const values: unknown[] = [];
+  const created = grantCreation(db, grant, issued, values, 'FROM locked');
   await db.query(
     'createGrant',
-    `WITH locked AS (${issuanceLocks(db.locks, '$3', '$2')}),
-    created AS (
-      INSERT INTO ${db.t.grants} (${GRANT_INSERT_COLUMNS})
-      SELECT $1, $2, $3, $4::jsonb, $5::text[], $6, $7, $8, $9, $10, $11::jsonb FROM locked
-      RETURNING id
-    )${code}${tokens}
+    `WITH locked AS (${issuanceLocks(db.locks, '$3', '$2')}), ${created}
     SELECT id FROM created`,
     values,
   );
+}
+
+/**
+ * `created AS (INSERT ... RETURNING id)` of the grant, its row coming `from` the statement's CTE
+ * that took the issuance locks, followed by the CTEs that insert its code or tokens, reading
+ * `created` (so after it); the values appended to `values`, the grant's first (its id, client
+ * and account are `$1`, `$2` and `$3` when `values` starts empty).
+ */
+export function grantCreation(
+  db: Db,
+  grant: GrantRecord,
+  issued: { code?: CodeRecord; tokens?: TokenRecord[] },
+  values: unknown[],
+  from: string,
+): string {
+  const base = values.length;
+  values.push(...grantValues(grant));
+  const types = ['text', 'text', 'text', 'jsonb', 'text[]', 'bigint', 'bigint', 'text', 'bigint', 'text', 'jsonb'];
+  const code = issued.code ? `, coded AS (${codeInsert(db, issued.code, values, 'FROM created')})` : '';
+  const tokens = issuedWhen(db, issued.tokens ?? [], values, 'EXISTS (SELECT 1 FROM created)');
+  return `created AS (
+      INSERT INTO ${db.t.grants} (${GRANT_INSERT_COLUMNS})
+      SELECT ${types.map((type, i) => `$${base + i + 1}::${type}`).join(', ')} ${from}
+      RETURNING id
+    )${code}${tokens}`;
 }
 
 const GRANT_INSERT_COLUMNS = 'id, client_id, account_uuid, account, scope, created_at, revoked_at, name, last_used_at, kind, openid';

@@ -12,7 +12,7 @@ import { ms, msOrNull, type Row } from './rows.js';
  * request's step keeps `request`, a device verification's `device`) and its `kind` (a `consent`
  * names its account).
  */
-function toInteraction(r: Row): InteractionRecord {
+export function toInteraction(r: Row): InteractionRecord {
   const idHash = r['id_hash'] as string;
   const requestedAt = ms(r['requested_at']);
   const expiresAt = ms(r['expires_at']);

@@ -35,6 +35,7 @@ import {
   pollDeviceAuthorization,
   redeemDeviceAuthorization,
 } from './devices.js';
+import { approveInteraction, findInteractionAndClient } from './approvals.js';
 import { createGrant, revokeAccess, revokeAccountGrants, revokeClientGrants, revokeGrant } from './grants.js';
 import { findInteraction, saveInteraction, takeInteraction } from './interactions.js';
 import { migrate, type MigrateResult } from './migrate.js';
@@ -266,6 +267,25 @@ export class PostgresStorage implements Storage {
 
   findToken(hash: string): Promise<{ token: TokenRecord; grant: GrantRecord } | null> {
     return findToken(this.db, hash);
+  }
+
+  /** One statement: the interaction and its request's client, each a `jsonb` row (approvals.ts). */
+  findInteractionAndClient(idHash: string): Promise<{ interaction: InteractionRecord | null; client: ClientRecord | null }> {
+    return findInteractionAndClient(this.db, idHash);
+  }
+
+  /**
+   * One statement (approvals.ts): the interaction taken, and only then the consent saved and the
+   * grant created with its code or tokens, under the issuance locks.
+   */
+  approveInteraction(
+    idHash: string,
+    now: number,
+    consent: ConsentRecord,
+    grant: OAuthGrantRecord,
+    issued: { code?: CodeRecord; tokens?: TokenRecord[] },
+  ): Promise<boolean> {
+    return approveInteraction(this.db, idHash, now, consent, grant, issued);
   }
 
   /** One statement: the client and the code, each a `jsonb` row or NULL (combined.ts). */

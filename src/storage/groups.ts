@@ -8,6 +8,7 @@ import { ConfigError } from '../errors.js';
 import type {
   AccountAdministrationStorage,
   ClientAdministrationStorage,
+  CombinedApprovalStorage,
   CombinedReadStorage,
   CoreStorage,
   DeviceAuthorizationStorage,
@@ -121,6 +122,13 @@ export const REFRESH_RETRY_METHODS = methodList<RefreshRetryStorage>()(['retryRe
 export const COMBINED_READ_METHODS = methodList<CombinedReadStorage>()(['findClientAndCode', 'findClientAndToken']);
 
 /**
+ * The methods of the combined approval group (`CombinedApprovalStorage`): an approval as one read
+ * and one atomic write.
+ * @group Storage
+ */
+export const COMBINED_APPROVAL_METHODS = methodList<CombinedApprovalStorage>()(['findInteractionAndClient', 'approveInteraction']);
+
+/**
  * Each storage group's methods, by group name (`StorageGroups`): one entry per group, or this
  * does not compile.
  * @group Storage
@@ -133,6 +141,7 @@ export const STORAGE_GROUPS: { readonly [G in StorageGroup]: readonly (keyof Sto
   dpopProofs: DPOP_PROOF_METHODS,
   refreshRetry: REFRESH_RETRY_METHODS,
   combinedReads: COMBINED_READ_METHODS,
+  combinedApproval: COMBINED_APPROVAL_METHODS,
 });
 
 /** What each group serves, and where the reference describes it: for the `ConfigError` of a missing group. */
@@ -144,6 +153,7 @@ const FEATURES: { readonly [G in StorageGroup]: string } = {
   dpopProofs: 'the replay check of DPoP proofs (docs/reference.md#storage-groups)',
   refreshRetry: 'refreshRetryWindowSeconds (docs/reference.md#refresh-token-rotation-and-families)',
   combinedReads: 'one read instead of two per code exchange, refresh and revocation (docs/reference.md#storage-groups)',
+  combinedApproval: 'an approval in one read and one write (docs/reference.md#storage-groups)',
 };
 
 /** The methods of `list` that `storage` does not have (as functions). */

@@ -294,7 +294,35 @@ export class MemoryStorage implements Storage {
     return now < interaction.expiresAt ? interaction : null;
   }
 
+  async findInteractionAndClient(idHash: string): Promise<{ interaction: InteractionRecord | null; client: ClientRecord | null }> {
+    const interaction = this.interactions.get(idHash);
+    if (!interaction) return { interaction: null, client: null };
+    const client = interaction.purpose === 'authorization' ? this.clientCopy(interaction.request.clientId) : null;
+    return { interaction: copyInteraction(interaction), client };
+  }
+
+  async approveInteraction(
+    idHash: string,
+    now: number,
+    consent: ConsentRecord,
+    grant: OAuthGrantRecord,
+    issued: { code?: CodeRecord; tokens?: TokenRecord[] },
+  ): Promise<boolean> {
+    const interaction = this.interactions.get(idHash);
+    if (!interaction) return false;
+    this.interactions.delete(idHash);
+    if (now >= interaction.expiresAt) return false;
+    this.storeConsent(consent);
+    this.insertGrant(grant, issued);
+    return true;
+  }
+
   async saveConsent(consent: ConsentRecord): Promise<void> {
+    this.storeConsent(consent);
+  }
+
+  /** `saveConsent`'s work, synchronous, for `approveInteraction`'s one block. */
+  private storeConsent(consent: ConsentRecord): void {
     const key = pairKey(consent.accountUuid, consent.clientId);
     const existing = this.consents.get(key);
     // Each approval widens the consent (docs/reference.md#stored-consents).

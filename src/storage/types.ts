@@ -898,6 +898,38 @@ export interface CombinedReadStorage {
 }
 
 /**
+ * The combined approval group (optional, a speed-up with no state of its own): the user's
+ * approval of an authorization request as one read and one atomic write, instead of the
+ * interaction's `findInteraction` and `takeInteraction`, the client's `findClient`, `saveConsent`
+ * and `createGrant`: on SQL, two round trips instead of five. The core uses the separate methods
+ * with a store without it.
+ * @group Storage
+ */
+export interface CombinedApprovalStorage {
+  /**
+   * `findInteraction(idHash)` and, for an authorization step (`purpose: 'authorization'`),
+   * `findClient` of its request's client, in one read; `client` is `null` for a device step and
+   * when the interaction or its client is not stored.
+   */
+  findInteractionAndClient(idHash: string): Promise<{ interaction: InteractionRecord | null; client: ClientRecord | null }>;
+  /**
+   * An approval, atomic: take the interaction as `takeInteraction(idHash, now)` does, and only if
+   * that answers it (stored, and `now` before its `expiresAt`), save `consent` as `saveConsent`
+   * does and create `grant` with its code or tokens as `createGrant` does (with the same issuance
+   * guarantees against a concurrent revocation). Answers whether it did; otherwise nothing is
+   * written (an expired interaction is deleted all the same). Of concurrent calls with one
+   * `idHash`, at most one answers `true`.
+   */
+  approveInteraction(
+    idHash: string,
+    now: number,
+    consent: ConsentRecord,
+    grant: OAuthGrantRecord,
+    issued: { code?: CodeRecord; tokens?: TokenRecord[] },
+  ): Promise<boolean>;
+}
+
+/**
  * The named groups of optional storage methods, by the name `STORAGE_GROUPS` lists their methods
  * under. A store has each group whole or not at all: a feature that needs a group checks for all
  * of it, and the conformance kit fails a store that has part of one. A new capability with state
@@ -912,6 +944,7 @@ export interface StorageGroups {
   dpopProofs: DpopProofStorage;
   refreshRetry: RefreshRetryStorage;
   combinedReads: CombinedReadStorage;
+  combinedApproval: CombinedApprovalStorage;
 }
 
 /**
@@ -940,4 +973,5 @@ export interface Storage
     Partial<DeviceAuthorizationStorage>,
     Partial<DpopProofStorage>,
     Partial<RefreshRetryStorage>,
-    Partial<CombinedReadStorage> {}
+    Partial<CombinedReadStorage>,
+    Partial<CombinedApprovalStorage> {}

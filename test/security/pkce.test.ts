@@ -328,14 +328,15 @@ describe('P-10: what counts as a reuse', () => {
     const inner = new MemoryStorage();
     let failNext = true;
     const storage = new Proxy(inner, {
+      // The code's write: createGrant, or approveInteraction where the approval is one write.
       get: (target, name) =>
-        name === 'createGrant'
-          ? async (...args: Parameters<MemoryStorage['createGrant']>) => {
+        name === 'createGrant' || name === 'approveInteraction'
+          ? async (...args: unknown[]) => {
               if (failNext) {
                 failNext = false;
                 throw new Error('db down');
               }
-              return target.createGrant(...args);
+              return (target[name] as (...a: unknown[]) => Promise<unknown>)(...args);
             }
           : Reflect.get(target, name),
     }) as MemoryStorage;

@@ -71,6 +71,23 @@ class CombinedReadDropsFields extends MemoryStorage {
   }
 }
 
+/**
+ * An approval that reads the interaction, yields, then deletes it and writes: concurrent approvals
+ * all see it; and one that writes its consent even when the interaction was gone.
+ */
+class AwaitInApproveInteraction extends MemoryStorage {
+  override async approveInteraction(...args: Parameters<MemoryStorage['approveInteraction']>): Promise<boolean> {
+    const [idHash, now, consent, grant, issued] = args;
+    const found = internals(this).interactions.get(idHash);
+    await tick();
+    await this.saveConsent(consent);
+    if (!found || now >= found.expiresAt) return false;
+    internals(this).interactions.delete(idHash);
+    await this.createGrant(grant, issued);
+    return true;
+  }
+}
+
 /** Reads the device record, yields, then marks it and stores the grant: concurrent redeems all see it approved. */
 class AwaitBetweenCheckAndWriteInDeviceRedeem extends MemoryStorage {
   override async redeemDeviceAuthorization(
@@ -380,6 +397,11 @@ const BROKEN: Broken[] = [
     name: 'combined reads drop fields (the client’s optional ones, a code’s use, a token’s rotation)',
     make: () => new CombinedReadDropsFields(),
     catches: ['combined reads (optional): findClientAndCode answers', 'combined reads (optional): findClientAndToken answers'],
+  },
+  {
+    name: 'approveInteraction with an await between read and take, saving the consent whatever it finds',
+    make: () => new AwaitInApproveInteraction(),
+    catches: ['combined approval (optional): approveInteraction takes', 'combined approval (optional): exactly one of 20'],
   },
   {
     name: 'revocation that misses tokens inserted concurrently',

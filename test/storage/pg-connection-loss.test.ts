@@ -264,6 +264,53 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage: a connection that dies is a sto
     expect(await storage.findToken(`${token.hash}-g`)).toMatchObject({ grant: { id: grant.id, revokedAt: null } });
   });
 
+  it('an approval (one statement: the interaction taken, the consent saved, the grant and its tokens created) killed between the grant and its tokens: nothing of it kept, the interaction is still there, and it is approved afterwards', async () => {
+    const { client, token } = await refreshToken();
+    const account = { uuid: `u-approve-${n}`, name: 'Ada', email: 'ada@example.com' };
+    const interaction = {
+      idHash: `i-${token.hash}`,
+      kind: 'consent' as const,
+      purpose: 'authorization' as const,
+      request: { clientId: client.id, redirectUri: client.redirectUri, responseType: 'token' as const, scope: ['read'], prompt: [] },
+      requestedAt: T,
+      expiresAt: T + 600_000,
+      loginAfter: null,
+      account,
+    };
+    await storage.saveInteraction(interaction);
+    const consent = {
+      accountUuid: account.uuid,
+      clientId: client.id,
+      scope: ['read'],
+      approvals: [{ resource: null, scope: ['read'] }],
+      grantedAt: T,
+    };
+    const grant: OAuthGrantRecord = {
+      id: `g-approve-${token.hash}`,
+      kind: 'oauth',
+      clientId: client.id,
+      account,
+      scope: ['read'],
+      createdAt: T,
+      revokedAt: null,
+    };
+    const tokens = [{ ...next(token, '-i'), grantId: grant.id, kind: 'access' as const, expiresAt: T + 3_600_000 }];
+    await killedAtTokenInsert(
+      `${token.hash}-i`,
+      { grantId: token.grantId, clientId: client.id },
+      () => storage.approveInteraction(interaction.idHash, T + 1, consent, grant, { tokens }),
+      'approveInteraction',
+    );
+    // Not half-written: the interaction was not taken, no consent, no grant, no token.
+    expect(await storage.findInteraction(interaction.idHash)).toMatchObject({ idHash: interaction.idHash });
+    expect(await storage.findConsent(account.uuid, client.id)).toBeNull();
+    expect(await storage.findToken(`${token.hash}-i`)).toBeNull();
+    expect(await storage.approveInteraction(interaction.idHash, T + 2, consent, grant, { tokens })).toBe(true);
+    expect(await storage.findConsent(account.uuid, client.id)).toMatchObject({ scope: ['read'] });
+    expect(await storage.findToken(`${token.hash}-i`)).toMatchObject({ grant: { id: grant.id } });
+    expect(await storage.approveInteraction(interaction.idHash, T + 3, consent, grant, { tokens })).toBe(false);
+  });
+
   it('a transaction whose connection dies between two statements: a storage error, the connection destroyed', async () => {
     const { token } = await refreshToken();
     // The store's pool, with one difference: the first statement after BEGIN waits until the

@@ -14,6 +14,7 @@
  */
 import type { MakeStorage, StorageConformanceCase } from './case.js';
 import { clientCases } from './clients.js';
+import { approvalCases } from './approval.js';
 import { combinedCases } from './combined.js';
 import { codeCases } from './codes.js';
 import { consentCases } from './consents.js';
@@ -73,6 +74,7 @@ export const storageConformanceCases: readonly StorageConformanceCase[] = Object
   ...dpopCases,
   ...refreshRetryCases,
   ...combinedCases,
+  ...approvalCases,
 ]);
 
 /**
