@@ -1,0 +1,41 @@
+/**
+ * OpenID Connect edge cases found by an adversarial review (docs/reference.md#openid-connect):
+ * where the token of a userinfo request may be, empty parameters, a `kid` that two key lists
+ * give to two different keys, and a pairwise client whose callback moves to another host.
+ */
+import { describe, expect, it } from 'vitest';
+import { ADA, json, setup } from '../helpers.js';
+
+const ISSUER = 'https://auth.example.com';
+const oidc = (options: Record<string, unknown> = {}) =>
+  setup({ issuer: ISSUER, openid: { claims: (a: { email: string }) => ({ email: a.email }) }, ...options });
+
+describe('userinfo: the access token in one place only (RFC 6750 §2)', () => {
+  it('a POST with the token in the header and in the body is 400 invalid_request, and answers no claims', async () => {
+    const t = await oidc();
+    const { access_token: token } = await t.tokens({ scope: 'openid email' });
+    const other = (await t.tokens({ scope: 'openid' })).access_token;
+    for (const body of [token, other]) {
+      const res = await t.server.userinfo(t.post('/v1/oauth/userinfo', { access_token: body }, { authorization: `Bearer ${token}` }));
+      expect(res.status).toBe(400);
+      expect(json(res).error).toBe('invalid_request');
+      expect(res.headers['www-authenticate']).toContain('error="invalid_request"');
+      expect(res.body).not.toContain(ADA.email);
+    }
+    // Either place alone still works.
+    expect(json(await t.server.userinfo(t.post('/v1/oauth/userinfo', { access_token: token }))).sub).toBe(ADA.uuid);
+    const header = { method: 'POST', url: '/v1/oauth/userinfo', headers: { authorization: `Bearer ${token}` } };
+    expect(json(await t.server.userinfo(header)).sub).toBe(ADA.uuid);
+  });
+
+  it('an empty access_token in the body is no token (RFC 6749 §3.1): the header token answers', async () => {
+    const t = await oidc();
+    const { access_token: token } = await t.tokens({ scope: 'openid email' });
+    const res = await t.server.userinfo(t.post('/v1/oauth/userinfo', { access_token: '' }, { authorization: `Bearer ${token}` }));
+    expect(res.status).toBe(200);
+    expect(json(res)).toEqual({ sub: ADA.uuid, email: ADA.email });
+    const none = await t.server.userinfo(t.post('/v1/oauth/userinfo', { access_token: '' }));
+    expect(none.status).toBe(401);
+    expect(none.headers['www-authenticate']).toBe('Bearer realm="authgate"');
+  });
+});
