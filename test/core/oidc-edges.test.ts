@@ -39,3 +39,18 @@ describe('userinfo: the access token in one place only (RFC 6750 §2)', () => {
     expect(none.headers['www-authenticate']).toBe('Bearer realm="authgate"');
   });
 });
+
+describe('an empty id_token_hint is no hint (RFC 6749 §3.1)', () => {
+  it('prompt=none with id_token_hint= answers as without it; a non-empty bad hint is still invalid_request', async () => {
+    const t = await oidc();
+    await t.getCode({ scope: 'openid' }); // a stored consent
+    const silent = async (suffix: string) => {
+      const d = await t.server.authorize(t.get(`${t.authorizeUrl({ scope: 'openid', prompt: 'none', state: 's' })}${suffix}`, t.ada));
+      if (d.type !== 'redirect') throw new Error(`redirect expected: ${JSON.stringify(d)}`);
+      return Object.fromEntries(new URL(d.location).searchParams);
+    };
+    expect((await silent('&id_token_hint=')).code).toBeTypeOf('string');
+    expect(await silent('&id_token_hint=x')).toMatchObject({ error: 'invalid_request', state: 's' });
+    expect(await silent('&id_token_hint=&id_token_hint=x')).toMatchObject({ error: 'invalid_request' });
+  });
+});
