@@ -3,7 +3,9 @@
  * where the token of a userinfo request may be, empty parameters, a `kid` that two key lists
  * give to two different keys, and a pairwise client whose callback moves to another host.
  */
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { AuthorizationServer, ConfigError, generateSigningKey, MemoryStorage } from '../../src/index.js';
 import { ADA, json, setup } from '../helpers.js';
 
 const ISSUER = 'https://auth.example.com';
@@ -52,5 +54,41 @@ describe('an empty id_token_hint is no hint (RFC 6749 §3.1)', () => {
     expect((await silent('&id_token_hint=')).code).toBeTypeOf('string');
     expect(await silent('&id_token_hint=x')).toMatchObject({ error: 'invalid_request', state: 's' });
     expect(await silent('&id_token_hint=&id_token_hint=x')).toMatchObject({ error: 'invalid_request' });
+  });
+});
+
+describe('a kid given to two different keys by jwt.keys and openid.signingKeys', () => {
+  it('is a ConfigError: one JWKS cannot publish both, so one kind of token would not verify', async () => {
+    const jwtKey = await generateSigningKey('ES256', 'same');
+    const idKey = await generateSigningKey('RS256', 'same');
+    const build = (jwtKeys: unknown[], idKeys: unknown[]) =>
+      new AuthorizationServer({
+        storage: new MemoryStorage(),
+        sessions: { current: () => null },
+        issuer: ISSUER,
+        accessTokenFormat: 'jwt',
+        jwt: { keys: jwtKeys as never },
+        openid: { signingKeys: idKeys as never },
+      });
+    expect(() => build([jwtKey], [idKey])).toThrow(ConfigError);
+    expect(() => build([jwtKey], [idKey])).toThrow(/jwt\.keys\.0.*"same"/);
+    // The same key under the same kid in both lists is fine (published once).
+    const es = await generateSigningKey('ES256', 'es');
+    expect(() => build([es], [idKey, es])).not.toThrow();
+    // Public members that differ only in order or private members still make one key.
+    const { d: _d, ...publicEs } = es;
+    expect(() => build([es], [idKey, { ...publicEs, d: es.d, use: 'sig' }])).not.toThrow();
+  });
+
+  it('with distinct kids, both kinds of token verify with the one published JWKS', async () => {
+    const es = await generateSigningKey('ES256', 'at-1');
+    const rs = await generateSigningKey('RS256', 'id-1');
+    const t = await setup({ issuer: ISSUER, accessTokenFormat: 'jwt', jwt: { keys: [es] }, openid: { signingKeys: [rs] } });
+    const body = json(await t.exchange(await t.getCode({ scope: 'read openid' })));
+    const keys = createLocalJWKSet(json(await t.server.jwks({ method: 'GET' })) as never);
+    const at = new Date(t.clock.now());
+    expect(decodeProtectedHeader(body.access_token as string).kid).toBe('at-1');
+    await jwtVerify(body.access_token as string, keys, { currentDate: at });
+    await jwtVerify(body.id_token as string, keys, { currentDate: at });
   });
 });
