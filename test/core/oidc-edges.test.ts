@@ -92,3 +92,49 @@ describe('a kid given to two different keys by jwt.keys and openid.signingKeys',
     await jwtVerify(body.id_token as string, keys, { currentDate: at });
   });
 });
+
+describe("a pairwise client's sector (Core §8.1) over time", () => {
+  const SALT = 's'.repeat(32);
+
+  it('moving its callback to another host is refused: every user would get another sub, and a refresh another sub than its sign-in (Core §12.2)', async () => {
+    const t = await oidc({ openid: { pairwise: { salt: SALT } } });
+    await t.server.updateClient(t.client.clientId, { openid: { subjectType: 'pairwise' } });
+    const first = json(await t.exchange(await t.getCode({ scope: 'openid' })));
+    const keys = createLocalJWKSet(json(await t.server.jwks({ method: 'GET' })) as never);
+    const sub = async (idToken: unknown) =>
+      (await jwtVerify(idToken as string, keys, { issuer: ISSUER, currentDate: new Date(t.clock.now()) })).payload.sub;
+    const signedIn = await sub(first.id_token);
+    await expect(t.server.updateClient(t.client.clientId, { redirectUri: 'https://moved.example/cb' })).rejects.toMatchObject({
+      code: 'invalid_request',
+      field: 'redirectUri',
+    });
+    expect((await t.server.getClient(t.client.clientId))?.redirectUri).toBe('https://client.example/cb');
+    // A refresh later still names the user as the sign-in did, and so does userinfo.
+    t.clock.advance(60_000);
+    const refreshed = json(await t.refresh(first.refresh_token as string));
+    expect(await sub(refreshed.id_token)).toBe(signedIn);
+    const info = await t.server.userinfo({
+      method: 'GET',
+      url: '/v1/oauth/userinfo',
+      headers: { authorization: `Bearer ${refreshed.access_token}` },
+    });
+    expect(json(info).sub).toBe(signedIn);
+  });
+
+  it('a move on the same host, or of a public client, is allowed as before', async () => {
+    const t = await oidc({ openid: { pairwise: { salt: SALT } } });
+    await t.server.updateClient(t.client.clientId, { openid: { subjectType: 'pairwise' } });
+    const before = json(await t.exchange(await t.getCode({ scope: 'openid' })));
+    const moved = await t.server.updateClient(t.client.clientId, { redirectUri: 'https://CLIENT.example/new-cb' });
+    expect(moved.redirectUri).toBe('https://CLIENT.example/new-cb');
+    const keys = createLocalJWKSet(json(await t.server.jwks({ method: 'GET' })) as never);
+    const at = new Date(t.clock.now());
+    const refreshed = json(await t.refresh(before.refresh_token as string));
+    expect((await jwtVerify(refreshed.id_token as string, keys, { currentDate: at })).payload.sub).toBe(
+      (await jwtVerify(before.id_token as string, keys, { currentDate: at })).payload.sub,
+    );
+    // The public client next to it moves freely: its sub is the account's, whatever the host.
+    const other = await t.server.updateClient(t.other.clientId, { redirectUri: 'https://elsewhere.example/cb' });
+    expect(other.redirectUri).toBe('https://elsewhere.example/cb');
+  });
+});
