@@ -9,6 +9,7 @@ import type { ResolvedOptions } from './options.js';
 import { personalMemory } from './personal/personal-tokens.js';
 import { hasGroup, requireGroup } from './storage/groups.js';
 import { JwtAccessTokens } from './tokens/jwt.js';
+import { publicJwk } from './keys/jwk.js';
 import { OpenIdScopes, openIdProvider } from './oidc/provider.js';
 
 /**
@@ -18,6 +19,7 @@ import { OpenIdScopes, openIdProvider } from './oidc/provider.js';
  */
 export function instanceContext(options: ResolvedOptions): Context {
   const openid = options.openid && openIdProvider(options.openid);
+  if (openid && options.accessTokenFormat === 'jwt') checkSharedKids(options.jwt.keys, options.openid?.signingKeys);
   const scopes = new ScopePolicy(options.scopes);
   return {
     options,
@@ -76,5 +78,27 @@ function jwtAccessTokens(options: ResolvedOptions): JwtAccessTokens {
     algorithm: options.jwt.algorithm,
     issuer,
     audience: options.jwt.audience ?? issuer,
+  });
+}
+
+/**
+ * One JWKS publishes the keys of ID tokens and of JWT access tokens, a `kid` given to both once
+ * (`publishedKeys`): so a `kid` in both lists must name the same key, or the tokens of one list
+ * would carry a `kid` whose published key is the other's, and verify nowhere (RFC 7517 §4.5).
+ * Both lists are checked already (`SigningKeys.from`); generated keys have random kids.
+ * @throws ConfigError naming the `jwt.keys` entry.
+ */
+function checkSharedKids(jwtKeys: readonly unknown[] | undefined, idKeys: readonly unknown[] | undefined): void {
+  if (!jwtKeys || !idKeys) return;
+  const published = new Map<unknown, string>();
+  for (const key of idKeys) published.set((key as { kid?: unknown }).kid, JSON.stringify(publicJwk(key as Record<string, unknown>)));
+  jwtKeys.forEach((key, i) => {
+    const kid = (key as { kid?: unknown }).kid;
+    const other = published.get(kid);
+    if (other !== undefined && other !== JSON.stringify(publicJwk(key as Record<string, unknown>)))
+      throw new ConfigError(
+        `jwt.keys.${i}`,
+        `kid ${JSON.stringify(kid)} names another key in openid.signingKeys: a kid given to both lists must be the same key`,
+      );
   });
 }

@@ -13,6 +13,7 @@ import { randomId, randomToken, sha256Base64url } from './crypto.js';
 import { isOAuthError, OAuthError } from './errors.js';
 import { BIDI_CONTROLS, plainLine, plausibleId } from './rules.js';
 import { clientOpenIdSection, type ClientOpenIdInput } from './oidc/client-fields.js';
+import { sectorIdentifier } from './oidc/subject.js';
 import { withClientChanges } from './storage/copy.js';
 import { hasGroup, requireGroup } from './storage/groups.js';
 import {
@@ -298,6 +299,17 @@ export async function updateClient(ctx: Context, clientId: string, changes: Clie
     const openid = changes.openid === null ? null : clientOpenIdSection(ctx.openid, changes.openid);
     if (typeof openid === 'string') throw fieldRefused('openid', openid);
     fields.openid = openid ?? null;
+  }
+  // A pairwise client's sector is its callback's host (Core §8.1): another host would give every
+  // user another `sub` at once, and a refresh an ID token naming someone else than its sign-in
+  // did (Core §12.2). Refused while the client stays pairwise; choosing the subject type again
+  // (`openid`) is the explicit way to change its subs.
+  const pairwise = client.openid?.subjectType === 'pairwise' && (fields.openid === undefined || fields.openid?.subjectType === 'pairwise');
+  if (pairwise && fields.redirectUri !== undefined && sectorIdentifier(fields.redirectUri) !== sectorIdentifier(client.redirectUri)) {
+    throw fieldRefused(
+      'redirectUri',
+      "The callback URL's host is this pairwise client's sector (OpenID Connect Core section 8.1): another host would give every user another sub. Keep the host, or register a new client.",
+    );
   }
   // Only the changed fields, and never an insert: a concurrent deleteClient or resetClientSecret is not undone.
   const updated = await saveClientChanges(ctx.storage, client, fields);

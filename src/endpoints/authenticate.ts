@@ -140,6 +140,15 @@ function bearerToken(request: OAuthRequest): string | Refusal {
   return classify(request);
 }
 
+/**
+ * A token the caller took from a form body (RFC 6750 §2.2): refused when the request also has an
+ * `Authorization` header, whatever its scheme, since RFC 6750 §2 forbids more than one method
+ * per request and the two could name different tokens.
+ */
+function bodyToken(request: OAuthRequest, token: string): string | Refusal {
+  return request.headers['authorization'] === undefined ? token : TWO_PLACES;
+}
+
 function classify(request: OAuthRequest): string | Refusal {
   if (repeatedAuthorization(request)) return REPEATED;
   const raw = request.headers['authorization'];
@@ -224,7 +233,8 @@ export interface BearerNeeds {
   readonly scope?: readonly string[] | undefined;
   /**
    * The token, when the caller took it from elsewhere than the `Authorization` header (a form
-   * body, RFC 6750 §2.2) and made sure it was sent in one place only; else the header's.
+   * body, RFC 6750 §2.2); else the header's. A request that has an `Authorization` header too is
+   * refused (400 `invalid_request`, RFC 6750 §2: one method per request).
    */
   readonly token?: string | undefined;
   /**
@@ -254,7 +264,7 @@ export async function authenticate(
   // Everything inside one try (free until something throws), rather than a wrapper promise on
   // every API request.
   try {
-    const token = needs?.token ?? bearerToken(request);
+    const token = needs?.token === undefined ? bearerToken(request) : bodyToken(request, needs.token);
     if (typeof token !== 'string') {
       // `Authorization: DPoP …` is no bearer token; with DPoP on, it is checked with its proof.
       if (token === NO_TOKEN && ctx.dpop !== undefined) return await dpopAuthenticate(ctx, ctx.dpop, request, report, needs);

@@ -34,7 +34,8 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
     const req = parseAuthorizationRequest(ctx, client, params, request);
     if (req instanceof AuthorizeError) return errorDecision(ctx, req);
     // OpenID Connect `id_token_hint` (Core §3.1.2.1): one of our ID tokens for this client, or refused.
-    const hint = req.openid && ctx.openid ? params.get('id_token_hint')?.[0] : undefined;
+    // Sent twice it was refused already; sent empty it is omitted (RFC 6749 §3.1), as `openIdParameters` reads it.
+    const hint = req.openid && ctx.openid ? params.get('id_token_hint')?.[0] || undefined : undefined;
     if (hint !== undefined && req.openid && ctx.openid) {
       const sub = await hintSubject(ctx, ctx.openid, hint, client);
       if (sub === null)

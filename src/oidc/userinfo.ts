@@ -37,7 +37,8 @@ export async function userinfo(ctx: Context, request: OAuthRequest, report: (err
       // The body's parameters alone (RFC 6750 §2.2), never the query's (§2.3 is not supported).
       const values = requestParams({ method, url: '/', headers: request.headers, body: request.body }).get('access_token');
       if (values && values.length > 1) throw new OAuthError('invalid_request', 'The access_token parameter was sent more than once.');
-      token = values?.[0];
+      // An empty one is no token (RFC 6749 §3.1: a parameter without a value is omitted).
+      token = values?.[0] || undefined;
     }
     const result = await requireBearerScope(ctx, request, ['openid'], report, token);
     if (!result.ok) return result.response;

@@ -10,6 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { oauthRoutes } from '../../src/adapter-kit.js';
+import { interactionResponse } from '../../src/index.js';
 import { ADA, randomValuesNamed, setup } from '../helpers.js';
 
 const ISSUER = 'https://auth.example.com';
@@ -78,11 +79,48 @@ async function transcript(options: Record<string, unknown>): Promise<string[]> {
   return out;
 }
 
+/**
+ * What the first transcript leaves out: a dynamic registration without OpenID Connect metadata,
+ * the implicit flow switched on (its fragment response, `response_mode` ignored), and the
+ * consent page as rendered (the scope descriptions go through the OpenID Connect vocabulary).
+ */
+async function implicitTranscript(options: Record<string, unknown>): Promise<string[]> {
+  const t = await setup({ issuer: ISSUER, allowDynamicRegistration: true, allowImplicit: true, ...options });
+  const out: string[] = [];
+  const norm = randomValuesNamed();
+  const record = (label: string, value: unknown) => out.push(`${label}: ${norm(JSON.stringify(value))}`);
+  const registration = { client_name: 'CLI', redirect_uris: ['http://127.0.0.1/cb'], grant_types: ['authorization_code'] };
+  const headers = { 'content-type': 'application/json' };
+  record(
+    'register',
+    await t.server.registerDynamic({ method: 'POST', url: '/v1/oauth/register', headers, body: JSON.stringify(registration) }),
+  );
+  const requests: Record<string, string>[] = [
+    { scope: 'read', response_type: 'token', state: 's', nonce: 'n', response_mode: 'form_post' },
+    { scope: 'read write', response_type: 'code', response_mode: 'fragment', ui_locales: 'fr' },
+  ];
+  for (const params of requests) {
+    const decision = await t.server.authorize(t.get(t.authorizeUrl(params), t.ada));
+    record(`authorize ${JSON.stringify(params)}`, decision);
+    if (decision.type !== 'consent') throw new Error('consent expected');
+    record('page', interactionResponse(decision, t.get('/v1/oauth/authorize'), {}, t.server.options.pages));
+    record('approve', await t.server.approve(decision.interaction.id, t.get('/', t.ada)));
+  }
+  return out;
+}
+
 describe('openid on, not requested: every answer as without the option', () => {
   it('the same sequence gives the same bytes, random values aside', async () => {
     const off = await transcript({});
     const on = await transcript({ openid: { claims: () => ({ name: 'Ada' }) } });
     expect(on.length).toBeGreaterThan(20);
+    expect(on).toEqual(off);
+  });
+
+  it('also a dynamic registration, the implicit flow and the rendered consent page', async () => {
+    const off = await implicitTranscript({});
+    const on = await implicitTranscript({ openid: { claims: () => ({ name: 'Ada' }) } });
+    expect(on).toHaveLength(7);
     expect(on).toEqual(off);
   });
 
