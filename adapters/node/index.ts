@@ -60,11 +60,24 @@ export interface OAuthHandlerOptions extends AdapterOptions, AdapterHooks<Hook>,
  */
 export type OAuthHandler = (req: IncomingMessage, res: ServerResponse, next?: NextFunction) => void;
 
-const toOAuthRequest = (req: IncomingMessage): OAuthRequest => ({
+/** The request for the core, sent to `path` (path and query). */
+const requestTo = (req: IncomingMessage, path: string | undefined): OAuthRequest => ({
   method: req.method ?? 'GET',
-  url: `${'encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http'}://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`,
+  url: `${'encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http'}://${req.headers.host ?? 'localhost'}${path ?? '/'}`,
   headers: coreHeaders(req.headers, req),
 });
+
+const toOAuthRequest = (req: IncomingMessage): OAuthRequest => requestTo(req, req.url);
+
+/**
+ * The request of `requireToken` for the core, with the URL the client sent it to: a
+ * connect-style host (connect, polka, Express) mounting the middleware under a path strips that
+ * path from `req.url` and keeps the URL as received in `req.originalUrl`. A DPoP proof's `htu`
+ * names that URL (RFC 9449 §4.3 point 9), and must not match the path without the mount, another
+ * URL of the host.
+ */
+const toResourceRequest = (req: IncomingMessage & { originalUrl?: unknown }): OAuthRequest =>
+  requestTo(req, typeof req.originalUrl === 'string' ? req.originalUrl : req.url);
 
 /** Cookies go on with append, after any the host set: setHeader would replace them. */
 function send(res: ServerResponse, response: OAuthResponse, setCookie?: string): void {
@@ -164,7 +177,7 @@ export function requireToken(
   options: RequireTokenOptions = {},
 ): (req: IncomingMessage, res: ServerResponse, next: NextFunction) => void {
   const resource = resourceOf(server, options, ['resource', 'trustProxy']);
-  const toRequest = options.trustProxy ? (req: IncomingMessage) => fromTrustedProxy(toOAuthRequest(req)) : toOAuthRequest;
+  const toRequest = options.trustProxy ? (req: IncomingMessage) => fromTrustedProxy(toResourceRequest(req)) : toResourceRequest;
   return (req, res, next) => {
     // With a resource, its scope rule is given a body a connect-style parser left on `req.body`, if any.
     const body = (req as IncomingMessage & { body?: unknown }).body;

@@ -42,3 +42,19 @@ export function requestUrl(issuer: string | undefined, url: string): string {
   if (!url.startsWith('/') || issuer === undefined) return url;
   return new URL(issuer).origin + url;
 }
+
+/**
+ * The URL of an endpoint of this server (the token endpoint, userinfo) as its metadata advertises
+ * it, which is what a client's proof names: the issuer, with its path (docs/reference.md#metadata-endpoint),
+ * then the path and query the request came to (a mount point, a `basePath`). So neither a `Host`
+ * header nor a proxy's scheme decides it, and an issuer with a path, behind a proxy that strips
+ * that path, is named with it.
+ */
+export function endpointUrl(issuer: string, url: string): string {
+  let path = url;
+  if (!url.startsWith('/')) {
+    const parsed = URL.canParse(url) ? new URL(url) : undefined;
+    path = parsed === undefined ? '/' : parsed.pathname + parsed.search;
+  }
+  return issuer.replace(/\/$/, '') + path;
+}

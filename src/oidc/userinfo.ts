@@ -6,6 +6,7 @@
 import { findClient } from '../checks/clients.js';
 import type { Context } from '../context.js';
 import { requireBearerScope } from '../endpoints/authenticate.js';
+import { endpointUrl } from '../dpop/htu.js';
 import { metadata, type MetadataOptions } from '../endpoints/metadata.js';
 import { OAuthError } from '../errors.js';
 import { jsonFailure } from '../failure.js';
@@ -40,7 +41,11 @@ export async function userinfo(ctx: Context, request: OAuthRequest, report: (err
       // An empty one is no token (RFC 6749 §3.1: a parameter without a value is omitted).
       token = values?.[0] || undefined;
     }
-    const result = await requireBearerScope(ctx, request, ['openid'], report, token);
+    // RFC 9449 §4.3 point 9: a DPoP proof names userinfo as discovery advertises it, as at the
+    // token endpoint: the issuer, then the path (query kept for the bearer check's own rules).
+    const issuer = ctx.options.issuer;
+    const checked = ctx.dpop && issuer ? { ...request, url: endpointUrl(issuer, request.url) } : request;
+    const result = await requireBearerScope(ctx, checked, ['openid'], report, token);
     if (!result.ok) return result.response;
     const { token: verified } = result;
     // A personal access token belongs to no client: it has no `sub` of a client to answer with.

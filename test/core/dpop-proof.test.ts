@@ -157,6 +157,25 @@ describe('the JOSE header (§4.3 points 3 to 7)', () => {
     refused(await checkProof(await proofWith(es256, { header: { b64: true } }), at(), policy), /unsupported parameters/);
   });
 
+  it('JWS JSON serialization (RFC 7515 §7.2), general or flattened: refused, never parsed', async () => {
+    const [protectedHeader, payload, signature] = (await proofWith(es256)).split('.');
+    const flattened = JSON.stringify({ protected: protectedHeader, payload, signature });
+    const general = JSON.stringify({ payload, signatures: [{ protected: protectedHeader, signature }] });
+    // Its commas already make it look like two headers joined; without them it is still no compact JWS.
+    for (const bad of [flattened, general]) refused(await checkProof(bad, at(), policy), /more than one DPoP header/);
+    for (const bad of [flattened.replaceAll(',', ' '), base64url.encode(flattened)]) {
+      refused(await checkProof(bad, at(), policy), /not a compact JWS/);
+    }
+  });
+
+  it('a key named by x5c, jku, x5u or kid instead of jwk: refused (§4.2: the key is in jwk)', async () => {
+    const { exportSPKI } = await import('jose');
+    const spki = (await exportSPKI(es256.publicKey)).replace(/-----[A-Z ]+-----|\s/g, '');
+    for (const header of [{ x5c: [spki] }, { jku: 'https://client.example/jwks' }, { x5u: 'https://client.example/cert' }, { kid: 'k1' }]) {
+      refused(await checkProof(await proofWith(es256, { header: { jwk: undefined, ...header } }), at(), policy), /has no jwk/);
+    }
+  });
+
   it('no jwk, or a jwk that is no object: refused', async () => {
     for (const jwk of [undefined, 'key', [1], null]) {
       refused(await checkProof(await proofWith(es256, { header: { jwk } }), at(), policy), /has no jwk/);
@@ -192,6 +211,19 @@ describe('the signature (§4.3 point 6)', () => {
   it('signed by another key than its jwk: refused', async () => {
     const other = await testKey('ES256');
     refused(await checkProof(await proofWith(es256, { signer: other.privateKey }), at(), policy), /signature does not verify/);
+  });
+
+  it('an RSA key under 2048 bits (RFC 7518 §3.3, §3.5): refused, RS256 and PS256', async () => {
+    for (const [alg, name] of [
+      ['RS256', 'RSASSA-PKCS1-v1_5'],
+      ['PS256', 'RSA-PSS'],
+    ] as const) {
+      const params = { name, modulusLength: 1024, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' };
+      const pair = (await crypto.subtle.generateKey(params, true, ['sign', 'verify'])) as CryptoKeyPair;
+      const { exportJWK } = await import('jose');
+      const weak: TestKey = { ...pair, jwk: await exportJWK(pair.publicKey) };
+      refused(await checkProof(await proofWith(weak, { alg }), at(), policy), /signature does not verify/);
+    }
   });
 
   it('an alg that does not fit the key (ES384 with a P-256 key): refused', async () => {
@@ -280,6 +312,11 @@ describe('the claims (§4.3 points 8 to 11)', () => {
       es256.privateKey,
     );
     refused(await checkProof(infinite, at(), policy), /iat is missing or malformed/);
+    // Far out either way, negative, or past what a millisecond count holds: refused, never accepted by overflow.
+    for (const iat of [0, -1, -IAT, Number.MIN_SAFE_INTEGER, -1e308]) refused(await proof(iat), /too old/);
+    for (const iat of [IAT + 3600, 1e20, Number.MAX_SAFE_INTEGER, 1e308]) refused(await proof(iat), /in the future/);
+    // A NumericDate may have a fraction (RFC 7519 §2).
+    expect((await proof(IAT + 0.5)).ok).toBe(true);
     const wide = proofPolicy({ maxAgeSeconds: 300, clockSkewSeconds: 30 });
     expect((await checkProof(await proofWith(es256, { claims: { iat: IAT - 299 } }), at(), wide)).ok).toBe(true);
     expect((await checkProof(await proofWith(es256, { claims: { iat: IAT + 30 } }), at(), wide)).ok).toBe(true);

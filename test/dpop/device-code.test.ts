@@ -45,4 +45,39 @@ describe('device code grant with DPoP', () => {
     );
     expect(json(refresh).error).toBe('invalid_dpop_proof');
   });
+
+  it('a client registered with dpopBoundAccessTokens polling without a proof: invalid_dpop_proof, the device code not used up', async () => {
+    const t = await setup({ issuer: ISSUER, dpop: {}, deviceAuthorization: {} });
+    const cli = await t.server.registerClient({
+      name: 'Terminal CLI',
+      redirectUri: 'http://127.0.0.1/cb',
+      public: true,
+      grantTypes: [DEVICE_CODE_GRANT, 'refresh_token'],
+      dpopBoundAccessTokens: true,
+    });
+    const started = json(
+      await t.server.deviceAuthorization(t.post('/v1/oauth/device', { client_id: cli.clientId }), `${ISSUER}${VERIFY}`),
+    ) as { device_code: string; user_code: string };
+    const poll = (dpop?: string) =>
+      t.server.token(
+        t.post(
+          '/v1/oauth/token',
+          { grant_type: DEVICE_CODE_GRANT, device_code: started.device_code, client_id: cli.clientId },
+          dpop === undefined ? {} : { dpop },
+        ),
+      );
+    // Before the user decides, and after: a poll without a proof is refused, whatever the device code's state.
+    expect(json(await poll())).toMatchObject({ error: 'invalid_dpop_proof' });
+    const outcome = await t.server.enterUserCode(started.user_code, t.get(VERIFY, t.ada), VERIFY);
+    if (outcome.type !== 'decision' || outcome.decision.type !== 'consent') throw new Error(JSON.stringify(outcome));
+    await t.server.approve(outcome.decision.interaction.id, t.get(VERIFY, t.ada));
+    const refused = await poll();
+    expect(refused.status).toBe(400);
+    expect(json(refused).error).toBe('invalid_dpop_proof');
+    // Refused, it used nothing up: the next poll, with a proof, gets bound tokens.
+    const key = await proofKey();
+    const res = await poll(await proof(key, 'POST', TOKEN_URL, t.clock.now()));
+    expect(res.status).toBe(200);
+    expect(json(res).token_type).toBe('DPoP');
+  });
 });

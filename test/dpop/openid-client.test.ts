@@ -29,8 +29,8 @@ afterEach(async () => {
   apps = [];
 });
 
-async function start(framework: (typeof IN_PROCESS)[number], dpop: Record<string, unknown> = {}) {
-  const app = await startApp({ framework, server: { issuer: ISSUER, dpop } });
+async function start(framework: (typeof IN_PROCESS)[number], dpop: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
+  const app = await startApp({ framework, server: { issuer: ISSUER, dpop, ...extra } });
   apps.push(app);
   // The proofs are signed at the real clock: the server's fake clock is set to it.
   app.clock.set(Date.now());
@@ -40,6 +40,7 @@ async function start(framework: (typeof IN_PROCESS)[number], dpop: Record<string
       issuer: ISSUER,
       authorization_endpoint: `${ISSUER}/v1/oauth/authorize`,
       token_endpoint: `${ISSUER}/v1/oauth/token`,
+      userinfo_endpoint: `${ISSUER}/v1/oauth/userinfo`,
       dpop_signing_alg_values_supported: ['ES256'],
     },
     registered.clientId,
@@ -68,11 +69,12 @@ async function start(framework: (typeof IN_PROCESS)[number], dpop: Record<string
 }
 
 /** The code flow with PKCE through the app, and the code exchange openid-client makes with `DPoP`. */
-async function codeFlow(app: TestApp, config: client.Configuration, clientId: string, DPoP: client.DPoPHandle) {
+async function codeFlow(app: TestApp, config: client.Configuration, clientId: string, DPoP: client.DPoPHandle, scope?: string) {
   const verifier = client.randomPKCECodeVerifier();
   const challenge = await client.calculatePKCECodeChallenge(verifier);
   const state = client.randomState();
-  const callback = await app.authorizeAndApprove({ client_id: clientId, code_challenge: challenge, code_challenge_method: 'S256', state });
+  const params = { client_id: clientId, code_challenge: challenge, code_challenge_method: 'S256', state, ...(scope && { scope }) };
+  const callback = await app.authorizeAndApprove(params);
   return client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state }, undefined, { DPoP });
 }
 
@@ -117,6 +119,19 @@ describe.each(IN_PROCESS)('openid-client with DPoP on %s', (framework) => {
       client.fetchProtectedResource(config, refreshed.access_token, account, 'GET', undefined, undefined, { DPoP: otherKey }),
     ).rejects.toMatchObject({ status: 401 });
     expect(seen.at(-1)!.error).toBe('invalid_token');
+  });
+
+  it('userinfo with the bound token (fetchUserInfo): the proof names the URL discovery advertises, as at the token endpoint', async () => {
+    const { app, config, DPoP, seen, clientId } = await start(framework, {}, { openid: {} });
+    const tokens = await codeFlow(app, config, clientId, DPoP, 'openid');
+    expect(tokens.token_type).toBe('dpop');
+    const info = await client.fetchUserInfo(config, tokens.access_token, client.skipSubjectCheck, { DPoP });
+    expect(info.sub).toBeTypeOf('string');
+    const call = seen.at(-1)!;
+    // Sent to the app's own http:// URL by customFetch, the proof names the issuer's (RFC 9449 §4.3 point 9).
+    expect([call.status, proofClaims(call.dpop).htu]).toEqual([200, `${ISSUER}/v1/oauth/userinfo`]);
+    // Without the handle, the bound token goes as Bearer: refused (§7.2).
+    await expect(client.fetchUserInfo(config, tokens.access_token, client.skipSubjectCheck)).rejects.toMatchObject({ status: 401 });
   });
 
   it('use_dpop_nonce at the token endpoint and at the resource: the library’s own retry, no code of the test', async () => {
