@@ -4,7 +4,7 @@
  */
 import type { CodeRecord, OAuthTokenRecord, SingleUseOutcome } from '../storage/types.js';
 import type { Db } from './db.js';
-import { GRANT_COLUMNS, ms, msOrNull, strings, toOAuthGrant, type Row } from './rows.js';
+import { GRANT_COLUMNS, ms, msOrNull, strings, toOAuthGrant, typedParams, type Row } from './rows.js';
 import { issuedWhen } from './tokens.js';
 
 export const toCode = (r: Row): CodeRecord => {
@@ -32,8 +32,7 @@ const toCodeFields = (r: Row): CodeRecord => ({
  * it is inserted after them.
  */
 export function codeInsert(db: Db, code: CodeRecord, values: unknown[], from: string): string {
-  const base = values.length;
-  values.push(
+  const row = [
     code.hash,
     code.grantId,
     code.clientId,
@@ -46,12 +45,14 @@ export function codeInsert(db: Db, code: CodeRecord, values: unknown[], from: st
     code.resources ?? null,
     code.dpop?.jkt ?? null,
     code.openid === undefined ? null : JSON.stringify(code.openid),
-  );
-  const types = ['text', 'text', 'text', 'text', 'text[]', 'text', 'text', 'bigint', 'bigint', 'text[]', 'text', 'jsonb'];
+  ];
   return `INSERT INTO ${db.t.codes}
     (hash, grant_id, client_id, redirect_uri, scope, code_challenge, code_challenge_method, expires_at, used_at, resources, dpop_jkt, openid)
-    SELECT ${types.map((type, i) => `$${base + i + 1}::${type}`).join(', ')} ${from}`;
+    SELECT ${typedParams(values, row, CODE_TYPES)} ${from}`;
 }
+
+/** The type of each column `codeInsert` writes, in its order. */
+const CODE_TYPES = 'text text text text text[] text text bigint bigint text[] text jsonb'.split(' ');
 
 /** The code with this hash, used or expired or not, or null. */
 export async function findCode(db: Db, hash: string): Promise<CodeRecord | null> {

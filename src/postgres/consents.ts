@@ -8,7 +8,7 @@
 import { MAX_CONSENT_APPROVALS, type ConsentApproval, type ConsentRecord } from '../storage/types.js';
 import type { Db } from './db.js';
 import { issuanceLocks } from './locks.js';
-import { ms, strings, type Row } from './rows.js';
+import { ms, strings, typedParams, type Row } from './rows.js';
 
 /**
  * The approvals of a row, each entry checked: one that is not `{ resource: string | null, scope:
@@ -101,11 +101,9 @@ export function consentUpsert(db: Db, consent: ConsentRecord, values: unknown[],
     byResource.set(resource, set);
   }
   const approved = [...byResource].slice(0, MAX_CONSENT_APPROVALS).map(([resource, scope]) => ({ resource, scope: [...scope] }));
-  const base = values.length;
-  values.push(consent.accountUuid, consent.clientId, [...new Set(consent.scope)], JSON.stringify(approved), ms(consent.grantedAt));
-  const $ = (i: number) => `$${base + i}`;
+  const row = [consent.accountUuid, consent.clientId, [...new Set(consent.scope)], JSON.stringify(approved), ms(consent.grantedAt)];
   return `INSERT INTO ${db.t.consents} AS c (account_uuid, client_id, scope, approvals, granted_at)
-    SELECT ${$(1)}, ${$(2)}, ${$(3)}::text[], ${$(4)}::jsonb, ${$(5)} ${from}
+    SELECT ${typedParams(values, row, ['text', 'text', 'text[]', 'jsonb', 'bigint'])} ${from}
     ON CONFLICT (account_uuid, client_id) DO UPDATE SET
       scope = ${united('c.scope', 'EXCLUDED.scope')},
       approvals = ${mergedApprovals('EXCLUDED.approvals', 'c.approvals')},

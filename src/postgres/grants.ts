@@ -10,7 +10,7 @@ import { codeInsert } from './codes.js';
 import type { Db } from './db.js';
 import { issuanceLocks } from './locks.js';
 import type { PgPoolClient } from './pool.js';
-import { ms, msOrNull } from './rows.js';
+import { ms, msOrNull, typedParams } from './rows.js';
 import { issuedWhen } from './tokens.js';
 
 /**
@@ -46,19 +46,19 @@ export function grantCreation(
   values: unknown[],
   from: string,
 ): string {
-  const base = values.length;
-  values.push(...grantValues(grant));
-  const types = ['text', 'text', 'text', 'jsonb', 'text[]', 'bigint', 'bigint', 'text', 'bigint', 'text', 'jsonb'];
+  const params = typedParams(values, grantValues(grant), GRANT_TYPES);
   const code = issued.code ? `, coded AS (${codeInsert(db, issued.code, values, 'FROM created')})` : '';
   const tokens = issuedWhen(db, issued.tokens ?? [], values, 'EXISTS (SELECT 1 FROM created)');
   return `created AS (
       INSERT INTO ${db.t.grants} (${GRANT_INSERT_COLUMNS})
-      SELECT ${types.map((type, i) => `$${base + i + 1}::${type}`).join(', ')} ${from}
+      SELECT ${params} ${from}
       RETURNING id
     )${code}${tokens}`;
 }
 
 const GRANT_INSERT_COLUMNS = 'id, client_id, account_uuid, account, scope, created_at, revoked_at, name, last_used_at, kind, openid';
+/** The type of each of `GRANT_INSERT_COLUMNS`, in the same order. */
+const GRANT_TYPES = 'text text text jsonb text[] bigint bigint text bigint text jsonb'.split(' ');
 
 /**
  * A grant's columns, in `GRANT_INSERT_COLUMNS` order. A personal token's grant has no client
@@ -84,9 +84,10 @@ const grantValues = (grant: GrantRecord): unknown[] => [
  * locks of its account and client (devices.ts).
  */
 export async function insertGrant(db: Db, tx: PgPoolClient, grant: GrantRecord): Promise<void> {
+  const values: unknown[] = [];
   await tx.query(
-    `INSERT INTO ${db.t.grants} (${GRANT_INSERT_COLUMNS}) VALUES ($1, $2, $3, $4::jsonb, $5::text[], $6, $7, $8, $9, $10, $11::jsonb)`,
-    grantValues(grant),
+    `INSERT INTO ${db.t.grants} (${GRANT_INSERT_COLUMNS}) VALUES (${typedParams(values, grantValues(grant), GRANT_TYPES)})`,
+    values,
   );
 }
 

@@ -19,6 +19,18 @@ export const msOrNull = (value: unknown): number | null => (value === null || va
 export const strings = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
 
 /**
+ * Append `row` to a statement's `values` and answer its placeholders, each cast to its column's
+ * type (`$4::jsonb, $5::text[], ...`): for statements built from parts whose values share one
+ * list, and rows that stand alone (`INSERT ... SELECT`), where the database cannot take the types
+ * from the target columns.
+ */
+export function typedParams(values: unknown[], row: readonly unknown[], types: readonly string[]): string {
+  const base = values.length;
+  values.push(...row);
+  return types.map((type, i) => `$${base + i + 1}::${type}`).join(', ');
+}
+
+/**
  * A grant from columns named with `prefix` (`g_id`, `g_client_id`, ... in joins), by its kind
  * (migration 9): an OAuth grant has its client, a personal access token's grant its name and
  * last use and no client. One literal per kind, as rows are read on every bearer check.

@@ -6,7 +6,7 @@
 import type { GrantRecord, OAuthTokenRecord, RefreshFamily, SingleUseOutcome, TokenRecord } from '../storage/types.js';
 import type { Db } from './db.js';
 import type { PgPoolClient } from './pool.js';
-import { GRANT_COLUMNS, ms, msOrNull, strings, toGrant, toOAuthGrant, type Row } from './rows.js';
+import { GRANT_COLUMNS, ms, msOrNull, strings, toGrant, toOAuthGrant, typedParams, type Row } from './rows.js';
 
 /** A token from its row (`t.*`). */
 export const toToken = (r: Row): TokenRecord => {
@@ -58,8 +58,7 @@ const TOKEN_TYPES = 'text text text text text[] bigint bigint text bigint bigint
  */
 function tokenRows(tokens: readonly TokenRecord[], values: unknown[]): string {
   const rows = tokens.map((token) => {
-    const base = values.length;
-    values.push(
+    const row = [
       token.hash,
       token.kind,
       token.grantId,
@@ -74,8 +73,8 @@ function tokenRows(tokens: readonly TokenRecord[], values: unknown[]): string {
       token.audience ?? null,
       token.parentHash ?? null,
       token.kind === 'personal' ? null : (token.dpop?.jkt ?? null),
-    );
-    return `(${TOKEN_TYPES.map((type, i) => `$${base + i + 1}::${type}`).join(', ')})`;
+    ];
+    return `(${typedParams(values, row, TOKEN_TYPES)})`;
   });
   return `VALUES ${rows.join(', ')}`;
 }
