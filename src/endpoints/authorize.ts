@@ -10,7 +10,7 @@ import type { AuthorizationRequestRecord, ClientRecord } from '../storage/types.
 import type { AuthorizeDecision, OAuthRequest } from '../types.js';
 import { pageFailure } from '../failure.js';
 import { askForConsent, askToSignIn } from '../interactions/ask.js';
-import { hintAllows, hintSubject } from '../oidc/provider.js';
+import { hintAllows, hintSubject, unsignableRequest } from '../oidc/provider.js';
 
 /**
  * The authorization endpoint (RFC 6749 §4.1.1, §4.2.1): the request is parsed and checked
@@ -33,6 +33,9 @@ export async function authorize(ctx: Context, request: OAuthRequest): Promise<Au
     if (!client) return errorDecision(ctx, UNKNOWN_CLIENT);
     const req = parseAuthorizationRequest(ctx, client, params, request);
     if (req instanceof AuthorizeError) return errorDecision(ctx, req);
+    // OpenID Connect: an ID token this instance cannot sign is refused now, before any sign-in or code.
+    const unsignable = unsignableRequest(ctx, client, req);
+    if (unsignable) return errorDecision(ctx, unsignable);
     // OpenID Connect `id_token_hint` (Core §3.1.2.1): one of our ID tokens for this client, or refused.
     // Sent twice it was refused already; sent empty it is omitted (RFC 6749 §3.1), as `openIdParameters` reads it.
     const hint = req.openid && ctx.openid ? params.get('id_token_hint')?.[0] || undefined : undefined;

@@ -7,12 +7,17 @@ import { AuthorizeError } from '../errors.js';
 import { authorizationResponse } from '../grants/authorization-response.js';
 import { ApprovalTaken, type PendingApproval } from '../grants/store-grant.js';
 import { plausibleId } from '../rules.js';
-import type { ClientRecord, ConsentInteractionRecord, DeviceConfirmationInteractionRecord } from '../storage/types.js';
+import type {
+  AuthorizationRequestRecord,
+  ClientRecord,
+  ConsentInteractionRecord,
+  DeviceConfirmationInteractionRecord,
+} from '../storage/types.js';
 import type { AuthorizeDecision, OAuthRequest } from '../types.js';
 import { decideDevice } from '../device/device-authorization.js';
 import { askForConsent, askToSignIn } from '../interactions/ask.js';
 import { pageFailure } from '../failure.js';
-import { hintAllows } from '../oidc/provider.js';
+import { hintAllows, unsignableRequest } from '../oidc/provider.js';
 
 /**
  * The interaction steps of an authorization request after one was started
@@ -49,7 +54,7 @@ export async function resume(ctx: Context, interactionId: string, request: OAuth
     if (!record) return errorDecision(ctx, EXPIRED);
     // A step of a device verification: back to the verification page (RFC 8628 §3.3).
     if (record.purpose === 'device') return { type: 'redirect', location: record.device.returnTo };
-    const client = await currentClient(ctx, record.request);
+    const client = issuable(ctx, await currentClient(ctx, record.request), record.request);
     if (client instanceof AuthorizeError) return errorDecision(ctx, client);
     // Every requirement of the original request, against the session seen now (the consent
     // keeps `loginAfter`, so a fresh sign-in stays required up to the decision).
@@ -66,6 +71,18 @@ export async function resume(ctx: Context, interactionId: string, request: OAuth
   } catch (error) {
     return pageFailure(ctx, error);
   }
+}
+
+/**
+ * The request's client as it is now (`currentClient`), when this instance can still answer the
+ * request: for an OpenID Connect request, one whose ID tokens it can sign (`unsignableRequest`: a
+ * request started on an instance with the key of the client's algorithm, continued on one
+ * without it), so that no consent is asked or stored and no code issued for an exchange that
+ * would fail. Synchronous: no more promises on the approval's path.
+ */
+function issuable(ctx: Context, client: ClientRecord | AuthorizeError, req: AuthorizationRequestRecord): ClientRecord | AuthorizeError {
+  if (client instanceof AuthorizeError) return client;
+  return unsignableRequest(ctx, client, req) ?? client;
 }
 
 /** A consent interaction checked for a decision, with its request's client when the store read it too. */
@@ -113,7 +130,7 @@ export async function approve(ctx: Context, interactionId: string, request: OAut
     if (checked instanceof AuthorizeError) return errorDecision(ctx, checked);
     const record = checked.record;
     if (record.purpose === 'device') return await decideDevice(ctx, record, true);
-    const client = await currentClient(ctx, record.request, checked.client);
+    const client = issuable(ctx, await currentClient(ctx, record.request, checked.client), record.request);
     if (client instanceof AuthorizeError) {
       // Not taken yet (combinedApproval): the decision ends here all the same.
       if (checked.client !== undefined) await ctx.storage.takeInteraction(checked.idHash, ctx.clock.now());

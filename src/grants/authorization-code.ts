@@ -12,6 +12,7 @@ import { invalidGrant } from './invalid-grant.js';
 import { issued, keyBinding, mintTokens, type Issue } from './issue-tokens.js';
 import { boundTo } from '../dpop/binding.js';
 import { proofRequired } from '../dpop/token-request.js';
+import { checkIdTokenKey } from '../oidc/provider.js';
 
 /**
  * `grant_type=authorization_code` (RFC 6749 §4.1.3; docs/reference.md#authorization-code-grant).
@@ -48,6 +49,9 @@ export async function authorizationCodeGrant(
   // RFC 8707 §2.2: `resource` narrows the access token to some of the code's resources; the
   // refresh token keeps them all. A resource not granted is `invalid_target`, and uses nothing up.
   const audience = resources === undefined ? code.resources : accessAudience(ctx, resources, code.resources);
+  // OpenID Connect: an ID token this instance cannot sign (the key of the client's algorithm is
+  // gone) is a 500 that leaves the code as it was, to be exchanged once the key is back.
+  if (code.openid !== undefined && ctx.openid && code.scope.includes('openid')) checkIdTokenKey(ctx.openid, client);
 
   const now = ctx.clock.now();
   const issue: Issue = {

@@ -12,6 +12,7 @@ import { invalidGrant } from './invalid-grant.js';
 import { issued, mintTokens, type Issue } from './issue-tokens.js';
 import { boundTo } from '../dpop/binding.js';
 import { proofRequired } from '../dpop/token-request.js';
+import { checkIdTokenKey } from '../oidc/provider.js';
 
 /**
  * `grant_type=refresh_token` (RFC 6749 §6; docs/reference.md#refresh-token-grant). The refresh
@@ -64,12 +65,13 @@ export async function refreshTokenGrant(
   if (found.token.rotatedAt !== null && !retry) return replay(ctx, found.token.grantId, found.token.clientId, found.token.rotatedAt, now);
   // A sibling revoked when another one was used: an invalidated token presented again (RFC 9700 §4.14.2).
   if (superseded(found.token, found.grant)) return replay(ctx, found.token.grantId, found.token.clientId, null, now);
+  let owner = client;
   if (!client) {
     // Without credentials the token endpoint could not check the client's grant types: check
     // them for the client the token belongs to (RFC 6749 §5.2 `unauthorized_client`).
     // A client ID metadata document client is asked again (its document, the host's `allow`).
     const documentClient = isDocumentClientId(ctx, found.token.clientId);
-    const owner = await (documentClient ? findClient(ctx, found.token.clientId) : ctx.storage.findClient(found.token.clientId));
+    owner = await (documentClient ? findClient(ctx, found.token.clientId) : ctx.storage.findClient(found.token.clientId));
     if (!owner && documentClient) throw invalidClient();
     if (owner && !mayUseGrant(owner, 'refresh_token')) {
       throw new OAuthError('unauthorized_client', 'This application may not use grant_type=refresh_token.');
@@ -94,6 +96,11 @@ export async function refreshTokenGrant(
   // carries (RFC 8707 §2.2); the new refresh token keeps them all.
   const granted = found.token.audience;
   const audience = resources === undefined ? granted : accessAudience(ctx, resources, granted);
+  // OpenID Connect (Core §12.2): a new ID token this instance cannot sign is a 500 that rotates
+  // nothing, so the token is no replay when presented again once the key is back. A client gone
+  // gets no ID token (`idTokenResponse`), so needs no key.
+  if (owner && ctx.openid && found.grant.kind === 'oauth' && found.grant.openid && scope.includes('openid'))
+    checkIdTokenKey(ctx.openid, owner);
 
   // The family carries over (a token found by its hash was minted here, with a family part that
   // needs no checking); a token from before families existed starts one.

@@ -7,13 +7,14 @@
  * with the option: every other request is answered as if this file did not exist.
  */
 import type { Context, OpenIdProvider, Scopes } from '../context.js';
-import { ConfigError, OAuthError, type OAuthErrorCode } from '../errors.js';
+import { AuthorizeError, ConfigError, OAuthError, type OAuthErrorCode } from '../errors.js';
+import { reportFault } from '../failure.js';
 import { jsonString, single, type Params } from '../http.js';
 import type { SigningAlgorithm } from '../keys/jwk.js';
 import { SigningKeys } from '../keys/signing-keys.js';
 import type { ResolvedOptions } from '../options.js';
 import { CONTROL, plainLine } from '../rules.js';
-import type { ClientRecord, OAuthGrantRecord, OpenIdRequestSection } from '../storage/types.js';
+import type { AuthorizationRequestRecord, ClientRecord, OAuthGrantRecord, OpenIdRequestSection } from '../storage/types.js';
 import type { Account } from '../types.js';
 import { findClient } from '../checks/clients.js';
 import { claimsPolicy, filterClaims } from './claims.js';
@@ -214,6 +215,55 @@ export async function hintSubject(ctx: Context, provider: OpenIdProvider, hint: 
   return checked.valid && checked.aud.includes(client.id) ? checked.sub : null;
 }
 
+/** The algorithm of `client`'s ID tokens: its `id_token_signed_response_alg`, or RS256. */
+export function idTokenAlg(client: ClientRecord): SigningAlgorithm {
+  return client.openid?.idTokenSignedResponseAlg ?? 'RS256';
+}
+
+/**
+ * Why `provider` cannot sign `client`'s ID tokens, or `undefined` when it can. The client's
+ * algorithm was one of `signingKeys`' when it was registered (`openIdClientFields`), but keys
+ * change: an instance started without that key (a key removed, a rotation half done, another
+ * instance's configuration) has none to sign with. RS256 is always there (`openIdProvider`), so
+ * only a client registered for another algorithm meets this. A configuration error, made only
+ * when it happens: the host hears of it (`onError`), the client gets `server_error`, and nothing
+ * single-use is used up, so the same code or refresh token works once the key is back.
+ */
+export function missingIdTokenKey(provider: OpenIdProvider, client: ClientRecord): ConfigError | undefined {
+  const alg = idTokenAlg(client);
+  if (provider.keys.signs(alg)) return undefined;
+  return new ConfigError(
+    'openid.signingKeys',
+    `no key with alg ${alg}, the ID token algorithm of client ${client.id} (id_token_signed_response_alg): add one, or change the client's openid.idTokenSignedResponseAlg (updateClient)`,
+  );
+}
+
+/**
+ * At the token endpoint, before a grant uses anything up: throws `missingIdTokenKey`'s error
+ * (`500 server_error`, reported) when the response would need an ID token the server cannot sign.
+ */
+export function checkIdTokenKey(provider: OpenIdProvider, client: ClientRecord): void {
+  const missing = missingIdTokenKey(provider, client);
+  if (missing) throw missing;
+}
+
+/**
+ * An OpenID Connect authorization request whose ID token this server cannot sign: refused before
+ * any code is issued (and before the user is asked anything), with `server_error` to the
+ * callback (RFC 6749 §4.1.2.1: the error that exists because a 500 cannot be redirected), in the
+ * request's response mode; the cause goes to `onError`. `undefined` for any other request.
+ */
+export function unsignableRequest(ctx: Context, client: ClientRecord, req: AuthorizationRequestRecord): AuthorizeError | undefined {
+  const provider = ctx.openid;
+  if (!provider || !req.openid) return undefined;
+  const missing = missingIdTokenKey(provider, client);
+  if (!missing) return undefined;
+  reportFault(ctx, missing);
+  return new AuthorizeError('server_error', UNSIGNABLE, req);
+}
+
+const UNSIGNABLE = "The server cannot sign ID tokens with this application's id_token_signed_response_alg. Try again later.";
+
 /** What the ID token of a token response says besides the grant: `auth_time`, and the code's `nonce`. */
 export interface IdTokenFacts {
   authTime: number;
@@ -240,7 +290,7 @@ export async function withIdToken(
   // The access token exactly as the response carries it (opaque, or a JWT signed once).
   const { access_token: accessToken } = JSON.parse(json) as { access_token: string };
   const claims = provider.claimsInIdToken ? await provider.claims(grant.account, scope, client.id) : undefined;
-  const alg: SigningAlgorithm = client.openid?.idTokenSignedResponseAlg ?? 'RS256';
+  const alg = idTokenAlg(client);
   const idToken = await issueIdToken(provider.keys, {
     issuer,
     subject: provider.subject(grant.account, client),
