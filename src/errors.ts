@@ -103,14 +103,15 @@ export function invalidClient(): OAuthError {
  * Where an error of an authorization step may be sent back to: the client's callback, once it is
  * verified (a stored request, or a new one past its client, `redirect_uri` and scope checks),
  * with the `state` to echo (`undefined`: none). The response mode follows the response type: the
- * fragment for `token` (RFC 6749 §4.2.2.1), the query otherwise (§4.1.2.1).
+ * fragment for `token` (RFC 6749 §4.2.2.1), the query otherwise (§4.1.2.1), unless an OpenID
+ * Connect request asked for another (`openid.responseMode`).
  */
 export interface ErrorCallback {
   redirectUri: string;
   state?: string | undefined;
   responseType?: string | undefined;
-  /** An OpenID Connect request's response mode: `form_post` posts the error too. */
-  openid?: { responseMode?: 'form_post' } | undefined;
+  /** An OpenID Connect request's response mode: `form_post` posts the error too, `fragment` puts it in the fragment. */
+  openid?: { responseMode?: 'form_post' | 'fragment' } | undefined;
 }
 
 /**

@@ -249,7 +249,7 @@ export function parseAuthorizationRequest(
     throw error;
   }
   // OpenID Connect (the `openid` option, a scope with `openid`): its parameters, else none of them.
-  const openid = ctx.openid && scope.includes('openid') ? openIdParameters(params, client) : undefined;
+  const openid = ctx.openid && scope.includes('openid') ? openIdParameters(params, client, ctx.options.allowImplicit) : undefined;
   if (openid && 'error' in openid) return new AuthorizeError(openid.error, openid.description, callbackOf(redirectUri, params));
   // No ID token in a redirect here (no implicit nor hybrid flow, Core §3.2, §3.3): the code flow only.
   if (openid && responseType !== 'code')
@@ -321,12 +321,15 @@ export function parseAuthorizationRequest(
 /**
  * The answer to an error of an authorization step: a redirect to its callback, with `error`,
  * `error_description`, the `state` it echoes and `iss` (RFC 9207), in the fragment for
- * `response_type=token` and in the query otherwise; or, without a callback, an error page.
+ * `response_type=token` and in the query otherwise, or where the OpenID Connect request's
+ * `response_mode` says (posted for `form_post`, in the fragment for `fragment`); or, without a
+ * callback, an error page.
  */
 export function errorDecision(ctx: Context, error: AuthorizeError): AuthorizeDecision {
   const callback = error.callback;
   if (!callback) return errorPage(error.code, error.description);
-  if (callback.openid?.responseMode === 'form_post') {
+  const mode = callback.openid?.responseMode;
+  if (mode === 'form_post') {
     const fields = { error: error.code, error_description: error.description, state: callback.state, iss: ctx.options.issuer };
     return formPost(callback.redirectUri, fields);
   }
@@ -335,7 +338,7 @@ export function errorDecision(ctx: Context, error: AuthorizeError): AuthorizeDec
     location: redirectTo(
       callback.redirectUri,
       { error: error.code, error_description: error.description, state: callback.state, iss: ctx.options.issuer },
-      callback.responseType === 'token' ? 'fragment' : 'query',
+      callback.responseType === 'token' || mode === 'fragment' ? 'fragment' : 'query',
     ),
   };
 }

@@ -52,6 +52,10 @@ export async function issueCode(
     if (remembered !== undefined) ctx.challenges.delete(grant.clientId, remembered); // no code: a retry is no reuse
     throw error;
   }
-  if (req.openid?.responseMode === 'form_post') return formPost(req.redirectUri, { code, state: req.state, iss: ctx.options.issuer });
-  return { type: 'redirect', location: redirectTo(req.redirectUri, { code, state: req.state, iss: ctx.options.issuer }, 'query') };
+  // The OpenID Connect request's response mode (OAuth 2.0 Multiple Response Types §2.1, Form Post
+  // Response Mode §2); the query otherwise (RFC 6749 §4.1.2).
+  const mode = req.openid?.responseMode;
+  if (mode === 'form_post') return formPost(req.redirectUri, { code, state: req.state, iss: ctx.options.issuer });
+  const where = mode === 'fragment' ? 'fragment' : 'query';
+  return { type: 'redirect', location: redirectTo(req.redirectUri, { code, state: req.state, iss: ctx.options.issuer }, where) };
 }

@@ -145,14 +145,18 @@ export interface OpenIdParameters {
 }
 
 const refuse = (error: OAuthErrorCode, description: string): OpenIdParameterProblem => ({ error, description });
+const BAD_MODE = 'The request is malformed: response_mode must be query or form_post.';
+const BAD_MODE_WITH_FRAGMENT = 'The request is malformed: response_mode must be query, fragment or form_post.';
 
 /**
  * The OpenID Connect parameters of a request whose scope has `openid` (Core §3.1.2.1), each sent
- * at most once: checked and kept, or the first problem. `request`, `request_uri` and
+ * at most once: checked and kept, or the first problem. `response_mode` is one of those discovery
+ * lists (`openIdFields`): `query`, `form_post`, and `fragment` when `fragment` (the server allows
+ * the implicit flow, so it answers in fragments anyway; OAuth 2.0 Multiple Response Types §2.1). `request`, `request_uri` and
  * `registration` are refused with their own errors (Core §3.1.2.6, §6); `claims` is ignored
  * (`claims_parameter_supported: false`), as are parameters nobody defined.
  */
-export function openIdParameters(params: Params, client: ClientRecord): OpenIdParameters | OpenIdParameterProblem {
+export function openIdParameters(params: Params, client: ClientRecord, fragment: boolean): OpenIdParameters | OpenIdParameterProblem {
   let v: Partial<Record<(typeof NAMES)[number], string>>;
   try {
     v = single(params, NAMES);
@@ -163,10 +167,11 @@ export function openIdParameters(params: Params, client: ClientRecord): OpenIdPa
   if (v.request !== undefined) return refuse('request_not_supported', 'Request objects (the request parameter) are not supported.');
   if (v.request_uri !== undefined) return refuse('request_uri_not_supported', 'The request_uri parameter is not supported.');
   if (v.registration !== undefined) return refuse('registration_not_supported', 'The registration parameter is not supported.');
-  if (v.response_mode !== undefined && v.response_mode !== 'query' && v.response_mode !== 'form_post')
-    return refuse('invalid_request', 'The request is malformed: response_mode must be query or form_post.');
+  const mode = v.response_mode;
+  if (mode !== undefined && mode !== 'query' && mode !== 'form_post' && (mode !== 'fragment' || !fragment))
+    return refuse('invalid_request', fragment ? BAD_MODE_WITH_FRAGMENT : BAD_MODE);
   const section: OpenIdRequestSection = {};
-  if (v.response_mode === 'form_post') section.responseMode = 'form_post';
+  if (mode === 'form_post' || mode === 'fragment') section.responseMode = mode;
   if (v.nonce !== undefined) {
     if (v.nonce.length > 512 || CONTROL.test(v.nonce))
       return refuse('invalid_request', 'The request is malformed: nonce must be at most 512 characters, without control characters.');

@@ -169,8 +169,11 @@ export interface OpenIdRequestSection {
   claimsLocales?: string[];
   /** `display` (`page`, `popup`, `touch`, `wap`). */
   display?: string;
-  /** `response_mode=form_post`: the response is posted to the callback (`query`, the default, is not kept). */
-  responseMode?: 'form_post';
+  /**
+   * `response_mode`: `form_post` posts the response to the callback; `fragment` (only while the
+   * implicit flow is allowed) puts it in the callback's fragment. `query`, the default, is not kept.
+   */
+  responseMode?: 'form_post' | 'fragment';
 }
 
 /**
