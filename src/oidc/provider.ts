@@ -152,9 +152,9 @@ const BAD_MODE_WITH_FRAGMENT = 'The request is malformed: response_mode must be 
  * The OpenID Connect parameters of a request whose scope has `openid` (Core §3.1.2.1), each sent
  * at most once: checked and kept, or the first problem. `response_mode` is one of those discovery
  * lists (`openIdFields`): `query`, `form_post`, and `fragment` when `fragment` (the server allows
- * the implicit flow, so it answers in fragments anyway; OAuth 2.0 Multiple Response Types §2.1). `request`, `request_uri` and
- * `registration` are refused with their own errors (Core §3.1.2.6, §6); `claims` is ignored
- * (`claims_parameter_supported: false`), as are parameters nobody defined.
+ * the implicit flow, so it answers in fragments anyway; OAuth 2.0 Multiple Response Types §2.1).
+ * `request`, `request_uri` and `registration` are refused with their own errors (Core §3.1.2.6,
+ * §6); `claims` is ignored (`claims_parameter_supported: false`), as are parameters nobody defined.
  */
 export function openIdParameters(params: Params, client: ClientRecord, fragment: boolean): OpenIdParameters | OpenIdParameterProblem {
   let v: Partial<Record<(typeof NAMES)[number], string>>;
@@ -221,13 +221,13 @@ export async function hintSubject(ctx: Context, provider: OpenIdProvider, hint: 
 }
 
 /** The algorithm of `client`'s ID tokens: its `id_token_signed_response_alg`, or RS256. */
-export function idTokenAlg(client: ClientRecord): SigningAlgorithm {
+function idTokenAlg(client: ClientRecord): SigningAlgorithm {
   return client.openid?.idTokenSignedResponseAlg ?? 'RS256';
 }
 
 /**
  * Why `provider` cannot sign `client`'s ID tokens, or `undefined` when it can. The client's
- * algorithm was one of `signingKeys`' when it was registered (`openIdClientFields`), but keys
+ * algorithm was one of `signingKeys`' when it was registered (`clientOpenIdSection`), but keys
  * change: an instance started without that key (a key removed, a rotation half done, another
  * instance's configuration) has none to sign with. RS256 is always there (`openIdProvider`), so
  * only a client registered for another algorithm meets this. A configuration error, made only
@@ -252,6 +252,8 @@ export function checkIdTokenKey(provider: OpenIdProvider, client: ClientRecord):
   if (missing) throw missing;
 }
 
+const UNSIGNABLE = "The server cannot sign ID tokens with this application's id_token_signed_response_alg. Try again later.";
+
 /**
  * An OpenID Connect authorization request whose ID token this server cannot sign: refused before
  * any code is issued (and before the user is asked anything), with `server_error` to the
@@ -266,8 +268,6 @@ export function unsignableRequest(ctx: Context, client: ClientRecord, req: Autho
   reportFault(ctx, missing);
   return new AuthorizeError('server_error', UNSIGNABLE, req);
 }
-
-const UNSIGNABLE = "The server cannot sign ID tokens with this application's id_token_signed_response_alg. Try again later.";
 
 /** What the ID token of a token response says besides the grant: `auth_time`, and the code's `nonce`. */
 export interface IdTokenFacts {
