@@ -116,14 +116,16 @@ export interface RequireTokenOptions {
    * every challenge names its metadata (docs/reference.md#protected-resources-rfc-9728). When
    * the resource has a `requiredScope` of its own, the rule gets the JSON body of a request that
    * declares one (`Content-Type` JSON, `Content-Length` at most `bodyLimit`), read from a clone
-   * of the request: the handler still reads `c.req.raw` (or `c.req.json()`) as usual.
+   * of the request: the handler still reads `c.req.raw` (or `c.req.json()`) as usual. A DPoP
+   * proof's `htu` must then be on the identifier's origin, whatever the `Host` header says.
    */
   resource?: string;
   /** The largest body read for the scope rule, in bytes; a larger one reaches the rule as no body. Default 64 KiB. */
   bodyLimit?: number;
   /**
    * Behind a reverse proxy, as `createOAuthApp`'s option: the scheme it reports is that of the
-   * URL a DPoP proof must name (`htu`, RFC 9449 §7). Default `false`.
+   * URL a DPoP proof must name (`htu`, RFC 9449 §7) when no `resource` is named (a resource's
+   * own origin decides otherwise). Default `false`.
    */
   trustProxy?: boolean;
 }
