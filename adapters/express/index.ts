@@ -137,7 +137,8 @@ export interface RequireTokenOptions {
   /**
    * The identifier of one of the server's `protectedResources`: its scope rule decides (given
    * `req.body` when a body parser ran before), and every challenge names its metadata
-   * (docs/reference.md#protected-resources-rfc-9728).
+   * (docs/reference.md#protected-resources-rfc-9728). A DPoP proof's `htu` must then be on the
+   * identifier's origin, whatever the `Host` header says.
    */
   resource?: string;
 }

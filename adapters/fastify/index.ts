@@ -146,7 +146,8 @@ export interface RequireTokenOptions {
   /**
    * The identifier of one of the server's `protectedResources`: its scope rule decides (given
    * `request.body`, which Fastify has parsed by the time a preHandler runs), and every challenge
-   * names its metadata (docs/reference.md#protected-resources-rfc-9728).
+   * names its metadata (docs/reference.md#protected-resources-rfc-9728). A DPoP proof's `htu`
+   * must then be on the identifier's origin, whatever the `Host` header says.
    */
   resource?: string;
 }

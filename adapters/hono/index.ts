@@ -116,16 +116,50 @@ export interface RequireTokenOptions {
    * every challenge names its metadata (docs/reference.md#protected-resources-rfc-9728). When
    * the resource has a `requiredScope` of its own, the rule gets the JSON body of a request that
    * declares one (`Content-Type` JSON, `Content-Length` at most `bodyLimit`), read from a clone
-   * of the request: the handler still reads `c.req.raw` (or `c.req.json()`) as usual.
+   * of the request: the handler still reads `c.req.raw` (or `c.req.json()`) as usual. A DPoP
+   * proof's `htu` must then be on the identifier's origin, whatever the `Host` header says.
    */
   resource?: string;
   /** The largest body read for the scope rule, in bytes; a larger one reaches the rule as no body. Default 64 KiB. */
   bodyLimit?: number;
   /**
    * Behind a reverse proxy, as `createOAuthApp`'s option: the scheme it reports is that of the
-   * URL a DPoP proof must name (`htu`, RFC 9449 §7). Default `false`.
+   * URL a DPoP proof must name (`htu`, RFC 9449 §7) when no `resource` is named (a resource's
+   * own origin decides otherwise). Default `false`.
    */
   trustProxy?: boolean;
+}
+
+/** What `c.env.incoming` is on Node (`@hono/node-server`'s bindings): the request as received. */
+interface Received {
+  url?: unknown;
+  originalUrl?: unknown;
+}
+
+/**
+ * The URL the client sent the request to, which a DPoP proof's `htu` names (RFC 9449 §4.3 point
+ * 9). `c.req.url` is that of the request this app was handed, and `app.mount(path, …)` hands a
+ * mounted app a copy without `path` (`app.route()` does not): compared with it, a real client's
+ * proof would be refused, and one made for another URL of the host accepted. On Node,
+ * `@hono/node-server` passes the request as received as `c.env.incoming`: its path (or a
+ * connect-style host's `originalUrl`, as the node:http `requireToken` takes) is the one sent.
+ * Other runtimes hand over nothing of the kind: there the check belongs in the app that mounts
+ * (docs/reference.md#dpop-rfc-9449). No allocation when the two agree, the usual case.
+ */
+function sentUrl(c: Context): string {
+  const url = c.req.url;
+  const incoming = (c.env as { incoming?: Received } | undefined)?.incoming;
+  if (typeof incoming !== 'object' || incoming === null) return url;
+  const sent = typeof incoming.originalUrl === 'string' ? incoming.originalUrl : incoming.url;
+  if (typeof sent !== 'string' || !sent.startsWith('/') || url.endsWith(sent)) return url;
+  try {
+    // Parsed as Hono's Node server parses it (dot segments resolved, as the router saw the
+    // path), so a resource's `requiredScope` is given the path that was routed. Appended to the
+    // origin, never resolved against it: a path `//other/…` stays a path.
+    return new URL(new URL(url).origin + sent).href;
+  } catch {
+    return url;
+  }
 }
 
 /**
@@ -136,7 +170,7 @@ export interface RequireTokenOptions {
  */
 function bearerRequest(c: Context, trustProxy?: boolean): OAuthRequest {
   const authorization = c.req.raw.headers.get('authorization');
-  const request: OAuthRequest = { method: c.req.method, url: c.req.url, headers: authorization === null ? {} : { authorization } };
+  const request: OAuthRequest = { method: c.req.method, url: sentUrl(c), headers: authorization === null ? {} : { authorization } };
   // A DPoP proof (RFC 9449 §7) comes with the DPoP scheme only: looked for then, not on every
   // bearer request, and so is the proxy's scheme, which only the proof's `htu` needs.
   if (authorization !== null && authorization.length > 4 && /^dpop /i.test(authorization)) {

@@ -155,12 +155,14 @@ export interface RequireTokenOptions {
   /**
    * The identifier of one of the server's `protectedResources`: its scope rule decides (given
    * `req.body` when a connect-style body parser set it), and every challenge names its metadata
-   * (docs/reference.md#protected-resources-rfc-9728).
+   * (docs/reference.md#protected-resources-rfc-9728). A DPoP proof's `htu` must then be on the
+   * identifier's origin, whatever the `Host` header says.
    */
   resource?: string;
   /**
    * Behind a reverse proxy, as `createOAuthHandler`'s option: the request URL has the scheme it
-   * reports, which a DPoP proof's `htu` must name (RFC 9449 §7). Default `false`.
+   * reports, which a DPoP proof's `htu` must name (RFC 9449 §7) when no `resource` is named (a
+   * resource's own origin decides otherwise). Default `false`.
    */
   trustProxy?: boolean;
 }

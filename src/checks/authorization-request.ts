@@ -238,6 +238,16 @@ export function parseAuthorizationRequest(
       callbackOf(redirectUri, params),
     );
   }
+  // A client registered for DPoP-bound access tokens only (RFC 9449 §5.2) would get a bearer
+  // token from the implicit flow, which binds nothing to a key (no proof comes with a redirect):
+  // refused as a response type it may not use. Ignored while DPoP is off, as at the token endpoint.
+  if (responseType === 'token' && client.dpopBoundAccessTokens && ctx.dpop) {
+    return new AuthorizeError(
+      'unauthorized_client',
+      'This application uses DPoP-bound access tokens only, which response_type=token cannot issue: use response_type=code.',
+      callbackOf(redirectUri, params),
+    );
+  }
 
   let values: Partial<Record<(typeof OPTIONAL)[number], string>>;
   try {

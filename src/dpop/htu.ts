@@ -58,3 +58,14 @@ export function endpointUrl(issuer: string, url: string): string {
   }
   return issuer.replace(/\/$/, '') + path;
 }
+
+/**
+ * The URL a request to a configured protected resource was sent to, for its proof's `htu`: the
+ * resource identifier's origin (scheme, host, port), then the path and query the request came to.
+ * The origin is the one the host configured, never the request's `Host` header (nor a proxy's
+ * scheme), so a proof a client made for another server's URL does not pass here when that server
+ * relays it with its own name as `Host` (RFC 9449 §4.3 point 9, §11.1).
+ */
+export function resourceUrl(resource: string, url: string): string {
+  return endpointUrl(new URL(resource).origin, url);
+}

@@ -180,6 +180,9 @@ export async function checkProof(
   try {
     // §4.3 point 6: the signature verifies with the key of the header's jwk, for that alg only.
     key = await publicKey(parsed.jwk, parsed.alg);
+    // RFC 7518 §3.3, §3.5: an RSA key under 2048 bits is refused (jose would throw while
+    // verifying); said as such, since the signature itself may well be right.
+    if (shortRsaKey(key.key)) return refuse("The DPoP proof's RSA key is shorter than 2048 bits.");
     claims = jsonObject((await compactVerify(proof, key.key, { algorithms: [parsed.alg] })).payload);
   } catch {
     return refuse('The DPoP proof signature does not verify with its jwk.');
@@ -230,6 +233,13 @@ const importedKeys = new BoundedMap<string, ImportedKey>(1024);
 interface ImportedKey {
   key: Awaited<ReturnType<typeof importJWK>>;
   jkt?: string;
+}
+
+/** Whether `key` is an RSA key shorter than 2048 bits (its `modulusLength`, as Web Crypto reports it). */
+function shortRsaKey(key: ImportedKey['key']): boolean {
+  if (key instanceof Uint8Array) return false;
+  const bits = (key.algorithm as { modulusLength?: unknown }).modulusLength;
+  return typeof bits === 'number' && bits < 2048;
 }
 
 /** The imported public key of `jwk` for `alg`, from `importedKeys` when it was imported before. */

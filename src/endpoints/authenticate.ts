@@ -10,7 +10,7 @@ import { verifyPersonal } from '../personal/personal-tokens.js';
 import { protectedResource } from './resource-metadata.js';
 import type { DpopProofs } from '../context.js';
 import { boundTo, dpopChallenge, type DpopChallengeError } from '../dpop/binding.js';
-import { requestUrl } from '../dpop/htu.js';
+import { requestUrl, resourceUrl } from '../dpop/htu.js';
 import type {
   AuthenticateOptions,
   AuthenticateResult,
@@ -327,19 +327,22 @@ async function dpopAuthenticate(
   const token = DPOP_SCHEME.exec(raw)?.[1];
   if (token === undefined || token.length > MAX_TOKEN_LENGTH) return await refuse(ctx, MALFORMED, request, withScheme);
   const now = ctx.clock.now();
+  // A named resource has a configured origin: the proof must name it (RFC 9449 §4.3 point 9,
+  // §11.1), whatever Host the request came with. Without one, the URL the adapter built.
+  const resource = needs?.resource;
   const verdict = await dpop.verify(request.headers['dpop'], {
     htm: request.method,
-    htu: requestUrl(ctx.options.issuer, request.url),
+    htu: resource === undefined ? requestUrl(ctx.options.issuer, request.url) : resourceUrl(resource.resource, request.url),
     now,
     accessToken: token,
   });
   if (!verdict.ok) {
     const refusal: Refusal = { status: 401, error: verdict.error, description: verdict.description };
-    return challenge(ctx, refusal, undefined, needs?.resource, 'DPoP', verdict.nonce);
+    return challenge(ctx, refusal, undefined, resource, 'DPoP', verdict.nonce);
   }
   const read = lookupToken(ctx, token, true);
   const found = isPending(read) ? await read : read;
-  const verifiedToken = found === null ? null : verified(ctx, found, now, needs?.resource, report, verdict.jkt);
+  const verifiedToken = found === null ? null : verified(ctx, found, now, resource, report, verdict.jkt);
   if (verifiedToken === null) return await refuse(ctx, INVALID, request, withScheme);
   return await scoped(ctx, verifiedToken, request, withScheme);
 }

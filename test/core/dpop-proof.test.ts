@@ -213,7 +213,7 @@ describe('the signature (§4.3 point 6)', () => {
     refused(await checkProof(await proofWith(es256, { signer: other.privateKey }), at(), policy), /signature does not verify/);
   });
 
-  it('an RSA key under 2048 bits (RFC 7518 §3.3, §3.5): refused, RS256 and PS256', async () => {
+  it('an RSA key under 2048 bits (RFC 7518 §3.3, §3.5): refused, RS256 and PS256, saying so', async () => {
     for (const [alg, name] of [
       ['RS256', 'RSASSA-PKCS1-v1_5'],
       ['PS256', 'RSA-PSS'],
@@ -222,7 +222,11 @@ describe('the signature (§4.3 point 6)', () => {
       const pair = (await crypto.subtle.generateKey(params, true, ['sign', 'verify'])) as CryptoKeyPair;
       const { exportJWK } = await import('jose');
       const weak: TestKey = { ...pair, jwk: await exportJWK(pair.publicKey) };
-      refused(await checkProof(await proofWith(weak, { alg }), at(), policy), /signature does not verify/);
+      // The key's size is what is wrong, not the signature (which is good): the description says so.
+      const proof = await proofWith(weak, { alg });
+      refused(await checkProof(proof, at(), policy), /^The DPoP proof's RSA key is shorter than 2048 bits\.$/);
+      // A key seen before (its import remembered) is refused the same way.
+      refused(await checkProof(await proofWith(weak, { alg }), at(), policy), /RSA key is shorter than 2048 bits/);
     }
   });
 

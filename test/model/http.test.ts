@@ -35,7 +35,6 @@ import {
   PUBLIC_CALLBACK,
   RES_A,
   SERVER_OPTIONS,
-  ISSUER,
   type BrowserSteps,
   type Model,
   type Real,
@@ -233,9 +232,13 @@ describe('model-based: the browser flow over HTTP (Express)', () => {
             return faults();
           },
           browserSteps: browserSteps(app, () => current!, jars),
-          // Resource B has no route: the core's check, on the issuer's origin.
+          // A named resource's proof names its configured origin (RFC 9449 §4.3 point 9), whatever
+          // the app's address: A's route on the app, B (no route: the core's check) `/v2/things`.
+          // Without a resource, the app's own URL.
           resourceUrl: (method, resource) =>
-            resource === undefined || resource === RES_A ? `${app.base}${resourcePath(method, resource)}` : `${ISSUER}/v2/things`,
+            resource === undefined
+              ? `${app.base}${resourcePath(method, resource)}`
+              : `${new URL(resource).origin}${resource === RES_A ? resourcePath(method, resource) : '/v2/things'}`,
           close: () => app.close(),
         } satisfies Real & { close: () => Promise<void> };
         return real;

@@ -157,7 +157,8 @@ export interface Real {
   turn?: () => Promise<void>;
   /**
    * The URL a resource check reaches, which a DPoP proof names (`htu`): by default the core's
-   * `/v2/things` on the issuer's origin; over HTTP the adapter's route for `method` and `resource`.
+   * `/v2/things` on the named resource's origin, or the issuer's without one; over HTTP the
+   * adapter's route for `method` and `resource`.
    */
   resourceUrl?: (method: 'GET' | 'POST', resource: string | undefined) => string;
 }
@@ -624,9 +625,16 @@ export function bearerCall(real: Real, value: string, method: 'GET' | 'POST', re
   );
 }
 
+/**
+ * The URL the core's resource check takes the model's `/v2/things` for, which a proof names: on
+ * the named resource's origin (RFC 9449 §4.3 point 9: the configured origin, not a Host header),
+ * or on the issuer's without one.
+ */
+const coreResourceUrl = (resource: string | undefined): string => `${resource === undefined ? ISSUER : new URL(resource).origin}/v2/things`;
+
 /** `authenticate` with `Authorization: DPoP` and a proof of `key` for the request (`ath` of the token). */
 export async function dpopCall(real: Real, value: string, key: KeyIndex, method: 'GET' | 'POST', resource?: string) {
-  const dpop = await dpopProof(real, key, method, real.resourceUrl?.(method, resource) ?? `${ISSUER}/v2/things`, value);
+  const dpop = await dpopProof(real, key, method, real.resourceUrl?.(method, resource) ?? coreResourceUrl(resource), value);
   const request: OAuthRequest = { method, url: '/v2/things', headers: { authorization: `DPoP ${value}`, dpop } };
   return call('authenticate', () =>
     resource === undefined ? real.server.authenticate(request) : real.server.authenticate(request, { resource }),
