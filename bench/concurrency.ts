@@ -111,7 +111,10 @@ export async function preparedWorkers(
 const lookupNames = new Map<string, string>();
 function lookupOn(on: { query: PgPool['query'] }, text: string, key: string) {
   let name = lookupNames.get(text);
-  if (name === undefined) lookupNames.set(text, (name = `bench_floor_${lookupNames.size + 1}`));
+  if (name === undefined) {
+    name = `bench_floor_${lookupNames.size + 1}`;
+    lookupNames.set(text, name);
+  }
   const query = on.query as unknown as (config: { name: string; text: string; values: unknown[] }) => Promise<unknown>;
   return query.call(on, { name, text, values: [key] });
 }
