@@ -103,6 +103,22 @@ export async function preparedWorkers(
   return workers;
 }
 
+/**
+ * The floor's lookup as a named prepared statement, as PostgresStorage sends its own
+ * (`preparedStatements`, on by default): parsed and planned once per connection, the least a
+ * round trip with a value can cost. One name per text, as `pg` wants.
+ */
+const lookupNames = new Map<string, string>();
+function lookupOn(on: { query: PgPool['query'] }, text: string, key: string) {
+  let name = lookupNames.get(text);
+  if (name === undefined) {
+    name = `bench_floor_${lookupNames.size + 1}`;
+    lookupNames.set(text, name);
+  }
+  const query = on.query as unknown as (config: { name: string; text: string; values: unknown[] }) => Promise<unknown>;
+  return query.call(on, { name, text, values: [key] });
+}
+
 async function floor(pool: PgPool, table: string, key: string, concurrency: number, perWorker: number) {
   const lookup = `SELECT id FROM ${table} WHERE id = $1`;
   const workers = (op: () => Promise<unknown>) => Array.from({ length: concurrency }, () => op);
@@ -118,8 +134,8 @@ async function floor(pool: PgPool, table: string, key: string, concurrency: numb
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        await client.query(lookup, [key]);
-        await client.query(lookup, [key]);
+        await lookupOn(client, lookup, key);
+        await lookupOn(client, lookup, key);
         await client.query('COMMIT');
       } finally {
         client.release();
@@ -136,7 +152,7 @@ async function floor(pool: PgPool, table: string, key: string, concurrency: numb
  */
 function lookupFloor(pool: PgPool, table: string, key: string, concurrency: number, perWorker: number): Promise<ConcurrentRun> {
   const lookup = `SELECT id FROM ${table} WHERE id = $1`;
-  const op = () => pool.query(lookup, [key]);
+  const op = () => lookupOn(pool, lookup, key);
   return runConcurrently(
     'primary-key lookup',
     Array.from({ length: concurrency }, () => op),

@@ -5,6 +5,13 @@ import type { ClientChanges, ClientRecord } from '../storage/types.js';
 import type { Db } from './db.js';
 import { ms, strings, type Row } from './rows.js';
 
+/**
+ * Every column of the clients table, as `toClient` reads them: statements name their columns,
+ * never `*` (statements.ts). test/storage/pg-prepared.test.ts holds it to the migrated table.
+ */
+export const CLIENT_COLUMNS =
+  'id, name, redirect_uri, secret_hash, created_at, response_types, grant_types, registration, client_uri, logo_uri, owner, metadata, openid, dpop_bound_access_tokens';
+
 export function toClient(r: Row): ClientRecord {
   const client: ClientRecord = {
     id: r['id'] as string,
@@ -62,7 +69,7 @@ export async function saveClient(db: Db, client: ClientRecord): Promise<void> {
 
 /** The client with this id, or null. */
 export async function findClient(db: Db, clientId: string): Promise<ClientRecord | null> {
-  const { rows } = await db.query('findClient', `SELECT * FROM ${db.t.clients} WHERE id = $1`, [clientId]);
+  const { rows } = await db.query('findClient', `SELECT ${CLIENT_COLUMNS} FROM ${db.t.clients} WHERE id = $1`, [clientId]);
   return rows[0] ? toClient(rows[0]) : null;
 }
 
@@ -98,8 +105,10 @@ export async function updateClientFields(db: Db, clientId: string, changes: Clie
 export async function listClients(db: Db, filter: { owner?: string }): Promise<ClientRecord[]> {
   const { rows } =
     filter.owner === undefined
-      ? await db.query('listClients', `SELECT * FROM ${db.t.clients} ORDER BY created_at, id`, [])
-      : await db.query('listClients', `SELECT * FROM ${db.t.clients} WHERE owner = $1 ORDER BY created_at, id`, [filter.owner]);
+      ? await db.query('listClients', `SELECT ${CLIENT_COLUMNS} FROM ${db.t.clients} ORDER BY created_at, id`, [])
+      : await db.query('listClients', `SELECT ${CLIENT_COLUMNS} FROM ${db.t.clients} WHERE owner = $1 ORDER BY created_at, id`, [
+          filter.owner,
+        ]);
   return rows.map(toClient);
 }
 

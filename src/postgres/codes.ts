@@ -7,6 +7,10 @@ import type { Db } from './db.js';
 import { GRANT_COLUMNS, ms, msOrNull, strings, toOAuthGrant, typedParams, type Row } from './rows.js';
 import { issuedWhen } from './tokens.js';
 
+/** Every column of the codes table, as `toCode` reads them (statements.ts: no `*`). */
+export const CODE_COLUMNS =
+  'hash, grant_id, client_id, redirect_uri, scope, code_challenge, code_challenge_method, expires_at, used_at, resources, openid, dpop_jkt';
+
 export const toCode = (r: Row): CodeRecord => {
   const code = toCodeFields(r);
   if (r['resources'] != null) code.resources = strings(r['resources']);
@@ -56,7 +60,7 @@ const CODE_TYPES = 'text text text text text[] text text bigint bigint text[] te
 
 /** The code with this hash, used or expired or not, or null. */
 export async function findCode(db: Db, hash: string): Promise<CodeRecord | null> {
-  const { rows } = await db.query('findCode', `SELECT * FROM ${db.t.codes} WHERE hash = $1`, [hash]);
+  const { rows } = await db.query('findCode', `SELECT ${CODE_COLUMNS} FROM ${db.t.codes} WHERE hash = $1`, [hash]);
   return rows[0] ? toCode(rows[0]) : null;
 }
 

@@ -27,6 +27,9 @@ function approvals(value: unknown): ConsentApproval[] {
   return out;
 }
 
+/** Every column of the consents table, as `toConsent` reads them (statements.ts: no `*`). */
+export const CONSENT_COLUMNS = 'account_uuid, client_id, scope, granted_at, approvals';
+
 const toConsent = (r: Row): ConsentRecord => ({
   accountUuid: r['account_uuid'] as string,
   clientId: r['client_id'] as string,
@@ -112,10 +115,11 @@ export function consentUpsert(db: Db, consent: ConsentRecord, values: unknown[],
 
 /** The consent of this account for this client, or null. */
 export async function findConsent(db: Db, accountUuid: string, clientId: string): Promise<ConsentRecord | null> {
-  const { rows } = await db.query('findConsent', `SELECT * FROM ${db.t.consents} WHERE account_uuid = $1 AND client_id = $2`, [
-    accountUuid,
-    clientId,
-  ]);
+  const { rows } = await db.query(
+    'findConsent',
+    `SELECT ${CONSENT_COLUMNS} FROM ${db.t.consents} WHERE account_uuid = $1 AND client_id = $2`,
+    [accountUuid, clientId],
+  );
   return rows[0] ? toConsent(rows[0]) : null;
 }
 
@@ -123,7 +127,7 @@ export async function findConsent(db: Db, accountUuid: string, clientId: string)
 export async function listConsents(db: Db, accountUuid: string): Promise<ConsentRecord[]> {
   const { rows } = await db.query(
     'listConsents',
-    `SELECT * FROM ${db.t.consents} WHERE account_uuid = $1 ORDER BY granted_at DESC, client_id`,
+    `SELECT ${CONSENT_COLUMNS} FROM ${db.t.consents} WHERE account_uuid = $1 ORDER BY granted_at DESC, client_id`,
     [accountUuid],
   );
   return rows.map(toConsent);

@@ -12,6 +12,7 @@
 import { connectionUsableAfter, isRetryable, StorageTimeout, storageError } from './errors.js';
 import { lockSpaces, revocationLock, type LockSpaces } from './locks.js';
 import type { PgPool, PgPoolClient, PgQueryResult } from './pool.js';
+import { statementName } from './statements.js';
 import { routineNames, tableNames, type Routines, type Tables } from './schema.js';
 
 /** The pools that have our `error` listener: one per pool, however many stores share it. */
@@ -37,6 +38,14 @@ export interface Bounds {
   query: number | false;
 }
 
+/** What a transaction's work may do on its connection: run statements. */
+export interface Tx {
+  query(text: string, values?: unknown[]): Promise<PgQueryResult>;
+}
+
+/** `pg`'s query config: a named statement is parsed and planned once per connection. */
+type NamedQuery = (config: { name: string; text: string; values: unknown[] }) => Promise<PgQueryResult>;
+
 /**
  * The pool and the tables of one `PostgresStorage`, with the ways to run SQL on them. The
  * per-topic modules (clients.ts, codes.ts, ...) take one as their first argument.
@@ -55,6 +64,8 @@ export class Db {
     readonly schema: string,
     readonly prefix: string,
     readonly bounds: Bounds = { acquire: false, query: false },
+    /** Whether statements with values run as named prepared statements (statements.ts). */
+    readonly prepared = false,
   ) {
     this.t = tableNames(schema, prefix);
     this.r = routineNames(schema, prefix);
@@ -83,7 +94,17 @@ export class Db {
    * must be able to take its connection out of the pool, and only the holder of one can.)
    */
   query(operation: string, text: string, values: unknown[]): Promise<PgQueryResult> {
-    return this.retrying(operation, () => this.attempt((client) => client.query(text, values), false, this.bounds.query));
+    return this.retrying(operation, () => this.attempt((client) => this.send(client, text, values), false, this.bounds.query));
+  }
+
+  /**
+   * `text` on `client`: as a named prepared statement when this store prepares them and the
+   * statement has values (statements.ts), else as it is (a statement without values, such as
+   * BEGIN or COMMIT, goes as one simple-protocol message).
+   */
+  private send(client: PgPoolClient, text: string, values: unknown[]): Promise<PgQueryResult> {
+    const name = this.prepared && values.length > 0 ? statementName(text) : undefined;
+    return name === undefined ? client.query(text, values) : (client.query as unknown as NamedQuery).call(client, { name, text, values });
   }
 
   /** Run `work`, and once more when it fails with a serialization failure or deadlock. */
@@ -107,13 +128,15 @@ export class Db {
    * whose transaction runs out of time, fails the operation (never retried: a COMMIT whose answer
    * was lost may have landed) and is destroyed, never handed back to the pool; the database rolls
    * back a transaction whose connection closed before its COMMIT arrived. `bounded: false` lifts
-   * the time bound of the transaction (`migrate`, whose DDL may take long on large tables).
+   * the time bound of the transaction and prepares none of its statements (`migrate`, whose DDL
+   * may take long on large tables, and whose statements run once).
    */
-  async transaction<T>(operation: string, work: (tx: PgPoolClient) => Promise<T>, bounded = true): Promise<T> {
-    const run = async (tx: PgPoolClient) => {
-      await tx.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-      const result = await work(tx);
-      await tx.query('COMMIT');
+  async transaction<T>(operation: string, work: (tx: Tx) => Promise<T>, bounded = true): Promise<T> {
+    const prepared = bounded && this.prepared;
+    const run = async (client: PgPoolClient) => {
+      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
+      const result = await work(prepared ? { query: (text, values = []) => this.send(client, text, values) } : client);
+      await client.query('COMMIT');
       return result;
     };
     const limit = bounded ? this.bounds.query : false;

@@ -17,6 +17,10 @@ import { issuanceLocks } from './locks.js';
 import { ms, msOrNull, strings, type Row } from './rows.js';
 import { insertTokens } from './tokens.js';
 
+/** Every column of the device authorizations table, as `toDevice` reads them (statements.ts: no `*`). */
+export const DEVICE_COLUMNS =
+  'hash, user_code_hash, client_id, scope, resources, created_at, expires_at, poll_interval, last_polled_at, status, account, decided_at';
+
 function toDevice(r: Row): DeviceAuthorizationRecord {
   const fields: DeviceAuthorizationFields = {
     hash: r['hash'] as string,
@@ -80,9 +84,11 @@ export async function createDeviceAuthorization(db: Db, d: PendingDeviceAuthoriz
 
 /** The record holding this user code, whatever its status or expiry, or null. */
 export async function findDeviceAuthorization(db: Db, userCodeHash: string): Promise<DeviceAuthorizationRecord | null> {
-  const { rows } = await db.query('findDeviceAuthorization', `SELECT * FROM ${db.t.deviceAuthorizations} WHERE user_code_hash = $1`, [
-    userCodeHash,
-  ]);
+  const { rows } = await db.query(
+    'findDeviceAuthorization',
+    `SELECT ${DEVICE_COLUMNS} FROM ${db.t.deviceAuthorizations} WHERE user_code_hash = $1`,
+    [userCodeHash],
+  );
   return rows[0] ? toDevice(rows[0]) : null;
 }
 
@@ -117,7 +123,7 @@ export async function decideDeviceAuthorization(db: Db, hash: string, now: numbe
 export async function pollDeviceAuthorization(db: Db, hash: string, clientId: string, now: number, leewayMs: number): Promise<DevicePoll> {
   const at = ms(now);
   return db.transaction('pollDeviceAuthorization', async (tx) => {
-    const { rows } = await tx.query(`SELECT * FROM ${db.t.deviceAuthorizations} WHERE hash = $1 FOR UPDATE`, [hash]);
+    const { rows } = await tx.query(`SELECT ${DEVICE_COLUMNS} FROM ${db.t.deviceAuthorizations} WHERE hash = $1 FOR UPDATE`, [hash]);
     const record = rows[0] ? toDevice(rows[0]) : null;
     if (!record || record.clientId !== clientId) return { status: 'missing' };
     if (record.status === 'redeemed') return { status: 'redeemed' };

@@ -7,9 +7,8 @@
  */
 import type { CodeRecord, GrantRecord, TokenRecord } from '../storage/types.js';
 import { codeInsert } from './codes.js';
-import type { Db } from './db.js';
+import type { Db, Tx } from './db.js';
 import { issuanceLocks } from './locks.js';
-import type { PgPoolClient } from './pool.js';
 import { ms, msOrNull, typedParams } from './rows.js';
 import { issuedWhen } from './tokens.js';
 
@@ -83,7 +82,7 @@ const grantValues = (grant: GrantRecord): unknown[] => [
  * The INSERT of a grant, inside a transaction of the caller's that already holds the issuance
  * locks of its account and client (devices.ts).
  */
-export async function insertGrant(db: Db, tx: PgPoolClient, grant: GrantRecord): Promise<void> {
+export async function insertGrant(db: Db, tx: Tx, grant: GrantRecord): Promise<void> {
   const values: unknown[] = [];
   await tx.query(
     `INSERT INTO ${db.t.grants} (${GRANT_INSERT_COLUMNS}) VALUES (${typedParams(values, grantValues(grant), GRANT_TYPES)})`,

@@ -12,6 +12,9 @@ import { ms, msOrNull, type Row } from './rows.js';
  * request's step keeps `request`, a device verification's `device`) and its `kind` (a `consent`
  * names its account).
  */
+/** Every column of the interactions table, as `toInteraction` reads them (statements.ts: no `*`). */
+export const INTERACTION_COLUMNS = 'id_hash, kind, request, requested_at, expires_at, login_after, account, purpose, device';
+
 export function toInteraction(r: Row): InteractionRecord {
   const idHash = r['id_hash'] as string;
   const requestedAt = ms(r['requested_at']);
@@ -65,13 +68,19 @@ export async function saveInteraction(db: Db, interaction: InteractionRecord): P
 
 /** The interaction with this id hash, expired or not, or null. */
 export async function findInteraction(db: Db, idHash: string): Promise<InteractionRecord | null> {
-  const { rows } = await db.query('findInteraction', `SELECT * FROM ${db.t.interactions} WHERE id_hash = $1`, [idHash]);
+  const { rows } = await db.query('findInteraction', `SELECT ${INTERACTION_COLUMNS} FROM ${db.t.interactions} WHERE id_hash = $1`, [
+    idHash,
+  ]);
   return rows[0] ? toInteraction(rows[0]) : null;
 }
 
 /** One `DELETE ... RETURNING`: of any number of concurrent callers, one gets the row. */
 export async function takeInteraction(db: Db, idHash: string, now: number): Promise<InteractionRecord | null> {
-  const { rows } = await db.query('takeInteraction', `DELETE FROM ${db.t.interactions} WHERE id_hash = $1 RETURNING *`, [idHash]);
+  const { rows } = await db.query(
+    'takeInteraction',
+    `DELETE FROM ${db.t.interactions} WHERE id_hash = $1 RETURNING ${INTERACTION_COLUMNS}`,
+    [idHash],
+  );
   const record = rows[0] ? toInteraction(rows[0]) : null;
   return record && now < record.expiresAt ? record : null;
 }

@@ -6,13 +6,13 @@
 import type { PersonalTokenRead } from '../storage/types.js';
 import type { Db } from './db.js';
 import { GRANT_COLUMNS, ms, toGrant } from './rows.js';
-import { toToken } from './tokens.js';
+import { TOKEN_READ_COLUMNS_T, toToken } from './tokens.js';
 
 /** Every stored personal token of the account, with its grant: one query on the account's personal grants (an index of migration 9). */
 export async function listPersonalTokens(db: Db, accountUuid: string): Promise<PersonalTokenRead[]> {
   const { rows } = await db.query(
     'listPersonalTokens',
-    `SELECT t.*, ${GRANT_COLUMNS('g')}
+    `SELECT ${TOKEN_READ_COLUMNS_T}, ${GRANT_COLUMNS('g')}
     FROM ${db.t.grants} AS g JOIN ${db.t.tokens} AS t ON t.grant_id = g.id AND t.kind = 'personal'
     WHERE g.account_uuid = $1 AND g.kind = 'personal'`,
     [accountUuid],

@@ -76,6 +76,13 @@ export function toOAuthGrant(r: Row, prefix = ''): OAuthGrantRecord {
   return grant;
 }
 
+/** `columns` (a comma-separated list) of the table `alias`: `a.x, a.y`. */
+export const qualified = (columns: string, alias: string): string =>
+  columns
+    .split(', ')
+    .map((column) => `${alias}.${column}`)
+    .join(', ');
+
 /** The columns of the grant `alias`, named as `toGrant(row, 'g_')` reads them. */
 export const GRANT_COLUMNS = (alias: string) =>
   `${alias}.id AS g_id, ${alias}.kind AS g_kind, ${alias}.client_id AS g_client_id, ${alias}.account AS g_account, ` +

@@ -77,11 +77,28 @@ export interface PostgresStorageOptions {
    * 2147483647.
    */
   queryTimeoutMs?: number | false;
+  /**
+   * Whether statements run as named prepared statements: parsed and planned once per connection
+   * instead of at every call, which about halves the database's work per request on the hot paths
+   * (BENCHMARKS.md, "Prepared statements"). Default `true`. Turn it off behind a pooler that
+   * hands one client's statements to several server connections (PgBouncer in transaction mode
+   * before 1.21, or without `max_prepared_statements`; some serverless proxies), and for a pool
+   * whose `query` does not take `pg`'s query config objects (`{ name, text, values }`). Each
+   * connection keeps at most about a hundred statements (a process names at most 1000 texts).
+   */
+  preparedStatements?: boolean;
 }
 
 /** The default bounds of `PostgresStorageOptions` (ms): worst case about 5 s per storage call. */
 export const DEFAULT_ACQUIRE_TIMEOUT_MS = 2000;
 export const DEFAULT_QUERY_TIMEOUT_MS = 3000;
+
+/** The option `preparedStatements`: a boolean, `true` when left out. */
+function prepared(value: unknown): boolean {
+  if (value === undefined) return true;
+  if (typeof value !== 'boolean') throw new TypeError('PostgresStorage option "preparedStatements" must be true or false');
+  return value;
+}
 
 /** `value` of option `name` as a bound: a whole number of milliseconds setTimeout can hold, or `false`. */
 function bound(name: string, value: unknown, fallback: number): number | false {
@@ -120,7 +137,8 @@ export class PostgresStorage implements Storage {
   /**
    * @param pool a `pg.Pool` (or anything with its `query` and `connect`).
    * @throws TypeError when `schema` or `tablePrefix` is not a plain lower-case SQL identifier, or
-   *   `acquireTimeoutMs` or `queryTimeoutMs` is neither a whole number of milliseconds nor `false`.
+   *   `acquireTimeoutMs` or `queryTimeoutMs` is neither a whole number of milliseconds nor `false`,
+   *   or `preparedStatements` is not a boolean.
    */
   constructor(pool: PgPool, options: PostgresStorageOptions = {}) {
     if (!pool || typeof pool.query !== 'function' || typeof pool.connect !== 'function') {
@@ -136,10 +154,16 @@ export class PostgresStorage implements Storage {
         'PostgresStorage option "tablePrefix" must be empty or a lower-case SQL identifier ([a-z_][a-z0-9_]*, at most 30 characters)',
       );
     }
-    this.db = new Db(pool, schema, prefix, {
-      acquire: bound('acquireTimeoutMs', options.acquireTimeoutMs, DEFAULT_ACQUIRE_TIMEOUT_MS),
-      query: bound('queryTimeoutMs', options.queryTimeoutMs, DEFAULT_QUERY_TIMEOUT_MS),
-    });
+    this.db = new Db(
+      pool,
+      schema,
+      prefix,
+      {
+        acquire: bound('acquireTimeoutMs', options.acquireTimeoutMs, DEFAULT_ACQUIRE_TIMEOUT_MS),
+        query: bound('queryTimeoutMs', options.queryTimeoutMs, DEFAULT_QUERY_TIMEOUT_MS),
+      },
+      prepared(options.preparedStatements),
+    );
   }
 
   // -------------------------------------------------------------------------------------------

@@ -4,11 +4,18 @@
  * a sibling pair, while none of their children was rotated).
  */
 import type { GrantRecord, OAuthTokenRecord, RefreshFamily, SingleUseOutcome, TokenRecord } from '../storage/types.js';
-import type { Db } from './db.js';
-import type { PgPoolClient } from './pool.js';
-import { GRANT_COLUMNS, ms, msOrNull, strings, toGrant, toOAuthGrant, typedParams, type Row } from './rows.js';
+import type { Db, Tx } from './db.js';
+import { GRANT_COLUMNS, ms, msOrNull, qualified, strings, toGrant, toOAuthGrant, typedParams, type Row } from './rows.js';
 
-/** A token from its row (`t.*`). */
+/**
+ * Every column of the tokens table, as `toToken` reads them (statements.ts: no `*`), and the
+ * same of the table `t` in a join.
+ */
+export const TOKEN_READ_COLUMNS =
+  'hash, kind, grant_id, client_id, scope, issued_at, expires_at, pair_hash, rotated_at, revoked_at, family_hash, audience, dpop_jkt, parent_hash, child_rotated_at';
+export const TOKEN_READ_COLUMNS_T = qualified(TOKEN_READ_COLUMNS, 't');
+
+/** A token from its row (`TOKEN_READ_COLUMNS`). */
 export const toToken = (r: Row): TokenRecord => {
   const token = toTokenFields(r);
   if (r['family_hash'] != null) token.familyHash = r['family_hash'] as string; // refresh tokens only
@@ -94,7 +101,7 @@ export function issuedWhen(db: Db, tokens: readonly TokenRecord[], values: unkno
 }
 
 /** Insert `tokens` on `tx` in one statement, inside the transaction that issues them. */
-export async function insertTokens(db: Db, tx: PgPoolClient, tokens: TokenRecord[]): Promise<void> {
+export async function insertTokens(db: Db, tx: Tx, tokens: TokenRecord[]): Promise<void> {
   if (tokens.length === 0) return;
   const values: unknown[] = [];
   await tx.query(`INSERT INTO ${db.t.tokens} (${TOKEN_COLUMNS}) ${tokenRows(tokens, values)}`, values);
@@ -104,7 +111,7 @@ export async function insertTokens(db: Db, tx: PgPoolClient, tokens: TokenRecord
 export async function findToken(db: Db, hash: string): Promise<{ token: TokenRecord; grant: GrantRecord } | null> {
   const { rows } = await db.query(
     'findToken',
-    `SELECT t.*, ${GRANT_COLUMNS('g')}
+    `SELECT ${TOKEN_READ_COLUMNS_T}, ${GRANT_COLUMNS('g')}
     FROM ${db.t.tokens} AS t JOIN ${db.t.grants} AS g ON g.id = t.grant_id WHERE t.hash = $1`,
     [hash],
   );

@@ -18,6 +18,7 @@
  * case.
  */
 import pg from 'pg';
+import { sqlOf } from './fixtures/statements.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ClientRecord, OAuthGrantRecord, OAuthTokenRecord } from '../../src/index.js';
 import {
@@ -90,7 +91,8 @@ function fakePool(answer: (text: string) => Promise<PgQueryResult>, connect?: ()
       texts.push(mine);
       const waiting = new Set<(error: Error) => void>();
       const client: PgPoolClient = {
-        query(text) {
+        query(statement) {
+          const text = sqlOf(statement);
           mine.push(text.trim().split(/\s+/)[0]!);
           return new Promise<PgQueryResult>((resolve, reject) => {
             waiting.add(reject);
@@ -396,7 +398,7 @@ describe.skipIf(!clusterAvailable)('PostgresStorage bounds, on a frozen database
           const client = await inner.connect();
           return {
             query(text, values) {
-              if (armed && text.trim().startsWith(cut.before)) {
+              if (armed && sqlOf(text).trim().startsWith(cut.before)) {
                 armed = false;
                 cluster.freeze();
               }

@@ -4,6 +4,7 @@
  * and no values in SQL text.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqlOf } from './fixtures/statements.js';
 import {
   PostgresStorage,
   PostgresStorageError,
@@ -12,7 +13,14 @@ import {
   type PgPool,
   type PgPoolClient,
 } from '../../src/postgres/index.js';
+import { CLIENT_COLUMNS } from '../../src/postgres/clients.js';
+import { CODE_COLUMNS } from '../../src/postgres/codes.js';
+import { CONSENT_COLUMNS } from '../../src/postgres/consents.js';
+import { DEVICE_COLUMNS } from '../../src/postgres/devices.js';
+import { INTERACTION_COLUMNS } from '../../src/postgres/interactions.js';
 import { MIGRATIONS } from '../../src/postgres/schema.js';
+import { TOKEN_READ_COLUMNS } from '../../src/postgres/tokens.js';
+import pg from 'pg';
 import { describeStorageConformance, runStorageConformance } from '../../src/testing/index.js';
 import { MAX_REFRESH_WINDOW_SECONDS, type OAuthGrantRecord, type OAuthTokenRecord } from '../../src/index.js';
 import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
@@ -322,7 +330,7 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
             const client = await pool.connect();
             const proxy: PgPoolClient = {
               query: async (text, values) => {
-                if (/\bUPDATE \S*authgate_codes\b/.test(text) && attempts++ < failures) {
+                if (/\bUPDATE \S*authgate_codes\b/.test(sqlOf(text)) && attempts++ < failures) {
                   throw Object.assign(new Error('could not serialize access due to concurrent update'), { code: '40001' });
                 }
                 return client.query(text, values as unknown[]);
@@ -437,14 +445,14 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
     const texts: string[] = [];
     const recording: PgPool = {
       query: (text, values) => {
-        texts.push(text);
+        texts.push(sqlOf(text));
         return pool.query(text, values as unknown[]);
       },
       connect: async () => {
         const client = await pool.connect();
         return {
           query: (text, values) => {
-            texts.push(text);
+            texts.push(sqlOf(text));
             return client.query(text, values as unknown[]);
           },
           release: (d) => client.release(d),
@@ -503,6 +511,76 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
     await st.prune(5);
     expect(texts.length).toBeGreaterThan(10);
     for (const text of texts) expect(text).not.toMatch(/marker|O'Brien|1234567890|9876543210/);
+  });
+
+  // Named prepared statements (preparedStatements, on by default): each connection parses and plans
+  // a statement once. An instance of this version keeps running its prepared statements while a
+  // newer one migrates the database (a rolling upgrade); a statement whose result is a table's
+  // whole row (`SELECT *`) then fails with "cached plan must not change result type".
+  describe('prepared statements', () => {
+    const prepared = (on: pg.Pool) =>
+      on.query(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'authgate\\_%'`).then((r) => r.rows[0].n as number);
+
+    it('a newer version adding a column to every table meanwhile breaks none of the statements this version prepared', async () => {
+      const s = schemaName('prepared');
+      created.push(s);
+      // Two connections that are never closed while idle: what the first run prepared, the second meets.
+      const mine = new pg.Pool({ connectionString: DATABASE_URL, max: 2, idleTimeoutMillis: 0 });
+      mine.on('error', () => {});
+      try {
+        // Twenty concurrent takes share two connections here: no time bound to trip on a loaded machine.
+        const store = new PostgresStorage(mine, { schema: s, acquireTimeoutMs: false, queryTimeoutMs: false });
+        await store.migrate();
+        const failed = (results: Awaited<ReturnType<typeof runStorageConformance>>) =>
+          results.filter((r) => !r.ok).map((r) => `${r.name}: ${String(r.error)}`);
+        expect(failed(await runStorageConformance(() => store))).toEqual([]);
+        expect(await prepared(mine)).toBeGreaterThan(30);
+        const tables = await mine.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [s]);
+        expect(tables.rows.length).toBeGreaterThan(8);
+        for (const { table_name } of tables.rows) {
+          await mine.query(`ALTER TABLE "${s}"."${table_name}" ADD COLUMN added_by_a_newer_version text DEFAULT 'new'`);
+        }
+        expect(failed(await runStorageConformance(() => store))).toEqual([]);
+      } finally {
+        await mine.end();
+      }
+    });
+
+    it('every column list the statements name is the whole of its migrated table (no `SELECT *` to fall back on)', async () => {
+      const columns = await pool.query(
+        `SELECT table_name, array_agg(column_name::text ORDER BY column_name) AS names
+        FROM information_schema.columns WHERE table_schema = $1 GROUP BY table_name`,
+        [schema],
+      );
+      const of = (table: string) => columns.rows.find((r) => r.table_name === `authgate_${table}`)?.names;
+      const sorted = (list: string) => list.split(', ').sort();
+      expect(sorted(CLIENT_COLUMNS)).toEqual(of('clients'));
+      expect(sorted(CODE_COLUMNS)).toEqual(of('codes'));
+      expect(sorted(CONSENT_COLUMNS)).toEqual(of('consents'));
+      expect(sorted(DEVICE_COLUMNS)).toEqual(of('device_authorizations'));
+      expect(sorted(INTERACTION_COLUMNS)).toEqual(of('interactions'));
+      expect(sorted(TOKEN_READ_COLUMNS)).toEqual(of('tokens'));
+    });
+
+    it('preparedStatements: false sends every statement unnamed; anything else is refused', async () => {
+      const s = schemaName('unprepared');
+      created.push(s);
+      const mine = new pg.Pool({ connectionString: DATABASE_URL, max: 1, idleTimeoutMillis: 0 });
+      mine.on('error', () => {});
+      try {
+        const store = new PostgresStorage(mine, { schema: s, preparedStatements: false });
+        await store.migrate();
+        const results = await runStorageConformance(() => store, { only: ['grants:', 'refresh', 'redeemCode'] });
+        expect(results.length).toBeGreaterThan(5);
+        expect(results.filter((r) => !r.ok)).toEqual([]);
+        expect(await prepared(mine)).toBe(0);
+      } finally {
+        await mine.end();
+      }
+      expect(() => new PostgresStorage(pool, { preparedStatements: 'yes' as unknown as boolean })).toThrow(
+        'PostgresStorage option "preparedStatements" must be true or false',
+      );
+    });
   });
 
   it('openPostgresStorage(url) opens a pool, migrates, and closes', async () => {

@@ -42,6 +42,7 @@
  * right after the decision is stored and before anything the approval writes after it.
  */
 import { randomBytes } from 'node:crypto';
+import { sqlOf } from './fixtures/statements.js';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -147,7 +148,8 @@ class GatedPool implements PgPool {
     let inserted = false;
     let inTransaction = false;
     return {
-      query: async (text: string, values?: unknown[]) => {
+      query: async (statement: string, values?: unknown[]) => {
+        const text = sqlOf(statement);
         if (text.startsWith('BEGIN')) {
           inserted = false;
           inTransaction = true;
@@ -160,7 +162,7 @@ class GatedPool implements PgPool {
           await gate.released;
         }
         if (text === 'COMMIT' || text === 'ROLLBACK') inTransaction = false;
-        const result = await client.query(text, values);
+        const result = await client.query(statement, values);
         if (/\bINSERT INTO\b/.test(text)) inserted = true;
         return result;
       },
