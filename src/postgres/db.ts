@@ -9,7 +9,7 @@
  * away, a stuck disk) fails the operation when a bound runs out, as an outage does, instead of
  * holding the request for as long as the database is gone.
  */
-import { connectionUsableAfter, isRetryable, StorageTimeout, storageError } from './errors.js';
+import { connectionUsableAfter, isRetryable, planChanged, StorageTimeout, storageError } from './errors.js';
 import { lockSpaces, revocationLock, type LockSpaces } from './locks.js';
 import type { PgPool, PgPoolClient, PgQueryResult } from './pool.js';
 import { statementName } from './statements.js';
@@ -90,32 +90,37 @@ export class Db {
 
   /**
    * One statement on a connection of the pool, within the bounds, retried once on a
-   * serialization failure or deadlock. (Not `pool.query`: a statement that runs out of time
-   * must be able to take its connection out of the pool, and only the holder of one can.)
+   * serialization failure or deadlock, or on a prepared statement whose result changed type
+   * (`planChanged`: sent unnamed then, on another connection). (Not `pool.query`: a statement
+   * that runs out of time must be able to take its connection out of the pool, and only the
+   * holder of one can.)
    */
   query(operation: string, text: string, values: unknown[]): Promise<PgQueryResult> {
-    return this.retrying(operation, () => this.attempt((client) => this.send(client, text, values), false, this.bounds.query));
+    return this.retrying(operation, (again) => this.attempt((client) => this.send(client, text, values, again), false, this.bounds.query));
   }
 
   /**
    * `text` on `client`: as a named prepared statement when this store prepares them and the
    * statement has values (statements.ts), else as it is (a statement without values, such as
-   * BEGIN or COMMIT, goes as one simple-protocol message).
+   * BEGIN or COMMIT, goes as one simple-protocol message). `unnamed`: as it is all the same.
    */
-  private send(client: PgPoolClient, text: string, values: unknown[]): Promise<PgQueryResult> {
-    const name = this.prepared && values.length > 0 ? statementName(text) : undefined;
+  private send(client: PgPoolClient, text: string, values: unknown[], unnamed = false): Promise<PgQueryResult> {
+    const name = this.prepared && !unnamed && values.length > 0 ? statementName(text) : undefined;
     return name === undefined ? client.query(text, values) : (client.query as unknown as NamedQuery).call(client, { name, text, values });
   }
 
-  /** Run `work`, and once more when it fails with a serialization failure or deadlock. */
-  async retrying<T>(operation: string, work: () => Promise<T>): Promise<T> {
+  /**
+   * Run `work`, and once more (`again`) when it fails with a serialization failure or deadlock, or
+   * with a prepared statement whose result changed type (`planChanged`).
+   */
+  async retrying<T>(operation: string, work: (again: boolean) => Promise<T>): Promise<T> {
     try {
-      return await work();
+      return await work(false);
     } catch (error) {
-      if (!isRetryable(error)) throw storageError(operation, error, false);
+      if (!isRetryable(error) && !planChanged(error)) throw storageError(operation, error, false);
     }
     try {
-      return await work();
+      return await work(true);
     } catch (error) {
       throw storageError(operation, error, true);
     }
@@ -124,7 +129,8 @@ export class Db {
   /**
    * Run `work` in one READ COMMITTED transaction on one connection: COMMIT when it returns,
    * ROLLBACK when it throws. A serialization failure or deadlock is retried once from the start
-   * (nothing of the first attempt survived the rollback). A connection that dies meanwhile, or
+   * (nothing of the first attempt survived the rollback), and so is a prepared statement whose
+   * result changed type (`planChanged`), its statements unnamed then. A connection that dies meanwhile, or
    * whose transaction runs out of time, fails the operation (never retried: a COMMIT whose answer
    * was lost may have landed) and is destroyed, never handed back to the pool; the database rolls
    * back a transaction whose connection closed before its COMMIT arrived. `bounded: false` lifts
@@ -132,7 +138,7 @@ export class Db {
    * may take long on large tables, and whose statements run once).
    */
   async transaction<T>(operation: string, work: (tx: Tx) => Promise<T>, bounded = true): Promise<T> {
-    const prepared = bounded && this.prepared;
+    let prepared = bounded && this.prepared;
     const run = async (client: PgPoolClient) => {
       await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
       const result = await work(prepared ? { query: (text, values = []) => this.send(client, text, values) } : client);
@@ -144,7 +150,8 @@ export class Db {
       try {
         return await this.attempt(run, true, limit);
       } catch (error) {
-        if (attempt === 1 && isRetryable(error)) continue;
+        if (attempt === 1 && planChanged(error)) prepared = false;
+        if (attempt === 1 && (isRetryable(error) || planChanged(error))) continue;
         throw storageError(operation, error, attempt > 1);
       }
     }
@@ -183,7 +190,9 @@ export class Db {
       } catch (error) {
         // Out of time: the connection is destroyed already, and the bound has answered.
         if (expired) throw error;
-        let broken = lost || queryTimedOut(error) || (!transactional && !connectionUsableAfter(error));
+        // A prepared statement whose result changed type fails on this connection for as long as
+        // it lives (its other statements may be stale too): destroyed, so the pool opens a fresh one.
+        let broken = lost || queryTimedOut(error) || planChanged(error) || (!transactional && !connectionUsableAfter(error));
         if (transactional && !broken) {
           try {
             await client.query('ROLLBACK');

@@ -141,6 +141,15 @@ export function connectionUsableAfter(error: unknown): boolean {
   return state !== undefined && !/^08|^57P0[123]$/.test(state) && severity !== 'FATAL' && severity !== 'PANIC';
 }
 
+/**
+ * Whether `error` is PostgreSQL refusing a prepared statement whose result's columns changed type
+ * since it was prepared ("cached plan must not change result type", SQLSTATE 0A000): a column of
+ * a statement's list altered by a newer version's migration while this one runs (statements.ts).
+ * Every statement lists its columns, so a column added does not do it; one whose type changes does.
+ */
+export const planChanged = (error: unknown): boolean =>
+  sqlStateOf(error) === '0A000' && error instanceof Error && error.message.includes('cached plan must not change result type');
+
 /** Whether `error` is a serialization failure or a deadlock: worth running the operation once more. */
 export const isRetryable = (error: unknown): boolean => RETRYABLE.has(sqlStateOf(error) ?? '');
 

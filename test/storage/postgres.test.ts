@@ -21,6 +21,7 @@ import { INTERACTION_COLUMNS } from '../../src/postgres/interactions.js';
 import { MIGRATIONS } from '../../src/postgres/schema.js';
 import { TOKEN_READ_COLUMNS } from '../../src/postgres/tokens.js';
 import pg from 'pg';
+import { makePair, T0, withPair } from '../../src/testing/conformance/fixtures.js';
 import { describeStorageConformance, runStorageConformance } from '../../src/testing/index.js';
 import { MAX_REFRESH_WINDOW_SECONDS, type OAuthGrantRecord, type OAuthTokenRecord } from '../../src/index.js';
 import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
@@ -560,6 +561,38 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       expect(sorted(DEVICE_COLUMNS)).toEqual(of('device_authorizations'));
       expect(sorted(INTERACTION_COLUMNS)).toEqual(of('interactions'));
       expect(sorted(TOKEN_READ_COLUMNS)).toEqual(of('tokens'));
+    });
+
+    it('a column whose type a newer version changes meanwhile: the statement runs again unnamed on a fresh connection, nothing fails', async () => {
+      const s = schemaName('retyped');
+      created.push(s);
+      const mine = new pg.Pool({ connectionString: DATABASE_URL, max: 1, idleTimeoutMillis: 0 });
+      mine.on('error', () => {});
+      const backend = async () => (await mine.query('SELECT pg_backend_pid() AS pid')).rows[0].pid as number;
+      try {
+        const store = new PostgresStorage(mine, { schema: s });
+        await store.migrate();
+        // One statement (findClient), prepared on the pool's one connection, then its column retyped.
+        await store.saveClient({ id: 'c1', name: 'n', redirectUri: 'https://x.example/cb', secretHash: null, createdAt: T });
+        for (let i = 0; i < 2; i++) expect(await store.findClient('c1')).toMatchObject({ id: 'c1', name: 'n' });
+        const before = await backend();
+        await mine.query(`ALTER TABLE "${s}".authgate_clients ALTER COLUMN name TYPE varchar(300)`);
+        expect(await store.findClient('c1')).toMatchObject({ id: 'c1', name: 'n' });
+        expect(await backend()).not.toBe(before); // the connection with the stale statements was closed
+        expect(await store.findClient('c1')).toMatchObject({ id: 'c1', name: 'n' });
+        // A transaction (retryRefreshToken: its SELECT returns the grant's columns), likewise.
+        const { grant, refresh } = await withPair(store);
+        const pair = (at: number) => makePair(grant, at, { parentHash: refresh.hash });
+        expect((await store.rotateRefreshToken(refresh.hash, T0 + 10, pair(T0 + 10))).ok).toBe(true);
+        expect((await store.retryRefreshToken(refresh.hash, T0 + 20, 60_000, pair(T0 + 20))).ok).toBe(true);
+        const again = await backend();
+        await mine.query(`ALTER TABLE "${s}".authgate_grants ALTER COLUMN name TYPE varchar(300)`);
+        const retried = await store.retryRefreshToken(refresh.hash, T0 + 30, 60_000, pair(T0 + 30));
+        expect(retried).toMatchObject({ ok: true, grant: { id: grant.id } });
+        expect(await backend()).not.toBe(again);
+      } finally {
+        await mine.end();
+      }
     });
 
     it('preparedStatements: false sends every statement unnamed; anything else is refused', async () => {
