@@ -9,7 +9,7 @@
  * away, a stuck disk) fails the operation when a bound runs out, as an outage does, instead of
  * holding the request for as long as the database is gone.
  */
-import { connectionUsableAfter, isRetryable, planChanged, StorageTimeout, storageError } from './errors.js';
+import { connectionUsableAfter, isRetryable, planChanged, StorageTimeout, statementGone, storageError } from './errors.js';
 import { lockSpaces, revocationLock, type LockSpaces } from './locks.js';
 import type { PgPool, PgPoolClient, PgQueryResult } from './pool.js';
 import { statementName } from './statements.js';
@@ -64,8 +64,11 @@ export class Db {
     readonly schema: string,
     readonly prefix: string,
     readonly bounds: Bounds = { acquire: false, query: false },
-    /** Whether statements with values run as named prepared statements (statements.ts). */
-    readonly prepared = false,
+    /**
+     * Whether statements with values run as named prepared statements (statements.ts); turned off
+     * for good when the database says one is missing or there already (`statementGone`).
+     */
+    private prepared = false,
   ) {
     this.t = tableNames(schema, prefix);
     this.r = routineNames(schema, prefix);
@@ -117,13 +120,26 @@ export class Db {
     try {
       return await work(false);
     } catch (error) {
-      if (!isRetryable(error) && !planChanged(error)) throw storageError(operation, error, false);
+      if (!this.retriesAfter(error)) throw storageError(operation, error, false);
     }
     try {
       return await work(true);
     } catch (error) {
       throw storageError(operation, error, true);
     }
+  }
+
+  /**
+   * Whether an operation that failed with `error` runs once more: after a serialization failure or
+   * deadlock, or a prepared statement whose result changed type (`planChanged`, then unnamed), or
+   * one that the database says is missing or there already (`statementGone`): a pooler in
+   * transaction mode (PgBouncer before 1.21, or without `max_prepared_statements`) hands this
+   * store's statements to server connections that never saw them. Then this store stops naming
+   * statements for good, as `preparedStatements: false` would have it from the start.
+   */
+  private retriesAfter(error: unknown): boolean {
+    if (statementGone(error)) this.prepared = false;
+    return isRetryable(error) || planChanged(error) || statementGone(error);
   }
 
   /**
@@ -150,8 +166,10 @@ export class Db {
       try {
         return await this.attempt(run, true, limit);
       } catch (error) {
-        if (attempt === 1 && planChanged(error)) prepared = false;
-        if (attempt === 1 && (isRetryable(error) || planChanged(error))) continue;
+        if (attempt === 1 && this.retriesAfter(error)) {
+          if (!this.prepared || planChanged(error)) prepared = false;
+          continue;
+        }
         throw storageError(operation, error, attempt > 1);
       }
     }

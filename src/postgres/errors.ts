@@ -150,6 +150,17 @@ export function connectionUsableAfter(error: unknown): boolean {
 export const planChanged = (error: unknown): boolean =>
   sqlStateOf(error) === '0A000' && error instanceof Error && error.message.includes('cached plan must not change result type');
 
+/**
+ * Whether `error` is PostgreSQL saying a named statement does not exist (26000) or exists already
+ * (42P05): the driver keeps a list of the statements it prepared on each connection, and a
+ * pooler that moves a client between server connections (PgBouncer in transaction mode) makes
+ * that list wrong. Both are refused before the statement runs: nothing happened.
+ */
+export const statementGone = (error: unknown): boolean => {
+  const state = sqlStateOf(error);
+  return state === '26000' || state === '42P05';
+};
+
 /** Whether `error` is a serialization failure or a deadlock: worth running the operation once more. */
 export const isRetryable = (error: unknown): boolean => RETRYABLE.has(sqlStateOf(error) ?? '');
 

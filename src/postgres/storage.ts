@@ -83,7 +83,9 @@ export interface PostgresStorageOptions {
    * (BENCHMARKS.md, "Prepared statements"). Default `true`. Turn it off behind a pooler that
    * hands one client's statements to several server connections (PgBouncer in transaction mode
    * before 1.21, or without `max_prepared_statements`; some serverless proxies), and for a pool
-   * whose `query` does not take `pg`'s query config objects (`{ name, text, values }`). Each
+   * whose `query` does not take `pg`'s query config objects (`{ name, text, values }`). Left on
+   * behind such a pooler, the store turns it off by itself the first time the database says a
+   * statement does not exist (or exists already), and runs that operation again unnamed. Each
    * connection keeps at most about a hundred statements (a process names at most 1000 texts).
    */
   preparedStatements?: boolean;

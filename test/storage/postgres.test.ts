@@ -595,6 +595,34 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
       }
     });
 
+    it('behind a pooler that moves the store between server connections (its statements gone): unnamed from then on, nothing fails', async () => {
+      const s = schemaName('pooler');
+      created.push(s);
+      const inner = new pg.Pool({ connectionString: DATABASE_URL, max: 2, idleTimeoutMillis: 0 });
+      inner.on('error', () => {});
+      // As PgBouncer in transaction mode: the next checkout may be another server connection, which
+      // has none of the statements the driver prepared on this one (it still lists them as prepared).
+      const forgetful: PgPool = {
+        query: (text, values) => inner.query(text, values),
+        async connect() {
+          const client = await inner.connect();
+          await client.query('DEALLOCATE ALL');
+          return client;
+        },
+      };
+      try {
+        const store = new PostgresStorage(forgetful, { schema: s });
+        await store.migrate();
+        const results = await runStorageConformance(() => store, {
+          only: ['clients:', 'grants:', 'refresh', 'redeemCode', 'retryRefreshToken'],
+        });
+        expect(results.length).toBeGreaterThan(10);
+        expect(results.filter((r) => !r.ok).map((r) => `${r.name}: ${String(r.error)}`)).toEqual([]);
+      } finally {
+        await inner.end();
+      }
+    });
+
     it('preparedStatements: false sends every statement unnamed; anything else is refused', async () => {
       const s = schemaName('unprepared');
       created.push(s);
