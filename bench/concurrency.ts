@@ -55,7 +55,7 @@ export type ConcurrencyResult =
   | {
       concurrency: number;
       pool: number;
-      floor: { select1: ConcurrentRun; lookup: ConcurrentRun; transaction: ConcurrentRun };
+      floor: { select1: ConcurrentRun; lookup: ConcurrentRun; transaction: ConcurrentRun; join?: ConcurrentRun };
       workloads: ConcurrencyWorkload[];
       scaleOut: ScaleOut[];
     };
@@ -147,6 +147,22 @@ async function floor(pool: PgPool, table: string, key: string, concurrency: numb
 }
 
 /**
+ * W3's one statement alone, sent as the store sends it (named, prepared): an access token joined
+ * to its grant, every column of both, by the token's hash. Not a bound of the issue's share (that
+ * is the lookup), but what the database and the driver give a bearer check with no authgate
+ * around it: the share W3 could reach at best on this machine.
+ */
+function joinFloor(pool: PgPool, schema: string, hash: string, concurrency: number, perWorker: number): Promise<ConcurrentRun> {
+  const text = `SELECT t.*, g.* FROM "${schema}".authgate_tokens AS t JOIN "${schema}".authgate_grants AS g ON g.id = t.grant_id WHERE t.hash = $1`;
+  const op = () => lookupOn(pool, text, hash);
+  return runConcurrently(
+    "W3's statement alone (a token joined to its grant)",
+    Array.from({ length: concurrency }, () => op),
+    perWorker * 4,
+  );
+}
+
+/**
  * The primary-key lookup floor: the bound of one round trip at this concurrency. Four times the
  * workloads' operations: a lookup is fast, and a run of a few hundred ms is mostly noise.
  */
@@ -211,7 +227,18 @@ export async function concurrencySection(core: CoreModule, options: BenchOptions
     options.log(`concurrency: ${concurrency} in flight, pool of ${poolSize}, ${perWorker * concurrency} operations per run`);
     const clients = `"${schema}".authgate_clients`;
     await floor(pool, clients, fixture.clientId, concurrency, perWorker); // warm-up: connections, JIT
-    const base = await floor(pool, clients, fixture.clientId, concurrency, perWorker);
+    const base: Awaited<ReturnType<typeof floor>> & { join?: ConcurrentRun } = await floor(
+      pool,
+      clients,
+      fixture.clientId,
+      concurrency,
+      perWorker,
+    );
+    if (options.workloads.includes('W3')) {
+      await fixture.issuePair();
+      const { rows } = await pool.query(`SELECT hash FROM "${schema}".authgate_tokens WHERE kind = 'access' LIMIT 1`);
+      base.join = await joinFloor(pool, schema, (rows[0] as { hash: string }).hash, concurrency, perWorker);
+    }
     options.log(
       `floor: SELECT 1 ${base.select1.opsPerSecond.toFixed(0)}/s, lookup ${base.lookup.opsPerSecond.toFixed(0)}/s, transaction ${base.transaction.opsPerSecond.toFixed(0)}/s`,
     );

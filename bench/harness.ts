@@ -274,12 +274,8 @@ function postgresMarkdown(p: Extract<PostgresResult, { series: Series[] }>, roun
 
 function concurrencyMarkdown(c: Exclude<ConcurrencyResult, { skipped: string }>): string {
   const ms = (v: number) => v.toFixed(1);
-  const floorRows = [c.floor.select1, c.floor.lookup, c.floor.transaction].map((r) => [
-    r.name,
-    fmtOps(r.opsPerSecond),
-    ms(r.p50),
-    ms(r.p99),
-  ]);
+  const floorRuns = [c.floor.select1, c.floor.lookup, c.floor.transaction, ...(c.floor.join ? [c.floor.join] : [])];
+  const floorRows = floorRuns.map((r) => [r.name, fmtOps(r.opsPerSecond), ms(r.p50), ms(r.p99)]);
   const rows = c.workloads.map((w) => [
     title(w.id),
     fmtOps(w.opsPerSecond),
