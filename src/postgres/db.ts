@@ -113,8 +113,8 @@ export class Db {
   }
 
   /**
-   * Run `work`, and once more (`again`) when it fails with a serialization failure or deadlock, or
-   * with a prepared statement whose result changed type (`planChanged`).
+   * Run `work`, and once more (`again`: its statement unnamed) when it fails as `retriesAfter`
+   * says it may run again.
    */
   async retrying<T>(operation: string, work: (again: boolean) => Promise<T>): Promise<T> {
     try {
@@ -145,8 +145,9 @@ export class Db {
   /**
    * Run `work` in one READ COMMITTED transaction on one connection: COMMIT when it returns,
    * ROLLBACK when it throws. A serialization failure or deadlock is retried once from the start
-   * (nothing of the first attempt survived the rollback), and so is a prepared statement whose
-   * result changed type (`planChanged`), its statements unnamed then. A connection that dies meanwhile, or
+   * (nothing of the first attempt survived the rollback), and so is one whose prepared statement
+   * changed result type or is gone (`retriesAfter`), its statements unnamed then. A connection
+   * that dies meanwhile, or
    * whose transaction runs out of time, fails the operation (never retried: a COMMIT whose answer
    * was lost may have landed) and is destroyed, never handed back to the pool; the database rolls
    * back a transaction whose connection closed before its COMMIT arrived. `bounded: false` lifts
