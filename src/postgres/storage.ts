@@ -329,7 +329,7 @@ export class PostgresStorage implements Storage {
 
   /**
    * Single use across processes: one statement calling the store's `rotate_refresh_token`
-   * function (migration 14), which marks the refresh token rotated with a conditional UPDATE and
+   * function (migrations 14 and 15), which marks the refresh token rotated with a conditional UPDATE and
    * revokes its access token; the statement inserts the new pair only when it did (tokens.ts).
    */
   rotateRefreshToken(hash: string, now: number, tokens: OAuthTokenRecord[]): Promise<SingleUseOutcome> {

@@ -119,7 +119,7 @@ export async function findToken(db: Db, hash: string): Promise<{ token: TokenRec
 }
 
 /**
- * One statement: the store's `rotate_refresh_token` function (migration 14) locks the parent's
+ * One statement: the store's `rotate_refresh_token` function (migration 14, rewritten by 15) locks the parent's
  * row, marks the refresh token rotated with a conditional `UPDATE ... WHERE rotated_at IS NULL
  * AND revoked_at IS NULL AND not expired AND grant not revoked`, revokes its paired access token
  * (and, for the first child of its parent rotated, ends the parent's retries and revokes the

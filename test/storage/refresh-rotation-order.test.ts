@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OAuthGrantRecord, OAuthTokenRecord } from '../../src/index.js';
 import { type PgPool, type PgPoolClient, PostgresStorage, SCHEMA_VERSION } from '../../src/postgres/index.js';
 import { MIGRATIONS, quote, routineNames, tableNames } from '../../src/postgres/schema.js';
+import { makePair, T0, withPair } from '../../src/testing/conformance/fixtures.js';
 import { DATABASE_URL, dropSchema, schemaName } from './pg.js';
 
 const T = 1_700_000_000_000;
@@ -180,5 +181,90 @@ describe.skipIf(!DATABASE_URL)('migration 14 on PostgreSQL: the rotation functio
     expect((await storage.findToken('r-sib'))?.token.revokedAt).toBe(T + 3);
     expect((await storage.findToken('a-child'))?.token.revokedAt).toBe(T + 3);
     expect(await storage.rotateRefreshToken('r-child', T + 4, [])).toMatchObject({ ok: false, reason: 'used' });
+  });
+});
+
+describe.skipIf(!DATABASE_URL)('migration 15 on PostgreSQL: the rotation function finds what it revokes by primary key', () => {
+  const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
+  admin.on('error', () => {});
+  const schemas: string[] = [];
+  afterAll(async () => {
+    for (const s of schemas) await dropSchema(admin, s);
+    await admin.end();
+  });
+
+  // Found by review: migration 14's last UPDATE (`hash = x OR hash IN (subquery)`) read the whole
+  // tokens table on every rotation of a token that has a parent, under the parent's row lock.
+  it('rotating a refresh token that has a parent reads no table whole, with 40 000 other tokens stored', async () => {
+    const s = schemaName('rotscan');
+    schemas.push(s);
+    // auto_explain reports the plan of every statement the function runs, as a NOTICE to this pool.
+    const plans: string[] = [];
+    const mine = new pg.Pool({
+      connectionString: DATABASE_URL,
+      max: 1,
+      idleTimeoutMillis: 0,
+      options:
+        '-c session_preload_libraries=auto_explain -c auto_explain.log_min_duration=0 ' +
+        '-c auto_explain.log_nested_statements=on -c auto_explain.log_level=notice',
+    });
+    mine.on('error', () => {});
+    mine.on('connect', (c) => c.on('notice', (n) => plans.push(n.message ?? '')));
+    try {
+      const store = new PostgresStorage(mine, { schema: s });
+      await store.migrate();
+      const { grant, refresh } = await withPair(store);
+      await admin.query(
+        `INSERT INTO "${s}".authgate_tokens (hash, kind, grant_id, client_id, scope, issued_at, expires_at, pair_hash)
+        SELECT 'bulk' || i, 'access', $1, $2, '{read}', $3, NULL, NULL FROM generate_series(1, 40000) AS i`,
+        [grant.id, grant.clientId, T0],
+      );
+      await admin.query(`ANALYZE "${s}".authgate_tokens`);
+      // The chain's first rotation (no parent), a retry of it (a sibling pair), then the child's
+      // rotation (a parent: the siblings' branch, which revokes the sibling and its access token).
+      const child = makePair(grant, T0 + 10, { parentHash: refresh.hash });
+      expect((await store.rotateRefreshToken(refresh.hash, T0 + 10, child)).ok).toBe(true);
+      const sibling = makePair(grant, T0 + 15, { parentHash: refresh.hash });
+      expect((await store.retryRefreshToken(refresh.hash, T0 + 15, WINDOW, sibling)).ok).toBe(true);
+      plans.length = 0;
+      const grandchild = makePair(grant, T0 + 20, { parentHash: child[1].hash });
+      expect((await store.rotateRefreshToken(child[1].hash, T0 + 20, grandchild)).ok).toBe(true);
+      expect(plans.some((p) => p.includes('siblings'))).toBe(true); // auto_explain saw the function's statements
+      const scans = plans.filter((p) => /Seq Scan on authgate_tokens/.test(p));
+      expect(scans.map((p) => p.slice(p.indexOf('Query Text:'), p.indexOf('Query Text:') + 400))).toEqual([]);
+      // Same answers as before: the sibling pair and the child's access token revoked, nothing else.
+      for (const revoked of [sibling[0], sibling[1], child[0]])
+        expect((await store.findToken(revoked.hash))?.token.revokedAt).toBe(T0 + 20);
+      for (const live of [grandchild[0], grandchild[1]]) expect((await store.findToken(live.hash))?.token.revokedAt).toBe(null);
+      expect((await store.findToken('bulk1'))?.token.revokedAt).toBe(null);
+    } finally {
+      await mine.end();
+    }
+  });
+
+  it('a version-14 database is migrated to the new function in place', async () => {
+    const s = schemaName('rot15');
+    schemas.push(s);
+    const t = tableNames(s, 'authgate_');
+    const q = (text: string, values: unknown[] = []) => admin.query(text, values);
+    await q(`CREATE SCHEMA ${quote(s)}`);
+    await q(`CREATE TABLE ${t.migrations} (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
+    for (const m of MIGRATIONS.filter((m) => m.version <= 14)) {
+      for (const statement of m.up(t, (name) => quote(`authgate_${name}`), routineNames(s, 'authgate_'))) await q(statement);
+      await q(`INSERT INTO ${t.migrations} VALUES ($1, $2, $3)`, [m.version, m.name, 0]);
+    }
+    const body = async () =>
+      (
+        await q(
+          `SELECT pg_get_functiondef(p.oid) AS def FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname = 'authgate_rotate_refresh_token'`,
+          [s],
+        )
+      ).rows.map((r) => r.def as string);
+    expect((await body())[0]).toContain('OR hash IN');
+    const storage = new PostgresStorage(admin, { schema: s });
+    expect(await storage.migrate()).toEqual({ from: 14, to: SCHEMA_VERSION });
+    const after = await body();
+    expect(after).toHaveLength(1);
+    expect(after[0]).toContain('UNION ALL');
   });
 });
