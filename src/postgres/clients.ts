@@ -7,7 +7,8 @@ import { ms, strings, type Row } from './rows.js';
 
 /**
  * Every column of the clients table, as `toClient` reads them: statements name their columns,
- * never `*` (statements.ts). test/storage/pg-prepared.test.ts holds it to the migrated table.
+ * never `*` (statements.ts). test/storage/postgres.test.ts ("prepared statements") holds it to the
+ * migrated table.
  */
 export const CLIENT_COLUMNS =
   'id, name, redirect_uri, secret_hash, created_at, response_types, grant_types, registration, client_uri, logo_uri, owner, metadata, openid, dpop_bound_access_tokens';

@@ -43,9 +43,6 @@ export interface Tx {
   query(text: string, values?: unknown[]): Promise<PgQueryResult>;
 }
 
-/** `pg`'s query config: a named statement is parsed and planned once per connection. */
-type NamedQuery = (config: { name: string; text: string; values: unknown[] }) => Promise<PgQueryResult>;
-
 /**
  * The pool and the tables of one `PostgresStorage`, with the ways to run SQL on them. The
  * per-topic modules (clients.ts, codes.ts, ...) take one as their first argument.
@@ -109,7 +106,7 @@ export class Db {
    */
   private send(client: PgPoolClient, text: string, values: unknown[], unnamed = false): Promise<PgQueryResult> {
     const name = this.prepared && !unnamed && values.length > 0 ? statementName(text) : undefined;
-    return name === undefined ? client.query(text, values) : (client.query as unknown as NamedQuery).call(client, { name, text, values });
+    return name === undefined ? client.query(text, values) : client.query({ name, text, values });
   }
 
   /**

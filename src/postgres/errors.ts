@@ -148,7 +148,11 @@ export function connectionUsableAfter(error: unknown): boolean {
  * Every statement lists its columns, so a column added does not do it; one whose type changes does.
  */
 export const planChanged = (error: unknown): boolean =>
-  sqlStateOf(error) === '0A000' && error instanceof Error && error.message.includes('cached plan must not change result type');
+  // Known by the server's routine, which is never translated (a server with another lc_messages
+  // words the message in its language); by the English message from a driver that omits it.
+  sqlStateOf(error) === '0A000' &&
+  ((error as { routine?: unknown }).routine === 'RevalidateCachedQuery' ||
+    (error instanceof Error && error.message.includes('cached plan must not change result type')));
 
 /**
  * Whether `error` is PostgreSQL saying a named statement does not exist (26000) or exists already

@@ -19,7 +19,7 @@ import { PostgresStorageError } from './errors.js';
 import type { PgPool } from './pool.js';
 import { DEFAULT_ACQUIRE_TIMEOUT_MS, PostgresStorage, type PostgresStorageOptions } from './storage.js';
 
-export type { PgPool, PgPoolClient, PgQueryResult } from './pool.js';
+export type { PgPool, PgPoolClient, PgQueryConfig, PgQueryResult } from './pool.js';
 export { PostgresStorageError } from './errors.js';
 export { SCHEMA_VERSION } from './schema.js';
 export type { MigrateResult } from './migrate.js';

@@ -15,11 +15,28 @@ export interface PgQueryResult {
 }
 
 /**
+ * A named statement as `pg` takes it (`{ name, text, values }`): parsed and planned once per
+ * connection. `PostgresStorage` sends its statements with values this way unless its option
+ * `preparedStatements` is `false`.
+ * @group Storage
+ */
+export interface PgQueryConfig {
+  name: string;
+  text: string;
+  values: unknown[];
+}
+
+/**
  * A connection checked out of the pool (`pg.PoolClient`).
  * @group Storage
  */
 export interface PgPoolClient {
-  query(text: string, values?: unknown[]): Promise<PgQueryResult>;
+  /**
+   * A statement: its text (and values), or, with `preparedStatements` (the default), `pg`'s
+   * named-statement config for a statement with values. A wrapper that reads or rewrites the SQL
+   * finds it in `text` of either.
+   */
+  query(statement: string | PgQueryConfig, values?: unknown[]): Promise<PgQueryResult>;
   /** `release(true)` destroys the connection instead of returning it to the pool. */
   release(destroy?: boolean | Error): void;
   /**

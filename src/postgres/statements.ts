@@ -13,9 +13,9 @@
  * past `MAX_NAMED_STATEMENTS`, a new text runs unnamed, so neither the process nor a database
  * session can grow without bound.
  *
- * Every statement names its columns (`CLIENT_COLUMNS`, ...; no `SELECT *`): a prepared
- * statement whose result is a table's whole row fails with "cached plan must not change result
- * type" once a migration adds a column, and an instance of the previous version keeps running
+ * No statement returns a table's row type (the columns are listed, `CLIENT_COLUMNS`, ..., or the
+ * row comes as `jsonb`): a prepared statement whose result is a table's whole row fails with
+ * "cached plan must not change result type" once a migration adds a column, and an instance of the previous version keeps running
  * its statements while a newer one migrates the database (a rolling upgrade).
  */
 

@@ -519,8 +519,19 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
   // newer one migrates the database (a rolling upgrade); a statement whose result is a table's
   // whole row (`SELECT *`) then fails with "cached plan must not change result type".
   describe('prepared statements', () => {
-    const prepared = (on: pg.Pool) =>
-      on.query(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'authgate\\_%'`).then((r) => r.rows[0].n as number);
+    // The store's named statements on each of the pool's `size` connections, summed (all of them
+    // checked out at once: which one a single query lands on is the pool's choice).
+    const prepared = async (on: pg.Pool, size = 1) => {
+      const clients = await Promise.all(Array.from({ length: size }, () => on.connect()));
+      try {
+        const counts = await Promise.all(
+          clients.map((c) => c.query(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name LIKE 'authgate\\_%'`)),
+        );
+        return counts.reduce((sum, r) => sum + (r.rows[0].n as number), 0);
+      } finally {
+        for (const c of clients) c.release();
+      }
+    };
 
     it('a newer version adding a column to every table meanwhile breaks none of the statements this version prepared', async () => {
       const s = schemaName('prepared');
@@ -535,7 +546,7 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
         const failed = (results: Awaited<ReturnType<typeof runStorageConformance>>) =>
           results.filter((r) => !r.ok).map((r) => `${r.name}: ${String(r.error)}`);
         expect(failed(await runStorageConformance(() => store))).toEqual([]);
-        expect(await prepared(mine)).toBeGreaterThan(30);
+        expect(await prepared(mine, 2)).toBeGreaterThan(30);
         const tables = await mine.query('SELECT table_name FROM information_schema.tables WHERE table_schema = $1', [s]);
         expect(tables.rows.length).toBeGreaterThan(8);
         for (const { table_name } of tables.rows) {
@@ -590,6 +601,74 @@ describe.skipIf(!DATABASE_URL)('PostgresStorage', () => {
         const retried = await store.retryRefreshToken(refresh.hash, T0 + 30, 60_000, pair(T0 + 30));
         expect(retried).toMatchObject({ ok: true, grant: { id: grant.id } });
         expect(await backend()).not.toBe(again);
+      } finally {
+        await mine.end();
+      }
+    });
+
+    it('a column retyped under a running instance, on a server whose messages are not in English: the statement still runs again', async () => {
+      const s = schemaName('retypedde');
+      created.push(s);
+      const mine = new pg.Pool({ connectionString: DATABASE_URL, max: 1, idleTimeoutMillis: 0 });
+      mine.on('error', () => {});
+      // What PostgreSQL 15 sends with lc_messages = 'de_DE.UTF-8' (seen on such a server, by review):
+      // the same SQLSTATE and routine, the message in German. Every other error goes through unchanged.
+      const german = (error: unknown): unknown => {
+        const e = error as { code?: string; routine?: string; message: string };
+        if (e?.code === '0A000' && e.routine === 'RevalidateCachedQuery') e.message = 'gecachter Plan darf den Ergebnistyp nicht ändern';
+        return error;
+      };
+      const translating: PgPool = {
+        query: (text, values) => mine.query(text, values),
+        connect: async () => {
+          const c = await mine.connect();
+          const wrapped: PgPoolClient = {
+            query: (statement, values) =>
+              (c.query as (a: unknown, b?: unknown[]) => Promise<pg.QueryResult>)(statement, values).catch((error: unknown) => {
+                throw german(error);
+              }),
+            release: (destroy) => c.release(destroy),
+            on: (event, listener) => c.on(event, listener),
+            off: (event, listener) => c.off(event, listener),
+          };
+          return wrapped;
+        },
+      };
+      try {
+        const store = new PostgresStorage(translating, { schema: s });
+        await store.migrate();
+        await store.saveClient({ id: 'c1', name: 'n', redirectUri: 'https://x.example/cb', secretHash: null, createdAt: T });
+        for (let i = 0; i < 2; i++) expect(await store.findClient('c1')).toMatchObject({ id: 'c1' });
+        await mine.query(`ALTER TABLE "${s}".authgate_clients ALTER COLUMN name TYPE varchar(300)`);
+        expect(await store.findClient('c1')).toMatchObject({ id: 'c1', name: 'n' });
+        expect(await store.findClient('c1')).toMatchObject({ id: 'c1', name: 'n' });
+      } finally {
+        await mine.end();
+      }
+    });
+
+    it("a connection whose prepared statements were dropped behind the driver's back (DISCARD ALL) serves the store again", async () => {
+      const s = schemaName('discarded');
+      created.push(s);
+      const mine = new pg.Pool({ connectionString: DATABASE_URL, max: 1, idleTimeoutMillis: 0 });
+      mine.on('error', () => {});
+      try {
+        const store = new PostgresStorage(mine, { schema: s });
+        await store.migrate();
+        await store.saveClient({ id: 'c1', name: 'n', redirectUri: 'https://x.example/cb', secretHash: null, createdAt: T });
+        expect(await store.findClient('c1')).toMatchObject({ id: 'c1' });
+        // A session reset on the pool's one connection (a host's own code, or a pooler), which `pg` does not see.
+        await mine.query('DISCARD ALL');
+        const outcomes: string[] = [];
+        for (let i = 0; i < 3; i++) {
+          outcomes.push(
+            await store.findClient('c1').then(
+              (found) => (found ? 'found' : 'null'),
+              (error: Error) => error.message,
+            ),
+          );
+        }
+        expect(outcomes).toEqual(['found', 'found', 'found']);
       } finally {
         await mine.end();
       }
