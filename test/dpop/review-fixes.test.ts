@@ -1,0 +1,104 @@
+import { connect } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { IN_PROCESS, startApp, type TestApp } from '../adapters/app.js';
+import { json, setup } from '../helpers.js';
+import { exchangeRequest, proof, proofKey, type ProofKey } from './fixtures.js';
+
+/**
+ * Review of this morning's DPoP fixes (test/dpop/resource-origin.test.ts, mounted-resource.test.ts,
+ * implicit.test.ts): what they left open. Each case failed on the code before its fix.
+ */
+const ISSUER = 'https://as.example';
+const RESOURCE = 'https://api.example';
+
+let apps: TestApp[] = [];
+afterEach(async () => {
+  for (const app of apps) await app.close();
+  apps = [];
+});
+
+/**
+ * A GET of `target` sent as written, with `Host: host` (fetch and node:http both refuse or fix up
+ * what a client on the raw socket may send): the status line's code.
+ */
+function rawGet(app: TestApp, target: string, host: string, headers: Record<string, string>): Promise<number> {
+  const { port } = new URL(app.base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1');
+    let reply = '';
+    socket.on('data', (chunk) => {
+      reply += String(chunk);
+    });
+    socket.on('end', () => resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(reply)?.[1] ?? 0)));
+    socket.on('error', reject);
+    const lines = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+    socket.write(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\n${lines.join('')}Connection: close\r\n\r\n`);
+  });
+}
+
+/** An app with `requireToken(server, { resource: RESOURCE })` on `/r` (test/adapters/app.ts), and a token bound to a key. */
+async function boundApp(framework: (typeof IN_PROCESS)[number]) {
+  const app = await startApp({
+    framework,
+    resource: RESOURCE,
+    server: { issuer: ISSUER, dpop: {}, protectedResources: [{ resource: RESOURCE }] },
+  });
+  apps.push(app);
+  app.clock.set(Date.now());
+  const key = await proofKey();
+  const tokenRes = await fetch(`${app.base}/v1/oauth/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      dpop: await proof(key, 'POST', `${ISSUER}/v1/oauth/token`, Date.now()),
+    },
+    body: new URLSearchParams(app.codeParams(await app.getCode())).toString(),
+  });
+  expect(tokenRes.status).toBe(200);
+  const token = ((await tokenRes.json()) as { access_token: string }).access_token;
+  /** GET `target` with `Host: host` and a fresh proof for `htu`: the status. */
+  const call = async (target: string, host: string, htu: string, signer: ProofKey = key) =>
+    rawGet(app, target, host, {
+      authorization: `DPoP ${token}`,
+      dpop: await proof(signer, 'GET', htu, Date.now(), { accessToken: token }),
+    });
+  return { app, call };
+}
+
+describe('a request URL that does not parse (a Host header no host can be) names no path: no htu matches it', () => {
+  it('core: resourceCheck and the token endpoint refuse the proof for the origin’s root, the fallback path', async () => {
+    const t = await setup({ issuer: ISSUER, dpop: {}, protectedResources: [{ resource: RESOURCE }] });
+    const key = await proofKey();
+    // What the Node adapters build from `Host: api.example:99999` (a port out of range): no URL.
+    const unparsable = 'http://api.example:99999/r/account';
+    expect(URL.canParse(unparsable)).toBe(false);
+    const exchange = await t.server.token({
+      ...exchangeRequest(t, await t.getCode(), await proof(key, 'POST', `${ISSUER}/`, t.clock.now())),
+      url: 'http://as.example:99999/v1/oauth/token',
+    });
+    expect(exchange.status).toBe(400);
+    expect(json(exchange).error).toBe('invalid_dpop_proof');
+    const res = await t.server.token(
+      exchangeRequest(t, await t.getCode(), await proof(key, 'POST', `${ISSUER}/v1/oauth/token`, t.clock.now())),
+    );
+    const token = json(res).access_token as string;
+    const check = t.server.resourceCheck(RESOURCE);
+    const at = async (url: string, htu: string) =>
+      (
+        await check({
+          method: 'GET',
+          url,
+          headers: { authorization: `DPoP ${token}`, dpop: await proof(key, 'GET', htu, t.clock.now(), { accessToken: token }) },
+        })
+      ).ok;
+    expect(await at(unparsable, `${RESOURCE}/`)).toBe(false);
+    expect(await at(unparsable, `${RESOURCE}/r/account`)).toBe(false);
+    expect(await at('http://api.example/r/account', `${RESOURCE}/r/account`)).toBe(true);
+  });
+
+  it.each(IN_PROCESS)('%s: Host api.example:99999 with a proof for the resource’s root is refused at /r/account', async (framework) => {
+    const { call } = await boundApp(framework);
+    expect(await call('/r/account', 'api.example', `${RESOURCE}/r/account`)).toBe(200);
+    expect(await call('/r/account', 'api.example:99999', `${RESOURCE}/`)).not.toBe(200);
+  });
+});
