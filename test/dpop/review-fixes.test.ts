@@ -102,3 +102,44 @@ describe('a request URL that does not parse (a Host header no host can be) names
     expect(await call('/r/account', 'api.example:99999', `${RESOURCE}/`)).not.toBe(200);
   });
 });
+
+/**
+ * The Node adapters build the request URL from the `Host` header as sent, and Node passes any
+ * value: one with `/`, `?` or `#` (or none at all) moved the path the core read, so the proof's
+ * `htu` at a named resource (its origin, then that path) and the URL a resource's
+ * `requiredScope` rule is given were not the path the request was routed to.
+ */
+describe.each(IN_PROCESS)('%s: a Host header cannot move the path the core reads', (framework) => {
+  const SHIFTING_HOSTS = ['api.example/other?', 'api.example/other#', 'api.example/other'];
+
+  it('a proof for another path of the resource is refused at /r/account, whatever the Host', async () => {
+    const { call } = await boundApp(framework);
+    for (const host of SHIFTING_HOSTS) {
+      expect(await call('/r/account', host, `${RESOURCE}/other`), host).not.toBe(200);
+      expect(await call('/r/account', host, `${RESOURCE}/other/r/account`), host).not.toBe(200);
+    }
+    // An empty Host: `http://` + `/r/account` reads as host `r`, path `/account`.
+    expect(await call('/r/account', '', `${RESOURCE}/account`)).not.toBe(200);
+  });
+
+  it('a resource’s requiredScope rule is given the path that was routed, so a Host cannot lower the scope it asks', async () => {
+    const seen: string[] = [];
+    // Writing to /r/account needs `write`: a rule by path, as the reference invites.
+    const requiredScope = ({ url }: { url: string }) => {
+      seen.push(new URL(url).pathname);
+      return new URL(url).pathname === '/r/account' ? ['read', 'write'] : ['read'];
+    };
+    const app = await startApp({
+      framework,
+      resource: RESOURCE,
+      server: { issuer: ISSUER, protectedResources: [{ resource: RESOURCE, requiredScope }] },
+    });
+    apps.push(app);
+    const reply = await app.exchange(await app.getCode({ scope: 'read' }));
+    const token = reply.json<{ access_token: string }>().access_token;
+    const get = (host: string) => rawGet(app, '/r/account', host, { authorization: `Bearer ${token}` });
+    expect(await get('api.example')).toBe(403);
+    for (const host of [...SHIFTING_HOSTS, '']) expect(await get(host), host).not.toBe(200);
+    expect(seen.every((path) => path === '/r/account')).toBe(true);
+  });
+});
