@@ -1,5 +1,9 @@
-import { connect } from 'node:net';
+import type { Server } from 'node:http';
+import { type AddressInfo, connect } from 'node:net';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
+import { requireToken as honoRequireToken, type OAuthVariables } from '../../adapters/hono/index.js';
 import { IN_PROCESS, startApp, type TestApp } from '../adapters/app.js';
 import { json, setup } from '../helpers.js';
 import { exchangeRequest, proof, proofKey, type ProofKey } from './fixtures.js';
@@ -12,17 +16,20 @@ const ISSUER = 'https://as.example';
 const RESOURCE = 'https://api.example';
 
 let apps: TestApp[] = [];
+let servers: Server[] = [];
 afterEach(async () => {
   for (const app of apps) await app.close();
+  for (const server of servers) await new Promise((closed) => server.close(closed));
   apps = [];
+  servers = [];
 });
 
 /**
  * A GET of `target` sent as written, with `Host: host` (fetch and node:http both refuse or fix up
  * what a client on the raw socket may send): the status line's code.
  */
-function rawGet(app: TestApp, target: string, host: string, headers: Record<string, string>): Promise<number> {
-  const { port } = new URL(app.base);
+function rawGet(base: string, target: string, host: string, headers: Record<string, string>): Promise<number> {
+  const { port } = new URL(base);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), '127.0.0.1');
     let reply = '';
@@ -58,7 +65,7 @@ async function boundApp(framework: (typeof IN_PROCESS)[number]) {
   const token = ((await tokenRes.json()) as { access_token: string }).access_token;
   /** GET `target` with `Host: host` and a fresh proof for `htu`: the status. */
   const call = async (target: string, host: string, htu: string, signer: ProofKey = key) =>
-    rawGet(app, target, host, {
+    rawGet(app.base, target, host, {
       authorization: `DPoP ${token}`,
       dpop: await proof(signer, 'GET', htu, Date.now(), { accessToken: token }),
     });
@@ -137,9 +144,67 @@ describe.each(IN_PROCESS)('%s: a Host header cannot move the path the core reads
     apps.push(app);
     const reply = await app.exchange(await app.getCode({ scope: 'read' }));
     const token = reply.json<{ access_token: string }>().access_token;
-    const get = (host: string) => rawGet(app, '/r/account', host, { authorization: `Bearer ${token}` });
+    const get = (host: string) => rawGet(app.base, '/r/account', host, { authorization: `Bearer ${token}` });
     expect(await get('api.example')).toBe(403);
     for (const host of [...SHIFTING_HOSTS, '']) expect(await get(host), host).not.toBe(200);
     expect(seen.every((path) => path === '/r/account')).toBe(true);
+  });
+});
+
+/**
+ * Hono's `requireToken` inside an app under `app.mount('/api', …)` takes the path of the request as
+ * received (`sentUrl`, adapters/hono/sent-url.ts). A request target in absolute form
+ * (`GET http://host/api/admin/x HTTP/1.1`, RFC 9112 §3.2.2, which a server must accept) reaches
+ * `c.env.incoming.url` as that absolute URL, which `@hono/node-server` routes by its path: it was
+ * passed over as "not a path", and the URL without the mount decided again.
+ */
+describe('Hono requireToken under app.mount("/api", …): a request target in absolute form', () => {
+  async function mounted(options: Record<string, unknown>, requiredScope?: (request: { url: string }) => string[]) {
+    const t = await setup({
+      issuer: ISSUER,
+      ...options,
+      protectedResources: [{ resource: RESOURCE, ...(requiredScope && { requiredScope }) }],
+    });
+    const sub = new Hono<{ Variables: OAuthVariables }>();
+    sub.use('/*', honoRequireToken(t.server, { resource: RESOURCE }));
+    sub.get('/admin/x', (c) => c.json({ ok: true }));
+    const app = new Hono();
+    app.mount('/api', sub.fetch);
+    const http = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }) as Server;
+    servers.push(http);
+    await new Promise<void>((listening) => http.once('listening', listening));
+    const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    return { t, base, host: new URL(base).host };
+  }
+
+  it('a requiredScope rule is given the URL with the mount, so the path cannot lose it to lower the scope', async () => {
+    const seen: string[] = [];
+    const requiredScope = ({ url }: { url: string }) => {
+      seen.push(new URL(url).pathname);
+      return new URL(url).pathname.startsWith('/api/admin/') ? ['read', 'write'] : ['read'];
+    };
+    const { t, base, host } = await mounted({}, requiredScope);
+    const token = (await t.tokens({ scope: 'read' })).access_token;
+    const get = (target: string) => rawGet(base, target, host, { authorization: `Bearer ${token}` });
+    expect(await get('/api/admin/x')).toBe(403);
+    expect(await get(`${base}/api/admin/x`)).toBe(403);
+    expect(seen).toEqual(['/api/admin/x', '/api/admin/x']);
+  });
+
+  it('a DPoP proof names the URL with the mount; one for the path without it is refused', async () => {
+    const { t, base, host } = await mounted({ dpop: {} });
+    const key = await proofKey();
+    const res = await t.server.token(
+      exchangeRequest(t, await t.getCode(), await proof(key, 'POST', `${ISSUER}/v1/oauth/token`, t.clock.now())),
+    );
+    const token = json(res).access_token as string;
+    const get = async (target: string, htu: string) =>
+      rawGet(base, target, host, {
+        authorization: `DPoP ${token}`,
+        dpop: await proof(key, 'GET', htu, t.clock.now(), { accessToken: token }),
+      });
+    expect(await get(`${base}/api/admin/x`, `${RESOURCE}/api/admin/x`)).toBe(200);
+    expect(await get(`${base}/api/admin/x`, `${RESOURCE}/admin/x`)).toBe(401);
+    expect(await get('/api/admin/x', `${RESOURCE}/admin/x`)).toBe(401);
   });
 });
