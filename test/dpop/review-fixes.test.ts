@@ -5,7 +5,8 @@ import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
 import { requireToken as honoRequireToken, type OAuthVariables } from '../../adapters/hono/index.js';
 import { IN_PROCESS, startApp, type TestApp } from '../adapters/app.js';
-import { json, setup } from '../helpers.js';
+import { AuthorizationServer } from '../../src/index.js';
+import { ADA, CALLBACK, json, setup } from '../helpers.js';
 import { exchangeRequest, proof, proofKey, type ProofKey } from './fixtures.js';
 
 /**
@@ -206,5 +207,51 @@ describe('Hono requireToken under app.mount("/api", …): a request target in ab
     expect(await get(`${base}/api/admin/x`, `${RESOURCE}/api/admin/x`)).toBe(200);
     expect(await get(`${base}/api/admin/x`, `${RESOURCE}/admin/x`)).toBe(401);
     expect(await get('/api/admin/x', `${RESOURCE}/admin/x`)).toBe(401);
+  });
+});
+
+/**
+ * A client registered with `dpopBoundAccessTokens` is refused `response_type=token` at the
+ * authorization endpoint (test/dpop/implicit.test.ts). The flag is ignored while DPoP is off, so an
+ * instance without DPoP (a configuration rolled out to some instances, or rolled back) stores the
+ * request and its sign-in or consent step; the step then continued on an instance with DPoP on
+ * issued the client a bearer token all the same. `resume` and `approve` check the client as it
+ * is now (`currentClient`, `unsignableRequest`): the same check belongs there.
+ */
+describe('the implicit flow of a DPoP-only client, started where DPoP is off and continued where it is on', () => {
+  async function twoInstances() {
+    const t = await setup({ issuer: ISSUER, dpop: {}, allowImplicit: true });
+    const agent = await t.server.registerClient({ name: 'Agent', redirectUri: CALLBACK, dpopBoundAccessTokens: true });
+    const off = new AuthorizationServer({ issuer: ISSUER, storage: t.storage, sessions: t.sessions, clock: t.clock, allowImplicit: true });
+    const url = `/v1/oauth/authorize?${new URLSearchParams({ client_id: agent.clientId, redirect_uri: CALLBACK, response_type: 'token', state: 's-9' })}`;
+    return { t, off, url };
+  }
+
+  /** The callback URL's fragment of a redirect decision. */
+  function fragmentOf(decision: { type: string; location?: string }): URLSearchParams {
+    expect(decision.type).toBe('redirect');
+    const location = new URL(decision.location!);
+    expect(`${location.origin}${location.pathname}`).toBe(CALLBACK);
+    return new URLSearchParams(location.hash.slice(1));
+  }
+
+  it('approve: unauthorized_client in the fragment, no token, no grant', async () => {
+    const { t, off, url } = await twoInstances();
+    const consent = await off.authorize(t.get(url, t.ada));
+    if (consent.type !== 'consent') throw new Error(`consent expected: ${JSON.stringify(consent)}`);
+    const fragment = fragmentOf(await t.server.approve(consent.interaction.id, t.get('/', t.ada)));
+    expect(fragment.get('access_token')).toBeNull();
+    expect(fragment.get('error')).toBe('unauthorized_client');
+    expect(fragment.get('state')).toBe('s-9');
+    expect(await t.server.listAuthorizations(ADA.uuid)).toEqual([]);
+  });
+
+  it('resume after the sign-in: refused the same way, before any consent is asked', async () => {
+    const { t, off, url } = await twoInstances();
+    const login = await off.authorize(t.get(url));
+    if (login.type !== 'login') throw new Error(`login expected: ${JSON.stringify(login)}`);
+    const fragment = fragmentOf(await t.server.resume(login.interaction.id, t.get('/', t.ada)));
+    expect(fragment.get('error')).toBe('unauthorized_client');
+    expect(fragment.get('state')).toBe('s-9');
   });
 });
