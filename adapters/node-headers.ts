@@ -41,3 +41,20 @@ function noRepeatedHeader(rawHeaders: unknown): boolean {
   }
   return true;
 }
+
+/**
+ * RFC 9110 §7.2 `Host`: `uri-host [ ":" port ]` (RFC 3986 §3.2.2), an IP literal in brackets or a
+ * registered name, without user information.
+ */
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::[0-9]*)?$/;
+
+/**
+ * The host for the request URL the core reads: the `Host` header (or the proxy's host the
+ * framework trusted) when it is one, else `localhost`, as when none came. Node passes any value,
+ * and the URL is that value and the path joined: a `/`, `?` or `#` in it (or an empty one) would
+ * move the path the core reads, which a DPoP proof's `htu` names and a resource's
+ * `requiredScope` rule is given, away from the path the request was routed to.
+ */
+export function requestHost(host: string | undefined): string {
+  return host !== undefined && HOST.test(host) ? host : 'localhost';
+}

@@ -20,7 +20,7 @@ import {
   type VerifiedToken,
 } from '../../src/index.js';
 import { readNodeBody } from '../node-body.js';
-import { coreHeaders } from '../node-headers.js';
+import { coreHeaders, requestHost } from '../node-headers.js';
 import { caseFoldedPaths, checkToken, mount, resourceOf } from '../shared.js';
 
 declare global {
@@ -64,7 +64,7 @@ function scheme(req: Request): string {
 function toOAuthRequest(req: Request): OAuthRequest {
   return {
     method: req.method,
-    url: `${scheme(req)}://${req.get('host') ?? 'localhost'}${req.originalUrl}`,
+    url: `${scheme(req)}://${requestHost(req.get('host'))}${req.originalUrl}`,
     headers: coreHeaders(req.headers, req),
   };
 }

@@ -17,7 +17,7 @@ import {
   type OAuthResponse,
   type VerifiedToken,
 } from '../../src/index.js';
-import { coreHeaders } from '../node-headers.js';
+import { coreHeaders, requestHost } from '../node-headers.js';
 import { FORM, checkToken, mount, refusedBody, resourceOf } from '../shared.js';
 
 declare module 'fastify' {
@@ -41,7 +41,7 @@ export interface OAuthPluginOptions extends AdapterOptions, AdapterHooks<Hook> {
 
 const toOAuthRequest = (request: FastifyRequest): OAuthRequest => ({
   method: request.method,
-  url: `${request.protocol}://${request.host}${request.url}`,
+  url: `${request.protocol}://${requestHost(request.host)}${request.url}`,
   // request.headers is a fresh merged copy on each read once a hook has set headers: read it once.
   headers: coreHeaders(request.headers, request.raw),
 });

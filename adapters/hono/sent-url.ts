@@ -25,12 +25,16 @@ export function sentUrl(c: Context): string {
   const incoming = (c.env as { incoming?: Received } | undefined)?.incoming;
   if (typeof incoming !== 'object' || incoming === null) return url;
   const sent = typeof incoming.originalUrl === 'string' ? incoming.originalUrl : incoming.url;
-  if (typeof sent !== 'string' || !sent.startsWith('/') || url.endsWith(sent)) return url;
+  if (typeof sent !== 'string' || url.endsWith(sent)) return url;
+  // A request target in absolute form (RFC 9112 §3.2.2), which Hono's Node server routes by its
+  // path as it does any other: the mount path is in it too.
+  const absolute = sent.startsWith('http://') || sent.startsWith('https://');
+  if (!absolute && !sent.startsWith('/')) return url;
   try {
     // Parsed as Hono's Node server parses it (dot segments resolved, as the router saw the
-    // path), so a resource's `requiredScope` is given the path that was routed. Appended to the
-    // origin, never resolved against it: a path `//other/…` stays a path.
-    return new URL(new URL(url).origin + sent).href;
+    // path), so a resource's `requiredScope` is given the path that was routed. A path is
+    // appended to the origin, never resolved against it: a path `//other/…` stays a path.
+    return new URL(absolute ? sent : new URL(url).origin + sent).href;
   } catch {
     return url;
   }

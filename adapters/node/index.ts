@@ -21,7 +21,7 @@ import {
   type VerifiedToken,
 } from '../../src/index.js';
 import { readNodeBody } from '../node-body.js';
-import { coreHeaders } from '../node-headers.js';
+import { coreHeaders, requestHost } from '../node-headers.js';
 import { checkToken, mount, resourceOf } from '../shared.js';
 
 declare module 'http' {
@@ -63,7 +63,7 @@ export type OAuthHandler = (req: IncomingMessage, res: ServerResponse, next?: Ne
 /** The request for the core, sent to `path` (path and query). */
 const requestTo = (req: IncomingMessage, path: string | undefined): OAuthRequest => ({
   method: req.method ?? 'GET',
-  url: `${'encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http'}://${req.headers.host ?? 'localhost'}${path ?? '/'}`,
+  url: `${'encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http'}://${requestHost(req.headers.host)}${path ?? '/'}`,
   headers: coreHeaders(req.headers, req),
 });
 

@@ -178,6 +178,21 @@ function callbackOf(redirectUri: string, params: Params, echoState = true): Erro
 
 const OPTIONAL = ['state', 'prompt', 'max_auth_age', 'i', 'code_challenge', 'code_challenge_method'] as const;
 
+/** Why a DPoP-only client is refused `response_type=token` (`dpopOnlyImplicit`). */
+export const DPOP_ONLY =
+  'This application uses DPoP-bound access tokens only, which response_type=token cannot issue: use response_type=code.';
+
+/**
+ * Whether `client` is registered for DPoP-bound access tokens only (RFC 9449 §5.2) and the request
+ * is for the implicit flow, whose bearer token binds nothing to a key (no proof comes with a
+ * redirect): refused as a response type it may not use (`unauthorized_client`), at the request
+ * and again when a step of it stored elsewhere (DPoP off there) is resumed or approved. Ignored
+ * while DPoP is off, as at the token endpoint.
+ */
+export function dpopOnlyImplicit(ctx: Context, client: ClientRecord, responseType: string): boolean {
+  return responseType === 'token' && client.dpopBoundAccessTokens === true && ctx.dpop !== undefined;
+}
+
 /**
  * The rest of an authorization request of `client` (already found by `requestedClientId`): the
  * record every later step carries, bound to the browser that sent it, or the first error.
@@ -238,16 +253,8 @@ export function parseAuthorizationRequest(
       callbackOf(redirectUri, params),
     );
   }
-  // A client registered for DPoP-bound access tokens only (RFC 9449 §5.2) would get a bearer
-  // token from the implicit flow, which binds nothing to a key (no proof comes with a redirect):
-  // refused as a response type it may not use. Ignored while DPoP is off, as at the token endpoint.
-  if (responseType === 'token' && client.dpopBoundAccessTokens && ctx.dpop) {
-    return new AuthorizeError(
-      'unauthorized_client',
-      'This application uses DPoP-bound access tokens only, which response_type=token cannot issue: use response_type=code.',
-      callbackOf(redirectUri, params),
-    );
-  }
+  if (dpopOnlyImplicit(ctx, client, responseType))
+    return new AuthorizeError('unauthorized_client', DPOP_ONLY, callbackOf(redirectUri, params));
 
   let values: Partial<Record<(typeof OPTIONAL)[number], string>>;
   try {

@@ -53,8 +53,12 @@ export function requestUrl(issuer: string | undefined, url: string): string {
 export function endpointUrl(issuer: string, url: string): string {
   let path = url;
   if (!url.startsWith('/')) {
-    const parsed = URL.canParse(url) ? new URL(url) : undefined;
-    path = parsed === undefined ? '/' : parsed.pathname + parsed.search;
+    // A URL that does not parse (the adapter built it from a Host header no host can be) names no
+    // path: kept as it is, which no htu matches (`normalizeHtu`), never the root, which a proof
+    // made for the root URL would match whatever path the request was routed to.
+    if (!URL.canParse(url)) return url;
+    const parsed = new URL(url);
+    path = parsed.pathname + parsed.search;
   }
   return issuer.replace(/\/$/, '') + path;
 }

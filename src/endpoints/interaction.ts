@@ -1,5 +1,5 @@
 import { sha256Base64url } from '../crypto.js';
-import { currentClient, errorDecision } from '../checks/authorization-request.js';
+import { currentClient, DPOP_ONLY, dpopOnlyImplicit, errorDecision } from '../checks/authorization-request.js';
 import { approvedConsent } from '../checks/consent.js';
 import { requirementOf, sessionMeets, signInAfter } from '../checks/session.js';
 import { audit, type Context } from '../context.js';
@@ -78,10 +78,13 @@ export async function resume(ctx: Context, interactionId: string, request: OAuth
  * request: for an OpenID Connect request, one whose ID tokens it can sign (`unsignableRequest`: a
  * request started on an instance with the key of the client's algorithm, continued on one
  * without it), so that no consent is asked or stored and no code issued for an exchange that
- * would fail. Synchronous: no more promises on the approval's path.
+ * would fail; for the implicit flow, not a DPoP-only client (`dpopOnlyImplicit`: a request
+ * started on an instance with DPoP off, which ignores the flag). Synchronous: no more promises
+ * on the approval's path.
  */
 function issuable(ctx: Context, client: ClientRecord | AuthorizeError, req: AuthorizationRequestRecord): ClientRecord | AuthorizeError {
   if (client instanceof AuthorizeError) return client;
+  if (dpopOnlyImplicit(ctx, client, req.responseType)) return new AuthorizeError('unauthorized_client', DPOP_ONLY, req);
   return unsignableRequest(ctx, client, req) ?? client;
 }
 
