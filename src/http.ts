@@ -79,6 +79,83 @@ export function rawQuery(url: string): string {
   return url.slice(start + 1, end < 0 ? undefined : end);
 }
 
+/**
+ * `url` (absolute, or a path as the core accepts) with its path in the normal form of RFC 3986
+ * §6.2.2.1 and §6.2.2.2: a percent-encoded unreserved character (§2.3: `A-Z a-z 0-9 - . _ ~`)
+ * decoded, the hex of every other upper-cased. What a resource's `requiredScope` rule is given
+ * (docs/reference.md#protected-resources-rfc-9728): Fastify and Hono route `/r/%61ccount` to
+ * `/r/account`, so a rule that compared the path as sent was passed round. It identifies the same
+ * resource: nothing else is decoded (`%2F` is no `/`, `%C3%A9` no `é`), the path keeps its case
+ * (RFC 3986 paths are case-sensitive), and dot segments stay, as Express, Fastify and node:http
+ * route them (`/r/a/../b` reaches a route `/r/a/*`; Hono's URL has them removed already). The
+ * query and anything malformed (`%`, `%zz`) are left as they came.
+ *
+ * On every bearer check of a resource with a rule: a URL without `%`, the usual one, is one
+ * native scan and the same string back; a path without `%` is the same string too. Nothing is
+ * allocated unless the path holds a `%`.
+ */
+export function pathNormalForm(url: string): string {
+  if (!url.includes('%')) return url;
+  const start = pathStart(url);
+  let end = start;
+  let percent = false;
+  for (; end >= 0 && end < url.length; end++) {
+    const c = url.charCodeAt(end);
+    if (c === 0x3f || c === 0x23) break; // `?`, `#`: the path ends
+    if (c === 0x25) percent = true;
+  }
+  if (!percent) return url;
+  let path = '';
+  let from = start;
+  for (let i = url.indexOf('%', start); i >= 0 && i + 2 < end; i = url.indexOf('%', i + 1)) {
+    const high = hexValue(url.charCodeAt(i + 1));
+    const low = hexValue(url.charCodeAt(i + 2));
+    if (high < 0 || low < 0) continue;
+    const code = high * 16 + low;
+    path += url.slice(from, i) + (unreserved(code) ? String.fromCharCode(code) : `%${HEX[high]}${HEX[low]}`);
+    from = i + 3;
+    i += 2;
+  }
+  return url.slice(0, start) + path + url.slice(from);
+}
+
+const HEX = '0123456789ABCDEF';
+
+/** The value of one hex digit, either case; -1 for anything else (NaN past the end included). */
+function hexValue(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  const lower = c | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1;
+}
+
+/** RFC 3986 §2.3 `unreserved`: ALPHA / DIGIT / "-" / "." / "_" / "~". */
+function unreserved(c: number): boolean {
+  const lower = c | 0x20;
+  return (lower >= 0x61 && lower <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2e || c === 0x5f || c === 0x7e;
+}
+
+/**
+ * Where the path of `url` starts: 0 for a path (origin form, RFC 9112 §3.2.1), after the authority
+ * for `scheme://authority/…`; -1 when there is no path to normalise (none, or no such URL).
+ */
+function pathStart(url: string): number {
+  if (url.charCodeAt(0) === 0x2f) return 0;
+  const colon = url.indexOf('://');
+  if (colon < 1) return -1;
+  for (let i = 0; i < colon; i++) {
+    // RFC 3986 §3.1: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
+    const c = url.charCodeAt(i);
+    const alpha = (c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a;
+    if (!alpha && (i === 0 || !((c >= 0x30 && c <= 0x39) || c === 0x2b || c === 0x2d || c === 0x2e))) return -1;
+  }
+  for (let i = colon + 3; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 0x2f) return i;
+    if (c === 0x3f || c === 0x23) return -1;
+  }
+  return -1;
+}
+
 function append(params: Params, name: string, value: string): void {
   const values = params.get(name);
   if (values) values.push(value);

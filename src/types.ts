@@ -228,6 +228,12 @@ export type AuthenticateResult = { ok: true; token: VerifiedToken } | { ok: fals
  */
 export interface ResourceRequest {
   method: string;
+  /**
+   * The request's URL, its path in the normal form of RFC 3986 §6.2.2 (`/r/%61ccount` is given as
+   * `/r/account`; `%2F` stays encoded, the case stays). A host's router may still match more paths
+   * than this one (Express: `/R/account`, `/r/account/`): see
+   * docs/reference.md#protected-resources-rfc-9728.
+   */
   url: string;
   /** The parsed body (JSON for an MCP server), or undefined when none was read. */
   body?: unknown;

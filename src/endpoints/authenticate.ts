@@ -4,7 +4,7 @@ import { copyAccount } from '../storage/copy.js';
 import { audienceAllows } from '../checks/audience.js';
 import type { GrantRecord, OAuthTokenRecord, TokenRead } from '../storage/types.js';
 import { OAuthError } from '../errors.js';
-import { errorResponse, queryParams, repeatedAuthorization } from '../http.js';
+import { errorResponse, pathNormalForm, queryParams, repeatedAuthorization } from '../http.js';
 import { isPending, liveness, lookupToken, MAX_TOKEN_LENGTH } from '../tokens/lookup.js';
 import { verifyPersonal } from '../personal/personal-tokens.js';
 import { protectedResource } from './resource-metadata.js';
@@ -371,7 +371,9 @@ async function neededScope(
     const read = needs.readBody();
     body = read instanceof Promise ? await read : read;
   }
-  const needed = resource.requiredScope({ method: request.method, url: request.url, ...(body !== undefined && { body }) });
+  // The path in its normal form, which the frameworks route by: `/r/%61ccount` is `/r/account`.
+  const url = pathNormalForm(request.url);
+  const needed = resource.requiredScope({ method: request.method, url, ...(body !== undefined && { body }) });
   // A host's value goes into a header: anything but scope tokens is a bug of the rule (a 503, reported).
   if (!Array.isArray(needed) || !needed.every((s) => typeof s === 'string' && SCOPE_TOKEN.test(s))) {
     throw new TypeError(
