@@ -56,8 +56,8 @@ export function endpointUrl(issuer: string, url: string): string {
     // A URL that does not parse (the adapter built it from a Host header no host can be) names no
     // path: kept as it is, which no htu matches (`normalizeHtu`), never the root, which a proof
     // made for the root URL would match whatever path the request was routed to.
-    if (!URL.canParse(url)) return url;
-    const parsed = new URL(url);
+    const parsed = URL.parse(url);
+    if (parsed === null) return url;
     path = parsed.pathname + parsed.search;
   }
   return issuer.replace(/\/$/, '') + path;
