@@ -58,3 +58,22 @@ export function exchangeRequest(t: Exchanger, code: string, dpop?: string, param
     dpop === undefined ? {} : { dpop },
   );
 }
+
+/** What `boundTokenAnswer` needs of an app under test (`startApp`, test/adapters/app.ts). */
+interface HttpApp {
+  base: string;
+  getCode(): Promise<string>;
+  codeParams(code: string): Record<string, string>;
+}
+
+/** Over HTTP: a new code of `app` exchanged with a proof by `key` for `${issuer}/v1/oauth/token`; the token endpoint's answer. */
+export async function boundTokenAnswer(app: HttpApp, key: ProofKey, issuer: string): Promise<Response> {
+  return fetch(`${app.base}/v1/oauth/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      dpop: await proof(key, 'POST', `${issuer}/v1/oauth/token`, Date.now()),
+    },
+    body: new URLSearchParams(app.codeParams(await app.getCode())).toString(),
+  });
+}

@@ -1,7 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CALLBACK, IN_PROCESS, startApp, type TestApp } from '../adapters/app.js';
-import { proof, proofKey } from './fixtures.js';
+import { boundTokenAnswer, proof, proofKey } from './fixtures.js';
 
 /**
  * DPoP with a real client library, unmodified, over HTTP on every in-process adapter:
@@ -176,14 +176,7 @@ describe.each(IN_PROCESS)('htu behind a TLS-terminating proxy on %s', (framework
       apps.push(app);
       app.clock.set(Date.now());
       const key = await proofKey();
-      const tokenRes = await fetch(`${app.base}/v1/oauth/token`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/x-www-form-urlencoded',
-          dpop: await proof(key, 'POST', `${ISSUER}/v1/oauth/token`, Date.now()),
-        },
-        body: new URLSearchParams(app.codeParams(await app.getCode())).toString(),
-      });
+      const tokenRes = await boundTokenAnswer(app, key, ISSUER);
       const { access_token: token } = (await tokenRes.json()) as { access_token: string };
       const https = app.base.replace('http:', 'https:');
       const call = async (htuBase: string) =>

@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { IN_PROCESS, startApp, type TestApp } from '../adapters/app.js';
 import { json, setup } from '../helpers.js';
-import { exchangeRequest, proof, proofKey, type ProofKey } from './fixtures.js';
+import { boundTokenAnswer, exchangeRequest, proof, proofKey, type ProofKey } from './fixtures.js';
 
 /**
  * The `htu` a resource expects (RFC 9449 §4.3 point 9, §11.1), when `requireToken` names a
@@ -48,14 +48,7 @@ async function start(framework: (typeof IN_PROCESS)[number]) {
   apps.push(app);
   app.clock.set(Date.now());
   const key = await proofKey();
-  const tokenRes = await fetch(`${app.base}/v1/oauth/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      dpop: await proof(key, 'POST', `${ISSUER}/v1/oauth/token`, Date.now()),
-    },
-    body: new URLSearchParams(app.codeParams(await app.getCode())).toString(),
-  });
+  const tokenRes = await boundTokenAnswer(app, key, ISSUER);
   expect(tokenRes.status).toBe(200);
   const token = ((await tokenRes.json()) as { access_token: string }).access_token;
   const call = async (path: string, host: string, htu: string, signer: ProofKey = key) =>

@@ -7,7 +7,7 @@ import { requireToken as honoRequireToken, type OAuthVariables } from '../../ada
 import { IN_PROCESS, startApp, type TestApp } from '../adapters/app.js';
 import { AuthorizationServer } from '../../src/index.js';
 import { ADA, CALLBACK, json, setup } from '../helpers.js';
-import { exchangeRequest, proof, proofKey, type ProofKey } from './fixtures.js';
+import { boundTokenAnswer, exchangeRequest, proof, proofKey, type ProofKey } from './fixtures.js';
 
 /**
  * Review of this morning's DPoP fixes (test/dpop/resource-origin.test.ts, mounted-resource.test.ts,
@@ -54,14 +54,7 @@ async function boundApp(framework: (typeof IN_PROCESS)[number]) {
   apps.push(app);
   app.clock.set(Date.now());
   const key = await proofKey();
-  const tokenRes = await fetch(`${app.base}/v1/oauth/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      dpop: await proof(key, 'POST', `${ISSUER}/v1/oauth/token`, Date.now()),
-    },
-    body: new URLSearchParams(app.codeParams(await app.getCode())).toString(),
-  });
+  const tokenRes = await boundTokenAnswer(app, key, ISSUER);
   expect(tokenRes.status).toBe(200);
   const token = ((await tokenRes.json()) as { access_token: string }).access_token;
   /** GET `target` with `Host: host` and a fresh proof for `htu`: the status. */

@@ -24,19 +24,8 @@ import {
 } from '../../src/index.js';
 import { PostgresStorage } from '../../src/postgres/index.js';
 import { ADA, CALLBACK } from '../fixtures.js';
-import { json, setup } from '../helpers.js';
+import { json, randomValuesNamed, setup } from '../helpers.js';
 import { DATABASE_URL, dropSchema, makePool, schemaName } from './pg.js';
-
-/** Every run of 20 or more token characters is random here (ids, secrets, tokens, codes). */
-function normalizer() {
-  const seen = new Map<string, string>();
-  return (text: string) =>
-    text.replace(/[A-Za-z0-9_.-]{20,}/g, (value) => {
-      const name = seen.get(value) ?? `<random ${seen.size}>`;
-      seen.set(value, name);
-      return name;
-    });
-}
 
 const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 
@@ -49,7 +38,7 @@ async function transcript(storage: Storage): Promise<string[]> {
     lifetimes: { code: 60 },
   });
   const lines: string[] = [];
-  const norm = normalizer();
+  const norm = randomValuesNamed();
   const record = (label: string, res: OAuthResponse | unknown) => {
     const value =
       res && typeof res === 'object' && 'status' in res && 'body' in res

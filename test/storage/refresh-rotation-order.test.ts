@@ -136,6 +136,18 @@ describe.skipIf(!DATABASE_URL)('PostgreSQL: a rotation of a child racing a retry
   });
 });
 
+/** `schema` created and migrated up to `version` (as that version's `migrate()` left it); its table names. */
+async function schemaAtVersion(pool: pg.Pool, schema: string, version: number) {
+  const t = tableNames(schema, 'authgate_');
+  await pool.query(`CREATE SCHEMA ${quote(schema)}`);
+  await pool.query(`CREATE TABLE ${t.migrations} (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
+  for (const m of MIGRATIONS.filter((m) => m.version <= version)) {
+    for (const statement of m.up(t, (name) => quote(`authgate_${name}`), routineNames(schema, 'authgate_'))) await pool.query(statement);
+    await pool.query(`INSERT INTO ${t.migrations} VALUES ($1, $2, $3)`, [m.version, m.name, 0]);
+  }
+  return t;
+}
+
 describe.skipIf(!DATABASE_URL)('migration 14 on PostgreSQL: the rotation function', () => {
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
   pool.on('error', () => {});
@@ -146,14 +158,8 @@ describe.skipIf(!DATABASE_URL)('migration 14 on PostgreSQL: the rotation functio
   });
 
   it('a version-13 database gains rotate_refresh_token; a family stored before it rotates, retries and revokes its siblings as before', async () => {
-    const t = tableNames(schema, 'authgate_');
+    const t = await schemaAtVersion(pool, schema, 13);
     const q = (text: string, values: unknown[] = []) => pool.query(text, values);
-    await q(`CREATE SCHEMA ${quote(schema)}`);
-    await q(`CREATE TABLE ${t.migrations} (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
-    for (const m of MIGRATIONS.filter((m) => m.version <= 13)) {
-      for (const statement of m.up(t, (name) => quote(`authgate_${name}`), routineNames(schema, 'authgate_'))) await q(statement);
-      await q(`INSERT INTO ${t.migrations} VALUES ($1, $2, $3)`, [m.version, m.name, 0]);
-    }
     // A family as version 13 wrote it: the root rotated once, its child pair live.
     await q(
       `INSERT INTO ${t.grants} (id, client_id, account_uuid, account, scope, created_at, kind) VALUES ('g', 'app', 'u', '{"uuid":"u","name":"Ada","email":"a@x"}', '{read}', $1, 'oauth')`,
@@ -245,14 +251,8 @@ describe.skipIf(!DATABASE_URL)('migration 15 on PostgreSQL: the rotation functio
   it('a version-14 database is migrated to the new function in place', async () => {
     const s = schemaName('rot15');
     schemas.push(s);
-    const t = tableNames(s, 'authgate_');
+    await schemaAtVersion(admin, s, 14);
     const q = (text: string, values: unknown[] = []) => admin.query(text, values);
-    await q(`CREATE SCHEMA ${quote(s)}`);
-    await q(`CREATE TABLE ${t.migrations} (version integer PRIMARY KEY, name text NOT NULL, applied_at bigint NOT NULL)`);
-    for (const m of MIGRATIONS.filter((m) => m.version <= 14)) {
-      for (const statement of m.up(t, (name) => quote(`authgate_${name}`), routineNames(s, 'authgate_'))) await q(statement);
-      await q(`INSERT INTO ${t.migrations} VALUES ($1, $2, $3)`, [m.version, m.name, 0]);
-    }
     const body = async () =>
       (
         await q(
